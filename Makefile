@@ -1,0 +1,101 @@
+# xeus-sot: `make demo` (set up, build, run the demo notebook) and `make test` (set up, build, every suite).
+# Everything runs with Debian's Python (/usr/bin/python3); pyenv's 3.12/3.13 get the extension and its
+# pure-Python tests.
+
+PY          := /usr/bin/python3
+BUILD       := build
+PYENV_ROOT  ?= $(shell pyenv root 2>/dev/null || echo $(HOME)/.pyenv)
+PY312       := $(PYENV_ROOT)/versions/3.12.1/bin/python3
+PY313       := $(PYENV_ROOT)/versions/3.13.0/bin/python3
+EXTRA_PYTHONS := $(wildcard $(PY312) $(PY313))
+JOBS        ?= 2
+WERROR      ?= ON
+CMAKE_ARGS  ?=
+SERVE       ?=
+PORT        ?= 8888
+PYTEST      := $(PY) -m pytest -c tests/pytest.ini
+# Jupyter state of the test runs stays inside the build tree.
+TEST_JUPYTER_ENV = JUPYTER_PATH=$(CURDIR)/$(BUILD)/share/jupyter JUPYTER_DATA_DIR=$(CURDIR)/$(BUILD)/test-jupyter/data \
+  JUPYTER_RUNTIME_DIR=$(CURDIR)/$(BUILD)/test-jupyter/runtime JUPYTER_CONFIG_DIR=$(CURDIR)/$(BUILD)/test-jupyter/config \
+  IPYTHONDIR=$(CURDIR)/$(BUILD)/test-jupyter/ipython PYTHONPATH=$(CURDIR)/$(BUILD)/python PYTHONDONTWRITEBYTECODE=1
+
+.PHONY: all deps configure build test test-cpp test-python test-python-extra test-kernel test-notebooks demo \
+        kernelspec-install format format-check tidy clean
+
+all: build
+
+deps:
+	@share/tools/install-deps.sh
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DPython_EXECUTABLE=$(PY) -DSOT_WERROR=$(WERROR) \
+	  "-DSOT_EXTRA_PYTHONS=$(EXTRA_PYTHONS)" $(CMAKE_ARGS)
+
+configure: deps $(BUILD)/build.ninja
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	@$(MAKE) --no-print-directory test-cpp test-python test-python-extra test-kernel test-notebooks
+
+test-cpp:
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-python: $(BUILD)/test-jupyter
+	$(TEST_JUPYTER_ENV) $(PYTEST) tests/python
+
+# pyenv's interpreters have no pytest of their own: they borrow Debian's pure-Python pytest (a folder of links
+# to it and its pure-Python dependencies only, so nothing compiled for 3.11 leaks in).
+$(BUILD)/pytest-site:
+	mkdir -p $@
+	for p in _pytest pytest pluggy iniconfig packaging py py.py attr; do ln -sfn /usr/lib/python3/dist-packages/$$p $@/$$p; done
+
+test-python-extra: $(BUILD)/pytest-site
+	@if [ -z "$(EXTRA_PYTHONS)" ]; then echo "test-python-extra: no pyenv 3.12.1/3.13.0 found; skipped"; fi
+	@set -e; for py in $(EXTRA_PYTHONS); do \
+	  echo "== pure-Python tests with $$py"; \
+	  PYTHONPATH=$(CURDIR)/$(BUILD)/python:$(CURDIR)/$(BUILD)/pytest-site PYTHONDONTWRITEBYTECODE=1 \
+	    $$py -m pytest -c tests/pytest.ini -W ignore::DeprecationWarning tests/python; \
+	done
+
+$(BUILD)/test-jupyter:
+	mkdir -p $@/data $@/runtime $@/config $@/ipython
+
+test-kernel: $(BUILD)/test-jupyter
+	$(TEST_JUPYTER_ENV) $(PYTEST) tests/kernel
+
+test-notebooks: $(BUILD)/test-jupyter
+	$(TEST_JUPYTER_ENV) $(PYTEST) tests/notebooks
+
+# Installs the build tree's kernelspec into the user's Jupyter data dir (as `jupyter kernelspec install --user`).
+kernelspec-install: build
+	$(PY) -m jupyter_client.kernelspecapp install --user --name xsot $(BUILD)/share/jupyter/kernels/xsot
+
+demo: build kernelspec-install
+ifeq ($(SERVE),1)
+	@echo "Open the URL printed below (Jupyter Notebook on 127.0.0.1, kernel 'Python 3 (xeus-sot)')."
+	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PY) -m notebook --ip=127.0.0.1 --port=$(PORT) --no-browser \
+	  --notebook-dir=$(CURDIR)/notebooks
+else
+	mkdir -p $(BUILD)/demo
+	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PY) -m nbconvert --to notebook --execute \
+	  --ExecutePreprocessor.kernel_name=xsot --ExecutePreprocessor.timeout=600 \
+	  --output-dir $(BUILD)/demo --output demo.ipynb notebooks/demo.ipynb
+	$(PY) -m nbconvert --to html --output-dir $(BUILD)/demo --output demo.html $(BUILD)/demo/demo.ipynb
+	@echo "demo: executed notebook and HTML rendering in $(BUILD)/demo/"
+endif
+
+CXX_SOURCES = $(shell git ls-files '*.cpp' '*.hpp')
+
+format:
+	clang-format -i $(CXX_SOURCES)
+
+format-check:
+	clang-format --dry-run --Werror $(CXX_SOURCES)
+
+tidy: build
+	clang-tidy -p $(BUILD) --quiet $(filter %.cpp,$(CXX_SOURCES))
+
+clean:
+	rm -rf $(BUILD)

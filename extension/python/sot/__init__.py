@@ -1,0 +1,28 @@
+"""xeus-sot: a symbolic opcode translator and graph executor for NumPy code.
+
+The C++ core lives in the extension module ``sot._sot`` (built once per supported Python); this package is its
+Python face. See docs/architecture.md for the parts and how they depend on each other.
+"""
+
+import sys as _sys
+
+try:
+    from . import _sot
+except ImportError as _exc:  # pragma: no cover - exercised only on a broken or foreign build
+    raise ImportError(
+        "sot: the C++ core (sot._sot) is not built for Python "
+        f"{_sys.version_info[0]}.{_sys.version_info[1]} in {__path__[0]}; run `make` in the xeus-sot tree "
+        f"(original error: {_exc})"
+    ) from _exc
+
+from .config import Config, ConfigError, config
+
+__version__ = _sot.__version__
+
+
+def build_info():
+    """Versions and options the C++ core was built with (a dict)."""
+    return _sot.build_info()
+
+
+__all__ = ["Config", "ConfigError", "build_info", "config", "__version__"]

@@ -1,0 +1,104 @@
+"""Settings of xeus-sot, read from the environment at import and changeable at run time.
+
+Environment variables:
+
+``SOT_STRICT``
+    ``1`` raises at the first graph break or fallback instead of recording it (default ``0``).
+``SOT_LOG``
+    comma-separated channels logged to stderr: ``breaks``, ``bytecode``, ``guards``, ``graph``, ``recompiles``
+    (``all`` for every one).
+``SOT_CACHE_LIMIT``
+    cache entries per code object before the original code runs with a "recompile limit" reason (default 8).
+``SOT_BACKEND``
+    graph backend by name (default ``numpy``).
+``SOT_DYNAMIC_SHAPES``
+    ``1`` (default) makes a dimension symbolic after it changes once; ``0`` recompiles for every new shape.
+"""
+
+import os
+from dataclasses import dataclass, field, fields
+
+LOG_CHANNELS = ("breaks", "bytecode", "guards", "graph", "recompiles")
+
+
+class ConfigError(ValueError):
+    """A setting has a value xeus-sot cannot use; the message names the setting and the accepted values."""
+
+
+def _parse_bool(name, text):
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off", ""):
+        return False
+    raise ConfigError(f"{name}={text!r}: expected 0 or 1")
+
+
+def _parse_log(name, text):
+    channels = set()
+    for part in text.split(","):
+        part = part.strip().lower()
+        if not part:
+            continue
+        if part == "all":
+            channels.update(LOG_CHANNELS)
+        elif part in LOG_CHANNELS:
+            channels.add(part)
+        else:
+            raise ConfigError(f"{name}: unknown log channel {part!r}; known: {', '.join(LOG_CHANNELS)}, all")
+    return frozenset(channels)
+
+
+def _parse_positive_int(name, text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise ConfigError(f"{name}={text!r}: expected a positive integer") from None
+    if value < 1:
+        raise ConfigError(f"{name}={text!r}: expected a positive integer")
+    return value
+
+
+def _parse_name(name, text):
+    value = text.strip()
+    if not value.isidentifier():
+        raise ConfigError(f"{name}={text!r}: expected a backend name such as 'numpy'")
+    return value
+
+
+@dataclass
+class Config:
+    strict: bool = False
+    log: frozenset = field(default_factory=frozenset)
+    cache_limit: int = 8
+    backend: str = "numpy"
+    dynamic_shapes: bool = True
+
+    # environment variable and parser of each field
+    _ENV = {
+        "strict": ("SOT_STRICT", _parse_bool),
+        "log": ("SOT_LOG", _parse_log),
+        "cache_limit": ("SOT_CACHE_LIMIT", _parse_positive_int),
+        "backend": ("SOT_BACKEND", _parse_name),
+        "dynamic_shapes": ("SOT_DYNAMIC_SHAPES", _parse_bool),
+    }
+
+    @classmethod
+    def from_environ(cls, environ=None):
+        """A Config from ``environ`` (default ``os.environ``); unset variables keep their defaults."""
+        environ = os.environ if environ is None else environ
+        values = {}
+        for f in fields(cls):
+            var, parse = cls._ENV[f.name]
+            if var in environ:
+                values[f.name] = parse(var, environ[var])
+        return cls(**values)
+
+    def logs(self, channel):
+        """True when ``channel`` (one of LOG_CHANNELS) is being logged."""
+        if channel not in LOG_CHANNELS:
+            raise ConfigError(f"unknown log channel {channel!r}; known: {', '.join(LOG_CHANNELS)}")
+        return channel in self.log
+
+
+config = Config.from_environ()
