@@ -28,7 +28,7 @@ void ignore_sigint() {
 
 }  // namespace
 
-void install_interrupt_handling() {
+void take_over_sigint() {
   sigaction(SIGINT, nullptr, &g_cell_action);
   ignore_sigint();
   const sigset_t set = sigint_set();
@@ -36,8 +36,12 @@ void install_interrupt_handling() {
 }
 
 CellInterruptScope::CellInterruptScope() {
-  sigaction(SIGINT, &g_cell_action, nullptr);
   const sigset_t set = sigint_set();
+  // Drop interrupts that arrived while idle: blocked signals stay pending even when ignored.
+  const timespec no_wait{0, 0};
+  while (sigtimedwait(&set, nullptr, &no_wait) == SIGINT) {
+  }
+  sigaction(SIGINT, &g_cell_action, nullptr);
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
 }
 

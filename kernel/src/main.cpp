@@ -60,7 +60,7 @@ int main(int argc, char* argv[]) {
 
   start_python(argv[0]);
   // Python has installed its SIGINT handler; take it over before any thread exists.
-  xsot::install_interrupt_handling();
+  xsot::take_over_sigint();
 
   int exit_code = 0;
   {
