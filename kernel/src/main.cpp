@@ -58,6 +58,8 @@ int main(int argc, char* argv[]) {
     std::clog.setstate(std::ios_base::failbit);
   }
 
+  // debugpy (the debugger) warns about frozen modules on every start; the kernel's users cannot act on it.
+  setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1", 0);
   start_python(argv[0]);
   // Python has installed its SIGINT handler; take it over before any thread exists.
   xsot::take_over_sigint();
