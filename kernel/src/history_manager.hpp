@@ -1,5 +1,5 @@
-// History requests answered from IPython's own history database (xeus's in-memory manager answers rows of the
-// wrong shape, and knows nothing of IPython's sessions).
+// History requests answered from IPython's own history database (xeus's in-memory manager answers
+// rows of the wrong shape, and knows nothing of IPython's sessions).
 #pragma once
 
 #include <memory>
@@ -17,7 +17,8 @@ class ipython_history_manager final : public xeus::xhistory_manager {
   void store_inputs_impl(int session, int line_num, const std::string& input,
                          const std::string& output) override;
   nlohmann::json get_tail_impl(int n, bool raw, bool output) const override;
-  nlohmann::json get_range_impl(int session, int start, int stop, bool raw, bool output) const override;
+  nlohmann::json get_range_impl(int session, int start, int stop, bool raw,
+                                bool output) const override;
   nlohmann::json search_impl(const std::string& pattern, bool raw, bool output, int n,
                              bool unique) const override;
 };

@@ -26,9 +26,9 @@ void interpreter::configure_impl() {
   }
 }
 
-nl::json interpreter::execute_request_impl(int execution_counter, const std::string& code, bool silent,
-                                           bool store_history, nl::json user_expressions,
-                                           bool allow_stdin) {
+nl::json interpreter::execute_request_impl(int execution_counter, const std::string& code,
+                                           bool silent, bool store_history,
+                                           nl::json user_expressions, bool allow_stdin) {
   CellInterruptScope interrupt_scope;
   return xpyt::interpreter::execute_request_impl(execution_counter, code, silent, store_history,
                                                  std::move(user_expressions), allow_stdin);
@@ -36,8 +36,8 @@ nl::json interpreter::execute_request_impl(int execution_counter, const std::str
 
 nl::json interpreter::kernel_info_request_impl() {
   nl::json info = xpyt::interpreter::kernel_info_request_impl();
-  // Py_GetVersion() is "3.11.2 (main, ...) [GCC ...]": the running interpreter, not the one xeus-python was
-  // built against.
+  // Py_GetVersion() is "3.11.2 (main, ...) [GCC ...]": the running interpreter, not the one
+  // xeus-python was built against.
   const std::string full_version = Py_GetVersion();
   const std::string version = full_version.substr(0, full_version.find(' '));
   info["implementation"] = "xeus-sot";
@@ -46,7 +46,8 @@ nl::json interpreter::kernel_info_request_impl() {
   info["banner"] = "xeus-sot " XSOT_VERSION
                    ": a Jupyter kernel with a symbolic opcode translator for NumPy code\n"
                    "Python " +
-                   full_version + "\nRun a cell under %%sot to see its graphs, graph breaks and bytecode.";
+                   full_version +
+                   "\nRun a cell under %%sot to see its graphs, graph breaks and bytecode.";
   info["help_links"] = nl::json::array();
   return info;
 }

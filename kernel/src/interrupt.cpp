@@ -8,8 +8,8 @@ namespace xsot {
 
 namespace {
 
-// The action SIGINT should have while a cell runs: Python's own handler, or whatever the user's code last
-// installed through the `signal` module (refreshed at the end of every cell).
+// The action SIGINT should have while a cell runs: Python's own handler, or whatever the user's
+// code last installed through the `signal` module (refreshed at the end of every cell).
 struct sigaction g_cell_action {};
 
 sigset_t sigint_set() {
@@ -50,8 +50,8 @@ CellInterruptScope::~CellInterruptScope() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   sigaction(SIGINT, nullptr, &g_cell_action);
   ignore_sigint();
-  // An interrupt that came in after the cell's last bytecode is still flagged inside Python: consume it now so
-  // that it does not raise in the next cell.
+  // An interrupt that came in after the cell's last bytecode is still flagged inside Python:
+  // consume it now so that it does not raise in the next cell.
   PyGILState_STATE gil = PyGILState_Ensure();
   if (PyErr_CheckSignals() != 0) {
     PyErr_Clear();

@@ -16,8 +16,8 @@ class PythonEnvironment final : public ::testing::Environment {
 };
 
 // Registered before main() runs; GoogleTest owns and deletes it.
-const ::testing::Environment* const kPythonEnvironment =
-    ::testing::AddGlobalTestEnvironment(new PythonEnvironment);  // NOLINT(cppcoreguidelines-owning-memory)
+const ::testing::Environment* const kPythonEnvironment = ::testing::AddGlobalTestEnvironment(
+    new PythonEnvironment);  // NOLINT(cppcoreguidelines-owning-memory)
 
 }  // namespace
 

@@ -1,4 +1,5 @@
-// Test helper: an embedded Python interpreter started once per test program (GoogleTest environment).
+// Test helper: an embedded Python interpreter started once per test program (GoogleTest
+// environment).
 #pragma once
 
 #include <pybind11/embed.h>

@@ -30,8 +30,8 @@ constexpr bool kSanitized =
 }  // namespace
 
 BuildInfo build_info() {
-  return BuildInfo{SOT_VERSION, PY_VERSION, static_cast<unsigned long>(PY_VERSION_HEX), compiler_name(),
-                   kSanitized};
+  return BuildInfo{SOT_VERSION, PY_VERSION, static_cast<unsigned long>(PY_VERSION_HEX),
+                   compiler_name(), kSanitized};
 }
 
 bool runtime_matches_build() {

@@ -16,8 +16,9 @@ struct BuildInfo {
 // The build facts of this core library.
 BuildInfo build_info();
 
-// True when the interpreter running now has the same major.minor version as the headers the core was built
-// against. A mismatch means the wrong extension was loaded; the module refuses to import then.
+// True when the interpreter running now has the same major.minor version as the headers the core
+// was built against. A mismatch means the wrong extension was loaded; the module refuses to import
+// then.
 bool runtime_matches_build();
 
 }  // namespace sot::core

@@ -1,5 +1,5 @@
-// The `sot._sot` extension module: the Python face of the C++ core. Each part of the core adds its bindings
-// here through a `bind_*` function of its own as it lands.
+// The `sot._sot` extension module: the Python face of the C++ core. Each part of the core adds its
+// bindings here through a `bind_*` function of its own as it lands.
 #include <pybind11/pybind11.h>
 
 #include "core/build_info.hpp"
@@ -9,7 +9,8 @@ namespace py = pybind11;
 PYBIND11_MODULE(_sot, m) {
   m.doc() = "xeus-sot C++ core";
   if (!sot::core::runtime_matches_build()) {
-    throw py::import_error("sot._sot was built for Python " + sot::core::build_info().python_version +
+    throw py::import_error("sot._sot was built for Python " +
+                           sot::core::build_info().python_version +
                            ", but a different Python is importing it");
   }
   m.def(

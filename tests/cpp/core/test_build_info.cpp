@@ -12,7 +12,8 @@ TEST(BuildInfo, DescribesTheHeadersOfTheRunningPython) {
   const sot::core::BuildInfo info = sot::core::build_info();
   const py::dict ns = sot::test::run_python("import sys\nv = '%d.%d' % sys.version_info[:2]\n");
   const std::string running = ns["v"].cast<std::string>();
-  EXPECT_EQ(info.python_version.rfind(running + ".", 0), 0U) << info.python_version << " vs " << running;
+  EXPECT_EQ(info.python_version.rfind(running + ".", 0), 0U)
+      << info.python_version << " vs " << running;
   EXPECT_TRUE(sot::core::runtime_matches_build());
   EXPECT_EQ(info.sot_version, SOT_VERSION);
   EXPECT_FALSE(info.compiler.empty());
