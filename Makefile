@@ -76,7 +76,7 @@ demo: build kernelspec-install
 ifeq ($(SERVE),1)
 	@echo "Open the URL printed below (Jupyter Notebook on 127.0.0.1, kernel 'Python 3 (xeus-sot)')."
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PY) -m notebook --ip=127.0.0.1 --port=$(PORT) --no-browser \
-	  --notebook-dir=$(CURDIR)/notebooks
+	  --notebook-dir=$(CURDIR)/notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 else
 	mkdir -p $(BUILD)/demo
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PY) -m nbconvert --to notebook --execute \
