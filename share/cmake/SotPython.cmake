@@ -36,7 +36,16 @@ function(sot_add_extension exe)
   cmake_parse_arguments(ARG "" "" "CORE_SOURCES;MODULE_SOURCES" ${ARGN})
   sot_python_info(${exe} PY)
   set(core sot_core_${PY_TAG})
-  add_library(${core} STATIC ${ARG_CORE_SOURCES})
+  # The opcode table comes from this interpreter's own opcode module, generated at build time.
+  set(gen_dir ${CMAKE_CURRENT_BINARY_DIR}/generated/${PY_TAG})
+  set(gen_script ${PROJECT_SOURCE_DIR}/extension/src/bytecode/gen_opcode_table.py)
+  add_custom_command(OUTPUT ${gen_dir}/opcode_table.inc
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${gen_dir}
+    COMMAND ${exe} ${gen_script} ${gen_dir}/opcode_table.inc
+    DEPENDS ${gen_script} VERBATIM
+    COMMENT "Generating the opcode table of Python ${PY_VERSION}")
+  add_library(${core} STATIC ${ARG_CORE_SOURCES} ${gen_dir}/opcode_table.inc)
+  target_include_directories(${core} PRIVATE ${gen_dir})
   set_target_properties(${core} PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden)
   target_include_directories(${core} PUBLIC ${PROJECT_SOURCE_DIR}/extension/src)
   target_include_directories(${core} SYSTEM PUBLIC ${PY_INCLUDE})

@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include "core/build_info.hpp"
+#include "module/bindings.hpp"
 
 namespace py = pybind11;
 
@@ -27,4 +28,5 @@ PYBIND11_MODULE(_sot, m) {
       },
       "Versions and options this core was built with.");
   m.attr("__version__") = SOT_VERSION;
+  sot::module::bind_bytecode(m);
 }

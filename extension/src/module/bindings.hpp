@@ -1,0 +1,10 @@
+// Each part of the core binds itself into the `_sot` module through one function.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace sot::module {
+
+void bind_bytecode(pybind11::module_& m);
+
+}  // namespace sot::module
