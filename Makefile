@@ -19,7 +19,11 @@ TEST_JUPYTER_ENV = JUPYTER_PATH=$(CURDIR)/$(BUILD)/share/jupyter JUPYTER_DATA_DI
   JUPYTER_RUNTIME_DIR=$(CURDIR)/$(BUILD)/test-jupyter/runtime JUPYTER_CONFIG_DIR=$(CURDIR)/$(BUILD)/test-jupyter/config \
   IPYTHONDIR=$(CURDIR)/$(BUILD)/test-jupyter/ipython PYTHONPATH=$(CURDIR)/$(BUILD)/python PYTHONDONTWRITEBYTECODE=1
 
+CPYTHON_ROUNDTRIP_MODULES := test_grammar test_scope test_exceptions test_generators test_with test_contextlib \
+  test_patma test_listcomps
+
 .PHONY: all deps configure build test test-cpp test-python test-python-extra test-kernel test-notebooks demo \
+        test-cpython bench fuzz \
         kernelspec-install format format-check tidy clean
 
 all: build
@@ -37,7 +41,7 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	@$(MAKE) --no-print-directory test-cpp test-python test-python-extra test-kernel test-notebooks
+	@$(MAKE) --no-print-directory test-cpp test-python test-python-extra test-cpython test-kernel test-notebooks
 
 test-cpp:
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -61,6 +65,15 @@ test-python-extra: $(BUILD)/pytest-site
 
 $(BUILD)/test-jupyter:
 	mkdir -p $@/data $@/runtime $@/config $@/ipython
+
+# The bytecode layer against each interpreter's whole standard library (byte-identical round trip), and CPython
+# test modules run with their functions' code round-tripped.
+test-cpython:
+	@set -e; for py in $(PY) $(EXTRA_PYTHONS); do \
+	  PYTHONPATH=$(CURDIR)/$(BUILD)/python PYTHONDONTWRITEBYTECODE=1 $$py tests/cpython/roundtrip_stdlib.py; \
+	  PYTHONPATH=$(CURDIR)/$(BUILD)/python PYTHONDONTWRITEBYTECODE=1 $$py tests/cpython/run_roundtripped.py \
+	    $(CPYTHON_ROUNDTRIP_MODULES); \
+	done
 
 test-kernel: $(BUILD)/test-jupyter
 	$(TEST_JUPYTER_ENV) $(PYTEST) tests/kernel

@@ -22,12 +22,16 @@ int prefix_count(int arg) {
   return a > 0xFFFFFFU ? 3 : a > 0xFFFFU ? 2 : a > 0xFFU ? 1 : 0;
 }
 
-py::bytes to_bytes(const std::string& s) { return py::bytes(s.data(), s.size()); }
+py::bytes to_bytes(const std::string& s) {
+  return py::bytes(s.data(), s.size());
+}
 
-// The jump arguments, iterated to a fixed point: an argument's size (EXTENDED_ARG prefixes) moves the offsets the
-// arguments are computed from. Starts where the compiler starts (version::kJumpArgStartsAtTargetIndex).
-void resolve_jumps(const std::vector<Instruction>& ins, const std::function<std::size_t(int)>& index_of,
-                   std::vector<int>* args, std::vector<int>* starts, std::vector<int>* sizes) {
+// The jump arguments, iterated to a fixed point: an argument's size (EXTENDED_ARG prefixes) moves
+// the offsets the arguments are computed from. Starts where the compiler starts
+// (version::kJumpArgStartsAtTargetIndex).
+void resolve_jumps(const std::vector<Instruction>& ins,
+                   const std::function<std::size_t(int)>& index_of, std::vector<int>* args,
+                   std::vector<int>* starts, std::vector<int>* sizes) {
   const std::size_t n = ins.size();
   std::vector<std::size_t> target_index(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
@@ -71,9 +75,10 @@ void resolve_jumps(const std::vector<Instruction>& ins, const std::function<std:
           break;
       }
       if (arg < 0) {
-        throw BytecodeError(std::string(info.name) + " at instruction " + std::to_string(i) +
-                            (info.arg_kind == ArgKind::kJumpForward ? " jumps backward" : " jumps forward") +
-                            "; use the opcode for the other direction");
+        throw BytecodeError(
+            std::string(info.name) + " at instruction " + std::to_string(i) +
+            (info.arg_kind == ArgKind::kJumpForward ? " jumps backward" : " jumps forward") +
+            "; use the opcode for the other direction");
       }
       // Past the round limit sizes may only grow, which must end.
       if (round >= kMaxRounds && prefix_count(arg) < prefix_count((*args)[i])) {
@@ -96,8 +101,9 @@ Bytecode::Layout Bytecode::layout() const {
   check_targets();
   const std::size_t n = instructions_.size();
   Layout layout{std::vector<int>(n), std::vector<int>(n), std::vector<int>(n)};
-  resolve_jumps(instructions_, [this](int id) { return index_of(id); }, &layout.args, &layout.starts,
-                &layout.sizes);
+  resolve_jumps(
+      instructions_, [this](int id) { return index_of(id); }, &layout.args, &layout.starts,
+      &layout.sizes);
   return layout;
 }
 
@@ -150,9 +156,11 @@ py::object Bytecode::assemble() const {
     any_position = any_position || ins[i].position.line >= 0 || ins[i].position.col >= 0;
   }
   // A code object made without a location table keeps none, unless positions were given.
-  const bool keep_empty_linetable = !any_position && PyBytes_GET_SIZE(template_code->co_linetable) == 0;
+  const bool keep_empty_linetable =
+      !any_position && PyBytes_GET_SIZE(template_code->co_linetable) == 0;
   const std::string linetable =
-      keep_empty_linetable ? std::string() : encode_location_table(positions, sizes, template_code->co_firstlineno);
+      keep_empty_linetable ? std::string()
+                           : encode_location_table(positions, sizes, template_code->co_firstlineno);
 
   const int stacksize = compute_stack_depth(ins, args, index);
 

@@ -25,7 +25,8 @@ std::string bytes_of(PyObject* bytes_object) {
   return std::string(data, static_cast<std::size_t>(size));
 }
 
-// Target code unit of a jump at [start, end) with argument `arg`, or -1 for an argument kind that is no jump.
+// Target code unit of a jump at [start, end) with argument `arg`, or -1 for an argument kind that
+// is no jump.
 long jump_target_unit(ArgKind kind, int end, int arg) {
   switch (kind) {
     case ArgKind::kJumpForward:
@@ -81,7 +82,8 @@ Bytecode Bytecode::decode(PyObject* code) {
     const int arg = static_cast<unsigned char>(bytes[2 * static_cast<std::size_t>(u) + 1]);
     const OpcodeInfo& info = opcode_info(op);
     if (!info.valid()) {
-      throw BytecodeError("unknown opcode " + std::to_string(op) + " at offset " + std::to_string(2 * u));
+      throw BytecodeError("unknown opcode " + std::to_string(op) + " at offset " +
+                          std::to_string(2 * u));
     }
     if (start < 0) {
       start = u;
@@ -102,7 +104,8 @@ Bytecode Bytecode::decode(PyObject* code) {
     ins.original_offset = 2 * start;
     const int end = u + 1 + base.cache_entries;
     if (end > n_units) {
-      throw BytecodeError("inline caches of " + std::string(base.name) + " run past the end of the code");
+      throw BytecodeError("inline caches of " + std::string(base.name) +
+                          " run past the end of the code");
     }
     index_at_unit[static_cast<std::size_t>(start)] = ins.id;
     starts.push_back(start);
@@ -137,7 +140,8 @@ Bytecode Bytecode::decode(PyObject* code) {
   // Positions: the location-table entry of each instruction's opcode unit.
   const std::string linetable = bytes_of(co->co_linetable);
   if (!linetable.empty()) {
-    const std::vector<Position> unit_positions = decode_location_table(linetable, co->co_firstlineno, n_units);
+    const std::vector<Position> unit_positions =
+        decode_location_table(linetable, co->co_firstlineno, n_units);
     for (std::size_t i = 0; i < bc.instructions_.size(); ++i) {
       bc.instructions_[i].position = unit_positions[static_cast<std::size_t>(opcode_units[i])];
     }
@@ -146,14 +150,17 @@ Bytecode Bytecode::decode(PyObject* code) {
   // Exception-table entries become per-instruction handlers.
   for (const ExceptionTableEntry& e : decode_exception_table(bytes_of(co->co_exceptiontable))) {
     const int first = instruction_at(e.start, "exception table entry");
-    if (e.end > n_units || (e.end < n_units && index_at_unit[static_cast<std::size_t>(e.end)] < 0) ||
+    if (e.end > n_units ||
+        (e.end < n_units && index_at_unit[static_cast<std::size_t>(e.end)] < 0) ||
         e.end <= e.start) {
       throw BytecodeError("exception table entry ends inside an instruction");
     }
     const Handler handler{instruction_at(e.target, "exception handler"), e.depth, e.lasti};
-    for (std::size_t i = static_cast<std::size_t>(first); i < bc.instructions_.size() && starts[i] < e.end; ++i) {
+    for (std::size_t i = static_cast<std::size_t>(first);
+         i < bc.instructions_.size() && starts[i] < e.end; ++i) {
       if (bc.instructions_[i].handler) {
-        throw BytecodeError("exception table entries overlap at offset " + std::to_string(2 * starts[i]));
+        throw BytecodeError("exception table entries overlap at offset " +
+                            std::to_string(2 * starts[i]));
       }
       bc.instructions_[i].handler = handler;
     }
@@ -162,7 +169,8 @@ Bytecode Bytecode::decode(PyObject* code) {
   return bc;
 }
 
-Bytecode Bytecode::from_instructions(std::vector<Instruction> instructions, PyObject* template_code) {
+Bytecode Bytecode::from_instructions(std::vector<Instruction> instructions,
+                                     PyObject* template_code) {
   if (template_code == nullptr || !PyCode_Check(template_code)) {
     throw BytecodeError("assemble expects a template code object");
   }
@@ -209,7 +217,8 @@ void Bytecode::check_targets() const {
   }
 }
 
-std::vector<int> Bytecode::insert(std::size_t index, std::vector<Instruction> added, InsertOptions options) {
+std::vector<int> Bytecode::insert(std::size_t index, std::vector<Instruction> added,
+                                  InsertOptions options) {
   if (index > instructions_.size()) {
     throw BytecodeError("insert position " + std::to_string(index) + " is past the end");
   }
@@ -233,8 +242,8 @@ std::vector<int> Bytecode::insert(std::size_t index, std::vector<Instruction> ad
     if (ins.target <= -2) {  // a reference to another instruction of `added`
       const std::size_t local = static_cast<std::size_t>(-ins.target - 2);
       if (local >= added.size()) {
-        throw BytecodeError("inserted jump refers to inserted instruction " + std::to_string(local) +
-                            " of " + std::to_string(added.size()));
+        throw BytecodeError("inserted jump refers to inserted instruction " +
+                            std::to_string(local) + " of " + std::to_string(added.size()));
       }
       ins.target = ids[local];
     }
@@ -264,7 +273,8 @@ std::vector<int> Bytecode::insert(std::size_t index, std::vector<Instruction> ad
     }
   }
   instructions_.insert(instructions_.begin() + static_cast<std::ptrdiff_t>(index),
-                       std::make_move_iterator(added.begin()), std::make_move_iterator(added.end()));
+                       std::make_move_iterator(added.begin()),
+                       std::make_move_iterator(added.end()));
   invalidate_index();
   try {
     check_targets();
@@ -282,10 +292,11 @@ void Bytecode::remove(std::size_t index) {
     throw BytecodeError("remove position " + std::to_string(index) + " is past the end");
   }
   const int old_id = instructions_[index].id;
-  const bool targeted = std::any_of(instructions_.begin(), instructions_.end(), [&](const Instruction& ins) {
-    return (ins.target == old_id && opcode_info(ins.opcode).is_jump()) ||
-           (ins.handler && ins.handler->target == old_id);
-  });
+  const bool targeted =
+      std::any_of(instructions_.begin(), instructions_.end(), [&](const Instruction& ins) {
+        return (ins.target == old_id && opcode_info(ins.opcode).is_jump()) ||
+               (ins.handler && ins.handler->target == old_id);
+      });
   if (targeted && index + 1 >= instructions_.size()) {
     throw BytecodeError("cannot remove the last instruction while something jumps to it");
   }
@@ -325,13 +336,22 @@ void Bytecode::replace(std::size_t index, Instruction instruction) {
 }
 
 int Bytecode::add_const(py::handle value) {
-  for (std::size_t i = 0; i < consts_.size(); ++i) {
-    if (consts_[i].ptr() == value.ptr()) {
-      return static_cast<int>(i);
+  if (const_index_.size() !=
+      consts_.size()) {  // first use, or consts added behind the index's back
+    const_index_.clear();
+    for (std::size_t i = 0; i < consts_.size(); ++i) {
+      const_index_.emplace(PyList_GET_ITEM(consts_.ptr(), static_cast<Py_ssize_t>(i)),
+                           static_cast<int>(i));
     }
   }
+  const auto it = const_index_.find(value.ptr());
+  if (it != const_index_.end()) {
+    return it->second;
+  }
   consts_.append(value);
-  return static_cast<int>(consts_.size() - 1);
+  const int index = static_cast<int>(consts_.size() - 1);
+  const_index_.emplace(value.ptr(), index);
+  return index;
 }
 
 int Bytecode::add_name(const std::string& name) {
@@ -386,6 +406,8 @@ int Bytecode::add_local(const std::string& name) {
   return position;
 }
 
-pybind11::object roundtrip(PyObject* code) { return Bytecode::decode(code).assemble(); }
+pybind11::object roundtrip(PyObject* code) {
+  return Bytecode::decode(code).assemble();
+}
 
 }  // namespace sot::bytecode

@@ -1,8 +1,9 @@
 // A code object decoded into an editable instruction list, and back.
 //
-// Ownership: a Bytecode holds a strong reference to the code object it was decoded from (its template for the
-// fields it does not model: flags, argument counts, names, filename, qualname, first line), and strong references
-// to its constants and names (pybind11 objects). Nothing is borrowed past a call.
+// Ownership: a Bytecode holds a strong reference to the code object it was decoded from (its
+// template for the fields it does not model: flags, argument counts, names, filename, qualname,
+// first line), and strong references to its constants and names (pybind11 objects). Nothing is
+// borrowed past a call.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -24,23 +25,33 @@ class BytecodeError : public std::runtime_error {
 
 // Options for Bytecode::insert.
 struct InsertOptions {
-  // Jumps and handlers that targeted the instruction at the insertion point now target the first inserted one.
+  // Jumps and handlers that targeted the instruction at the insertion point now target the first
+  // inserted one.
   bool retarget = false;
 };
 
 class Bytecode {
  public:
-  // Decodes `code` (a code object; borrowed for the call). Throws BytecodeError on malformed bytecode.
+  // Move-only: the constant and name lists are Python lists a copy would share.
+  Bytecode(Bytecode&&) = default;
+  Bytecode& operator=(Bytecode&&) = default;
+  Bytecode(const Bytecode&) = delete;
+  Bytecode& operator=(const Bytecode&) = delete;
+  ~Bytecode() = default;
+
+  // Decodes `code` (a code object; borrowed for the call). Throws BytecodeError on malformed
+  // bytecode.
   static Bytecode decode(PyObject* code);
-  // Builds a Bytecode from an instruction list and a template code object: constants, names and localsplus come
-  // from the template; instruction ids must be unique and targets must refer to ids in the list.
+  // Builds a Bytecode from an instruction list and a template code object: constants, names and
+  // localsplus come from the template; instruction ids must be unique and targets must refer to ids
+  // in the list.
   static Bytecode from_instructions(std::vector<Instruction> instructions, PyObject* template_code);
 
   // Assembles a new code object (a new reference, never null; throws on error).
   pybind11::object assemble() const;
 
-  // Where each instruction lands when assembled: final arguments (jump arguments resolved) and start and size
-  // in code units (EXTENDED_ARG prefixes and caches included).
+  // Where each instruction lands when assembled: final arguments (jump arguments resolved) and
+  // start and size in code units (EXTENDED_ARG prefixes and caches included).
   struct Layout {
     std::vector<int> args;
     std::vector<int> starts;
@@ -59,14 +70,18 @@ class Bytecode {
   const pybind11::list& localsplus_names() const { return localsplus_names_; }
   const std::string& localsplus_kinds() const { return localsplus_kinds_; }
 
-  // --- editing -----------------------------------------------------------------------------------------------
-  // Inserts `added` before the instruction at `index` (index == size() appends). The new instructions get fresh
-  // ids and is_new; those without a handler or position take the ones of the instruction they are placed before
-  // (so code inserted inside a try block stays inside it, and tracebacks point at the user's line). Returns the
-  // ids given to them. Their `target` fields refer to existing ids, or to positions in `added` as -(k + 2)
-  // (k = 0 for the first added instruction).
-  std::vector<int> insert(std::size_t index, std::vector<Instruction> added, InsertOptions options = {});
-  // Removes the instruction at `index`; jumps and handlers that targeted it target the next instruction.
+  // --- editing
+  // -----------------------------------------------------------------------------------------------
+  // Inserts `added` before the instruction at `index` (index == size() appends). The new
+  // instructions get fresh ids and is_new; those without a handler or position take the ones of the
+  // instruction they are placed before (so code inserted inside a try block stays inside it, and
+  // tracebacks point at the user's line). Returns the ids given to them. Their `target` fields
+  // refer to existing ids, or to positions in `added` as -(k + 2) (k = 0 for the first added
+  // instruction).
+  std::vector<int> insert(std::size_t index, std::vector<Instruction> added,
+                          InsertOptions options = {});
+  // Removes the instruction at `index`; jumps and handlers that targeted it target the next
+  // instruction.
   void remove(std::size_t index);
   // Replaces the instruction at `index`, keeping its id (so what targeted it still does).
   void replace(std::size_t index, Instruction instruction);
@@ -74,8 +89,9 @@ class Bytecode {
   int add_const(pybind11::handle value);
   // Appends a name (reusing an equal one) and returns its index.
   int add_name(const std::string& name);
-  // Adds a local variable after the existing ones (before cells and frees, whose indices shift by one in every
-  // instruction that uses them) and returns its localsplus index. An existing local of that name is reused.
+  // Adds a local variable after the existing ones (before cells and frees, whose indices shift by
+  // one in every instruction that uses them) and returns its localsplus index. An existing local of
+  // that name is reused.
   int add_local(const std::string& name);
 
  private:
@@ -87,6 +103,9 @@ class Bytecode {
   pybind11::object code_;
   std::vector<Instruction> instructions_;
   pybind11::list consts_;
+  // Identity index of consts_ for add_const (the list holds the references that keep these keys
+  // alive).
+  std::unordered_map<PyObject*, int> const_index_;
   pybind11::list names_;
   pybind11::list localsplus_names_;
   std::string localsplus_kinds_;
@@ -96,7 +115,8 @@ class Bytecode {
   mutable bool index_valid_ = false;
 };
 
-// Decode then assemble: a new code object that should be byte-identical to `code` (a new reference).
+// Decode then assemble: a new code object that should be byte-identical to `code` (a new
+// reference).
 pybind11::object roundtrip(PyObject* code);
 
 }  // namespace sot::bytecode

@@ -43,6 +43,9 @@ class ArgDescriber {
     const std::string name = info.name;
     switch (info.arg_kind) {
       case ArgKind::kConst:
+        if (version::kDisShowsOnlyLoadConstValue && name != "LOAD_CONST") {
+          return "";
+        }
         return item_repr(b_.consts(), arg);
       case ArgKind::kName: {
         int shift = 0;
@@ -64,7 +67,8 @@ class ArgDescriber {
       case ArgKind::kFree:
         return item_str(b_.localsplus_names(), arg);
       case ArgKind::kLocalPair:
-        return item_str(b_.localsplus_names(), arg >> 4) + ", " + item_str(b_.localsplus_names(), arg & 15);
+        return item_str(b_.localsplus_names(), arg >> 4) + ", " +
+               item_str(b_.localsplus_names(), arg & 15);
       case ArgKind::kCompare:
         return item_str(cmp_op_, arg >> version::kCompareOpShift);
       case ArgKind::kJumpForward:
@@ -197,7 +201,8 @@ std::string disassemble_text(const Bytecode& bytecode) {
     if (r.starts_line && k > 0) {
       out << "\n";
     }
-    std::string text = r.starts_line ? pad_left(std::to_string(r.line), line_width) : std::string(line_width, ' ');
+    std::string text =
+        r.starts_line ? pad_left(std::to_string(r.line), line_width) : std::string(line_width, ' ');
     text += "     ";  // separators around the current-instruction marker column
     text += r.is_jump_target ? ">>" : "  ";
     text += " " + pad_left(std::to_string(r.offset), offset_width);
@@ -232,8 +237,9 @@ std::string disassemble_text(const Bytecode& bytecode) {
     }
     const Handler& h = *ins[i].handler;
     const int last = 2 * (layout.starts[j - 1] + layout.sizes[j - 1]) - 2;
-    out << "  " << 2 * layout.starts[i] << " to " << last << " -> " << 2 * layout.starts[bytecode.index_of(h.target)]
-        << " [" << h.depth << "]" << (h.lasti ? " lasti" : "") << "\n";
+    out << "  " << 2 * layout.starts[i] << " to " << last << " -> "
+        << 2 * layout.starts[bytecode.index_of(h.target)] << " [" << h.depth << "]"
+        << (h.lasti ? " lasti" : "") << "\n";
     i = j;
   }
   return out.str();
@@ -254,11 +260,13 @@ py::list disassemble_rows(const Bytecode& bytecode) {
     d["argrepr"] = r.argrepr;
     d["line"] = r.line >= 0 ? py::object(py::int_(r.line)) : py::object(py::none());
     d["starts_line"] = r.starts_line;
-    d["jump_target"] = r.jump_target >= 0 ? py::object(py::int_(r.jump_target)) : py::object(py::none());
+    d["jump_target"] =
+        r.jump_target >= 0 ? py::object(py::int_(r.jump_target)) : py::object(py::none());
     d["is_jump_target"] = r.is_jump_target;
     d["is_new"] = ins[k].is_new;
-    d["original_offset"] =
-        ins[k].original_offset >= 0 ? py::object(py::int_(ins[k].original_offset)) : py::object(py::none());
+    d["original_offset"] = ins[k].original_offset >= 0
+                               ? py::object(py::int_(ins[k].original_offset))
+                               : py::object(py::none());
     out.append(d);
   }
   return out;

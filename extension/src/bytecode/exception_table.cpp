@@ -36,7 +36,8 @@ int read_item(const std::string& t, std::size_t* pos, bool first_of_entry) {
 void write_item(std::string& out, unsigned value, unsigned msb) {
   for (int shift = 24; shift > 0; shift -= 6) {
     if (value >= (1U << static_cast<unsigned>(shift))) {
-      out.push_back(static_cast<char>(((value >> static_cast<unsigned>(shift)) & 63U) | kMoreBit | msb));
+      out.push_back(
+          static_cast<char>(((value >> static_cast<unsigned>(shift)) & 63U) | kMoreBit | msb));
       msb = 0;
     }
   }

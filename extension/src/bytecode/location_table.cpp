@@ -63,9 +63,12 @@ class Writer {
     byte(value);
   }
   void svarint(int value) {
-    varint(value < 0 ? ((static_cast<unsigned>(-value) << 1U) | 1U) : (static_cast<unsigned>(value) << 1U));
+    varint(value < 0 ? ((static_cast<unsigned>(-value) << 1U) | 1U)
+                     : (static_cast<unsigned>(value) << 1U));
   }
-  void header(int code, int units) { byte(0x80U | (static_cast<unsigned>(code) << 3U) | (units - 1U)); }
+  void header(int code, int units) {
+    byte(0x80U | (static_cast<unsigned>(code) << 3U) | (units - 1U));
+  }
   std::string take() { return std::move(out_); }
 
  private:
@@ -165,14 +168,14 @@ std::vector<Position> decode_location_table(const std::string& table, int first_
     }
   }
   if (static_cast<int>(out.size()) != n_units) {
-    throw BytecodeError("location table covers " + std::to_string(out.size()) + " code units, the code has " +
-                        std::to_string(n_units));
+    throw BytecodeError("location table covers " + std::to_string(out.size()) +
+                        " code units, the code has " + std::to_string(n_units));
   }
   return out;
 }
 
-std::string encode_location_table(const std::vector<Position>& positions, const std::vector<int>& sizes,
-                                  int first_line) {
+std::string encode_location_table(const std::vector<Position>& positions,
+                                  const std::vector<int>& sizes, int first_line) {
   Writer w;
   int prev_line = first_line;
   if constexpr (version::kMergeEqualLocations) {

@@ -49,9 +49,13 @@ int opcode_by_name(std::string_view name) {
   return it == map.end() ? -1 : it->second;
 }
 
-const char* opcode_table_python() { return SOT_OPCODE_TABLE_PYTHON; }
+const char* opcode_table_python() {
+  return SOT_OPCODE_TABLE_PYTHON;
+}
 
-int extended_arg_opcode() { return tables().extended_arg; }
+int extended_arg_opcode() {
+  return tables().extended_arg;
+}
 
 bool stack_effect(int opcode, int oparg, bool jump, int* effect) {
   const int value = PyCompile_OpcodeStackEffectWithJump(opcode, oparg, jump ? 1 : 0);

@@ -1,5 +1,6 @@
-// The opcode table of the Python this core is compiled for, generated at build time from that interpreter's own
-// `opcode` module (gen_opcode_table.py), plus the interpreter's own stack-effect function.
+// The opcode table of the Python this core is compiled for, generated at build time from that
+// interpreter's own `opcode` module (gen_opcode_table.py), plus the interpreter's own stack-effect
+// function.
 #pragma once
 
 #include <cstdint>
@@ -9,23 +10,24 @@ namespace sot::bytecode {
 
 // What an instruction's argument means.
 enum class ArgKind : std::uint8_t {
-  kNone,          // no argument
-  kRaw,           // an integer with an opcode-specific meaning (counts, flags, operator numbers)
-  kConst,         // index into co_consts
-  kName,          // index into co_names (some opcodes pack flags into the low bits; see version.hpp)
-  kLocal,         // index into localsplus (a local variable)
-  kFree,          // index into localsplus (a cell or free variable)
-  kLocalPair,     // two 4-bit localsplus indices (3.13 LOAD_FAST_LOAD_FAST and friends)
-  kCompare,       // comparison operator (shifted; see version.hpp)
-  kJumpForward,   // relative jump forward, in code units after the instruction and its caches
+  kNone,         // no argument
+  kRaw,          // an integer with an opcode-specific meaning (counts, flags, operator numbers)
+  kConst,        // index into co_consts
+  kName,         // index into co_names (some opcodes pack flags into the low bits; see version.hpp)
+  kLocal,        // index into localsplus (a local variable)
+  kFree,         // index into localsplus (a cell or free variable)
+  kLocalPair,    // two 4-bit localsplus indices (3.13 LOAD_FAST_LOAD_FAST and friends)
+  kCompare,      // comparison operator (shifted; see version.hpp)
+  kJumpForward,  // relative jump forward, in code units after the instruction and its caches
   kJumpBackward,  // relative jump backward, same base
   kJumpAbsolute,  // absolute jump, in code units
 };
 
 enum OpcodeFlag : std::uint8_t {
-  kJump = 1U << 0U,           // the argument is a jump target
-  kNoFallthrough = 1U << 1U,  // control never reaches the next instruction (return, raise, unconditional jump)
-  kSpecialised = 1U << 2U,    // a specialised or instrumented form of `base`
+  kJump = 1U << 0U,  // the argument is a jump target
+  kNoFallthrough =
+      1U << 1U,  // control never reaches the next instruction (return, raise, unconditional jump)
+  kSpecialised = 1U << 2U,  // a specialised or instrumented form of `base`
 };
 
 struct OpcodeInfo {
@@ -51,8 +53,9 @@ const char* opcode_table_python();
 // The EXTENDED_ARG opcode.
 int extended_arg_opcode();
 
-// Stack effect of `opcode` with `oparg`, when the jump is taken (jump=true) or not, from the interpreter's own
-// PyCompile_OpcodeStackEffectWithJump. Returns false for an opcode the interpreter does not know.
+// Stack effect of `opcode` with `oparg`, when the jump is taken (jump=true) or not, from the
+// interpreter's own PyCompile_OpcodeStackEffectWithJump. Returns false for an opcode the
+// interpreter does not know.
 bool stack_effect(int opcode, int oparg, bool jump, int* effect);
 
 }  // namespace sot::bytecode

@@ -18,28 +18,31 @@ int compute_stack_depth(const std::vector<Instruction>& instructions, const std:
 
   auto reach = [&](std::size_t index, int depth, const char* how) {
     if (depth < 0 && !in_dead_code) {
-      throw BytecodeError(std::string("stack underflow reaching instruction ") + std::to_string(index) + " (" +
-                          how + ")");
+      throw BytecodeError(std::string("stack underflow reaching instruction ") +
+                          std::to_string(index) + " (" + how + ")");
     }
     max_depth = std::max(max_depth, depth);
     if (depth_at[index] < 0) {
       depth_at[index] = depth;
       worklist.push_back(index);
     } else if (depth_at[index] != depth && !in_dead_code) {
-      throw BytecodeError("instruction " + std::to_string(index) + " is reached with stack depths " +
-                          std::to_string(depth_at[index]) + " and " + std::to_string(depth) + " (" + how + ")");
+      throw BytecodeError("instruction " + std::to_string(index) +
+                          " is reached with stack depths " + std::to_string(depth_at[index]) +
+                          " and " + std::to_string(depth) + " (" + how + ")");
     }
   };
   static const int kReturnGenerator = opcode_by_name("RETURN_GENERATOR");
   auto effect_of = [&](std::size_t i, bool jump) {
-    // RETURN_GENERATOR returns the new generator; when the generator is resumed, execution continues after it
-    // with the sent value pushed (the POP_TOP that follows drops it). The interpreter's table says 0.
+    // RETURN_GENERATOR returns the new generator; when the generator is resumed, execution
+    // continues after it with the sent value pushed (the POP_TOP that follows drops it). The
+    // interpreter's table says 0.
     if (instructions[i].opcode == kReturnGenerator) {
       return 1;
     }
     int effect = 0;
     if (!stack_effect(instructions[i].opcode, args[i], jump, &effect)) {
-      throw BytecodeError(std::string("no stack effect known for ") + opcode_info(instructions[i].opcode).name);
+      throw BytecodeError(std::string("no stack effect known for ") +
+                          opcode_info(instructions[i].opcode).name);
     }
     return effect;
   };
@@ -47,11 +50,12 @@ int compute_stack_depth(const std::vector<Instruction>& instructions, const std:
   if (n > 0) {
     reach(0, 0, "entry");
   }
-  // Dead code: the compiler can optimise a try body away (a constant return, a pass) after it computed the stack
-  // depth, leaving handler code that no table entry leads to any more. The compiler counted that code at the depth
-  // it had; to get the same co_stacksize, a dead region gets the depth it must have where it rejoins live code
-  // (walking its straight-line path), or, when it never rejoins, the depth of the cleanup entry covering its first
-  // instruction (the depth an orphaned handler starts at).
+  // Dead code: the compiler can optimise a try body away (a constant return, a pass) after it
+  // computed the stack depth, leaving handler code that no table entry leads to any more. The
+  // compiler counted that code at the depth it had; to get the same co_stacksize, a dead region
+  // gets the depth it must have where it rejoins live code (walking its straight-line path), or,
+  // when it never rejoins, the depth of the cleanup entry covering its first instruction (the depth
+  // an orphaned handler starts at).
   auto dead_region_depth = [&](std::size_t first, int* depth) {
     int sum = 0;
     for (std::size_t j = first; j < n; ++j) {
@@ -98,7 +102,8 @@ int compute_stack_depth(const std::vector<Instruction>& instructions, const std:
       const Instruction& ins = instructions[i];
       const OpcodeInfo& info = opcode_info(ins.opcode);
       if (ins.handler) {
-        reach(index_of(ins.handler->target), ins.handler->depth + 1 + (ins.handler->lasti ? 1 : 0), "handler");
+        reach(index_of(ins.handler->target), ins.handler->depth + 1 + (ins.handler->lasti ? 1 : 0),
+              "handler");
       }
       const int next_depth = depth + effect_of(i, false);
       max_depth = std::max(max_depth, next_depth);

@@ -38,11 +38,13 @@ int opcode_from(const py::handle& op) {
   return bytecode::opcode_info(code).base;
 }
 
-py::object none_if_negative(int v) { return v < 0 ? py::none() : py::object(py::int_(v)); }
+py::object none_if_negative(int v) {
+  return v < 0 ? py::none() : py::object(py::int_(v));
+}
 
 py::tuple positions_tuple(const Position& p) {
-  return py::make_tuple(none_if_negative(p.line), none_if_negative(p.end_line), none_if_negative(p.col),
-                        none_if_negative(p.end_col));
+  return py::make_tuple(none_if_negative(p.line), none_if_negative(p.end_line),
+                        none_if_negative(p.col), none_if_negative(p.end_col));
 }
 
 Position positions_from(const py::handle& value) {
@@ -71,13 +73,15 @@ std::vector<Instruction> instructions_from(const py::handle& value) {
 }  // namespace
 
 void bind_bytecode(py::module_& parent) {
-  py::module_ m = parent.def_submodule("bytecode", "Decode, edit, assemble and disassemble code objects.");
+  py::module_ m =
+      parent.def_submodule("bytecode", "Decode, edit, assemble and disassemble code objects.");
   py::register_exception<bytecode::BytecodeError>(m, "BytecodeError", PyExc_ValueError);
 
-  py::class_<Instruction>(m, "Instruction",
-                          "One instruction: EXTENDED_ARG folded, caches implicit, targets as instruction ids.")
-      .def(py::init([](const py::object& op, int arg, const py::object& target, const py::object& positions,
-                       const py::object& handler) {
+  py::class_<Instruction>(
+      m, "Instruction",
+      "One instruction: EXTENDED_ARG folded, caches implicit, targets as instruction ids.")
+      .def(py::init([](const py::object& op, int arg, const py::object& target,
+                       const py::object& positions, const py::object& handler) {
              Instruction ins;
              ins.opcode = opcode_from(op);
              ins.arg = arg;
@@ -89,25 +93,31 @@ void bind_bytecode(py::module_& parent) {
              }
              return ins;
            }),
-           py::arg("op"), py::arg("arg") = 0, py::arg("target") = py::none(), py::arg("positions") = py::none(),
-           py::arg("handler") = py::none())
+           py::arg("op"), py::arg("arg") = 0, py::arg("target") = py::none(),
+           py::arg("positions") = py::none(), py::arg("handler") = py::none())
       .def_readonly("id", &Instruction::id)
       .def_property_readonly("opcode", [](const Instruction& i) { return i.opcode; })
-      .def_property_readonly("opname", [](const Instruction& i) { return bytecode::opcode_info(i.opcode).name; })
+      .def_property_readonly(
+          "opname", [](const Instruction& i) { return bytecode::opcode_info(i.opcode).name; })
       .def_readonly("arg", &Instruction::arg)
-      .def_property_readonly("target", [](const Instruction& i) { return none_if_negative(i.target); })
+      .def_property_readonly("target",
+                             [](const Instruction& i) { return none_if_negative(i.target); })
       .def_property_readonly("handler",
                              [](const Instruction& i) -> py::object {
                                if (!i.handler) {
                                  return py::none();
                                }
-                               return py::make_tuple(i.handler->target, i.handler->depth, i.handler->lasti);
+                               return py::make_tuple(i.handler->target, i.handler->depth,
+                                                     i.handler->lasti);
                              })
-      .def_property_readonly("positions", [](const Instruction& i) { return positions_tuple(i.position); })
-      .def_property_readonly("offset", [](const Instruction& i) { return none_if_negative(i.original_offset); })
+      .def_property_readonly("positions",
+                             [](const Instruction& i) { return positions_tuple(i.position); })
+      .def_property_readonly(
+          "offset", [](const Instruction& i) { return none_if_negative(i.original_offset); })
       .def_readonly("is_new", &Instruction::is_new)
       .def("__repr__", [](const Instruction& i) {
-        std::string s = "<Instruction #" + std::to_string(i.id) + " " + bytecode::opcode_info(i.opcode).name;
+        std::string s =
+            "<Instruction #" + std::to_string(i.id) + " " + bytecode::opcode_info(i.opcode).name;
         if (bytecode::opcode_info(i.opcode).has_arg()) {
           s += " " + std::to_string(i.arg);
         }
@@ -130,11 +140,15 @@ void bind_bytecode(py::module_& parent) {
              }
              return b.at(static_cast<std::size_t>(index));
            })
-      .def_property_readonly("instructions", &Bytecode::instructions)
+      // Copies: a reference into the vector would dangle after the next edit.
+      .def_property_readonly(
+          "instructions",
+          [](const Bytecode& b) { return std::vector<Instruction>(b.instructions()); })
       .def_property_readonly("code", [](const Bytecode& b) { return b.template_code(); })
       .def_property_readonly("consts", [](const Bytecode& b) { return py::tuple(b.consts()); })
       .def_property_readonly("names", [](const Bytecode& b) { return py::tuple(b.names()); })
-      .def_property_readonly("localsplus_names", [](const Bytecode& b) { return py::tuple(b.localsplus_names()); })
+      .def_property_readonly("localsplus_names",
+                             [](const Bytecode& b) { return py::tuple(b.localsplus_names()); })
       .def_property_readonly("localsplus_kinds",
                              [](const Bytecode& b) { return py::bytes(b.localsplus_kinds()); })
       .def("index_of", &Bytecode::index_of, py::arg("id"))
@@ -144,7 +158,8 @@ void bind_bytecode(py::module_& parent) {
             return b.insert(index, instructions_from(added), bytecode::InsertOptions{retarget});
           },
           py::arg("index"), py::arg("instructions"), py::arg("retarget") = false,
-          "Insert before `index`; returns the new ids. A target of -(k+2) refers to the k-th inserted one.")
+          "Insert before `index`; returns the new ids. A target of -(k+2) refers to the k-th "
+          "inserted one.")
       .def("remove", &Bytecode::remove, py::arg("index"))
       .def("replace", &Bytecode::replace, py::arg("index"), py::arg("instruction"))
       .def("add_const", &Bytecode::add_const, py::arg("value"))
@@ -154,8 +169,8 @@ void bind_bytecode(py::module_& parent) {
       .def("dis", [](const Bytecode& b) { return bytecode::disassemble_text(b); });
 
   m.def(
-      "decode", [](const py::object& code) { return Bytecode::decode(code.ptr()); }, py::arg("code"),
-      "Decode a code object into a Bytecode.");
+      "decode", [](const py::object& code) { return Bytecode::decode(code.ptr()); },
+      py::arg("code"), "Decode a code object into a Bytecode.");
   m.def(
       "assemble",
       [](const py::object& instructions, const py::object& template_code) -> py::object {
@@ -169,19 +184,27 @@ void bind_bytecode(py::module_& parent) {
         if (template_code.is_none()) {
           throw py::value_error("assemble(list, template_code): a template code object is needed");
         }
-        return Bytecode::from_instructions(instructions.cast<std::vector<Instruction>>(), template_code.ptr())
+        return Bytecode::from_instructions(instructions.cast<std::vector<Instruction>>(),
+                                           template_code.ptr())
             .assemble();
       },
       py::arg("instructions"), py::arg("template_code") = py::none(),
-      "Assemble a Bytecode, or a list of instructions with a template code object, into a new code object.");
+      "Assemble a Bytecode, or a list of instructions with a template code object, into a new code "
+      "object.");
   m.def(
-      "roundtrip", [](const py::object& code) { return bytecode::roundtrip(code.ptr()); }, py::arg("code"),
-      "Decode then assemble.");
+      "roundtrip", [](const py::object& code) { return bytecode::roundtrip(code.ptr()); },
+      py::arg("code"), "Decode then assemble.");
   m.def(
-      "dis", [](const py::object& code) { return bytecode::disassemble_text(Bytecode::decode(code.ptr())); },
+      "dis",
+      [](const py::object& code) {
+        return bytecode::disassemble_text(Bytecode::decode(code.ptr()));
+      },
       py::arg("code"), "Disassembly text in the format of dis.dis (this code object only).");
   m.def(
-      "structured", [](const py::object& code) { return bytecode::disassemble_rows(Bytecode::decode(code.ptr())); },
+      "structured",
+      [](const py::object& code) {
+        return bytecode::disassemble_rows(Bytecode::decode(code.ptr()));
+      },
       py::arg("code"), "Disassembly rows (dicts) for the notebook's side-by-side view.");
   m.def(
       "opcode_table",
@@ -190,8 +213,9 @@ void bind_bytecode(py::module_& parent) {
         for (int code = 0; code < 256; ++code) {
           const OpcodeInfo& info = bytecode::opcode_info(code);
           if (info.valid()) {
-            rows.append(py::make_tuple(info.code, info.name, info.base, static_cast<int>(info.arg_kind),
-                                       info.cache_entries, info.is_jump(), !info.falls_through()));
+            rows.append(py::make_tuple(info.code, info.name, info.base,
+                                       static_cast<int>(info.arg_kind), info.cache_entries,
+                                       info.is_jump(), !info.falls_through()));
           }
         }
         return rows;
