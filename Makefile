@@ -99,6 +99,10 @@ else
 	@echo "demo: executed notebook and HTML rendering in $(BUILD)/demo/"
 endif
 
+# Benchmarks (Google Benchmark), reported as times and ratios against a baseline measured in the same run.
+bench: build
+	$(BUILD)/tests/bench_bytecode --benchmark_min_time=0.5
+
 CXX_SOURCES = $(shell git ls-files '*.cpp' '*.hpp')
 
 format:

@@ -189,21 +189,33 @@ Bytecode Bytecode::from_instructions(std::vector<Instruction> instructions,
 }
 
 std::size_t Bytecode::index_of(int id) const {
+  // Ids are small dense integers (decode numbers instructions, edits take the next free ids), so
+  // the index is a plain vector.
+  constexpr int kMaxId = 1 << 22;
   if (!index_valid_) {
-    index_by_id_.clear();
-    index_by_id_.reserve(instructions_.size());
+    int max_id = -1;
+    for (const Instruction& ins : instructions_) {
+      if (ins.id < 0 || ins.id >= kMaxId) {
+        throw BytecodeError("instruction id " + std::to_string(ins.id) + " is outside 0.." +
+                            std::to_string(kMaxId - 1));
+      }
+      max_id = std::max(max_id, ins.id);
+    }
+    index_by_id_.assign(static_cast<std::size_t>(max_id + 1), -1);
     for (std::size_t i = 0; i < instructions_.size(); ++i) {
-      if (!index_by_id_.emplace(instructions_[i].id, i).second) {
+      int& slot = index_by_id_[static_cast<std::size_t>(instructions_[i].id)];
+      if (slot >= 0) {
         throw BytecodeError("two instructions share the id " + std::to_string(instructions_[i].id));
       }
+      slot = static_cast<int>(i);
     }
     index_valid_ = true;
   }
-  const auto it = index_by_id_.find(id);
-  if (it == index_by_id_.end()) {
+  if (id < 0 || static_cast<std::size_t>(id) >= index_by_id_.size() ||
+      index_by_id_[static_cast<std::size_t>(id)] < 0) {
     throw BytecodeError("no instruction has the id " + std::to_string(id));
   }
-  return it->second;
+  return static_cast<std::size_t>(index_by_id_[static_cast<std::size_t>(id)]);
 }
 
 void Bytecode::check_targets() const {

@@ -111,7 +111,7 @@ class Bytecode {
   std::string localsplus_kinds_;
   bool locals_changed_ = false;
   int next_id_ = 0;
-  mutable std::unordered_map<int, std::size_t> index_by_id_;
+  mutable std::vector<int> index_by_id_;  // index of each id, -1 for ids not in use
   mutable bool index_valid_ = false;
 };
 

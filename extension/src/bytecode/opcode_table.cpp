@@ -28,20 +28,19 @@ struct Tables {
   }
 };
 
+// Built when the library loads (kRows is constant-initialised, so it is ready before this runs).
+const Tables kTables;
+
 const Tables& tables() {
-  static const Tables instance;
-  return instance;
+  return kTables;
 }
 
 }  // namespace
 
-const OpcodeInfo& opcode_info(int code) {
-  static const OpcodeInfo invalid{};
-  if (code < 0 || code > 255) {
-    return invalid;
-  }
-  return tables().by_code[static_cast<std::size_t>(code)];
-}
+namespace detail {
+const OpcodeInfo kInvalidOpcode{};
+const OpcodeInfo* const kOpcodeByCode = kTables.by_code.data();
+}  // namespace detail
 
 int opcode_by_name(std::string_view name) {
   const auto& map = tables().by_name;

@@ -44,8 +44,15 @@ struct OpcodeInfo {
   bool falls_through() const { return (flags & kNoFallthrough) == 0; }
 };
 
+namespace detail {
+extern const OpcodeInfo kInvalidOpcode;
+extern const OpcodeInfo* const kOpcodeByCode;  // 256 entries, filled when the library loads
+}  // namespace detail
+
 // Info for opcode `code` (0..255); an invalid entry for unused numbers.
-const OpcodeInfo& opcode_info(int code);
+inline const OpcodeInfo& opcode_info(int code) {
+  return (code < 0 || code > 255) ? detail::kInvalidOpcode : detail::kOpcodeByCode[code];
+}
 // Opcode number of `name`, or -1.
 int opcode_by_name(std::string_view name);
 // Python version string the table was generated from.
