@@ -23,7 +23,7 @@ CPYTHON_ROUNDTRIP_MODULES := test_grammar test_scope test_exceptions test_genera
   test_patma test_listcomps
 
 .PHONY: all deps configure build test test-cpp test-python test-python-extra test-kernel test-notebooks demo \
-        test-cpython bench fuzz \
+        test-cpython bench fuzz test-fuzz-smoke \
         kernelspec-install format format-check tidy clean
 
 all: build
@@ -41,7 +41,8 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	@$(MAKE) --no-print-directory test-cpp test-python test-python-extra test-cpython test-kernel test-notebooks
+	@$(MAKE) --no-print-directory test-cpp test-python test-python-extra test-cpython test-fuzz-smoke test-kernel \
+	  test-notebooks
 
 test-cpp:
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -102,6 +103,25 @@ endif
 # Benchmarks (Google Benchmark), reported as times and ratios against a baseline measured in the same run.
 bench: build
 	$(BUILD)/tests/bench_bytecode --benchmark_min_time=0.5
+
+# libFuzzer (clang) with ASan + UBSan over the bytecode layer. `make fuzz` runs FUZZ_SECONDS (default 600) on a
+# copy of tests/fuzz/corpus; `make test` runs a 20-second smoke.
+FUZZ_SECONDS ?= 600
+FUZZ_BIN := $(BUILD)/fuzz/fuzz_bytecode
+BYTECODE_SOURCES := $(wildcard extension/src/bytecode/*.cpp)
+$(FUZZ_BIN): $(BYTECODE_SOURCES) $(wildcard extension/src/bytecode/*.hpp) tests/fuzz/fuzz_bytecode.cpp | build
+	mkdir -p $(BUILD)/fuzz
+	clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -fvisibility=hidden -Iextension/src -I$(BUILD)/extension/generated/311 -isystem /usr/include/python3.11 \
+	  tests/fuzz/fuzz_bytecode.cpp $(BYTECODE_SOURCES) -lpython3.11 -o $@
+
+fuzz: $(FUZZ_BIN)
+	rm -rf $(BUILD)/fuzz/corpus && cp -r tests/fuzz/corpus $(BUILD)/fuzz/corpus
+	ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
+	  -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus
+
+test-fuzz-smoke:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
 
 CXX_SOURCES = $(shell git ls-files '*.cpp' '*.hpp')
 

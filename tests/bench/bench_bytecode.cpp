@@ -1,5 +1,5 @@
-// Decode + assemble of a function of about 1,000 instructions (target: under 100 us), with plain Python's
-// code.replace() on the same code object as the baseline in the same run.
+// Decode + assemble of a function of about 1,000 instructions (target: under 100 us), with plain
+// Python's code.replace() on the same code object as the baseline in the same run.
 #include <benchmark/benchmark.h>
 #include <pybind11/embed.h>
 
@@ -27,14 +27,18 @@ py::object big_code() {
 }
 
 struct Fixture {
-  Fixture() : code(big_code()) { instructions = static_cast<int>(sb::Bytecode::decode(code.ptr()).size()); }
+  Fixture() : code(big_code()) {
+    instructions = static_cast<int>(sb::Bytecode::decode(code.ptr()).size());
+  }
   py::object code;
   int instructions = 0;
 };
 
 // Created and destroyed while the interpreter runs (see main).
 Fixture* g_fixture = nullptr;
-Fixture& fixture() { return *g_fixture; }
+Fixture& fixture() {
+  return *g_fixture;
+}
 
 void BM_Decode(benchmark::State& state) {
   Fixture& f = fixture();

@@ -58,13 +58,22 @@ Bytecode Bytecode::decode(PyObject* code) {
   if (code == nullptr || !PyCode_Check(code)) {
     throw BytecodeError("decode expects a code object");
   }
-  Bytecode bc(py::reinterpret_borrow<py::object>(code));
   auto* co = reinterpret_cast<PyCodeObject*>(code);
   const py::object raw = py::reinterpret_steal<py::object>(PyCode_GetCode(co));  // new reference
   if (!raw) {
     throw py::error_already_set();
   }
-  const std::string bytes = bytes_of(raw.ptr());
+  return decode_parts(code, bytes_of(raw.ptr()), bytes_of(co->co_exceptiontable),
+                      bytes_of(co->co_linetable));
+}
+
+Bytecode Bytecode::decode_parts(PyObject* template_code, const std::string& bytes,
+                                const std::string& exception_table, const std::string& linetable) {
+  if (template_code == nullptr || !PyCode_Check(template_code)) {
+    throw BytecodeError("decode expects a code object");
+  }
+  Bytecode bc(py::reinterpret_borrow<py::object>(template_code));
+  auto* co = reinterpret_cast<PyCodeObject*>(template_code);
   if (bytes.size() % 2 != 0) {
     throw BytecodeError("co_code has an odd number of bytes");
   }
@@ -138,7 +147,6 @@ Bytecode Bytecode::decode(PyObject* code) {
   }
 
   // Positions: the location-table entry of each instruction's opcode unit.
-  const std::string linetable = bytes_of(co->co_linetable);
   if (!linetable.empty()) {
     const std::vector<Position> unit_positions =
         decode_location_table(linetable, co->co_firstlineno, n_units);
@@ -148,7 +156,7 @@ Bytecode Bytecode::decode(PyObject* code) {
   }
 
   // Exception-table entries become per-instruction handlers.
-  for (const ExceptionTableEntry& e : decode_exception_table(bytes_of(co->co_exceptiontable))) {
+  for (const ExceptionTableEntry& e : decode_exception_table(exception_table)) {
     const int first = instruction_at(e.start, "exception table entry");
     if (e.end > n_units ||
         (e.end < n_units && index_at_unit[static_cast<std::size_t>(e.end)] < 0) ||

@@ -42,6 +42,12 @@ class Bytecode {
   // Decodes `code` (a code object; borrowed for the call). Throws BytecodeError on malformed
   // bytecode.
   static Bytecode decode(PyObject* code);
+  // Decodes raw co_code, exception-table and location-table bytes, with constants, names,
+  // localsplus and first line from `template_code`. Nothing about the bytes is trusted (the fuzz
+  // target feeds arbitrary ones).
+  static Bytecode decode_parts(PyObject* template_code, const std::string& code,
+                               const std::string& exception_table,
+                               const std::string& location_table);
   // Builds a Bytecode from an instruction list and a template code object: constants, names and
   // localsplus come from the template; instruction ids must be unique and targets must refer to ids
   // in the list.

@@ -1,5 +1,6 @@
 #include "bytecode/location_table.hpp"
 
+#include <climits>
 #include <cstdint>
 
 #include "bytecode/bytecode.hpp"
@@ -28,9 +29,9 @@ class Reader {
     return static_cast<unsigned char>(bytes_[pos_++]);
   }
   // Little-endian groups of 6 bits, bit 6 = more follow.
-  unsigned varint() {
+  long long varint() {
     unsigned b = next();
-    unsigned value = b & 63U;
+    unsigned long long value = b & 63U;
     unsigned shift = 0;
     while ((b & 64U) != 0) {
       shift += 6;
@@ -38,13 +39,13 @@ class Reader {
         throw BytecodeError("location table varint too long");
       }
       b = next();
-      value |= (b & 63U) << shift;
+      value |= static_cast<unsigned long long>(b & 63U) << shift;
     }
-    return value;
+    return static_cast<long long>(value);
   }
-  int svarint() {
-    const unsigned u = varint();
-    return (u & 1U) != 0 ? -static_cast<int>(u >> 1U) : static_cast<int>(u >> 1U);
+  long long svarint() {
+    const long long u = varint();
+    return (u & 1) != 0 ? -(u >> 1) : (u >> 1);
   }
 
  private:
@@ -122,6 +123,15 @@ void write_run(Writer& w, const Position& p, int units, int* prev_line) {
   }
 }
 
+// a + b, or a BytecodeError when that leaves int's range (a malformed table).
+int add_checked(int a, long long b) {
+  const long long sum = static_cast<long long>(a) + b;
+  if (sum < INT_MIN || sum > INT_MAX) {
+    throw BytecodeError("location table line or column out of range");
+  }
+  return static_cast<int>(sum);
+}
+
 }  // namespace
 
 std::vector<Position> decode_location_table(const std::string& table, int first_line, int n_units) {
@@ -140,17 +150,17 @@ std::vector<Position> decode_location_table(const std::string& table, int first_
     if (code == kNoLocation) {
       // all fields stay -1
     } else if (code == kLongForm) {
-      line += r.svarint();
+      line = add_checked(line, r.svarint());
       p.line = line;
-      p.end_line = line + static_cast<int>(r.varint());
-      p.col = static_cast<int>(r.varint()) - 1;
-      p.end_col = static_cast<int>(r.varint()) - 1;
+      p.end_line = add_checked(line, r.varint());
+      p.col = add_checked(-1, r.varint());
+      p.end_col = add_checked(-1, r.varint());
     } else if (code == kNoColumns) {
-      line += r.svarint();
+      line = add_checked(line, r.svarint());
       p.line = line;
       p.end_line = line;
     } else if (code >= kOneLine0) {
-      line += code - kOneLine0;
+      line = add_checked(line, code - kOneLine0);
       p.line = line;
       p.end_line = line;
       p.col = static_cast<int>(r.next());

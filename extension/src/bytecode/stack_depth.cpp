@@ -17,7 +17,10 @@ int compute_stack_depth(const std::vector<Instruction>& instructions, const std:
   bool in_dead_code = false;  // set once the flow from the entry is done (see below)
 
   auto reach = [&](std::size_t index, int depth, const char* how) {
-    if (depth < 0 && !in_dead_code) {
+    if (depth < 0 && in_dead_code) {
+      return;  // a dead path that cannot run; it sets no depth
+    }
+    if (depth < 0) {
       throw BytecodeError(std::string("stack underflow reaching instruction ") +
                           std::to_string(index) + " (" + how + ")");
     }

@@ -67,7 +67,8 @@ TEST(BytecodeEdit, InsertBeforeReturnChangesTheResult) {
   b.insert(ret, {make("POP_TOP"), make("LOAD_CONST", hundred)});
   const py::object code = b.assemble();
   EXPECT_EQ(ns["call"](fn, code, 2).cast<int>(), 100);
-  EXPECT_EQ(ns["call"](fn, code, py::none()).cast<std::string>(), "bad");  // the handler still works
+  EXPECT_EQ(ns["call"](fn, code, py::none()).cast<std::string>(),
+            "bad");  // the handler still works
 }
 
 TEST(BytecodeEdit, InsertedInstructionsInheritHandlerAndPosition) {

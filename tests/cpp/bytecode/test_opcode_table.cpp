@@ -1,4 +1,5 @@
-// The generated opcode table against the interpreter's own <opcode.h> (the C++ tests link Debian's 3.11).
+// The generated opcode table against the interpreter's own <opcode.h> (the C++ tests link
+// Debian's 3.11).
 #include "bytecode/opcode_table.hpp"
 
 #include <Python.h>
@@ -12,15 +13,29 @@
 namespace sb = sot::bytecode;
 
 TEST(OpcodeTable, NumbersMatchTheInterpretersHeader) {
-#define SOT_OPCODE_ENTRY(name) {#name, name}
+#define SOT_OPCODE_ENTRY(name) \
+  { #name, name }
   const std::vector<std::pair<std::string, int>> expected = {
-      SOT_OPCODE_ENTRY(NOP),          SOT_OPCODE_ENTRY(POP_TOP),       SOT_OPCODE_ENTRY(LOAD_FAST),
-      SOT_OPCODE_ENTRY(STORE_FAST),   SOT_OPCODE_ENTRY(LOAD_CONST),    SOT_OPCODE_ENTRY(LOAD_GLOBAL),
-      SOT_OPCODE_ENTRY(BINARY_OP),    SOT_OPCODE_ENTRY(RETURN_VALUE),  SOT_OPCODE_ENTRY(FOR_ITER),
-      SOT_OPCODE_ENTRY(JUMP_FORWARD), SOT_OPCODE_ENTRY(JUMP_BACKWARD), SOT_OPCODE_ENTRY(EXTENDED_ARG),
-      SOT_OPCODE_ENTRY(CALL),         SOT_OPCODE_ENTRY(RESUME),        SOT_OPCODE_ENTRY(PUSH_EXC_INFO),
-      SOT_OPCODE_ENTRY(LOAD_DEREF),   SOT_OPCODE_ENTRY(MAKE_CELL),     SOT_OPCODE_ENTRY(RETURN_GENERATOR),
-      SOT_OPCODE_ENTRY(LOAD_GLOBAL_BUILTIN), SOT_OPCODE_ENTRY(BINARY_OP_ADD_INT),
+      SOT_OPCODE_ENTRY(NOP),
+      SOT_OPCODE_ENTRY(POP_TOP),
+      SOT_OPCODE_ENTRY(LOAD_FAST),
+      SOT_OPCODE_ENTRY(STORE_FAST),
+      SOT_OPCODE_ENTRY(LOAD_CONST),
+      SOT_OPCODE_ENTRY(LOAD_GLOBAL),
+      SOT_OPCODE_ENTRY(BINARY_OP),
+      SOT_OPCODE_ENTRY(RETURN_VALUE),
+      SOT_OPCODE_ENTRY(FOR_ITER),
+      SOT_OPCODE_ENTRY(JUMP_FORWARD),
+      SOT_OPCODE_ENTRY(JUMP_BACKWARD),
+      SOT_OPCODE_ENTRY(EXTENDED_ARG),
+      SOT_OPCODE_ENTRY(CALL),
+      SOT_OPCODE_ENTRY(RESUME),
+      SOT_OPCODE_ENTRY(PUSH_EXC_INFO),
+      SOT_OPCODE_ENTRY(LOAD_DEREF),
+      SOT_OPCODE_ENTRY(MAKE_CELL),
+      SOT_OPCODE_ENTRY(RETURN_GENERATOR),
+      SOT_OPCODE_ENTRY(LOAD_GLOBAL_BUILTIN),
+      SOT_OPCODE_ENTRY(BINARY_OP_ADD_INT),
       SOT_OPCODE_ENTRY(LOAD_ATTR_INSTANCE_VALUE),
   };
 #undef SOT_OPCODE_ENTRY
@@ -31,8 +46,10 @@ TEST(OpcodeTable, NumbersMatchTheInterpretersHeader) {
 }
 
 TEST(OpcodeTable, SpecialisedOpcodesMapToTheirBase) {
-  EXPECT_EQ(sb::opcode_info(sb::opcode_by_name("LOAD_GLOBAL_BUILTIN")).base, sb::opcode_by_name("LOAD_GLOBAL"));
-  EXPECT_EQ(sb::opcode_info(sb::opcode_by_name("BINARY_OP_ADD_INT")).base, sb::opcode_by_name("BINARY_OP"));
+  EXPECT_EQ(sb::opcode_info(sb::opcode_by_name("LOAD_GLOBAL_BUILTIN")).base,
+            sb::opcode_by_name("LOAD_GLOBAL"));
+  EXPECT_EQ(sb::opcode_info(sb::opcode_by_name("BINARY_OP_ADD_INT")).base,
+            sb::opcode_by_name("BINARY_OP"));
   const sb::OpcodeInfo& load_fast = sb::opcode_info(sb::opcode_by_name("LOAD_FAST"));
   EXPECT_EQ(load_fast.base, load_fast.code);
   EXPECT_EQ(load_fast.arg_kind, sb::ArgKind::kLocal);
