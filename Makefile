@@ -23,7 +23,7 @@ CPYTHON_ROUNDTRIP_MODULES := test_grammar test_scope test_exceptions test_genera
   test_patma test_listcomps
 
 .PHONY: all deps configure build test test-cpp test-python test-python-extra test-kernel test-notebooks demo \
-        test-cpython bench fuzz test-fuzz-smoke \
+        test-cpython bench fuzz test-fuzz-smoke doc-opcodes \
         kernelspec-install format format-check tidy clean
 
 all: build
@@ -122,6 +122,13 @@ fuzz: $(FUZZ_BIN)
 
 test-fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
+
+# docs/opcodes.md from the opcode tables of the three interpreters' _sot.
+doc-opcodes: build
+	@set -e; for py in $(PY) $(EXTRA_PYTHONS); do \
+	  PYTHONPATH=$(CURDIR)/$(BUILD)/python $$py share/tools/opcode_doc.py --dump $(BUILD)/opcodes-$$($$py -c 'import sys; print("%d%d" % sys.version_info[:2])').json; \
+	done
+	$(PY) share/tools/opcode_doc.py --merge $$(ls $(BUILD)/opcodes-3*.json | sort -V) > docs/opcodes.md
 
 CXX_SOURCES = $(shell git ls-files '*.cpp' '*.hpp')
 
