@@ -3,6 +3,8 @@
 #include <benchmark/benchmark.h>
 #include <pybind11/embed.h>
 
+#include <cstdio>
+#include <exception>
 #include <string>
 
 #include "bytecode/bytecode.hpp"
@@ -16,8 +18,12 @@ py::object big_code() {
   std::string source = "def big(x, items):\n    total = 0\n";
   for (int i = 0; i < 52; ++i) {
     const std::string n = std::to_string(i);
-    source += "    if x > " + n + ":\n        total += x * " + n + "\n";
-    source += "    for k in items:\n        total -= k\n";
+    source.append("    if x > ")
+        .append(n)
+        .append(":\n        total += x * ")
+        .append(n)
+        .append("\n");
+    source.append("    for k in items:\n        total -= k\n");
   }
   source += "    return total\n";
   py::dict ns;
@@ -42,7 +48,7 @@ Fixture& fixture() {
 
 void BM_Decode(benchmark::State& state) {
   Fixture& f = fixture();
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the benchmark loop idiom
     benchmark::DoNotOptimize(sb::Bytecode::decode(f.code.ptr()));
   }
   state.counters["instructions"] = f.instructions;
@@ -50,7 +56,7 @@ void BM_Decode(benchmark::State& state) {
 
 void BM_DecodeAssemble(benchmark::State& state) {
   Fixture& f = fixture();
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the benchmark loop idiom
     benchmark::DoNotOptimize(sb::Bytecode::decode(f.code.ptr()).assemble());
   }
   state.counters["instructions"] = f.instructions;
@@ -59,7 +65,7 @@ void BM_DecodeAssemble(benchmark::State& state) {
 void BM_BaselineCodeReplace(benchmark::State& state) {
   Fixture& f = fixture();
   const py::object co_code = f.code.attr("co_code");
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the benchmark loop idiom
     benchmark::DoNotOptimize(f.code.attr("replace")(py::arg("co_code") = co_code));
   }
 }
@@ -70,7 +76,7 @@ BENCHMARK(BM_Decode)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DecodeAssemble)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_BaselineCodeReplace)->Unit(benchmark::kMicrosecond);
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   py::scoped_interpreter python;
   Fixture f;
   g_fixture = &f;
@@ -79,4 +85,7 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
   g_fixture = nullptr;
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "bench_bytecode: %s\n", e.what());
+  return 1;
 }

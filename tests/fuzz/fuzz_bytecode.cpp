@@ -1,9 +1,11 @@
-// libFuzzer target for the bytecode layer: arbitrary bytes as code objects (co_code, exception table, location
-// table) through decode and assemble, and arbitrary instruction lists through assemble. Errors are expected and
-// fine; crashes, sanitizer reports and hangs are bugs. Built and run by `make fuzz` (and briefly by `make test`).
+// libFuzzer target for the bytecode layer: arbitrary bytes as code objects (co_code, exception
+// table, location table) through decode and assemble, and arbitrary instruction lists through
+// assemble. Errors are expected and fine; crashes, sanitizer reports and hangs are bugs. Built and
+// run by `make fuzz` (and briefly by `make test`).
 //
-// Input: byte 0 picks the mode. Mode 0: two 16-bit lengths, then co_code, co_exceptiontable, co_linetable.
-// Mode 1: 5-byte records (opcode, arg low, arg high, target, flags) forming an instruction list.
+// Input: byte 0 picks the mode. Mode 0: two 16-bit lengths, then co_code, co_exceptiontable,
+// co_linetable. Mode 1: 5-byte records (opcode, arg low, arg high, target, flags) forming an
+// instruction list.
 #include <Python.h>
 #include <pybind11/embed.h>
 
@@ -27,13 +29,15 @@ void fuzz_code(const std::uint8_t* data, std::size_t size) {
     return;
   }
   const std::size_t code_len = std::min<std::size_t>(size - 4, (data[0] | (data[1] << 8U)) & ~1U);
-  const std::size_t table_len = std::min<std::size_t>(size - 4 - code_len, data[2] | (data[3] << 8U));
+  const std::size_t table_len =
+      std::min<std::size_t>(size - 4 - code_len, data[2] | (data[3] << 8U));
   const char* p = reinterpret_cast<const char*>(data + 4);
   const std::string code(p, code_len);
   const std::string table(p + code_len, table_len);
   const std::string lines(p + code_len + table_len, size - 4 - code_len - table_len);
-  // Decoded straight from the bytes: CPython itself trusts co_code (creating a code object from arbitrary bytes
-  // can corrupt its heap), so the bytes never become a code object; what is assembled from them is well formed.
+  // Decoded straight from the bytes: CPython itself trusts co_code (creating a code object from
+  // arbitrary bytes can corrupt its heap), so the bytes never become a code object; what is
+  // assembled from them is well formed.
   try {
     sb::Bytecode b = sb::Bytecode::decode_parts(g_template, code, table, lines);
     (void)b.assemble();
@@ -57,8 +61,8 @@ void fuzz_instructions(const std::uint8_t* data, std::size_t size) {
     ins.arg = r[1] | (r[2] << 8U);
     ins.target = static_cast<int>(r[3] % n);
     if ((r[4] & 1U) != 0) {
-      ins.handler = sb::Handler{static_cast<int>((r[4] >> 1U) % n), static_cast<int>((r[4] >> 4U) & 7U),
-                                (r[4] & 0x80U) != 0};
+      ins.handler = sb::Handler{static_cast<int>((r[4] >> 1U) % n),
+                                static_cast<int>((r[4] >> 4U) & 7U), (r[4] & 0x80U) != 0};
     }
     ins.position = {r[4] & 15, (r[4] & 15) + (r[3] & 1), r[1] & 63, (r[1] & 63) + (r[2] & 31)};
     list.push_back(ins);

@@ -259,3 +259,13 @@ def test_instruction_snapshots_survive_edits():
     b.remove(1)
     b.insert(0, [I("NOP")])
     assert [ins.id for ins in snapshot] == ids
+
+
+def test_assemble_overrides_name_qualname_and_first_line():
+    b = bc.decode(returns_param.__code__)
+    code = b.assemble(name="__sot_resume_8", qualname="returns_param.<resume>", first_line=500)
+    assert code.co_name == "__sot_resume_8" and code.co_qualname == "returns_param.<resume>"
+    assert code.co_firstlineno == 500
+    # positions are absolute: the lines stay those of the user's code
+    assert [p for p in code.co_positions()] == [p for p in returns_param.__code__.co_positions()]
+    assert run(returns_param, code, 9) == 9

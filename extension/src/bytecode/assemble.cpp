@@ -107,7 +107,7 @@ Bytecode::Layout Bytecode::layout() const {
   return layout;
 }
 
-py::object Bytecode::assemble() const {
+py::object Bytecode::assemble(const CodeOverrides& overrides) const {
   const std::vector<Instruction>& ins = instructions_;
   const std::size_t n = ins.size();
   auto index = [this](int id) { return index_of(id); };
@@ -159,8 +159,10 @@ py::object Bytecode::assemble() const {
   const bool keep_empty_linetable =
       !any_position && PyBytes_GET_SIZE(template_code->co_linetable) == 0;
   const std::string linetable =
-      keep_empty_linetable ? std::string()
-                           : encode_location_table(positions, sizes, template_code->co_firstlineno);
+      keep_empty_linetable
+          ? std::string()
+          : encode_location_table(positions, sizes,
+                                  overrides.first_line.value_or(template_code->co_firstlineno));
 
   const int stacksize = compute_stack_depth(ins, args, index);
 
@@ -171,6 +173,30 @@ py::object Bytecode::assemble() const {
   kwargs["co_exceptiontable"] = to_bytes(encode_exception_table(entries));
   kwargs["co_linetable"] = to_bytes(linetable);
   kwargs["co_stacksize"] = stacksize;
+  if (overrides.name) {
+    kwargs["co_name"] = *overrides.name;
+  }
+  if (overrides.qualname) {
+    kwargs["co_qualname"] = *overrides.qualname;
+  }
+  if (overrides.filename) {
+    kwargs["co_filename"] = *overrides.filename;
+  }
+  if (overrides.first_line) {
+    kwargs["co_firstlineno"] = *overrides.first_line;
+  }
+  if (overrides.flags) {
+    kwargs["co_flags"] = *overrides.flags;
+  }
+  if (overrides.argcount) {
+    kwargs["co_argcount"] = *overrides.argcount;
+  }
+  if (overrides.posonlyargcount) {
+    kwargs["co_posonlyargcount"] = *overrides.posonlyargcount;
+  }
+  if (overrides.kwonlyargcount) {
+    kwargs["co_kwonlyargcount"] = *overrides.kwonlyargcount;
+  }
   if (locals_changed_) {
     py::list varnames;
     py::list cellvars;

@@ -209,7 +209,7 @@ std::size_t Bytecode::index_of(int id) const {
       }
       max_id = std::max(max_id, ins.id);
     }
-    index_by_id_.assign(static_cast<std::size_t>(max_id + 1), -1);
+    index_by_id_.assign(static_cast<std::size_t>(max_id) + 1, -1);
     for (std::size_t i = 0; i < instructions_.size(); ++i) {
       int& slot = index_by_id_[static_cast<std::size_t>(instructions_[i].id)];
       if (slot >= 0) {

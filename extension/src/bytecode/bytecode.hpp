@@ -8,6 +8,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -54,7 +55,19 @@ class Bytecode {
   static Bytecode from_instructions(std::vector<Instruction> instructions, PyObject* template_code);
 
   // Assembles a new code object (a new reference, never null; throws on error).
-  pybind11::object assemble() const;
+  pybind11::object assemble() const { return assemble(CodeOverrides{}); }
+  // Same, with fields of the template replaced (for resume functions and other generated code).
+  struct CodeOverrides {
+    std::optional<std::string> name;
+    std::optional<std::string> qualname;
+    std::optional<std::string> filename;
+    std::optional<int> first_line;
+    std::optional<int> flags;
+    std::optional<int> argcount;
+    std::optional<int> posonlyargcount;
+    std::optional<int> kwonlyargcount;
+  };
+  pybind11::object assemble(const CodeOverrides& overrides) const;
 
   // Where each instruction lands when assembled: final arguments (jump arguments resolved) and
   // start and size in code units (EXTENDED_ARG prefixes and caches included).

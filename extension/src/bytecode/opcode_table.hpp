@@ -31,17 +31,21 @@ enum OpcodeFlag : std::uint8_t {
 };
 
 struct OpcodeInfo {
-  int code = -1;               // the opcode number; -1 for an unused number
   const char* name = nullptr;  // e.g. "LOAD_FAST"
+  int code = -1;               // the opcode number; -1 for an unused number
   int base = -1;               // the base (deoptimised) opcode
+  int cache_entries = 0;       // inline cache code units that follow the instruction
   ArgKind arg_kind = ArgKind::kNone;
-  int cache_entries = 0;  // inline cache code units that follow the instruction
   std::uint8_t flags = 0;
 
   bool valid() const { return code >= 0; }
   bool has_arg() const { return arg_kind != ArgKind::kNone; }
   bool is_jump() const { return (flags & kJump) != 0; }
   bool falls_through() const { return (flags & kNoFallthrough) == 0; }
+  // An unconditional transfer: a jump that never falls through (JUMP_FORWARD, JUMP_BACKWARD, ...).
+  bool is_unconditional_jump() const { return is_jump() && !falls_through(); }
+  // Ends the flow without a jump target: return, raise, re-raise.
+  bool is_terminator() const { return !is_jump() && !falls_through(); }
 };
 
 namespace detail {

@@ -165,7 +165,23 @@ void bind_bytecode(py::module_& parent) {
       .def("add_const", &Bytecode::add_const, py::arg("value"))
       .def("add_name", &Bytecode::add_name, py::arg("name"))
       .def("add_local", &Bytecode::add_local, py::arg("name"))
-      .def("assemble", &Bytecode::assemble)
+      .def(
+          "assemble",
+          [](const Bytecode& b, std::optional<std::string> name,
+             std::optional<std::string> qualname, std::optional<std::string> filename,
+             std::optional<int> first_line, std::optional<int> flags, std::optional<int> argcount,
+             std::optional<int> posonlyargcount, std::optional<int> kwonlyargcount) {
+            return b.assemble(Bytecode::CodeOverrides{std::move(name), std::move(qualname),
+                                                      std::move(filename), first_line, flags,
+                                                      argcount, posonlyargcount, kwonlyargcount});
+          },
+          py::kw_only(), py::arg("name") = py::none(), py::arg("qualname") = py::none(),
+          py::arg("filename") = py::none(), py::arg("first_line") = py::none(),
+          py::arg("flags") = py::none(), py::arg("argcount") = py::none(),
+          py::arg("posonlyargcount") = py::none(), py::arg("kwonlyargcount") = py::none(),
+          "Assemble a new code object; keyword arguments replace the template's name, qualname, "
+          "filename, "
+          "first line, flags and argument counts.")
       .def("dis", [](const Bytecode& b) { return bytecode::disassemble_text(b); });
 
   m.def(

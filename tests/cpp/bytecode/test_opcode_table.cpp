@@ -60,8 +60,12 @@ TEST(OpcodeTable, FlagsAndCaches) {
   EXPECT_TRUE(jump.is_jump());
   EXPECT_FALSE(jump.falls_through());
   EXPECT_EQ(jump.arg_kind, sb::ArgKind::kJumpBackward);
+  EXPECT_TRUE(jump.is_unconditional_jump());
+  EXPECT_FALSE(jump.is_terminator());
   const sb::OpcodeInfo& ret = sb::opcode_info(sb::opcode_by_name("RETURN_VALUE"));
   EXPECT_FALSE(ret.falls_through());
+  EXPECT_TRUE(ret.is_terminator());
+  EXPECT_FALSE(sb::opcode_info(sb::opcode_by_name("FOR_ITER")).is_unconditional_jump());
   EXPECT_FALSE(ret.has_arg());
   EXPECT_GT(sb::opcode_info(sb::opcode_by_name("LOAD_GLOBAL")).cache_entries, 0);
   EXPECT_FALSE(sb::opcode_info(300).valid());
