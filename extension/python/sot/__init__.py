@@ -15,7 +15,7 @@ except ImportError as _exc:  # pragma: no cover - exercised only on a broken or 
         f"(original error: {_exc})"
     ) from _exc
 
-from . import bytecode
+from . import bytecode, capture
 from .config import Config, ConfigError, config
 
 __version__ = _sot.__version__
@@ -26,4 +26,4 @@ def build_info():
     return _sot.build_info()
 
 
-__all__ = ["Config", "ConfigError", "build_info", "bytecode", "config", "__version__"]
+__all__ = ["Config", "ConfigError", "build_info", "bytecode", "capture", "config", "__version__"]

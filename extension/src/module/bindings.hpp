@@ -6,5 +6,6 @@
 namespace sot::module {
 
 void bind_bytecode(pybind11::module_& m);
+void bind_capture(pybind11::module_& m);
 
 }  // namespace sot::module

@@ -29,4 +29,5 @@ PYBIND11_MODULE(_sot, m) {
       "Versions and options this core was built with.");
   m.attr("__version__") = SOT_VERSION;
   sot::module::bind_bytecode(m);
+  sot::module::bind_capture(m);
 }

@@ -1,0 +1,77 @@
+"""The frame-capture runtime (C++, ``sot._sot.capture``): a PEP 523 hook that hands frames to a callback which may
+replace their code, a per-code cache of replacements with guards, and rules for code it never touches.
+
+    def callback(code, locals):
+        return None                 # run the original code
+        return new_code, guard      # run new_code now, and later whenever guard(locals) is true (None: always)
+
+    with sot.capture.capture(callback):
+        f(1, 2)
+    sot.capture.stats(f)            # hits, misses, translations, declined, fallbacks, guard_ns, entries, reasons
+
+The replacement must keep the original's localsplus layout (same names, kinds and order), argument counts and
+kind of function, and need no larger value stack; it then runs in the frame CPython already made, swapped in
+before the first instruction. Anything else is a fallback: the original code runs and the reason is recorded.
+Frames never handed to the callback: generators and coroutines being resumed or thrown into, frames while a
+trace or profile function is set, the callback's own frames, code marked do-not-translate, and code under the
+skip rules (by default the standard library, site- and dist-packages, numpy, IPython and sot itself).
+"""
+
+import contextlib
+import os
+import sysconfig
+
+from . import _sot
+from .config import config
+
+_c = _sot.capture
+
+enable = _c.enable
+disable = _c.disable
+depth = _c.depth
+stats = _c.stats
+clear = _c.clear
+mark_do_not_translate = _c.mark_do_not_translate
+set_cache_limit = _c.set_cache_limit
+cache_limit = _c.cache_limit
+skip_rules = _c.skip_rules
+
+DEFAULT_SKIPPED_MODULES = ("sot", "sot_magics", "xsot_kernel", "numpy", "IPython", "ipykernel",
+                           "xeus_python_shell", "debugpy", "jupyter_client", "traitlets", "pytest", "_pytest",
+                           "pluggy")
+
+
+def default_skipped_paths():
+    """The standard library and the folders third-party packages install into."""
+    paths = set()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            paths.add(os.path.join(os.path.realpath(path), ""))
+            paths.add(os.path.join(path, ""))
+    for path in ("/usr/lib/python3/dist-packages/", os.path.join(os.path.dirname(__file__), "")):
+        paths.add(path)
+    return sorted(paths)
+
+
+def set_skip_rules(modules=DEFAULT_SKIPPED_MODULES, paths=None, allow_modules=()):
+    """Replace the skip rules: module names (with their submodules), file path prefixes, and modules captured even
+    when another rule would skip them (e.g. a CPython test module under the standard library's folder)."""
+    _c.set_skip_rules(list(modules), list(default_skipped_paths() if paths is None else paths), list(allow_modules))
+
+
+@contextlib.contextmanager
+def capture(callback):
+    """A capture scope on this thread for the length of the ``with`` block (nestable; the innermost wins)."""
+    _c.enable(callback)
+    try:
+        yield
+    finally:
+        _c.disable()
+
+
+set_skip_rules()
+set_cache_limit(config.cache_limit)
+
+__all__ = ["capture", "cache_limit", "clear", "default_skipped_paths", "depth", "disable", "enable",
+           "mark_do_not_translate", "set_cache_limit", "set_skip_rules", "skip_rules", "stats"]

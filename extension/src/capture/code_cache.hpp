@@ -1,0 +1,46 @@
+// The per-code cache of the capture runtime, stored in the code object's extra slot and freed with it.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace sot::capture {
+
+struct CacheEntry {
+  pybind11::object code;   // the transformed code object
+  pybind11::object guard;  // callable(locals: dict) -> bool, or None for "always"
+};
+
+struct Counters {
+  std::uint64_t hits = 0;          // a cached entry's guard passed and its code ran
+  std::uint64_t misses = 0;        // no entry's guard passed
+  std::uint64_t translations = 0;  // the callback produced a new entry
+  std::uint64_t declined = 0;      // the callback chose the original code
+  std::uint64_t fallbacks = 0;     // the original code ran because something failed (reasons below)
+  std::uint64_t guard_ns = 0;      // time spent in guards
+};
+
+struct CodeCache {
+  enum class Decision : std::uint8_t { kUndecided, kSkip, kCapture };
+  Decision decision = Decision::kUndecided;
+  std::uint64_t rules_generation = 0;  // skip rules the decision was made under
+  std::string skip_reason;
+  bool never_translate = false;  // marked "do not translate"
+  std::vector<CacheEntry> entries;
+  Counters counters;
+  std::deque<std::string> reasons;  // latest fallback and recompile reasons, oldest first (bounded)
+
+  void record(std::string reason);
+};
+
+// The cache of `code` (borrowed), created on first use; nullptr only if the extra slot cannot be used (then a
+// Python error is set).
+CodeCache* cache_for(PyObject* code);
+// The cache of `code` if it has one, else nullptr (no error).
+CodeCache* existing_cache(PyObject* code);
+
+}  // namespace sot::capture

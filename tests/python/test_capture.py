@@ -1,0 +1,287 @@
+"""The frame-capture runtime with hand-written transformations: the replacement runs with the frame's arguments,
+cells and free variables; the cache hits, retranslates on a guard failure and stops at its limit; failures fall
+back to the original code with a reason; skipped code never reaches the callback; nothing leaks."""
+
+import gc
+import json
+import opcode
+import sys
+import threading
+import traceback
+import weakref
+
+import pytest
+
+import sot.bytecode as bc
+from sot import capture as cap
+from sot.bytecode import Instruction as I  # noqa: E741
+
+ADD = next(i for i, (name, _) in enumerate(opcode._nb_ops) if name == "NB_ADD")
+
+
+def plus(code, amount):
+    """`code` with `amount` added to every value it returns."""
+    b = bc.decode(code)
+    k = b.add_const(amount)
+    for index in reversed([i for i in range(len(b)) if b[i].opname == "RETURN_VALUE"]):
+        b.insert(index, [I("LOAD_CONST", k), I("BINARY_OP", ADD)])
+    return b.assemble()
+
+
+class Recorder:
+    """A callback that records what it is shown and answers with `answer(code, locals)`."""
+
+    def __init__(self, answer=lambda code, local_vars: None):
+        self.calls = []
+        self.answer = answer
+
+    def __call__(self, code, local_vars):
+        self.calls.append((code.co_name, dict(local_vars)))
+        return self.answer(code, local_vars)
+
+
+@pytest.fixture(autouse=True)
+def fresh_limit():
+    limit = cap.cache_limit()
+    yield
+    cap.set_cache_limit(limit)
+    assert cap.depth() == 0
+
+
+def signature(a, b=2, *args, c, d=4, **kw):
+    total = a + b + c + d + sum(args) + sum(kw.values())
+    return total
+
+
+def test_callback_sees_every_kind_of_argument():
+    rec = Recorder()
+    with cap.capture(rec):
+        assert signature(1, c=3) == 10
+        assert signature(1, 5, 6, 7, c=3, d=0, e=100) == 122
+    assert rec.calls[0] == ("signature", {"a": 1, "b": 2, "args": (), "c": 3, "d": 4, "kw": {}})
+    assert rec.calls[1] == ("signature", {"a": 1, "b": 5, "args": (6, 7), "c": 3, "d": 0, "kw": {"e": 100}})
+
+
+def test_replacement_runs_with_the_frames_arguments():
+    new = plus(signature.__code__, 1000)
+    rec = Recorder(lambda code, local_vars: (new, None))
+    with cap.capture(rec):
+        assert signature(1, 5, 6, 7, c=3, d=0, e=100) == 1122
+        assert signature(1, c=3) == 1010  # cache hit: the callback is not asked again
+    assert len(rec.calls) == 1
+    s = cap.stats(signature)
+    assert (s["translations"], s["hits"], s["entries"]) == (1, 1, 1)
+    assert signature(1, c=3) == 10  # outside the scope: the original
+    cap.clear(signature)
+
+
+def make_closures():
+    captured = 5
+
+    def uses_cell(x):
+        y = x * 2
+
+        def reads_y():
+            return y + captured
+
+        return reads_y()
+
+    return uses_cell
+
+
+def test_cells_and_free_variables_are_carried_over():
+    uses_cell = make_closures()
+    new = plus(uses_cell.__code__, 1000)
+    rec = Recorder(lambda code, local_vars: (new, None) if code is uses_cell.__code__ else None)
+    with cap.capture(rec):
+        assert uses_cell(3) == 1011
+    names = [name for name, _ in rec.calls]
+    assert names == ["uses_cell", "reads_y"]
+    assert rec.calls[0][1] == {"x": 3, "captured": 5}
+    assert rec.calls[1][1] == {"y": 6, "captured": 5}
+
+
+def counter(n):
+    for i in range(n):
+        yield i
+
+
+def test_generator_resumption_is_never_captured():
+    rec = Recorder()
+    with cap.capture(rec):
+        assert list(counter(4)) == [0, 1, 2, 3]
+    assert [name for name, _ in rec.calls] == ["counter"]  # the call, not the four resumptions
+
+
+def twice(a):
+    return a * 2
+
+
+def test_guard_failure_retranslates_and_reasons_are_kept():
+    made = []
+
+    def answer(code, local_vars):
+        wanted = local_vars["a"]
+        made.append(wanted)
+        return plus(code, 100), (lambda lv, wanted=wanted: lv["a"] == wanted)
+
+    with cap.capture(Recorder(answer)):
+        assert twice(1) == 102
+        assert twice(1) == 102
+        assert twice(2) == 104
+    s = cap.stats(twice)
+    assert made == [1, 2]
+    assert (s["translations"], s["hits"], s["misses"], s["entries"]) == (2, 1, 2, 2)
+    assert s["guard_ns"] > 0
+    cap.clear(twice)
+
+
+def test_entry_limit_falls_back_to_the_original_with_a_reason():
+    cap.set_cache_limit(2)
+    never = lambda lv: False  # noqa: E731
+    with cap.capture(Recorder(lambda code, lv: (plus(code, 100), never))):
+        assert twice(1) == 102
+        assert twice(1) == 102
+        assert twice(1) == 2  # limit reached: the original runs
+    s = cap.stats(twice)
+    assert (s["translations"], s["fallbacks"], s["entries"]) == (2, 1, 2)
+    assert any("recompile limit" in r for r in s["reasons"])
+    cap.clear(twice)
+
+
+def fails(x):
+    y = x + 1
+    return y
+
+
+def test_traceback_from_transformed_code_points_at_the_users_line():
+    b = bc.decode(fails.__code__)
+    ret = max(i for i in range(len(b)) if b[i].opname == "RETURN_VALUE")
+    zero = b.add_const(0)
+    b.insert(ret, [I("LOAD_CONST", zero), I("BINARY_OP", next(i for i, (n, _) in enumerate(opcode._nb_ops)
+                                                            if n == "NB_TRUE_DIVIDE"))])
+    new = b.assemble()
+    with cap.capture(Recorder(lambda code, lv: (new, None))):
+        with pytest.raises(ZeroDivisionError) as info:
+            fails(1)
+    last = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert last.name == "fails" and last.lineno == fails.__code__.co_firstlineno + 2
+    cap.clear(fails)
+
+
+def identity(v):
+    return v
+
+
+def test_replacements_that_do_not_fit_fall_back():
+    bigger = plus(identity.__code__, 1)  # needs one more stack slot than `return v`
+    assert bigger.co_stacksize > identity.__code__.co_stacksize
+    with cap.capture(Recorder(lambda code, lv: (bigger, None))):
+        assert identity(5) == 5
+    assert "larger frame" in cap.stats(identity)["reasons"][-1]
+    cap.clear(identity)
+
+    other_layout = twice.__code__
+    with cap.capture(Recorder(lambda code, lv: (other_layout, None) if code is identity.__code__ else None)):
+        assert identity(5) == 5
+    assert "layout" in cap.stats(identity)["reasons"][-1]
+    cap.clear(identity)
+
+
+def test_callback_errors_never_reach_user_code():
+    def broken(code, lv):
+        raise RuntimeError("translator bug")
+
+    with cap.capture(broken):
+        assert twice(4) == 8
+    s = cap.stats(twice)
+    assert s["fallbacks"] == 1 and "translator bug" in s["reasons"][-1]
+    with cap.capture(lambda code, lv: "nonsense"):
+        assert twice(4) == 8
+    assert "None or (code, guard)" in cap.stats(twice)["reasons"][-1]
+    cap.clear(twice)
+
+
+def test_skipped_code_never_reaches_the_callback():
+    rec = Recorder()
+    with cap.capture(rec):
+        json.dumps({"a": [1, 2]})
+    assert rec.calls == []
+    assert cap.stats(json.dumps)["skipped"] is True
+
+
+def test_do_not_translate_mark():
+    def marked(x):
+        return x
+
+    cap.mark_do_not_translate(marked)
+    rec = Recorder()
+    with cap.capture(rec):
+        marked(1)
+    assert rec.calls == []
+
+
+def test_tracing_frames_are_not_captured():
+    rec = Recorder()
+    sys.settrace(lambda *a: None)
+    try:
+        with cap.capture(rec):
+            twice(1)
+    finally:
+        sys.settrace(None)
+    assert rec.calls == []
+
+
+def test_scopes_nest_and_the_innermost_wins():
+    outer, inner = Recorder(), Recorder()
+    with cap.capture(outer):
+        with cap.capture(inner):
+            assert cap.depth() == 2
+            twice(1)
+        twice(2)
+    assert [lv for _, lv in inner.calls] == [{"a": 1}]
+    assert [lv for _, lv in outer.calls] == [{"a": 2}]
+
+
+def test_other_threads_are_not_captured():
+    rec = Recorder()
+    results = []
+    with cap.capture(rec):
+        t = threading.Thread(target=lambda: results.append(twice(21)))
+        t.start()
+        t.join()
+    assert results == [42] and rec.calls == []
+
+
+def test_code_and_cache_are_freed_with_the_function():
+    namespace = {}
+    exec("def temp(x):\n    return x + 1\n", namespace)
+    fn = namespace.pop("temp")
+    with cap.capture(Recorder(lambda code, lv: (plus(code, 5), None))):
+        assert fn(1) == 7
+    assert cap.stats(fn)["entries"] == 1
+    code_ref, fn_ref = weakref.ref(fn.__code__), weakref.ref(fn)
+    del fn
+    gc.collect()
+    assert fn_ref() is None and code_ref() is None
+
+
+def test_reference_counts_are_unchanged_by_hits_misses_and_fallbacks():
+    def subject(x):
+        return x * 3
+
+    code = subject.__code__
+    new = plus(code, 1)
+    with cap.capture(Recorder(lambda c, lv: (new, lambda lv: lv["x"] < 100))):
+        subject(1)  # translate
+        before = (sys.getrefcount(code), sys.getrefcount(new))
+        for _ in range(1000):
+            subject(1)  # hit
+        for _ in range(1000):
+            subject(500)  # miss: guard fails, retranslate until the limit, then fall back
+        after = (sys.getrefcount(code), sys.getrefcount(new))
+    s = cap.stats(subject)
+    assert s["hits"] >= 1000 and s["fallbacks"] > 0
+    assert after[0] == before[0]
+    # `new` is referenced once more by each extra cache entry made for x=500
+    assert after[1] == before[1] + (s["entries"] - 1)
