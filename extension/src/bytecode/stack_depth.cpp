@@ -1,6 +1,7 @@
 #include "bytecode/stack_depth.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "bytecode/bytecode.hpp"
@@ -11,12 +12,17 @@ namespace sot::bytecode {
 int compute_stack_depth(const std::vector<Instruction>& instructions, const std::vector<int>& args,
                         const std::function<std::size_t(int)>& index_of) {
   const std::size_t n = instructions.size();
+  // Far above any real code's depth, and small enough that depth sums stay far from int overflow.
+  constexpr int kMaxDepth = 1 << 24;
   std::vector<int> depth_at(n, -1);
   std::vector<std::size_t> worklist;
   int max_depth = 0;
   bool in_dead_code = false;  // set once the flow from the entry is done (see below)
 
   auto reach = [&](std::size_t index, int depth, const char* how) {
+    if (depth > kMaxDepth) {
+      throw BytecodeError("stack depth out of range reaching instruction " + std::to_string(index));
+    }
     if (depth < 0 && in_dead_code) {
       return;  // a dead path that cannot run; it sets no depth
     }
@@ -47,9 +53,22 @@ int compute_stack_depth(const std::vector<Instruction>& instructions, const std:
       throw BytecodeError(std::string("no stack effect known for ") +
                           opcode_info(instructions[i].opcode).name);
     }
+    // Arguments come from anywhere (edits, fuzzing): an effect no real code has is an error, and
+    // keeps depth sums far from int overflow.
+    if (effect > kMaxDepth || effect < -kMaxDepth) {
+      throw BytecodeError(std::string("stack effect ") + std::to_string(effect) + " of " +
+                          opcode_info(instructions[i].opcode).name + " is out of range");
+    }
     return effect;
   };
 
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::optional<Handler>& h = instructions[i].handler;
+    if (h && (h->depth < 0 || h->depth > kMaxDepth)) {
+      throw BytecodeError("exception handler depth " + std::to_string(h->depth) +
+                          " of instruction " + std::to_string(i) + " is out of range");
+    }
+  }
   if (n > 0) {
     reach(0, 0, "entry");
   }
@@ -64,17 +83,20 @@ int compute_stack_depth(const std::vector<Instruction>& instructions, const std:
     for (std::size_t j = first; j < n; ++j) {
       if (depth_at[j] >= 0) {
         *depth = depth_at[j] - sum;
-        return *depth >= 0;
+        return *depth >= 0 && *depth <= kMaxDepth;
       }
       const OpcodeInfo& info = opcode_info(instructions[j].opcode);
       if (!info.falls_through()) {
         if (info.is_jump() && depth_at[index_of(instructions[j].target)] >= 0) {
           *depth = depth_at[index_of(instructions[j].target)] - (sum + effect_of(j, true));
-          return *depth >= 0;
+          return *depth >= 0 && *depth <= kMaxDepth;
         }
         break;
       }
       sum += effect_of(j, false);
+      if (sum > kMaxDepth || sum < -kMaxDepth) {
+        return false;  // no real code; leave this dead region out
+      }
     }
     if (instructions[first].handler) {
       *depth = instructions[first].handler->depth;

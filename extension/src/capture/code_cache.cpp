@@ -1,5 +1,5 @@
-#include "capture/frame_api.hpp"  // first: defines Py_BUILD_CORE before Python.h
 #include "capture/code_cache.hpp"
+#include "capture/frame_api.hpp"  // first: defines Py_BUILD_CORE before Python.h
 
 #include <utility>
 
@@ -10,7 +10,9 @@ namespace {
 constexpr std::size_t kMaxReasons = 16;
 
 // Called by CPython when a code object with a cache is freed (GIL held).
-void free_cache(void* extra) { delete static_cast<CodeCache*>(extra); }
+void free_cache(void* extra) {
+  delete static_cast<CodeCache*>(extra);
+}
 
 Py_ssize_t extra_index() {
   static const Py_ssize_t index = frame::request_code_extra_index(free_cache);

@@ -1,4 +1,5 @@
-// The per-code cache of the capture runtime, stored in the code object's extra slot and freed with it.
+// The per-code cache of the capture runtime, stored in the code object's extra slot and freed with
+// it.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -37,8 +38,8 @@ struct CodeCache {
   void record(std::string reason);
 };
 
-// The cache of `code` (borrowed), created on first use; nullptr only if the extra slot cannot be used (then a
-// Python error is set).
+// The cache of `code` (borrowed), created on first use; nullptr only if the extra slot cannot be
+// used (then a Python error is set).
 CodeCache* cache_for(PyObject* code);
 // The cache of `code` if it has one, else nullptr (no error).
 CodeCache* existing_cache(PyObject* code);

@@ -1,5 +1,5 @@
-#include "capture/frame_api.hpp"  // first: defines Py_BUILD_CORE before Python.h
 #include "capture/eval_hook.hpp"
+#include "capture/frame_api.hpp"  // first: defines Py_BUILD_CORE before Python.h
 
 #include <chrono>
 #include <string>
@@ -15,11 +15,12 @@ namespace sot::capture {
 
 namespace {
 
-// This thread's capture scopes: strong references to their callbacks, innermost last. A thread that ends with
-// scopes open leaks those references (they are never released without the GIL).
+// This thread's capture scopes: strong references to their callbacks, innermost last. A thread that
+// ends with scopes open leaks those references (they are never released without the GIL).
 struct ThreadState {
   std::vector<PyObject*> callbacks;
-  int busy = 0;  // > 0 while the runtime's own Python code (callbacks, guards) runs: its frames pass through
+  int busy = 0;  // > 0 while the runtime's own Python code (callbacks, guards) runs: its frames
+                 // pass through
 };
 thread_local ThreadState t_state;
 
@@ -28,13 +29,15 @@ _PyFrameEvalFunction g_previous = nullptr;
 int g_cache_limit = 8;
 
 PyObject* pass_through(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
-  return g_previous != nullptr ? g_previous(ts, f, throw_flag) : _PyEval_EvalFrameDefault(ts, f, throw_flag);
+  return g_previous != nullptr ? g_previous(ts, f, throw_flag)
+                               : _PyEval_EvalFrameDefault(ts, f, throw_flag);
 }
 
 // The frame's variables by name (a new dict), read from localsplus without creating a frame object.
 py::dict frame_locals(_PyInterpreterFrame* f, PyCodeObject* co) {
   py::dict out;
-  const auto* kinds = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(co->co_localspluskinds));
+  const auto* kinds =
+      reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(co->co_localspluskinds));
   for (int i = 0; i < co->co_nlocalsplus; ++i) {
     if ((kinds[i] & 0x10U) != 0) {  // CO_FAST_HIDDEN
       continue;
@@ -50,10 +53,12 @@ py::dict frame_locals(_PyInterpreterFrame* f, PyCodeObject* co) {
 // Why `replacement` cannot run in the frame of `original`, or empty.
 std::string incompatibility(PyCodeObject* original, PyObject* replacement) {
   if (!PyCode_Check(replacement)) {
-    return "the callback returned " + std::string(Py_TYPE(replacement)->tp_name) + ", not a code object";
+    return "the callback returned " + std::string(Py_TYPE(replacement)->tp_name) +
+           ", not a code object";
   }
   auto* rep = reinterpret_cast<PyCodeObject*>(replacement);
-  if (rep->co_nlocalsplus != original->co_nlocalsplus || rep->co_nfreevars != original->co_nfreevars ||
+  if (rep->co_nlocalsplus != original->co_nlocalsplus ||
+      rep->co_nfreevars != original->co_nfreevars ||
       PyObject_RichCompareBool(rep->co_localsplusnames, original->co_localsplusnames, Py_EQ) != 1 ||
       PyObject_RichCompareBool(rep->co_localspluskinds, original->co_localspluskinds, Py_EQ) != 1) {
     PyErr_Clear();
@@ -61,12 +66,14 @@ std::string incompatibility(PyCodeObject* original, PyObject* replacement) {
   }
   // Same localsplus, so the frame fits when the value stack does.
   if (rep->co_stacksize > original->co_stacksize) {
-    return "the transformed code needs a larger frame (stack of " + std::to_string(rep->co_stacksize) + " > " +
-           std::to_string(original->co_stacksize) + ")";
+    return "the transformed code needs a larger frame (stack of " +
+           std::to_string(rep->co_stacksize) + " > " + std::to_string(original->co_stacksize) + ")";
   }
-  if (rep->co_argcount != original->co_argcount || rep->co_kwonlyargcount != original->co_kwonlyargcount ||
-      ((rep->co_flags ^ original->co_flags) & (CO_VARARGS | CO_VARKEYWORDS | CO_GENERATOR | CO_COROUTINE |
-                                                CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)) != 0) {
+  if (rep->co_argcount != original->co_argcount ||
+      rep->co_kwonlyargcount != original->co_kwonlyargcount ||
+      ((rep->co_flags ^ original->co_flags) &
+       (CO_VARARGS | CO_VARKEYWORDS | CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR |
+        CO_ITERABLE_COROUTINE)) != 0) {
     return "the transformed code changes the signature or the kind of function";
   }
   return {};
@@ -99,8 +106,8 @@ PyObject* run(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag, PyObjec
 
 PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   ThreadState& st = t_state;
-  if (st.callbacks.empty() || st.busy > 0 || throw_flag != 0 || !frame::owned_by_thread(f) || frame::tracing(ts) ||
-      !frame::not_started(f)) {
+  if (st.callbacks.empty() || st.busy > 0 || throw_flag != 0 || !frame::owned_by_thread(f) ||
+      frame::tracing(ts) || !frame::not_started(f)) {
     return pass_through(ts, f, throw_flag);
   }
   PyCodeObject* co = frame::code(f);
@@ -111,10 +118,12 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
     return pass_through(ts, f, throw_flag);
   }
   const SkipRules& rules = skip_rules();
-  if (cache->decision == CodeCache::Decision::kUndecided || cache->rules_generation != rules.generation) {
+  if (cache->decision == CodeCache::Decision::kUndecided ||
+      cache->rules_generation != rules.generation) {
     cache->skip_reason = cache->never_translate ? "marked do-not-translate"
                                                 : rules.reason_to_skip(co, frame::globals(f));
-    cache->decision = cache->skip_reason.empty() ? CodeCache::Decision::kCapture : CodeCache::Decision::kSkip;
+    cache->decision =
+        cache->skip_reason.empty() ? CodeCache::Decision::kCapture : CodeCache::Decision::kSkip;
     cache->rules_generation = rules.generation;
   }
   if (cache->decision == CodeCache::Decision::kSkip || cache->never_translate) {
@@ -147,8 +156,10 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
       break;
     }
   }
-  cache->counters.guard_ns += static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
+  cache->counters.guard_ns +=
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now() - started)
+                                     .count());
   if (chosen != nullptr) {
     ++cache->counters.hits;
     --st.busy;
@@ -163,7 +174,8 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   }
   // 2. Ask the innermost scope's callback.
   PyObject* callback = st.callbacks.back();
-  PyObject* answer = PyObject_CallFunctionObjArgs(callback, code_object, locals_dict().ptr(), nullptr);
+  PyObject* answer =
+      PyObject_CallFunctionObjArgs(callback, code_object, locals_dict().ptr(), nullptr);
   --st.busy;
   if (answer == nullptr) {
     ++cache->counters.fallbacks;
@@ -208,7 +220,8 @@ void install() {
 void uninstall() {
   PyInterpreterState* interp = PyInterpreterState_Get();
   if (_PyInterpreterState_GetEvalFrameFunc(interp) == eval_hook) {
-    _PyInterpreterState_SetEvalFrameFunc(interp, g_previous != nullptr ? g_previous : _PyEval_EvalFrameDefault);
+    _PyInterpreterState_SetEvalFrameFunc(
+        interp, g_previous != nullptr ? g_previous : _PyEval_EvalFrameDefault);
   }
   g_previous = nullptr;
 }
@@ -238,7 +251,9 @@ bool disable() {
   return true;
 }
 
-int depth() { return static_cast<int>(t_state.callbacks.size()); }
+int depth() {
+  return static_cast<int>(t_state.callbacks.size());
+}
 
 void set_cache_limit(int limit) {
   if (limit < 1) {
@@ -247,6 +262,8 @@ void set_cache_limit(int limit) {
   g_cache_limit = limit;
 }
 
-int cache_limit() { return g_cache_limit; }
+int cache_limit() {
+  return g_cache_limit;
+}
 
 }  // namespace sot::capture

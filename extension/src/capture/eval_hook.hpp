@@ -1,24 +1,27 @@
-// The PEP 523 frame-evaluation hook: per-thread, nestable capture scopes with a callback that may replace a
-// frame's code; a per-code cache of replacements with guards; pass-through for everything else.
+// The PEP 523 frame-evaluation hook: per-thread, nestable capture scopes with a callback that may
+// replace a frame's code; a per-code cache of replacements with guards; pass-through for everything
+// else.
 //
-// Running a replacement: the frame has not started yet and the replacement keeps its localsplus layout, so the
-// runtime swaps the code object into the frame in place and lets CPython's evaluator run it. Frame ownership is
-// then exactly CPython's own on every version. A replacement that needs a larger frame than the original is not
-// run (a fallback with its reason).
+// Running a replacement: the frame has not started yet and the replacement keeps its localsplus
+// layout, so the runtime swaps the code object into the frame in place and lets CPython's evaluator
+// run it. Frame ownership is then exactly CPython's own on every version. A replacement that needs
+// a larger frame than the original is not run (a fallback with its reason).
 #pragma once
 
 #include <pybind11/pybind11.h>
 
 namespace sot::capture {
 
-// Pushes a capture scope on this thread: frames it calls (not skipped) go to `callback(code, locals)`, which
-// returns None (run the original) or (code, guard) where guard is None or callable(locals) -> bool.
+// Pushes a capture scope on this thread: frames it calls (not skipped) go to `callback(code,
+// locals)`, which returns None (run the original) or (code, guard) where guard is None or
+// callable(locals) -> bool.
 void enable(pybind11::object callback);
 // Pops this thread's innermost scope. Returns false when there was none.
 bool disable();
 // Capture scopes open on this thread.
 int depth();
-// Entries of the per-code caches allowed before the original code runs with a "recompile limit" reason.
+// Entries of the per-code caches allowed before the original code runs with a "recompile limit"
+// reason.
 void set_cache_limit(int limit);
 int cache_limit();
 

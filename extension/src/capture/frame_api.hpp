@@ -1,7 +1,8 @@
-// The few CPython frame internals the capture runtime touches, for 3.11, 3.12 and 3.13, in one place.
+// The few CPython frame internals the capture runtime touches, for 3.11, 3.12 and 3.13, in one
+// place.
 //
-// Include this header first in a translation unit (it defines Py_BUILD_CORE before Python.h, which the internal
-// headers require).
+// Include this header first in a translation unit (it defines Py_BUILD_CORE before Python.h, which
+// the internal headers require).
 #pragma once
 
 #ifndef Py_BUILD_CORE
@@ -15,9 +16,11 @@
 
 namespace sot::capture::frame {
 
-static_assert(PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000, "capture supports 3.11 to 3.13");
+static_assert(PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000,
+              "capture supports 3.11 to 3.13");
 
-// The frame's code object (borrowed), or nullptr when the frame runs something else (3.13's f_executable).
+// The frame's code object (borrowed), or nullptr when the frame runs something else (3.13's
+// f_executable).
 inline PyCodeObject* code(_PyInterpreterFrame* f) {
 #if PY_VERSION_HEX >= 0x030D0000
   return PyCode_Check(f->f_executable) ? reinterpret_cast<PyCodeObject*>(f->f_executable) : nullptr;
@@ -35,10 +38,14 @@ inline PyObject* function(_PyInterpreterFrame* f) {
 #endif
 }
 
-inline PyObject* globals(_PyInterpreterFrame* f) { return f->f_globals; }
+inline PyObject* globals(_PyInterpreterFrame* f) {
+  return f->f_globals;
+}
 
 // A frame called normally (not a generator or coroutine being resumed).
-inline bool owned_by_thread(_PyInterpreterFrame* f) { return f->owner == FRAME_OWNED_BY_THREAD; }
+inline bool owned_by_thread(_PyInterpreterFrame* f) {
+  return f->owner == FRAME_OWNED_BY_THREAD;
+}
 
 // The frame has not run any instruction yet.
 inline bool not_started(_PyInterpreterFrame* f) {
@@ -50,9 +57,9 @@ inline bool not_started(_PyInterpreterFrame* f) {
 #endif
 }
 
-// Makes a not-yet-started frame run `replacement` instead of its code. The caller guarantees the same
-// localsplus layout and a value stack no larger than the frame's (co_stacksize). Reference counts: the frame
-// takes a new reference to `replacement` and drops its reference to the old code.
+// Makes a not-yet-started frame run `replacement` instead of its code. The caller guarantees the
+// same localsplus layout and a value stack no larger than the frame's (co_stacksize). Reference
+// counts: the frame takes a new reference to `replacement` and drops its reference to the old code.
 inline void swap_code(_PyInterpreterFrame* f, PyCodeObject* replacement) {
   Py_INCREF(replacement);
 #if PY_VERSION_HEX >= 0x030D0000
@@ -68,7 +75,9 @@ inline void swap_code(_PyInterpreterFrame* f, PyCodeObject* replacement) {
 }
 
 // A trace or profile function is set on this thread (such frames are never translated).
-inline bool tracing(PyThreadState* ts) { return ts->c_tracefunc != nullptr || ts->c_profilefunc != nullptr; }
+inline bool tracing(PyThreadState* ts) {
+  return ts->c_tracefunc != nullptr || ts->c_profilefunc != nullptr;
+}
 
 }  // namespace sot::capture::frame
 
@@ -97,8 +106,9 @@ inline int set_code_extra(PyObject* code, Py_ssize_t index, void* extra) {
 #endif
 }
 
-// The value of localsplus slot `i` of a not-yet-started frame (borrowed, may be null): cells are still plain
-// values (MAKE_CELL has not run) and free variables are still in the function's closure (COPY_FREE_VARS has not).
+// The value of localsplus slot `i` of a not-yet-started frame (borrowed, may be null): cells are
+// still plain values (MAKE_CELL has not run) and free variables are still in the function's closure
+// (COPY_FREE_VARS has not).
 inline PyObject* local_value(_PyInterpreterFrame* f, PyCodeObject* co, int i) {
   const int first_free = co->co_nlocalsplus - co->co_nfreevars;
   if (i >= first_free) {

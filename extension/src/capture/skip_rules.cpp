@@ -1,10 +1,12 @@
-#include "capture/frame_api.hpp"  // first: defines Py_BUILD_CORE before Python.h
 #include "capture/skip_rules.hpp"
+#include "capture/frame_api.hpp"  // first: defines Py_BUILD_CORE before Python.h
 
 namespace sot::capture {
 
 namespace {
-bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
 
 std::string utf8(PyObject* str) {
   if (str == nullptr || !PyUnicode_Check(str)) {
@@ -24,8 +26,9 @@ std::string SkipRules::reason_to_skip(PyCodeObject* code, PyObject* globals) con
   if (starts_with(filename, "<frozen ")) {
     return "frozen module " + filename;
   }
-  const std::string module =
-      (globals != nullptr && PyDict_Check(globals)) ? utf8(PyDict_GetItemString(globals, "__name__")) : "";
+  const std::string module = (globals != nullptr && PyDict_Check(globals))
+                                 ? utf8(PyDict_GetItemString(globals, "__name__"))
+                                 : "";
   auto in = [&module](const std::vector<std::string>& names) {
     for (const std::string& name : names) {
       if (module == name || starts_with(module, name + ".")) {

@@ -18,7 +18,8 @@ namespace sot::module {
 
 namespace {
 PyObject* code_of(const py::object& fn_or_code) {
-  py::object code = py::hasattr(fn_or_code, "__code__") ? py::object(fn_or_code.attr("__code__")) : fn_or_code;
+  py::object code =
+      py::hasattr(fn_or_code, "__code__") ? py::object(fn_or_code.attr("__code__")) : fn_or_code;
   if (!PyCode_Check(code.ptr())) {
     throw py::type_error("expected a function or a code object");
   }
@@ -28,8 +29,9 @@ PyObject* code_of(const py::object& fn_or_code) {
 
 void bind_capture(py::module_& parent) {
   py::module_ m = parent.def_submodule("capture", "The frame-capture runtime (PEP 523).");
-  m.def("enable", &capture::enable, py::arg("callback"),
-        "Open a capture scope on this thread: frames called from here go to callback(code, locals).");
+  m.def(
+      "enable", &capture::enable, py::arg("callback"),
+      "Open a capture scope on this thread: frames called from here go to callback(code, locals).");
   m.def("disable", &capture::disable, "Close this thread's innermost capture scope.");
   m.def("depth", &capture::depth, "Capture scopes open on this thread.");
   m.def("set_cache_limit", &capture::set_cache_limit, py::arg("limit"));
@@ -59,7 +61,8 @@ void bind_capture(py::module_& parent) {
         d["codes"] = codes;
         return d;
       },
-      py::arg("fn"), "Counters and entries of the cache of a function or code object ({} if it has none).");
+      py::arg("fn"),
+      "Counters and entries of the cache of a function or code object ({} if it has none).");
   m.def(
       "clear",
       [](const py::object& fn) {
@@ -92,7 +95,8 @@ void bind_capture(py::module_& parent) {
         rules.allow_modules = std::move(allow_modules);
         ++rules.generation;
       },
-      py::arg("modules"), py::arg("path_prefixes"), py::arg("allow_modules") = std::vector<std::string>{});
+      py::arg("modules"), py::arg("path_prefixes"),
+      py::arg("allow_modules") = std::vector<std::string>{});
   m.def("skip_rules", []() {
     const capture::SkipRules& rules = capture::skip_rules();
     return py::make_tuple(rules.modules, rules.path_prefixes, rules.allow_modules);
