@@ -60,6 +60,77 @@ def set_skip_rules(modules=DEFAULT_SKIPPED_MODULES, paths=None, allow_modules=()
     _c.set_skip_rules(list(modules), list(default_skipped_paths() if paths is None else paths), list(allow_modules))
 
 
+GuardTree = _c.GuardTree
+
+
+class Guards:
+    """Builds a GuardTree (evaluated in C++) for the frames of one code object.
+
+        g = Guards(fn)
+        g.local("x").type_is(int).equals(3)
+        g.local("w").attr("data").array_like(some_array)
+        g.global_("np").is_(numpy)
+        return new_code, g.tree
+    """
+
+    def __init__(self, code):
+        self.code = getattr(code, "__code__", code)
+        self.tree = GuardTree()
+
+    def local(self, name):
+        return GuardPath(self, (("local", name),))
+
+    def global_(self, name):
+        return GuardPath(self, (("global", name),))
+
+    def builtin(self, name):
+        return GuardPath(self, (("builtin", name),))
+
+
+class GuardPath:
+    """A value reached from a local, global or builtin through attributes and items; checks chain."""
+
+    def __init__(self, guards, path):
+        self._guards = guards
+        self._path = path
+
+    def attr(self, name):
+        return GuardPath(self._guards, self._path + (("attr", name),))
+
+    def item(self, key):
+        return GuardPath(self._guards, self._path + (("item", key),))
+
+    def _add(self, kind, **kwargs):
+        _c.add_guard(self._guards.tree, self._guards.code, list(self._path), kind, **kwargs)
+        return self
+
+    def type_is(self, cls):
+        return self._add("type", expected=cls)
+
+    def is_(self, obj):
+        return self._add("id", expected=obj)
+
+    def equals(self, constant):
+        return self._add("equals", expected=constant)
+
+    def len_is(self, n):
+        return self._add("len", length=n)
+
+    def dict_keys(self, keys):
+        return self._add("dict_keys", expected=tuple(keys))
+
+    def array(self, format, shape, contiguous=False):  # noqa: A002 - the buffer protocol's word
+        """Buffer meta: element format (e.g. 'd' for float64), shape (None for any size), C-contiguity."""
+        return self._add("array", expected=format, shape=tuple(shape), contiguous=contiguous)
+
+    def array_like(self, value, dynamic=()):
+        """The type and buffer meta of `value` (an ndarray or any buffer), with the axes in `dynamic` any size."""
+        view = memoryview(value)
+        shape = tuple(None if axis in dynamic else size for axis, size in enumerate(view.shape))
+        self.type_is(type(value))
+        return self.array(view.format, shape, contiguous=view.c_contiguous)
+
+
 @contextlib.contextmanager
 def capture(callback):
     """A capture scope on this thread for the length of the ``with`` block (nestable; the innermost wins)."""
@@ -73,5 +144,5 @@ def capture(callback):
 set_skip_rules()
 set_cache_limit(config.cache_limit)
 
-__all__ = ["capture", "cache_limit", "clear", "default_skipped_paths", "depth", "disable", "enable",
+__all__ = ["GuardPath", "GuardTree", "Guards", "capture", "cache_limit", "clear", "default_skipped_paths", "depth", "disable", "enable",
            "mark_do_not_translate", "set_cache_limit", "set_skip_rules", "skip_rules", "stats"]

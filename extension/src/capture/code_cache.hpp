@@ -4,6 +4,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include <memory>
+
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -11,9 +13,12 @@
 
 namespace sot::capture {
 
+class GuardTree;
+
 struct CacheEntry {
   pybind11::object code;   // the transformed code object
-  pybind11::object guard;  // callable(locals: dict) -> bool, or None for "always"
+  pybind11::object guard;  // a GuardTree, callable(locals: dict) -> bool, or None for "always"
+  std::shared_ptr<GuardTree> tree;  // set when `guard` is a GuardTree: evaluated in C++
 };
 
 struct Counters {

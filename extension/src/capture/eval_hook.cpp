@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "capture/code_cache.hpp"
+#include "capture/guard_tree.hpp"
 #include "capture/skip_rules.hpp"
 
 namespace py = pybind11;
@@ -99,6 +100,32 @@ std::string current_exception_text() {
   return text;
 }
 
+// Guard values read from a frame that has not started.
+class FrameValues final : public ValueSource {
+ public:
+  FrameValues(_PyInterpreterFrame* f, PyCodeObject* co) : f_(f), co_(co) {}
+  PyObject* local(int index, PyObject* /*name*/) const override {
+    return (index >= 0 && index < co_->co_nlocalsplus) ? frame::local_value(f_, co_, index)
+                                                       : nullptr;
+  }
+  PyObject* global(PyObject* name) const override { return lookup(f_->f_globals, name); }
+  PyObject* builtin(PyObject* name) const override { return lookup(f_->f_builtins, name); }
+
+ private:
+  static PyObject* lookup(PyObject* dict, PyObject* name) {
+    if (dict == nullptr || !PyDict_Check(dict)) {
+      return nullptr;
+    }
+    PyObject* value = PyDict_GetItemWithError(dict, name);  // borrowed
+    if (value == nullptr) {
+      PyErr_Clear();
+    }
+    return value;
+  }
+  _PyInterpreterFrame* f_;
+  PyCodeObject* co_;
+};
+
 PyObject* run(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag, PyObject* code) {
   frame::swap_code(f, reinterpret_cast<PyCodeObject*>(code));
   return pass_through(ts, f, throw_flag);
@@ -141,10 +168,19 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   // 1. A cached entry whose guard passes.
   PyObject* chosen = nullptr;  // borrowed from the cache entry
   const auto started = std::chrono::steady_clock::now();
+  std::string first_failure;
+  const FrameValues values(f, co);
   for (const CacheEntry& entry : cache->entries) {
     if (entry.guard.is_none()) {
       chosen = entry.code.ptr();
       break;
+    }
+    if (entry.tree) {
+      if (entry.tree->check(values, first_failure.empty() ? &first_failure : nullptr)) {
+        chosen = entry.code.ptr();
+        break;
+      }
+      continue;
     }
     PyObject* verdict = PyObject_CallOneArg(entry.guard.ptr(), locals_dict().ptr());
     const int passed = verdict != nullptr ? PyObject_IsTrue(verdict) : -1;
@@ -166,6 +202,9 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
     return run(ts, f, throw_flag, chosen);
   }
   ++cache->counters.misses;
+  if (!first_failure.empty()) {
+    cache->record("guard failed: " + first_failure);
+  }
   if (static_cast<int>(cache->entries.size()) >= g_cache_limit) {
     ++cache->counters.fallbacks;
     cache->record("recompile limit (" + std::to_string(g_cache_limit) + " entries) reached");
@@ -195,16 +234,21 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   const py::object new_code = py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(result.ptr(), 0));
   const py::object guard = py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(result.ptr(), 1));
   std::string problem = incompatibility(co, new_code.ptr());
-  if (problem.empty() && !guard.is_none() && PyCallable_Check(guard.ptr()) == 0) {
-    problem = "the guard is neither None nor callable";
+  if (problem.empty() && !guard.is_none() && PyCallable_Check(guard.ptr()) == 0 &&
+      !py::isinstance<GuardTree>(guard)) {
+    problem = "the guard is neither None, a GuardTree nor callable";
   }
   if (!problem.empty()) {
     ++cache->counters.fallbacks;
     cache->record(problem);
     return pass_through(ts, f, throw_flag);
   }
+  std::shared_ptr<GuardTree> tree;
+  if (py::isinstance<GuardTree>(guard)) {
+    tree = guard.cast<std::shared_ptr<GuardTree>>();
+  }
   ++cache->counters.translations;
-  cache->entries.push_back(CacheEntry{new_code, guard});
+  cache->entries.push_back(CacheEntry{new_code, guard, std::move(tree)});
   return run(ts, f, throw_flag, new_code.ptr());
 }
 

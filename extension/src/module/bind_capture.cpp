@@ -9,6 +9,7 @@
 
 #include "capture/code_cache.hpp"
 #include "capture/eval_hook.hpp"
+#include "capture/guard_tree.hpp"
 #include "capture/skip_rules.hpp"
 #include "module/bindings.hpp"
 
@@ -25,10 +26,161 @@ PyObject* code_of(const py::object& fn_or_code) {
   }
   return code.ptr();  // borrowed: alive as long as fn_or_code
 }
+// Guard values from dicts (locals by name), for checking a GuardTree outside a frame.
+class DictValues final : public capture::ValueSource {
+ public:
+  DictValues(py::object locals, py::object globals, py::object builtins)
+      : locals_(std::move(locals)), globals_(std::move(globals)), builtins_(std::move(builtins)) {}
+  PyObject* local(int /*index*/, PyObject* name) const override { return get(locals_, name); }
+  PyObject* global(PyObject* name) const override { return get(globals_, name); }
+  PyObject* builtin(PyObject* name) const override { return get(builtins_, name); }
+
+ private:
+  static PyObject* get(const py::object& dict, PyObject* name) {
+    if (!PyDict_Check(dict.ptr())) {
+      return nullptr;
+    }
+    PyObject* v = PyDict_GetItemWithError(dict.ptr(), name);  // borrowed
+    if (v == nullptr) {
+      PyErr_Clear();
+    }
+    return v;
+  }
+  py::object locals_;
+  py::object globals_;
+  py::object builtins_;
+};
+
+bool is_guardable_constant(const py::handle& v) {
+  if (v.is_none() || PyBool_Check(v.ptr()) || PyLong_CheckExact(v.ptr()) ||
+      PyFloat_CheckExact(v.ptr()) || PyUnicode_CheckExact(v.ptr()) || PyBytes_CheckExact(v.ptr())) {
+    return true;
+  }
+  if (PyTuple_CheckExact(v.ptr())) {
+    for (const py::handle item : py::reinterpret_borrow<py::tuple>(v)) {
+      if (!is_guardable_constant(item)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
+capture::GuardNode* node_for(capture::GuardTree& tree, const py::object& code,
+                             const py::sequence& path) {
+  if (path.size() == 0) {
+    throw py::value_error(
+        "a guard path starts with ('local', name), ('global', name) or ('builtin', name)");
+  }
+  const auto first = py::reinterpret_borrow<py::tuple>(path[0]);
+  const std::string where = first[0].cast<std::string>();
+  const py::object name = py::reinterpret_borrow<py::object>(first[1]);
+  capture::GuardNode* node = nullptr;
+  if (where == "local") {
+    int index = -1;
+    if (!code.is_none()) {
+      auto* co = reinterpret_cast<PyCodeObject*>(code.ptr());
+      const auto localsplus = py::reinterpret_borrow<py::tuple>(co->co_localsplusnames);
+      for (std::size_t i = 0; i < localsplus.size(); ++i) {
+        if (py::object(localsplus[i]).equal(name)) {
+          index = static_cast<int>(i);
+          break;
+        }
+      }
+      if (index < 0) {
+        throw py::value_error("the code has no local named " + py::str(name).cast<std::string>());
+      }
+    }
+    node = tree.local(index, name);
+  } else if (where == "global") {
+    node = tree.global(name);
+  } else if (where == "builtin") {
+    node = tree.builtin(name);
+  } else {
+    throw py::value_error("unknown guard root " + where);
+  }
+  for (std::size_t i = 1; i < path.size(); ++i) {
+    const auto step = py::reinterpret_borrow<py::tuple>(path[i]);
+    const std::string how = step[0].cast<std::string>();
+    const py::object key = py::reinterpret_borrow<py::object>(step[1]);
+    if (how == "attr") {
+      node = node->child(capture::GuardNode::Access::kAttr, -1, key,
+                         node->path + "." + py::str(key).cast<std::string>());
+    } else if (how == "item") {
+      node = node->child(capture::GuardNode::Access::kItem, -1, key,
+                         node->path + "[" + py::repr(key).cast<std::string>() + "]");
+    } else {
+      throw py::value_error("unknown guard step " + how);
+    }
+  }
+  return node;
+}
+
 }  // namespace
 
 void bind_capture(py::module_& parent) {
   py::module_ m = parent.def_submodule("capture", "The frame-capture runtime (PEP 523).");
+
+  py::class_<capture::GuardTree, std::shared_ptr<capture::GuardTree>>(
+      m, "GuardTree", "Guards evaluated in C++ against a frame's locals, globals and builtins.")
+      .def(py::init<>())
+      .def("__len__", &capture::GuardTree::size)
+      .def("describe", &capture::GuardTree::describe)
+      .def(
+          "check",
+          [](const capture::GuardTree& tree, py::object locals, py::object globals,
+             py::object builtins) {
+            const DictValues values(std::move(locals), std::move(globals), std::move(builtins));
+            std::string failure;
+            const bool ok = tree.check(values, &failure);
+            return py::make_tuple(ok, failure);
+          },
+          py::arg("locals"), py::arg("globals") = py::dict(), py::arg("builtins") = py::dict(),
+          "(passed, failure) for values given as dicts (locals by name).");
+  m.def(
+      "add_guard",
+      [](capture::GuardTree& tree, const py::object& code, const py::sequence& path,
+         const std::string& kind, const py::object& expected, Py_ssize_t length,
+         const py::object& shape, bool contiguous) {
+        capture::GuardCheck check;
+        if (kind == "type") {
+          if (!PyType_Check(expected.ptr())) {
+            throw py::type_error("a type guard needs a type");
+          }
+          check.kind = capture::GuardCheck::Kind::kType;
+        } else if (kind == "id") {
+          check.kind = capture::GuardCheck::Kind::kId;
+        } else if (kind == "equals") {
+          if (!is_guardable_constant(expected)) {
+            throw py::type_error(
+                "an equals guard takes int, float, str, bytes, bool, None or tuples of them");
+          }
+          check.kind = capture::GuardCheck::Kind::kEquals;
+        } else if (kind == "len") {
+          check.kind = capture::GuardCheck::Kind::kLen;
+          check.length = length;
+        } else if (kind == "dict_keys") {
+          check.kind = capture::GuardCheck::Kind::kDictKeys;
+        } else if (kind == "array") {
+          check.kind = capture::GuardCheck::Kind::kArray;
+          const auto dims = py::reinterpret_borrow<py::sequence>(shape);
+          check.length = static_cast<Py_ssize_t>(dims.size());
+          for (const py::handle d : dims) {
+            check.shape.push_back(d.is_none() ? -1 : d.cast<Py_ssize_t>());
+          }
+          check.contiguous = contiguous;
+        } else {
+          throw py::value_error("unknown guard kind " + kind);
+        }
+        check.expected = kind == "dict_keys" ? py::object(py::tuple(expected)) : expected;
+        node_for(tree, code, path)->checks.push_back(std::move(check));
+      },
+      py::arg("tree"), py::arg("code"), py::arg("path"), py::arg("kind"),
+      py::arg("expected") = py::none(), py::arg("length") = 0, py::arg("shape") = py::tuple(),
+      py::arg("contiguous") = false,
+      "Add one check at `path` ((root, name), then ('attr', name) / ('item', key) steps).");
+
   m.def(
       "enable", &capture::enable, py::arg("callback"),
       "Open a capture scope on this thread: frames called from here go to callback(code, locals).");

@@ -1,0 +1,260 @@
+#include "capture/guard_tree.hpp"
+
+#include <string>
+#include <utility>
+
+namespace py = pybind11;
+
+namespace sot::capture {
+
+namespace {
+
+std::string repr_of(PyObject* value) {
+  if (value == nullptr) {
+    return "<missing>";
+  }
+  PyObject* r = PyObject_Repr(value);
+  if (r == nullptr) {
+    PyErr_Clear();
+    return "<unrepresentable>";
+  }
+  const char* text = PyUnicode_AsUTF8(r);
+  std::string out = text != nullptr ? text : "<unrepresentable>";
+  Py_DECREF(r);
+  PyErr_Clear();
+  constexpr std::size_t kMax = 80;
+  return out.size() > kMax ? out.substr(0, kMax) + "..." : out;
+}
+
+bool array_matches(const GuardCheck& c, PyObject* value) {
+  if (PyObject_CheckBuffer(value) == 0) {
+    return false;
+  }
+  Py_buffer view;
+  if (PyObject_GetBuffer(value, &view, PyBUF_RECORDS_RO) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  bool ok = view.ndim == c.length && view.format != nullptr &&
+            py::str(c.expected).cast<std::string>() == view.format;
+  for (int d = 0; ok && d < view.ndim; ++d) {
+    const Py_ssize_t want = c.shape[static_cast<std::size_t>(d)];
+    ok = want < 0 || view.shape[d] == want;
+  }
+  if (ok && c.contiguous) {
+    ok = PyBuffer_IsContiguous(&view, 'C') != 0;
+  }
+  PyBuffer_Release(&view);
+  return ok;
+}
+
+// The value of `node` reached from `parent` (new reference or nullptr, no error set).
+PyObject* fetch(const GuardNode& node, const ValueSource& source, PyObject* parent) {
+  PyObject* value = nullptr;
+  switch (node.access) {
+    case GuardNode::Access::kLocal:
+      value = source.local(node.local_index, node.key.ptr());
+      Py_XINCREF(value);
+      return value;
+    case GuardNode::Access::kGlobal:
+      value = source.global(node.key.ptr());
+      Py_XINCREF(value);
+      return value;
+    case GuardNode::Access::kBuiltin:
+      value = source.builtin(node.key.ptr());
+      Py_XINCREF(value);
+      return value;
+    case GuardNode::Access::kAttr:
+      value = PyObject_GetAttr(parent, node.key.ptr());
+      break;
+    case GuardNode::Access::kItem:
+      value = PyObject_GetItem(parent, node.key.ptr());
+      break;
+  }
+  if (value == nullptr) {
+    PyErr_Clear();
+  }
+  return value;
+}
+
+bool check_node(const GuardNode& node, const ValueSource& source, PyObject* parent, std::string* failure) {
+  PyObject* value = fetch(node, source, parent);  // new reference or nullptr
+  if (value == nullptr) {
+    if (failure != nullptr) {
+      *failure = node.path + " is missing";
+    }
+    return false;
+  }
+  bool ok = true;
+  for (const GuardCheck& c : node.checks) {
+    if (!c.passes(value)) {
+      if (failure != nullptr) {
+        *failure = node.path + ": expected " + c.describe() + ", got " + repr_of(value);
+      }
+      ok = false;
+      break;
+    }
+  }
+  for (std::size_t i = 0; ok && i < node.children.size(); ++i) {
+    ok = check_node(*node.children[i], source, value, failure);
+  }
+  Py_DECREF(value);
+  return ok;
+}
+
+std::size_t count_checks(const GuardNode& node) {
+  std::size_t n = node.checks.size();
+  for (const auto& c : node.children) {
+    n += count_checks(*c);
+  }
+  return n;
+}
+
+void describe_node(const GuardNode& node, std::string* out) {
+  for (const GuardCheck& c : node.checks) {
+    *out += node.path + ": " + c.describe() + "\n";
+  }
+  for (const auto& c : node.children) {
+    describe_node(*c, out);
+  }
+}
+
+}  // namespace
+
+bool GuardCheck::passes(PyObject* value) const {
+  switch (kind) {
+    case Kind::kType:
+      return reinterpret_cast<PyObject*>(Py_TYPE(value)) == expected.ptr();
+    case Kind::kId:
+      return value == expected.ptr();
+    case Kind::kEquals: {
+      // Same type first: 1 == 1.0 == True would pass otherwise, and a translation for an int is not one for a float.
+      if (Py_TYPE(value) != Py_TYPE(expected.ptr())) {
+        return false;
+      }
+      const int eq = PyObject_RichCompareBool(value, expected.ptr(), Py_EQ);
+      if (eq < 0) {
+        PyErr_Clear();
+      }
+      return eq == 1;
+    }
+    case Kind::kLen: {
+      const Py_ssize_t n = PyObject_Length(value);
+      if (n < 0) {
+        PyErr_Clear();
+        return false;
+      }
+      return n == length;
+    }
+    case Kind::kDictKeys: {
+      if (!PyDict_Check(value) || PyDict_Size(value) != PyTuple_GET_SIZE(expected.ptr())) {
+        return false;
+      }
+      Py_ssize_t pos = 0;
+      Py_ssize_t i = 0;
+      PyObject* key = nullptr;
+      PyObject* item = nullptr;
+      while (PyDict_Next(value, &pos, &key, &item)) {
+        const int eq = PyObject_RichCompareBool(key, PyTuple_GET_ITEM(expected.ptr(), i++), Py_EQ);
+        if (eq != 1) {
+          PyErr_Clear();
+          return false;
+        }
+      }
+      return true;
+    }
+    case Kind::kArray:
+      return array_matches(*this, value);
+  }
+  return false;
+}
+
+std::string GuardCheck::describe() const {
+  switch (kind) {
+    case Kind::kType:
+      return "type " + py::str(expected.attr("__qualname__")).cast<std::string>();
+    case Kind::kId:
+      return "the object " + repr_of(expected.ptr());
+    case Kind::kEquals:
+      return "== " + repr_of(expected.ptr());
+    case Kind::kLen:
+      return "len " + std::to_string(length);
+    case Kind::kDictKeys:
+      return "keys " + repr_of(expected.ptr());
+    case Kind::kArray: {
+      std::string s = "array format " + py::str(expected).cast<std::string>() + " shape (";
+      for (std::size_t d = 0; d < shape.size(); ++d) {
+        s += (d > 0 ? ", " : "") + (shape[d] < 0 ? std::string("?") : std::to_string(shape[d]));
+      }
+      return s + (shape.size() == 1 ? ",)" : ")") + (contiguous ? " C-contiguous" : "");
+    }
+  }
+  return "?";
+}
+
+GuardNode* GuardNode::child(Access a, int index, const py::object& k, const std::string& p) {
+  for (const auto& c : children) {
+    if (c->access == a && c->local_index == index && c->key.equal(k) && Py_TYPE(c->key.ptr()) == Py_TYPE(k.ptr())) {
+      return c.get();
+    }
+  }
+  auto node = std::make_unique<GuardNode>();
+  node->access = a;
+  node->local_index = index;
+  node->key = k;
+  node->path = p;
+  children.push_back(std::move(node));
+  return children.back().get();
+}
+
+GuardNode* GuardTree::root(GuardNode::Access access, int index, const py::object& name, const std::string& path) {
+  for (const auto& r : roots_) {
+    if (r->access == access && r->local_index == index && r->key.equal(name)) {
+      return r.get();
+    }
+  }
+  auto node = std::make_unique<GuardNode>();
+  node->access = access;
+  node->local_index = index;
+  node->key = name;
+  node->path = path;
+  roots_.push_back(std::move(node));
+  return roots_.back().get();
+}
+
+GuardNode* GuardTree::local(int index, const py::object& name) {
+  return root(GuardNode::Access::kLocal, index, name, py::str(name).cast<std::string>());
+}
+GuardNode* GuardTree::global(const py::object& name) {
+  return root(GuardNode::Access::kGlobal, -1, name, "globals()[" + py::repr(name).cast<std::string>() + "]");
+}
+GuardNode* GuardTree::builtin(const py::object& name) {
+  return root(GuardNode::Access::kBuiltin, -1, name, "builtins." + py::str(name).cast<std::string>());
+}
+
+bool GuardTree::check(const ValueSource& source, std::string* failure) const {
+  for (const auto& r : roots_) {
+    if (!check_node(*r, source, nullptr, failure)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::size_t GuardTree::size() const {
+  std::size_t n = 0;
+  for (const auto& r : roots_) {
+    n += count_checks(*r);
+  }
+  return n;
+}
+
+std::string GuardTree::describe() const {
+  std::string out;
+  for (const auto& r : roots_) {
+    describe_node(*r, &out);
+  }
+  return out;
+}
+
+}  // namespace sot::capture

@@ -1,0 +1,77 @@
+// Guards in C++: a tree of value accessors (a local, a global, a builtin, then attributes and items) with checks
+// at each node. Guards sharing a prefix (the same local, the same attribute of it) evaluate it once. Locals are
+// read straight from the frame's localsplus.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sot::capture {
+
+// Where a guard reads its values from: a frame about to run, or plain dicts (for tests and tools).
+class ValueSource {
+ public:
+  virtual ~ValueSource() = default;
+  ValueSource() = default;
+  ValueSource(const ValueSource&) = delete;
+  ValueSource& operator=(const ValueSource&) = delete;
+  ValueSource(ValueSource&&) = delete;
+  ValueSource& operator=(ValueSource&&) = delete;
+  // Borrowed references, or nullptr when missing (no Python error set).
+  virtual PyObject* local(int index, PyObject* name) const = 0;
+  virtual PyObject* global(PyObject* name) const = 0;
+  virtual PyObject* builtin(PyObject* name) const = 0;
+};
+
+struct GuardCheck {
+  enum class Kind {
+    kType,        // type(v) is T
+    kId,          // v is O (holds O alive)
+    kEquals,      // v == constant (int, float, str, bytes, bool, None, tuples of them)
+    kLen,         // len(v) == n
+    kDictKeys,    // list(v.keys()) == keys, in order
+    kArray,       // buffer meta: format, ndim, shape (-1 = any), C-contiguous when required
+  };
+  Kind kind = Kind::kType;
+  pybind11::object expected;        // type, object, constant, keys tuple, or format string
+  Py_ssize_t length = 0;            // kLen, kArray (ndim)
+  std::vector<Py_ssize_t> shape;    // kArray
+  bool contiguous = false;          // kArray
+
+  bool passes(PyObject* value) const;  // never leaves a Python error set
+  std::string describe() const;
+};
+
+struct GuardNode {
+  enum class Access { kLocal, kGlobal, kBuiltin, kAttr, kItem };
+  Access access = Access::kLocal;
+  int local_index = -1;    // kLocal: localsplus index
+  pybind11::object key;    // name (local/global/builtin/attr) or item key
+  std::string path;        // readable, e.g. "x.weight[0]"
+  std::vector<GuardCheck> checks;
+  std::vector<std::unique_ptr<GuardNode>> children;
+
+  GuardNode* child(Access access, int local_index, const pybind11::object& key, const std::string& path);
+};
+
+class GuardTree {
+ public:
+  // The node for a local (by localsplus index and name), global or builtin; created on first use.
+  GuardNode* local(int index, const pybind11::object& name);
+  GuardNode* global(const pybind11::object& name);
+  GuardNode* builtin(const pybind11::object& name);
+
+  // True when every check passes. On failure, `failure` (if given) says which check failed on which value.
+  bool check(const ValueSource& source, std::string* failure) const;
+  std::size_t size() const;  // number of checks
+  std::string describe() const;
+
+ private:
+  GuardNode* root(GuardNode::Access access, int index, const pybind11::object& name, const std::string& path);
+  std::vector<std::unique_ptr<GuardNode>> roots_;
+};
+
+}  // namespace sot::capture
