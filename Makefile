@@ -21,6 +21,8 @@ TEST_JUPYTER_ENV = JUPYTER_PATH=$(CURDIR)/$(BUILD)/share/jupyter JUPYTER_DATA_DI
 
 CPYTHON_ROUNDTRIP_MODULES := test_grammar test_scope test_exceptions test_generators test_with test_contextlib \
   test_patma test_listcomps
+CPYTHON_CAPTURE_MODULES := test_grammar test_scope test_generators test_exceptions test_with test_contextlib \
+  test_sys_settrace test_threading test_frame test_funcattrs
 
 .PHONY: all deps configure build test test-cpp test-python test-python-extra test-kernel test-notebooks demo \
         test-cpython bench fuzz test-fuzz-smoke doc-opcodes \
@@ -67,13 +69,16 @@ test-python-extra: $(BUILD)/pytest-site
 $(BUILD)/test-jupyter:
 	mkdir -p $@/data $@/runtime $@/config $@/ipython
 
-# The bytecode layer against each interpreter's whole standard library (byte-identical round trip), and CPython
-# test modules run with their functions' code round-tripped.
+# The bytecode layer against each interpreter's whole standard library (byte-identical round trip), CPython
+# test modules run with their functions' code round-tripped, and CPython test modules run under the capture
+# runtime with every frame of the test module replaced by its round-tripped code.
 test-cpython:
 	@set -e; for py in $(PY) $(EXTRA_PYTHONS); do \
 	  PYTHONPATH=$(CURDIR)/$(BUILD)/python PYTHONDONTWRITEBYTECODE=1 $$py tests/cpython/roundtrip_stdlib.py; \
 	  PYTHONPATH=$(CURDIR)/$(BUILD)/python PYTHONDONTWRITEBYTECODE=1 $$py tests/cpython/run_roundtripped.py \
 	    $(CPYTHON_ROUNDTRIP_MODULES); \
+	  PYTHONPATH=$(CURDIR)/$(BUILD)/python PYTHONDONTWRITEBYTECODE=1 $$py tests/cpython/capture_roundtrip.py \
+	    $(CPYTHON_CAPTURE_MODULES); \
 	done
 
 test-kernel: $(BUILD)/test-jupyter
@@ -103,6 +108,7 @@ endif
 # Benchmarks (Google Benchmark), reported as times and ratios against a baseline measured in the same run.
 bench: build
 	$(BUILD)/tests/bench_bytecode --benchmark_min_time=0.5
+	$(BUILD)/tests/bench_capture --benchmark_min_time=0.5
 
 # libFuzzer (clang) with ASan + UBSan over the bytecode layer. `make fuzz` runs FUZZ_SECONDS (default 600) on a
 # copy of tests/fuzz/corpus; `make test` runs a 20-second smoke.

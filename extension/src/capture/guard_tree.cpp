@@ -77,7 +77,8 @@ PyObject* fetch(const GuardNode& node, const ValueSource& source, PyObject* pare
   return value;
 }
 
-bool check_node(const GuardNode& node, const ValueSource& source, PyObject* parent, std::string* failure) {
+bool check_node(const GuardNode& node, const ValueSource& source, PyObject* parent,
+                std::string* failure) {
   PyObject* value = fetch(node, source, parent);  // new reference or nullptr
   if (value == nullptr) {
     if (failure != nullptr) {
@@ -128,7 +129,8 @@ bool GuardCheck::passes(PyObject* value) const {
     case Kind::kId:
       return value == expected.ptr();
     case Kind::kEquals: {
-      // Same type first: 1 == 1.0 == True would pass otherwise, and a translation for an int is not one for a float.
+      // Same type first: 1 == 1.0 == True would pass otherwise, and a translation for an int is not
+      // one for a float.
       if (Py_TYPE(value) != Py_TYPE(expected.ptr())) {
         return false;
       }
@@ -194,7 +196,8 @@ std::string GuardCheck::describe() const {
 
 GuardNode* GuardNode::child(Access a, int index, const py::object& k, const std::string& p) {
   for (const auto& c : children) {
-    if (c->access == a && c->local_index == index && c->key.equal(k) && Py_TYPE(c->key.ptr()) == Py_TYPE(k.ptr())) {
+    if (c->access == a && c->local_index == index && c->key.equal(k) &&
+        Py_TYPE(c->key.ptr()) == Py_TYPE(k.ptr())) {
       return c.get();
     }
   }
@@ -207,7 +210,8 @@ GuardNode* GuardNode::child(Access a, int index, const py::object& k, const std:
   return children.back().get();
 }
 
-GuardNode* GuardTree::root(GuardNode::Access access, int index, const py::object& name, const std::string& path) {
+GuardNode* GuardTree::root(GuardNode::Access access, int index, const py::object& name,
+                           const std::string& path) {
   for (const auto& r : roots_) {
     if (r->access == access && r->local_index == index && r->key.equal(name)) {
       return r.get();
@@ -226,10 +230,12 @@ GuardNode* GuardTree::local(int index, const py::object& name) {
   return root(GuardNode::Access::kLocal, index, name, py::str(name).cast<std::string>());
 }
 GuardNode* GuardTree::global(const py::object& name) {
-  return root(GuardNode::Access::kGlobal, -1, name, "globals()[" + py::repr(name).cast<std::string>() + "]");
+  return root(GuardNode::Access::kGlobal, -1, name,
+              "globals()[" + py::repr(name).cast<std::string>() + "]");
 }
 GuardNode* GuardTree::builtin(const py::object& name) {
-  return root(GuardNode::Access::kBuiltin, -1, name, "builtins." + py::str(name).cast<std::string>());
+  return root(GuardNode::Access::kBuiltin, -1, name,
+              "builtins." + py::str(name).cast<std::string>());
 }
 
 bool GuardTree::check(const ValueSource& source, std::string* failure) const {

@@ -1,6 +1,6 @@
-// Guards in C++: a tree of value accessors (a local, a global, a builtin, then attributes and items) with checks
-// at each node. Guards sharing a prefix (the same local, the same attribute of it) evaluate it once. Locals are
-// read straight from the frame's localsplus.
+// Guards in C++: a tree of value accessors (a local, a global, a builtin, then attributes and
+// items) with checks at each node. Guards sharing a prefix (the same local, the same attribute of
+// it) evaluate it once. Locals are read straight from the frame's localsplus.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -28,18 +28,18 @@ class ValueSource {
 
 struct GuardCheck {
   enum class Kind {
-    kType,        // type(v) is T
-    kId,          // v is O (holds O alive)
-    kEquals,      // v == constant (int, float, str, bytes, bool, None, tuples of them)
-    kLen,         // len(v) == n
-    kDictKeys,    // list(v.keys()) == keys, in order
-    kArray,       // buffer meta: format, ndim, shape (-1 = any), C-contiguous when required
+    kType,      // type(v) is T
+    kId,        // v is O (holds O alive)
+    kEquals,    // v == constant (int, float, str, bytes, bool, None, tuples of them)
+    kLen,       // len(v) == n
+    kDictKeys,  // list(v.keys()) == keys, in order
+    kArray,     // buffer meta: format, ndim, shape (-1 = any), C-contiguous when required
   };
   Kind kind = Kind::kType;
-  pybind11::object expected;        // type, object, constant, keys tuple, or format string
-  Py_ssize_t length = 0;            // kLen, kArray (ndim)
-  std::vector<Py_ssize_t> shape;    // kArray
-  bool contiguous = false;          // kArray
+  pybind11::object expected;      // type, object, constant, keys tuple, or format string
+  Py_ssize_t length = 0;          // kLen, kArray (ndim)
+  std::vector<Py_ssize_t> shape;  // kArray
+  bool contiguous = false;        // kArray
 
   bool passes(PyObject* value) const;  // never leaves a Python error set
   std::string describe() const;
@@ -48,13 +48,14 @@ struct GuardCheck {
 struct GuardNode {
   enum class Access { kLocal, kGlobal, kBuiltin, kAttr, kItem };
   Access access = Access::kLocal;
-  int local_index = -1;    // kLocal: localsplus index
-  pybind11::object key;    // name (local/global/builtin/attr) or item key
-  std::string path;        // readable, e.g. "x.weight[0]"
+  int local_index = -1;  // kLocal: localsplus index
+  pybind11::object key;  // name (local/global/builtin/attr) or item key
+  std::string path;      // readable, e.g. "x.weight[0]"
   std::vector<GuardCheck> checks;
   std::vector<std::unique_ptr<GuardNode>> children;
 
-  GuardNode* child(Access access, int local_index, const pybind11::object& key, const std::string& path);
+  GuardNode* child(Access access, int local_index, const pybind11::object& key,
+                   const std::string& path);
 };
 
 class GuardTree {
@@ -64,13 +65,15 @@ class GuardTree {
   GuardNode* global(const pybind11::object& name);
   GuardNode* builtin(const pybind11::object& name);
 
-  // True when every check passes. On failure, `failure` (if given) says which check failed on which value.
+  // True when every check passes. On failure, `failure` (if given) says which check failed on which
+  // value.
   bool check(const ValueSource& source, std::string* failure) const;
   std::size_t size() const;  // number of checks
   std::string describe() const;
 
  private:
-  GuardNode* root(GuardNode::Access access, int index, const pybind11::object& name, const std::string& path);
+  GuardNode* root(GuardNode::Access access, int index, const pybind11::object& name,
+                  const std::string& path);
   std::vector<std::unique_ptr<GuardNode>> roots_;
 };
 
