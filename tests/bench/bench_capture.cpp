@@ -1,7 +1,8 @@
-// The capture runtime's per-call cost for a function of three arguments (two numpy arrays, one int): a plain call
-// (the baseline, capture off), the hook passing a skipped frame through, and a cache hit (C++ guards on both
-// arrays' type and buffer meta and the int's type, then the replacement code run in the frame). The runtime is
-// driven through the `sot` package as user code would; counters report the added nanoseconds per call.
+// The capture runtime's per-call cost for a function of three arguments (two numpy arrays, one
+// int): a plain call (the baseline, capture off), the hook passing a skipped frame through, and a
+// cache hit (C++ guards on both arrays' type and buffer meta and the int's type, then the
+// replacement code run in the frame). The runtime is driven through the `sot` package as user code
+// would; counters report the added nanoseconds per call.
 #include <benchmark/benchmark.h>
 #include <pybind11/embed.h>
 
@@ -34,12 +35,16 @@ void call_loop(benchmark::State& state, const py::object& function) {
   }
 }
 
-void BM_PlainCall(benchmark::State& state) { call_loop(state, g_setup->f); }
+void BM_PlainCall(benchmark::State& state) {
+  call_loop(state, g_setup->f);
+}
 
 void BM_HookPassThrough(benchmark::State& state) {
-  py::exec("sot.capture.clear(f); sot.capture.mark_do_not_translate(f); scope = sot.capture.capture(decline); "
-           "scope.__enter__()",
-           g_setup->ns);
+  py::exec(
+      "sot.capture.clear(f); sot.capture.mark_do_not_translate(f); scope = "
+      "sot.capture.capture(decline); "
+      "scope.__enter__()",
+      g_setup->ns);
   call_loop(state, g_setup->f);
   py::exec("scope.__exit__(None, None, None)", g_setup->ns);
 }

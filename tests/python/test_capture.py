@@ -173,13 +173,47 @@ def identity(v):
     return v
 
 
-def test_replacements_that_do_not_fit_fall_back():
+def test_a_replacement_with_a_deeper_stack_grows_the_frame_in_place():
     bigger = plus(identity.__code__, 1)  # needs one more stack slot than `return v`
     assert bigger.co_stacksize > identity.__code__.co_stacksize
-    with cap.capture(Recorder(lambda code, lv: (bigger, None))):
-        assert identity(5) == 5
-    assert "larger frame" in cap.stats(identity)["reasons"][-1]
+    b = bc.decode(recurse.__code__)
+    none = b.add_const(None)
+    start = next(i for i in range(len(b)) if b[i].opname == "RESUME") + 1
+    b.insert(start, [I("LOAD_CONST", none)] * 12 + [I("POP_TOP")] * 12)  # 12 more slots, then back
+    deeper_recurse = b.assemble()
+    assert deeper_recurse.co_stacksize >= recurse.__code__.co_stacksize + 8
+
+    def answer(code, lv):
+        return (bigger, None) if code is identity.__code__ else (deeper_recurse, None)
+
+    with cap.capture(Recorder(answer)):
+        assert identity(5) == 6
+        assert [identity(v) for v in range(3)] == [1, 2, 3]
+        assert recurse(30) == 0  # 31 frames, each grown in place above the one before
+    s = cap.stats(identity)
+    assert (s["translations"], s["hits"], s["fallbacks"]) == (1, 3, 0)
+    assert cap.stats(recurse)["fallbacks"] == 0
+    cap.clear(recurse)
+    # Deep enough to cross data-stack chunks: a frame at a chunk's end cannot grow and runs the original code.
+    with cap.capture(Recorder(answer)):
+        assert recurse(400) == 0
+    r = cap.stats(recurse)
+    assert r["translations"] + r["hits"] + r["fallbacks"] == 401
+    assert all("no room to grow" in reason for reason in r["reasons"])
     cap.clear(identity)
+    cap.clear(recurse)
+
+
+def recurse(n):
+    return 0 if n == 0 else recurse(n - 1)
+
+
+def test_replacements_that_do_not_fit_fall_back():
+    deeper_generator = counter.__code__.replace(co_stacksize=counter.__code__.co_stacksize + 4)
+    with cap.capture(Recorder(lambda code, lv: (deeper_generator, None) if code is counter.__code__ else None)):
+        assert list(counter(3)) == [0, 1, 2]
+    assert "generator needs a larger frame" in cap.stats(counter)["reasons"][-1]
+    cap.clear(counter)
 
     other_layout = twice.__code__
     with cap.capture(Recorder(lambda code, lv: (other_layout, None) if code is identity.__code__ else None)):

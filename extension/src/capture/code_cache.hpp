@@ -22,9 +22,9 @@ struct CacheEntry {
 };
 
 struct Counters {
-  std::uint64_t hits = 0;          // a cached entry's guard passed and its code ran
+  std::uint64_t hits = 0;          // a cached entry's guard passed and its code ran in the frame
   std::uint64_t misses = 0;        // no entry's guard passed
-  std::uint64_t translations = 0;  // the callback produced a new entry
+  std::uint64_t translations = 0;  // the callback produced a new entry (its first run is not a hit)
   std::uint64_t declined = 0;      // the callback chose the original code
   std::uint64_t fallbacks = 0;     // the original code ran because something failed (reasons below)
   std::uint64_t guard_ns = 0;      // time spent in guards

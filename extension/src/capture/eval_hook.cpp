@@ -65,9 +65,11 @@ std::string incompatibility(PyCodeObject* original, PyObject* replacement) {
     PyErr_Clear();
     return "the transformed code changes the localsplus layout";
   }
-  // Same localsplus, so the frame fits when the value stack does.
-  if (rep->co_stacksize > original->co_stacksize) {
-    return "the transformed code needs a larger frame (stack of " +
+  // A generator's frame is copied into a generator object sized for the original code: no growing
+  // it.
+  if (rep->co_stacksize > original->co_stacksize &&
+      (original->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) != 0) {
+    return "the transformed generator needs a larger frame (stack of " +
            std::to_string(rep->co_stacksize) + " > " + std::to_string(original->co_stacksize) + ")";
   }
   if (rep->co_argcount != original->co_argcount ||
@@ -126,8 +128,18 @@ class FrameValues final : public ValueSource {
   PyCodeObject* co_;
 };
 
-PyObject* run(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag, PyObject* code) {
-  frame::swap_code(f, reinterpret_cast<PyCodeObject*>(code));
+// Runs `code` in the frame (counted in `counter`), or the original code when the frame cannot grow
+// to fit it (a fallback, recorded in `cache`).
+PyObject* run(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag, PyObject* code,
+              CodeCache* cache, std::uint64_t* counter) {
+  auto* replacement = reinterpret_cast<PyCodeObject*>(code);
+  if (!frame::make_room(ts, f, frame::code(f), replacement)) {
+    ++cache->counters.fallbacks;
+    cache->record("no room to grow the frame for the transformed code's deeper stack");
+    return pass_through(ts, f, throw_flag);
+  }
+  ++*counter;
+  frame::swap_code(f, replacement);
   return pass_through(ts, f, throw_flag);
 }
 
@@ -197,9 +209,8 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
                                      std::chrono::steady_clock::now() - started)
                                      .count());
   if (chosen != nullptr) {
-    ++cache->counters.hits;
     --st.busy;
-    return run(ts, f, throw_flag, chosen);
+    return run(ts, f, throw_flag, chosen, cache, &cache->counters.hits);
   }
   ++cache->counters.misses;
   if (!first_failure.empty()) {
@@ -249,7 +260,8 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   }
   ++cache->counters.translations;
   cache->entries.push_back(CacheEntry{new_code, guard, std::move(tree)});
-  return run(ts, f, throw_flag, new_code.ptr());
+  std::uint64_t ran_new_entry = 0;  // translations already counts the entry
+  return run(ts, f, throw_flag, new_code.ptr(), cache, &ran_new_entry);
 }
 
 void install() {

@@ -74,6 +74,34 @@ inline void swap_code(_PyInterpreterFrame* f, PyCodeObject* replacement) {
   Py_DECREF(old);
 }
 
+// Slots a frame for `co` occupies on the thread's data stack (specials, localsplus, value stack).
+inline Py_ssize_t frame_slots(PyCodeObject* co) {
+#if PY_VERSION_HEX >= 0x030C0000
+  return co->co_framesize;
+#else
+  return co->co_nlocalsplus + co->co_stacksize + static_cast<Py_ssize_t>(FRAME_SPECIALS_SIZE);
+#endif
+}
+
+// Makes room in frame `f` (made for `old`) for running `replacement`, whose value stack may be
+// deeper. A frame that was just pushed is the top of the thread's data stack, so it can grow in
+// place while its chunk has room; popping it resets the top to the frame's start whatever its size,
+// so nothing else changes. False when the frame is not the top or the chunk is full (then the
+// original code must run).
+inline bool make_room(PyThreadState* ts, _PyInterpreterFrame* f, PyCodeObject* old,
+                      PyCodeObject* replacement) {
+  const Py_ssize_t extra = frame_slots(replacement) - frame_slots(old);
+  if (extra <= 0) {
+    return true;
+  }
+  PyObject** end = reinterpret_cast<PyObject**>(f) + frame_slots(old);
+  if (end != ts->datastack_top || ts->datastack_limit - ts->datastack_top < extra) {
+    return false;
+  }
+  ts->datastack_top += extra;
+  return true;
+}
+
 // A trace or profile function is set on this thread (such frames are never translated).
 inline bool tracing(PyThreadState* ts) {
   return ts->c_tracefunc != nullptr || ts->c_profilefunc != nullptr;

@@ -163,8 +163,10 @@ py::object visits_code(const py::dict& ns, bool retarget) {
 TEST(BytecodeEdit, InsertBeforeAJumpTargetWithAndWithoutRetarget) {
   const py::dict ns = loop_sample();
   const py::object fn = ns["count_loop"];
-  EXPECT_EQ(ns["call"](fn, visits_code(ns, true), 5).cast<int>(), 6);   // every jump back runs the new code
-  EXPECT_EQ(ns["call"](fn, visits_code(ns, false), 5).cast<int>(), 1);  // only the fall-through entry does
+  EXPECT_EQ(ns["call"](fn, visits_code(ns, true), 5).cast<int>(),
+            6);  // every jump back runs the new code
+  EXPECT_EQ(ns["call"](fn, visits_code(ns, false), 5).cast<int>(),
+            1);  // only the fall-through entry does
 }
 
 TEST(BytecodeEdit, InsertInsideATryBlockIsCoveredByItsHandler) {
