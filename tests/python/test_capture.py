@@ -319,3 +319,27 @@ def test_reference_counts_are_unchanged_by_hits_misses_and_fallbacks():
     assert after[0] == before[0]
     # `new` is referenced once more by each extra cache entry made for x=500
     assert after[1] == before[1] + (s["entries"] - 1)
+
+
+def test_strict_mode_raises_the_reason_at_the_call():
+    def broken(code, lv):
+        raise ValueError("translator bug")
+
+    cap.set_strict(True)
+    try:
+        with cap.capture(broken):
+            with pytest.raises(RuntimeError, match="SOT_STRICT=1.*translator bug") as info:
+                twice(4)
+        assert traceback.extract_tb(info.value.__traceback__)[-1].name == "twice"
+        with cap.capture(Recorder(lambda code, lv: (identity.__code__, None) if code is not identity.__code__ else None)):
+            with pytest.raises(RuntimeError, match="localsplus layout"):
+                twice(4)
+            with pytest.raises(RuntimeError, match="SOT_STRICT"):
+                list(counter(2))  # a generator raises at its first step
+    finally:
+        cap.set_strict(False)
+        cap.clear(twice)
+        cap.clear(counter)
+    with cap.capture(broken):
+        assert twice(4) == 8  # not strict: the original runs
+    cap.clear(twice)

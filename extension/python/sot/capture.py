@@ -141,8 +141,12 @@ def capture(callback):
         _c.disable()
 
 
+set_strict = _c.set_strict
+strict = _c.strict
+
 set_skip_rules()
 set_cache_limit(config.cache_limit)
+set_strict(config.strict)
 
 __all__ = ["GuardPath", "GuardTree", "Guards", "capture", "cache_limit", "clear", "default_skipped_paths", "depth", "disable", "enable",
-           "mark_do_not_translate", "set_cache_limit", "set_skip_rules", "skip_rules", "stats"]
+           "mark_do_not_translate", "set_cache_limit", "set_skip_rules", "set_strict", "skip_rules", "stats", "strict"]

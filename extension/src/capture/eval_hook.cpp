@@ -9,6 +9,7 @@
 #include "capture/code_cache.hpp"
 #include "capture/guard_tree.hpp"
 #include "capture/skip_rules.hpp"
+#include "capture/strict_raise.hpp"
 
 namespace py = pybind11;
 
@@ -28,6 +29,7 @@ thread_local ThreadState t_state;
 int g_open_scopes = 0;  // over all threads (changed with the GIL held)
 _PyFrameEvalFunction g_previous = nullptr;
 int g_cache_limit = 8;
+bool g_strict = false;
 
 PyObject* pass_through(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   return g_previous != nullptr ? g_previous(ts, f, throw_flag)
@@ -127,6 +129,23 @@ class FrameValues final : public ValueSource {
   _PyInterpreterFrame* f_;
   PyCodeObject* co_;
 };
+
+// A translation failure: the original code runs (the reason recorded), or under strict mode the
+// frame raises it.
+PyObject* fail(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag, CodeCache* cache,
+               std::string reason) {
+  ++cache->counters.fallbacks;
+  cache->record(reason);
+  if (g_strict) {
+    try {
+      const py::object raiser = raising_code(frame::code(f), reason);
+      frame::swap_code(f, reinterpret_cast<PyCodeObject*>(raiser.ptr()));
+    } catch (const std::exception&) {
+      PyErr_Clear();  // could not build the raising code: the original runs
+    }
+  }
+  return pass_through(ts, f, throw_flag);
+}
 
 // Runs `code` in the frame (counted in `counter`), or the original code when the frame cannot grow
 // to fit it (a fallback, recorded in `cache`).
@@ -228,9 +247,7 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
       PyObject_CallFunctionObjArgs(callback, code_object, locals_dict().ptr(), nullptr);
   --st.busy;
   if (answer == nullptr) {
-    ++cache->counters.fallbacks;
-    cache->record(current_exception_text());
-    return pass_through(ts, f, throw_flag);
+    return fail(ts, f, throw_flag, cache, current_exception_text());
   }
   const py::object result = py::reinterpret_steal<py::object>(answer);
   if (result.is_none()) {
@@ -238,9 +255,7 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
     return pass_through(ts, f, throw_flag);
   }
   if (!PyTuple_Check(result.ptr()) || PyTuple_GET_SIZE(result.ptr()) != 2) {
-    ++cache->counters.fallbacks;
-    cache->record("the callback must return None or (code, guard)");
-    return pass_through(ts, f, throw_flag);
+    return fail(ts, f, throw_flag, cache, "the callback must return None or (code, guard)");
   }
   const py::object new_code = py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(result.ptr(), 0));
   const py::object guard = py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(result.ptr(), 1));
@@ -250,9 +265,7 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
     problem = "the guard is neither None, a GuardTree nor callable";
   }
   if (!problem.empty()) {
-    ++cache->counters.fallbacks;
-    cache->record(problem);
-    return pass_through(ts, f, throw_flag);
+    return fail(ts, f, throw_flag, cache, problem);
   }
   std::shared_ptr<GuardTree> tree;
   if (py::isinstance<GuardTree>(guard)) {
@@ -320,6 +333,13 @@ void set_cache_limit(int limit) {
 
 int cache_limit() {
   return g_cache_limit;
+}
+
+void set_strict(bool strict) {
+  g_strict = strict;
+}
+bool strict() {
+  return g_strict;
 }
 
 }  // namespace sot::capture

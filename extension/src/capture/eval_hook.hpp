@@ -24,5 +24,9 @@ int depth();
 // reason.
 void set_cache_limit(int limit);
 int cache_limit();
+// Strict mode (SOT_STRICT=1): a translation failure raises in the frame instead of running the
+// original code.
+void set_strict(bool strict);
+bool strict();
 
 }  // namespace sot::capture

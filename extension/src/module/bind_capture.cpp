@@ -188,6 +188,10 @@ void bind_capture(py::module_& parent) {
   m.def("depth", &capture::depth, "Capture scopes open on this thread.");
   m.def("set_cache_limit", &capture::set_cache_limit, py::arg("limit"));
   m.def("cache_limit", &capture::cache_limit);
+  m.def("set_strict", &capture::set_strict, py::arg("strict"),
+        "Strict mode: a translation failure raises RuntimeError in the frame instead of running "
+        "the original.");
+  m.def("strict", &capture::strict);
   m.def(
       "stats",
       [](const py::object& fn) -> py::dict {
