@@ -133,7 +133,7 @@ class FrameValues final : public ValueSource {
 // A translation failure: the original code runs (the reason recorded), or under strict mode the
 // frame raises it.
 PyObject* fail(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag, CodeCache* cache,
-               std::string reason) {
+               const std::string& reason) {
   ++cache->counters.fallbacks;
   cache->record(reason);
   if (g_strict) {

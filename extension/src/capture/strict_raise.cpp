@@ -22,8 +22,10 @@ py::object raising_code(PyCodeObject* original, const std::string& reason) {
     }
   }
   const sb::Position where = kept.back().position;
-  sb::Bytecode b = sb::Bytecode::from_instructions(std::move(kept), reinterpret_cast<PyObject*>(original));
-  const py::object error = py::module_::import("builtins").attr("RuntimeError")("sot (SOT_STRICT=1): " + reason);
+  sb::Bytecode b =
+      sb::Bytecode::from_instructions(std::move(kept), reinterpret_cast<PyObject*>(original));
+  const py::object error =
+      py::module_::import("builtins").attr("RuntimeError")("sot (SOT_STRICT=1): " + reason);
   sb::Instruction load;
   load.opcode = sb::opcode_by_name("LOAD_CONST");
   load.arg = b.add_const(error);
