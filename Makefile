@@ -25,7 +25,7 @@ CPYTHON_CAPTURE_MODULES := test_grammar test_scope test_generators test_exceptio
   test_sys_settrace test_threading test_frame test_funcattrs
 
 .PHONY: all deps configure build test test-cpp test-python test-python-extra test-kernel test-notebooks demo \
-        test-cpython bench fuzz test-fuzz-smoke doc-opcodes \
+        test-cpython bench fuzz test-fuzz-smoke doc-opcodes test-asan \
         kernelspec-install format format-check tidy clean
 
 all: build
@@ -135,6 +135,19 @@ doc-opcodes: build
 	  PYTHONPATH=$(CURDIR)/$(BUILD)/python $$py share/tools/opcode_doc.py --dump $(BUILD)/opcodes-$$($$py -c 'import sys; print("%d%d" % sys.version_info[:2])').json; \
 	done
 	$(PY) share/tools/opcode_doc.py --merge $$(ls $(BUILD)/opcodes-3*.json | sort -V) > docs/opcodes.md
+
+# ASan + UBSan build (build-asan/: core, _sot for the kernel's Python, C++ tests) running the C++ tests, the
+# Python tests and the capture runner on CPython test modules with the sanitizer runtimes preloaded.
+ASAN_BUILD := build-asan
+ASAN_ENV = ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+  PYTHONPATH=$(CURDIR)/$(ASAN_BUILD)/python PYTHONDONTWRITEBYTECODE=1
+test-asan: deps
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DPython_EXECUTABLE=$(PY) -DSOT_SANITIZE=ON -DSOT_BUILD_KERNEL=OFF \
+	  -DSOT_BUILD_BENCHMARKS=OFF -DSOT_WERROR=$(WERROR)
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure
+	$(ASAN_ENV) $(PY) -m pytest -c tests/pytest.ini tests/python
+	$(ASAN_ENV) $(PY) tests/cpython/capture_roundtrip.py test_generators test_frame test_scope test_with
 
 CXX_SOURCES = $(shell git ls-files '*.cpp' '*.hpp')
 
