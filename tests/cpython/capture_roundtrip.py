@@ -10,9 +10,9 @@ Exit status 0 when every module passes translated exactly the tests it passes wi
 for the known differences listed in KNOWN (each with its reason).
 """
 
-import json
-import subprocess
 import sys
+
+from child_runs import run_child
 
 CHILD = r'''
 import gc, importlib, json, sys, types, unittest
@@ -55,11 +55,7 @@ KNOWN = {
 
 
 def run(mode, name):
-    proc = subprocess.run([sys.executable, "-c", CHILD, mode, name], capture_output=True, text=True, timeout=1200)
-    for line in proc.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
-    raise RuntimeError(f"{name} ({mode}) gave no result; exit {proc.returncode}\n{proc.stderr[-3000:]}")
+    return run_child(CHILD, mode, name, timeout=1200)
 
 
 def main(names):

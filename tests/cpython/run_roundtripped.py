@@ -7,10 +7,9 @@ Each run happens in a fresh subprocess. Prints, per module: tests run, passed pl
 functions replaced. Exit status 0 when every module passes round-tripped exactly the tests it passes plainly.
 """
 
-import json
-import subprocess
 import sys
-import types
+
+from child_runs import run_child
 
 CHILD = r'''
 import importlib, inspect, json, sys, types, unittest
@@ -57,11 +56,7 @@ print("RESULT " + json.dumps({"run": result.testsRun, "passed": passed, "replace
 
 
 def run(mode, name):
-    proc = subprocess.run([sys.executable, "-c", CHILD, mode, name], capture_output=True, text=True, timeout=900)
-    for line in proc.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
-    raise RuntimeError(f"{name} ({mode}) gave no result; exit {proc.returncode}\n{proc.stderr[-3000:]}")
+    return run_child(CHILD, mode, name, timeout=900)
 
 
 def main(names):

@@ -194,36 +194,35 @@ std::string GuardCheck::describe() const {
   return "?";
 }
 
-GuardNode* GuardNode::child(Access a, int index, const py::object& k, const std::string& p) {
-  for (const auto& c : children) {
-    if (c->access == a && c->local_index == index && c->key.equal(k) &&
-        Py_TYPE(c->key.ptr()) == Py_TYPE(k.ptr())) {
-      return c.get();
-    }
-  }
-  auto node = std::make_unique<GuardNode>();
-  node->access = a;
-  node->local_index = index;
-  node->key = k;
-  node->path = p;
-  children.push_back(std::move(node));
-  return children.back().get();
-}
+namespace {
 
-GuardNode* GuardTree::root(GuardNode::Access access, int index, const py::object& name,
-                           const std::string& path) {
-  for (const auto& r : roots_) {
-    if (r->access == access && r->local_index == index && r->key.equal(name)) {
-      return r.get();
+// The node in `nodes` reached by (access, index, key), created with `path` on first use.
+GuardNode* find_or_add(std::vector<std::unique_ptr<GuardNode>>& nodes, GuardNode::Access access,
+                       int index, const py::object& key, const std::string& path) {
+  for (const auto& n : nodes) {
+    if (n->access == access && n->local_index == index &&
+        Py_TYPE(n->key.ptr()) == Py_TYPE(key.ptr()) && n->key.equal(key)) {
+      return n.get();
     }
   }
   auto node = std::make_unique<GuardNode>();
   node->access = access;
   node->local_index = index;
-  node->key = name;
+  node->key = key;
   node->path = path;
-  roots_.push_back(std::move(node));
-  return roots_.back().get();
+  nodes.push_back(std::move(node));
+  return nodes.back().get();
+}
+
+}  // namespace
+
+GuardNode* GuardNode::child(Access a, int index, const py::object& k, const std::string& p) {
+  return find_or_add(children, a, index, k, p);
+}
+
+GuardNode* GuardTree::root(GuardNode::Access access, int index, const py::object& name,
+                           const std::string& path) {
+  return find_or_add(roots_, access, index, name, path);
 }
 
 GuardNode* GuardTree::local(int index, const py::object& name) {
