@@ -131,3 +131,17 @@ def test_global_guard_notices_a_changed_global():
     finally:
         TREE_GLOBAL = old
         cap.clear(reads_global)
+
+
+def test_dict_version_guard_notices_any_mutation():
+    table = {"a": 1}
+    g = guards()
+    g.local("config").dict_unchanged(table)
+    base = {"x": 0, "items": ()}
+    assert g.tree.check({**base, "config": table})[0]
+    table["b"] = 2
+    ok, failure = g.tree.check({**base, "config": table})
+    assert not ok and "unchanged since version" in failure
+    assert not g.tree.check({**base, "config": {"a": 1}})[0]  # an equal but different dict
+    with pytest.raises(TypeError):
+        guards().local("config").dict_unchanged([1])

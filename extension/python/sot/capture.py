@@ -119,6 +119,10 @@ class GuardPath:
     def dict_keys(self, keys):
         return self._add("dict_keys", expected=tuple(keys))
 
+    def dict_unchanged(self, d):
+        """The value is a dict not mutated since now (its version tag; `d` is the dict as it is now)."""
+        return self._add("dict_version", expected=d)
+
     def array(self, format, shape, contiguous=False):  # noqa: A002 - the buffer protocol's word
         """Buffer meta: element format (e.g. 'd' for float64), shape (None for any size), C-contiguity."""
         return self._add("array", expected=format, shape=tuple(shape), contiguous=contiguous)

@@ -1,5 +1,7 @@
+// Must come first (its own include block): defines Py_BUILD_CORE before Python.h.
+#include "capture/frame_api.hpp"
+
 #include "capture/eval_hook.hpp"
-#include "capture/frame_api.hpp"  // first: defines Py_BUILD_CORE before Python.h
 
 #include <chrono>
 #include <string>

@@ -5,6 +5,9 @@
 // the internal headers require).
 #pragma once
 
+#ifdef Py_PYTHON_H
+#error "capture/frame_api.hpp must come before Python.h (and anything including it): it defines Py_BUILD_CORE"
+#endif
 #ifndef Py_BUILD_CORE
 #define Py_BUILD_CORE 1
 #endif
@@ -13,6 +16,8 @@
 #undef _PyGC_FINALIZED  // clashes with the internal headers when compiled as C++ (3.12)
 #endif
 #include <internal/pycore_frame.h>
+
+#include <cstdint>
 
 namespace sot::capture::frame {
 
@@ -100,6 +105,12 @@ inline bool make_room(PyThreadState* ts, _PyInterpreterFrame* f, PyCodeObject* o
   }
   ts->datastack_top += extra;
   return true;
+}
+
+// The version tag of a dict: changes on every mutation (3.11-3.13; deprecated for extensions
+// from 3.12, still maintained, and readable here under Py_BUILD_CORE).
+inline std::uint64_t dict_version(PyObject* dict) {
+  return reinterpret_cast<PyDictObject*>(dict)->ma_version_tag;
 }
 
 // A trace or profile function is set on this thread (such frames are never translated).

@@ -1,3 +1,6 @@
+// Must come first (its own include block): defines Py_BUILD_CORE before Python.h.
+#include "capture/frame_api.hpp"
+
 #include "capture/guard_tree.hpp"
 
 #include <string>
@@ -165,6 +168,8 @@ bool GuardCheck::passes(PyObject* value) const {
       }
       return true;
     }
+    case Kind::kDictVersion:
+      return PyDict_Check(value) && frame::dict_version(value) == version;
     case Kind::kArray:
       return array_matches(*this, value);
   }
@@ -183,6 +188,8 @@ std::string GuardCheck::describe() const {
       return "len " + std::to_string(length);
     case Kind::kDictKeys:
       return "keys " + repr_of(expected.ptr());
+    case Kind::kDictVersion:
+      return "a dict unchanged since version " + std::to_string(version);
     case Kind::kArray: {
       std::string s = "array format " + py::str(expected).cast<std::string>() + " shape (";
       for (std::size_t d = 0; d < shape.size(); ++d) {

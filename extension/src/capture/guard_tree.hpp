@@ -5,6 +5,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,18 +29,20 @@ class ValueSource {
 
 struct GuardCheck {
   enum class Kind {
-    kType,      // type(v) is T
-    kId,        // v is O (holds O alive)
-    kEquals,    // v == constant (int, float, str, bytes, bool, None, tuples of them)
-    kLen,       // len(v) == n
-    kDictKeys,  // list(v.keys()) == keys, in order
-    kArray,     // buffer meta: format, ndim, shape (-1 = any), C-contiguous when required
+    kType,         // type(v) is T
+    kId,           // v is O (holds O alive)
+    kEquals,       // v == constant (int, float, str, bytes, bool, None, tuples of them)
+    kLen,          // len(v) == n
+    kDictKeys,     // list(v.keys()) == keys, in order
+    kDictVersion,  // a dict whose version tag is unchanged (no mutation since the guard was made)
+    kArray,        // buffer meta: format, ndim, shape (-1 = any), C-contiguous when required
   };
   Kind kind = Kind::kType;
   pybind11::object expected;      // type, object, constant, keys tuple, or format string
   Py_ssize_t length = 0;          // kLen, kArray (ndim)
   std::vector<Py_ssize_t> shape;  // kArray
   bool contiguous = false;        // kArray
+  std::uint64_t version = 0;      // kDictVersion
 
   bool passes(PyObject* value) const;  // never leaves a Python error set
   std::string describe() const;

@@ -1,5 +1,6 @@
 // `_sot.capture`: the frame-capture runtime (PEP 523 hook, per-code cache, skip rules).
-#include "capture/frame_api.hpp"  // first: defines Py_BUILD_CORE before Python.h
+// Must come first (its own include block): defines Py_BUILD_CORE before Python.h.
+#include "capture/frame_api.hpp"
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -162,6 +163,13 @@ void bind_capture(py::module_& parent) {
           check.length = length;
         } else if (kind == "dict_keys") {
           check.kind = capture::GuardCheck::Kind::kDictKeys;
+        } else if (kind == "dict_version") {
+          if (!PyDict_Check(expected.ptr())) {
+            throw py::type_error(
+                "a dict_version guard needs the dict whose current version it keeps");
+          }
+          check.kind = capture::GuardCheck::Kind::kDictVersion;
+          check.version = capture::frame::dict_version(expected.ptr());
         } else if (kind == "array") {
           check.kind = capture::GuardCheck::Kind::kArray;
           const auto dims = py::reinterpret_borrow<py::sequence>(shape);
@@ -173,7 +181,10 @@ void bind_capture(py::module_& parent) {
         } else {
           throw py::value_error("unknown guard kind " + kind);
         }
-        check.expected = kind == "dict_keys" ? py::object(py::tuple(expected)) : expected;
+        // a dict_version guard keeps the version, not the dict
+        check.expected = kind == "dict_keys"      ? py::object(py::tuple(expected))
+                         : kind == "dict_version" ? py::object(py::none())
+                                                  : expected;
         node_for(tree, code, path)->checks.push_back(std::move(check));
       },
       py::arg("tree"), py::arg("code"), py::arg("path"), py::arg("kind"),
