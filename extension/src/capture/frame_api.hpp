@@ -6,7 +6,8 @@
 #pragma once
 
 #ifdef Py_PYTHON_H
-#error "capture/frame_api.hpp must come before Python.h (and anything including it): it defines Py_BUILD_CORE"
+#error \
+    "capture/frame_api.hpp must come before Python.h (and anything including it): it defines Py_BUILD_CORE"
 #endif
 #ifndef Py_BUILD_CORE
 #define Py_BUILD_CORE 1

@@ -182,7 +182,11 @@ void bind_bytecode(py::module_& parent) {
           "Assemble a new code object; keyword arguments replace the template's name, qualname, "
           "filename, "
           "first line, flags and argument counts.")
-      .def("dis", [](const Bytecode& b) { return bytecode::disassemble_text(b); });
+      .def("dis", [](const Bytecode& b) { return bytecode::disassemble_text(b); })
+      .def(
+          "structured", [](const Bytecode& b) { return bytecode::disassemble_rows(b); },
+          "Disassembly rows of this (possibly edited) Bytecode: inserted and replaced instructions "
+          "have is_new.");
 
   m.def(
       "decode", [](const py::object& code) { return Bytecode::decode(code.ptr()); },
