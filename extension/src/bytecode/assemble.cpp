@@ -107,13 +107,33 @@ Bytecode::Layout Bytecode::layout() const {
   return layout;
 }
 
+std::vector<ExceptionTableEntry> Bytecode::exception_entries(const Layout& layout) const {
+  const std::vector<Instruction>& ins = instructions_;
+  const std::size_t n = ins.size();
+  std::vector<ExceptionTableEntry> entries;
+  for (std::size_t i = 0; i < n;) {
+    if (!ins[i].handler) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i + 1;
+    while (j < n && ins[j].handler == ins[i].handler) {
+      ++j;
+    }
+    const Handler& h = *ins[i].handler;
+    const int end = layout.starts[j - 1] + layout.sizes[j - 1];
+    entries.push_back({layout.starts[i], end, layout.starts[index_of(h.target)], h.depth, h.lasti});
+    i = j;
+  }
+  return entries;
+}
+
 py::object Bytecode::assemble(const CodeOverrides& overrides) const {
   const std::vector<Instruction>& ins = instructions_;
   const std::size_t n = ins.size();
   auto index = [this](int id) { return index_of(id); };
   const Layout placed = layout();
   const std::vector<int>& args = placed.args;
-  const std::vector<int>& starts = placed.starts;
   const std::vector<int>& sizes = placed.sizes;
 
   // co_code: prefixes, opcode and low byte, zeroed caches.
@@ -131,22 +151,7 @@ py::object Bytecode::assemble(const CodeOverrides& overrides) const {
     code.append(2 * static_cast<std::size_t>(opcode_info(ins[i].opcode).cache_entries), '\0');
   }
 
-  // Exception table: runs of consecutive instructions with the same handler.
-  std::vector<ExceptionTableEntry> entries;
-  for (std::size_t i = 0; i < n;) {
-    if (!ins[i].handler) {
-      ++i;
-      continue;
-    }
-    std::size_t j = i + 1;
-    while (j < n && ins[j].handler == ins[i].handler) {
-      ++j;
-    }
-    const Handler& h = *ins[i].handler;
-    const int end = j < n ? starts[j] : starts[n - 1] + sizes[n - 1];
-    entries.push_back({starts[i], end, starts[index(h.target)], h.depth, h.lasti});
-    i = j;
-  }
+  const std::vector<ExceptionTableEntry> entries = exception_entries(placed);
 
   auto* template_code = reinterpret_cast<PyCodeObject*>(code_.ptr());
   std::vector<Position> positions(n);

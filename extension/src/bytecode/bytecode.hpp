@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bytecode/exception_table.hpp"
 #include "bytecode/instruction.hpp"
 
 namespace sot::bytecode {
@@ -77,6 +78,9 @@ class Bytecode {
     std::vector<int> sizes;
   };
   Layout layout() const;
+  // The exception table for `layout`: runs of consecutive instructions with the same handler, as
+  // the compiler writes it.
+  std::vector<ExceptionTableEntry> exception_entries(const Layout& layout) const;
 
   const std::vector<Instruction>& instructions() const { return instructions_; }
   std::size_t size() const { return instructions_.size(); }

@@ -137,8 +137,7 @@ class ArgDescriber {
   py::object intrinsic2_;
 };
 
-std::vector<Row> make_rows(const Bytecode& b) {
-  const Bytecode::Layout layout = b.layout();
+std::vector<Row> make_rows(const Bytecode& b, const Bytecode::Layout& layout) {
   const std::vector<Instruction>& ins = b.instructions();
   std::set<int> targets;  // offsets in bytes that are jump or handler targets
   for (const Instruction& i : ins) {
@@ -186,7 +185,8 @@ std::string pad_left(const std::string& s, std::size_t width) {
 }  // namespace
 
 std::string disassemble_text(const Bytecode& bytecode) {
-  const std::vector<Row> rows = make_rows(bytecode);
+  const Bytecode::Layout layout = bytecode.layout();
+  const std::vector<Row> rows = make_rows(bytecode, layout);
   int max_line = 0;
   int max_offset = 0;
   for (const Row& r : rows) {
@@ -219,34 +219,19 @@ std::string disassemble_text(const Bytecode& bytecode) {
     out << text << "\n";
   }
   // Exception table, as dis prints it.
-  const Bytecode::Layout layout = bytecode.layout();
-  const std::vector<Instruction>& ins = bytecode.instructions();
-  bool header = false;
-  for (std::size_t i = 0; i < ins.size();) {
-    if (!ins[i].handler) {
-      ++i;
-      continue;
-    }
-    std::size_t j = i + 1;
-    while (j < ins.size() && ins[j].handler == ins[i].handler) {
-      ++j;
-    }
-    if (!header) {
-      out << "ExceptionTable:\n";
-      header = true;
-    }
-    const Handler& h = *ins[i].handler;
-    const int last = 2 * (layout.starts[j - 1] + layout.sizes[j - 1]) - 2;
-    out << "  " << 2 * layout.starts[i] << " to " << last << " -> "
-        << 2 * layout.starts[bytecode.index_of(h.target)] << " [" << h.depth << "]"
-        << (h.lasti ? " lasti" : "") << "\n";
-    i = j;
+  const std::vector<ExceptionTableEntry> entries = bytecode.exception_entries(layout);
+  if (!entries.empty()) {
+    out << "ExceptionTable:\n";
+  }
+  for (const ExceptionTableEntry& e : entries) {
+    out << "  " << 2 * e.start << " to " << 2 * e.end - 2 << " -> " << 2 * e.target << " ["
+        << e.depth << "]" << (e.lasti ? " lasti" : "") << "\n";
   }
   return out.str();
 }
 
 py::list disassemble_rows(const Bytecode& bytecode) {
-  const std::vector<Row> rows = make_rows(bytecode);
+  const std::vector<Row> rows = make_rows(bytecode, bytecode.layout());
   const std::vector<Instruction>& ins = bytecode.instructions();
   py::list out;
   for (std::size_t k = 0; k < rows.size(); ++k) {

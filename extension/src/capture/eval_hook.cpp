@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "bytecode/version.hpp"
 #include "capture/code_cache.hpp"
 #include "capture/guard_tree.hpp"
 #include "capture/skip_rules.hpp"
@@ -44,7 +45,7 @@ py::dict frame_locals(_PyInterpreterFrame* f, PyCodeObject* co) {
   const auto* kinds =
       reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(co->co_localspluskinds));
   for (int i = 0; i < co->co_nlocalsplus; ++i) {
-    if ((kinds[i] & 0x10U) != 0) {  // CO_FAST_HIDDEN
+    if ((kinds[i] & bytecode::version::kFastHidden) != 0) {
       continue;
     }
     PyObject* value = frame::local_value(f, co, i);  // borrowed
