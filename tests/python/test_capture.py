@@ -106,11 +106,31 @@ def counter(n):
         yield i
 
 
-def test_generator_resumption_is_never_captured():
+@pytest.fixture
+def translate_generators():
+    """Skip rules that hand generator functions' creating frames to the callback too (off by default)."""
+    cap.set_skip_rules(generators=True)
+    yield
+    cap.set_skip_rules()
+
+
+def test_generator_functions_are_skipped_by_default():
+    rec = Recorder(lambda code, lv: (bc.roundtrip(code), None))
+    with cap.capture(rec):
+        g = counter(4)
+        assert g.gi_code is counter.__code__  # user code may rely on this: no replacement is visible
+        assert list(g) == [0, 1, 2, 3]
+    assert rec.calls == []
+    assert cap.stats(counter)["skip_reason"].startswith("generator or coroutine function")
+    cap.clear(counter)
+
+
+def test_generator_resumption_is_never_captured(translate_generators):
     rec = Recorder()
     with cap.capture(rec):
         assert list(counter(4)) == [0, 1, 2, 3]
     assert [name for name, _ in rec.calls] == ["counter"]  # the call, not the four resumptions
+    cap.clear(counter)
 
 
 def twice(a):
@@ -208,7 +228,7 @@ def recurse(n):
     return 0 if n == 0 else recurse(n - 1)
 
 
-def test_replacements_that_do_not_fit_fall_back():
+def test_replacements_that_do_not_fit_fall_back(translate_generators):
     deeper_generator = counter.__code__.replace(co_stacksize=counter.__code__.co_stacksize + 4)
     with cap.capture(Recorder(lambda code, lv: (deeper_generator, None) if code is counter.__code__ else None)):
         assert list(counter(3)) == [0, 1, 2]
@@ -234,6 +254,21 @@ def test_callback_errors_never_reach_user_code():
         assert twice(4) == 8
     assert "None or (code, guard)" in cap.stats(twice)["reasons"][-1]
     cap.clear(twice)
+
+
+def test_a_cpp_translator_runs_through_the_same_runtime():
+    cap.clear(make_closures())  # an earlier test cached a replacement for it
+    translator = cap.RoundTripTranslator(keep_originals=True)
+    with cap.capture(translator):
+        assert signature(1, c=3) == 10
+        assert signature(1, 5, 6, 7, c=3, d=0, e=100) == 122
+        assert make_closures()(3) == 11
+    assert translator.translated >= 4  # signature, make_closures, uses_cell, reads_y (cells, free variables)
+    assert signature.__code__ in translator.originals
+    s = cap.stats(signature)
+    assert (s["translations"], s["hits"], s["fallbacks"]) == (1, 1, 0)
+    assert s["codes"][0] is not signature.__code__ and s["codes"][0].co_code == signature.__code__.co_code
+    cap.clear(signature)
 
 
 def test_skipped_code_never_reaches_the_callback():
@@ -321,7 +356,7 @@ def test_reference_counts_are_unchanged_by_hits_misses_and_fallbacks():
     assert after[1] == before[1] + (s["entries"] - 1)
 
 
-def test_strict_mode_raises_the_reason_at_the_call():
+def test_strict_mode_raises_the_reason_at_the_call(translate_generators):
     def broken(code, lv):
         raise ValueError("translator bug")
 

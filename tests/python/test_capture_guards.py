@@ -77,6 +77,27 @@ def test_array_meta_from_the_buffer_protocol():
     assert not ok and "type array" in failure
 
 
+def test_symbolic_shapes_bind_once_per_evaluation_and_exclude_0_and_1():
+    g = guards()
+    g.local("x").array("d", ("n", 3))
+    g.local("items").array("d", ("n",))
+    base = {"config": {}}
+
+    def arr(rows, cols=None):
+        flat = array.array("d", [0.0] * (rows * (cols or 1)))
+        return memoryview(flat).cast("B").cast("d", (rows, cols) if cols else (rows,))
+
+    assert g.tree.check({**base, "x": arr(5, 3), "items": arr(5)})[0]
+    assert g.tree.check({**base, "x": arr(9, 3), "items": arr(9)})[0]  # any n >= 2, the same on both
+    ok, failure = g.tree.check({**base, "x": arr(5, 3), "items": arr(6)})
+    assert not ok and failure == "items: expected array format d shape (s0>=2,), got array format d shape (6,) C-contiguous"
+    ok, failure = g.tree.check({**base, "x": arr(1, 3), "items": arr(1)})
+    assert not ok and "x: expected array format d shape (s0>=2, 3)" in failure  # 0 and 1 stay specialised
+    assert not g.tree.check({**base, "x": arr(5, 4), "items": arr(5)})[0]
+    with pytest.raises(ValueError, match="sizes are >= 0"):
+        g.local("x").array("d", (-3,))
+
+
 def test_unknown_local_is_an_error_at_build_time():
     with pytest.raises(ValueError, match="no local named"):
         guards().local("nope").equals(1)

@@ -54,13 +54,19 @@ def default_skipped_paths():
     return sorted(paths)
 
 
-def set_skip_rules(modules=DEFAULT_SKIPPED_MODULES, paths=None, allow_modules=()):
+def set_skip_rules(modules=DEFAULT_SKIPPED_MODULES, paths=None, allow_modules=(), generators=False):
     """Replace the skip rules: module names (with their submodules), file path prefixes, and modules captured even
-    when another rule would skip them (e.g. a CPython test module under the standard library's folder)."""
-    _c.set_skip_rules(list(modules), list(default_skipped_paths() if paths is None else paths), list(allow_modules))
+    when another rule would skip them (e.g. a CPython test module under the standard library's folder).
+
+    Functions that create generators or coroutines are skipped unless ``generators`` is true: from Python 3.12 a
+    generator's ``gi_code`` is its frame's code, so running a replacement there is visible to user code."""
+    _c.set_skip_rules(list(modules), list(default_skipped_paths() if paths is None else paths), list(allow_modules),
+                      bool(generators))
 
 
 GuardTree = _c.GuardTree
+Translator = _c.Translator
+RoundTripTranslator = _c.RoundTripTranslator
 
 
 class Guards:
@@ -124,20 +130,27 @@ class GuardPath:
         return self._add("dict_version", expected=d)
 
     def array(self, format, shape, contiguous=False):  # noqa: A002 - the buffer protocol's word
-        """Buffer meta: element format (e.g. 'd' for float64), shape (None for any size), C-contiguity."""
+        """Buffer meta: element format (e.g. 'd' for float64), C-contiguity and a shape whose entries are a size,
+    None (any size) or a symbol name: a dynamic size of at least 2, equal wherever the same name appears in the
+    tree (``shape=("n", 3)`` on x and ``("n",)`` on y: x.shape[0] == y.shape[0] >= 2)."""
         return self._add("array", expected=format, shape=tuple(shape), contiguous=contiguous)
 
     def array_like(self, value, dynamic=()):
-        """The type and buffer meta of `value` (an ndarray or any buffer), with the axes in `dynamic` any size."""
+        """The type and buffer meta of `value` (an ndarray or any buffer). `dynamic` names the axes that may vary:
+        a collection of axes (any size), or a dict {axis: symbol name} (see array())."""
         view = memoryview(value)
-        shape = tuple(None if axis in dynamic else size for axis, size in enumerate(view.shape))
+        if isinstance(dynamic, dict):
+            shape = tuple(dynamic.get(axis, size) for axis, size in enumerate(view.shape))
+        else:
+            shape = tuple(None if axis in dynamic else size for axis, size in enumerate(view.shape))
         self.type_is(type(value))
         return self.array(view.format, shape, contiguous=view.c_contiguous)
 
 
 @contextlib.contextmanager
 def capture(callback):
-    """A capture scope on this thread for the length of the ``with`` block (nestable; the innermost wins)."""
+    """A capture scope on this thread for the length of the ``with`` block (nestable; the innermost wins).
+    ``callback`` is a Python callable (see the module's doc) or a C++ ``Translator``."""
     _c.enable(callback)
     try:
         yield
@@ -152,5 +165,5 @@ set_skip_rules()
 set_cache_limit(config.cache_limit)
 set_strict(config.strict)
 
-__all__ = ["GuardPath", "GuardTree", "Guards", "capture", "cache_limit", "clear", "default_skipped_paths", "depth", "disable", "enable",
+__all__ = ["GuardPath", "GuardTree", "Guards", "RoundTripTranslator", "Translator", "capture", "cache_limit", "clear", "default_skipped_paths", "depth", "disable", "enable",
            "mark_do_not_translate", "set_cache_limit", "set_skip_rules", "set_strict", "skip_rules", "stats", "strict"]

@@ -13,6 +13,7 @@
 #include "capture/guard_tree.hpp"
 #include "capture/skip_rules.hpp"
 #include "capture/strict_raise.hpp"
+#include "capture/translator.hpp"
 
 namespace py = pybind11;
 
@@ -20,14 +21,15 @@ namespace sot::capture {
 
 namespace {
 
-// This thread's capture scopes: strong references to their callbacks, innermost last. A thread that
-// ends with scopes open leaks those references (they are never released without the GIL).
+// This thread's capture scopes, innermost last. Allocated on a thread's first scope and freed when
+// its last scope closes, so nothing Python-owned is destroyed at thread exit without the GIL (a
+// thread that ends with scopes open leaks them).
 struct ThreadState {
-  std::vector<PyObject*> callbacks;
-  int busy = 0;  // > 0 while the runtime's own Python code (callbacks, guards) runs: its frames
+  std::vector<std::shared_ptr<Translator>> scopes;
+  int busy = 0;  // > 0 while the runtime's own work (translators, Python guards) runs: its frames
                  // pass through
 };
-thread_local ThreadState t_state;
+thread_local ThreadState* t_state = nullptr;
 
 int g_open_scopes = 0;  // over all threads (changed with the GIL held)
 _PyFrameEvalFunction g_previous = nullptr;
@@ -40,7 +42,7 @@ PyObject* pass_through(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag
 }
 
 // The frame's variables by name (a new dict), read from localsplus without creating a frame object.
-py::dict frame_locals(_PyInterpreterFrame* f, PyCodeObject* co) {
+py::dict frame_locals(const ValueSource& values, PyCodeObject* co) {
   py::dict out;
   const auto* kinds =
       reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(co->co_localspluskinds));
@@ -48,7 +50,7 @@ py::dict frame_locals(_PyInterpreterFrame* f, PyCodeObject* co) {
     if ((kinds[i] & bytecode::version::kFastHidden) != 0) {
       continue;
     }
-    PyObject* value = frame::local_value(f, co, i);  // borrowed
+    PyObject* value = values.local(i, nullptr);  // borrowed
     if (value != nullptr) {
       out[py::handle(PyTuple_GET_ITEM(co->co_localsplusnames, i))] = py::handle(value);
     }
@@ -87,20 +89,27 @@ std::string incompatibility(PyCodeObject* original, PyObject* replacement) {
   return {};
 }
 
+std::string exception_text(PyObject* value, const std::string& prefix) {
+  std::string text = prefix;
+  if (value != nullptr) {
+    PyObject* repr = PyObject_Repr(value);
+    if (repr != nullptr) {
+      const char* utf8 = PyUnicode_AsUTF8(repr);
+      text += ": " + std::string(utf8 != nullptr ? utf8 : "?");
+      Py_DECREF(repr);
+    }
+    PyErr_Clear();
+  }
+  return text;
+}
+
 std::string current_exception_text() {
   PyObject* type = nullptr;
   PyObject* value = nullptr;
   PyObject* tb = nullptr;
   PyErr_Fetch(&type, &value, &tb);
-  std::string text = "callback raised";
-  if (value != nullptr) {
-    PyObject* repr = PyObject_Repr(value);
-    if (repr != nullptr) {
-      text += ": " + std::string(PyUnicode_AsUTF8(repr));
-      Py_DECREF(repr);
-    }
-  }
-  PyErr_Clear();
+  PyErr_NormalizeException(&type, &value, &tb);
+  std::string text = exception_text(value, "translator raised");
   Py_XDECREF(type);
   Py_XDECREF(value);
   Py_XDECREF(tb);
@@ -131,6 +140,33 @@ class FrameValues final : public ValueSource {
   }
   _PyInterpreterFrame* f_;
   PyCodeObject* co_;
+};
+
+// A Python callback(code, locals) -> None | (code, guard) as a Translator.
+class CallbackTranslator final : public Translator {
+ public:
+  explicit CallbackTranslator(py::object callback) : callback_(std::move(callback)) {}
+  Translation translate(const FrameInfo& frame) override {
+    const py::dict locals = frame_locals(*frame.values, frame.code);
+    PyObject* answer = PyObject_CallFunctionObjArgs(
+        callback_.ptr(), reinterpret_cast<PyObject*>(frame.code), locals.ptr(), nullptr);
+    if (answer == nullptr) {
+      return Translation::failed(current_exception_text());
+    }
+    const auto result = py::reinterpret_steal<py::object>(answer);
+    if (result.is_none()) {
+      return Translation::declined({});
+    }
+    if (!PyTuple_Check(result.ptr()) || PyTuple_GET_SIZE(result.ptr()) != 2) {
+      return Translation::failed("the callback must return None or (code, guard)");
+    }
+    return Translation::translated(
+        py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(result.ptr(), 0)),
+        py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(result.ptr(), 1)));
+  }
+
+ private:
+  py::object callback_;
 };
 
 // A translation failure: the original code runs (the reason recorded), or under strict mode the
@@ -165,10 +201,26 @@ PyObject* run(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag, PyObjec
   return pass_through(ts, f, throw_flag);
 }
 
+// Asks `translator` about the frame, turning every error into a kFailed translation.
+Translation ask(Translator& translator, const FrameInfo& info) {
+  try {
+    Translation t = translator.translate(info);
+    if (PyErr_Occurred() != nullptr) {
+      return Translation::failed(current_exception_text());
+    }
+    return t;
+  } catch (py::error_already_set& e) {
+    return Translation::failed(exception_text(e.value().ptr(), "translator raised"));
+  } catch (const std::exception& e) {
+    PyErr_Clear();
+    return Translation::failed(std::string("translator error: ") + e.what());
+  }
+}
+
 PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
-  ThreadState& st = t_state;
-  if (st.callbacks.empty() || st.busy > 0 || throw_flag != 0 || !frame::owned_by_thread(f) ||
-      frame::tracing(ts) || !frame::not_started(f)) {
+  ThreadState* st = t_state;
+  if (st == nullptr || st->scopes.empty() || st->busy > 0 || throw_flag != 0 ||
+      !frame::owned_by_thread(f) || frame::tracing(ts) || !frame::not_started(f)) {
     return pass_through(ts, f, throw_flag);
   }
   PyCodeObject* co = frame::code(f);
@@ -191,19 +243,13 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
     return pass_through(ts, f, throw_flag);
   }
 
-  ++st.busy;
-  py::object locals;  // built on first need
-  auto locals_dict = [&]() -> py::object& {
-    if (!locals) {
-      locals = frame_locals(f, co);
-    }
-    return locals;
-  };
+  ++st->busy;
+  const FrameValues values(f, co);
   // 1. A cached entry whose guard passes.
   PyObject* chosen = nullptr;  // borrowed from the cache entry
   const auto started = std::chrono::steady_clock::now();
   std::string first_failure;
-  const FrameValues values(f, co);
+  py::object locals;  // for Python guards, built on first need
   for (const CacheEntry& entry : cache->entries) {
     if (entry.guard.is_none()) {
       chosen = entry.code.ptr();
@@ -216,7 +262,10 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
       }
       continue;
     }
-    PyObject* verdict = PyObject_CallOneArg(entry.guard.ptr(), locals_dict().ptr());
+    if (!locals) {
+      locals = frame_locals(values, co);
+    }
+    PyObject* verdict = PyObject_CallOneArg(entry.guard.ptr(), locals.ptr());
     const int passed = verdict != nullptr ? PyObject_IsTrue(verdict) : -1;
     Py_XDECREF(verdict);
     if (passed < 0) {
@@ -231,7 +280,7 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
                                      std::chrono::steady_clock::now() - started)
                                      .count());
   if (chosen != nullptr) {
-    --st.busy;
+    --st->busy;
     return run(ts, f, throw_flag, chosen, cache, &cache->counters.hits);
   }
   ++cache->counters.misses;
@@ -241,43 +290,45 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   if (static_cast<int>(cache->entries.size()) >= g_cache_limit) {
     ++cache->counters.fallbacks;
     cache->record("recompile limit (" + std::to_string(g_cache_limit) + " entries) reached");
-    --st.busy;
+    --st->busy;
     return pass_through(ts, f, throw_flag);
   }
-  // 2. Ask the innermost scope's callback.
-  PyObject* callback = st.callbacks.back();
-  PyObject* answer =
-      PyObject_CallFunctionObjArgs(callback, code_object, locals_dict().ptr(), nullptr);
-  --st.busy;
-  if (answer == nullptr) {
-    return fail(ts, f, throw_flag, cache, current_exception_text());
-  }
-  const py::object result = py::reinterpret_steal<py::object>(answer);
-  if (result.is_none()) {
+  // 2. Ask the innermost scope's translator (kept alive across the call: it may close scopes).
+  const std::shared_ptr<Translator> translator = st->scopes.back();
+  FrameInfo info;
+  info.code = co;
+  info.globals = frame::globals(f);
+  info.builtins = f->f_builtins;
+  info.values = &values;
+  Translation answer = ask(*translator, info);
+  --st->busy;
+  if (answer.outcome == Translation::Outcome::kDeclined) {
     ++cache->counters.declined;
+    if (!answer.reason.empty()) {
+      cache->record("declined: " + answer.reason);
+    }
     return pass_through(ts, f, throw_flag);
   }
-  if (!PyTuple_Check(result.ptr()) || PyTuple_GET_SIZE(result.ptr()) != 2) {
-    return fail(ts, f, throw_flag, cache, "the callback must return None or (code, guard)");
+  if (answer.outcome == Translation::Outcome::kFailed) {
+    return fail(ts, f, throw_flag, cache, answer.reason);
   }
-  const py::object new_code = py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(result.ptr(), 0));
-  const py::object guard = py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(result.ptr(), 1));
-  std::string problem = incompatibility(co, new_code.ptr());
-  if (problem.empty() && !guard.is_none() && PyCallable_Check(guard.ptr()) == 0 &&
-      !py::isinstance<GuardTree>(guard)) {
+  std::string problem = incompatibility(co, answer.code.ptr());
+  if (problem.empty() && !answer.guard.is_none() && PyCallable_Check(answer.guard.ptr()) == 0 &&
+      !py::isinstance<GuardTree>(answer.guard)) {
     problem = "the guard is neither None, a GuardTree nor callable";
   }
   if (!problem.empty()) {
     return fail(ts, f, throw_flag, cache, problem);
   }
   std::shared_ptr<GuardTree> tree;
-  if (py::isinstance<GuardTree>(guard)) {
-    tree = guard.cast<std::shared_ptr<GuardTree>>();
+  if (py::isinstance<GuardTree>(answer.guard)) {
+    tree = answer.guard.cast<std::shared_ptr<GuardTree>>();
   }
   ++cache->counters.translations;
-  cache->entries.push_back(CacheEntry{new_code, guard, std::move(tree)});
+  PyObject* new_code = answer.code.ptr();  // kept alive by the cache entry
+  cache->entries.push_back(CacheEntry{std::move(answer.code), std::move(answer.guard), std::move(tree)});
   std::uint64_t ran_new_entry = 0;  // translations already counts the entry
-  return run(ts, f, throw_flag, new_code.ptr(), cache, &ran_new_entry);
+  return run(ts, f, throw_flag, new_code, cache, &ran_new_entry);
 }
 
 void install() {
@@ -300,23 +351,37 @@ void uninstall() {
 
 }  // namespace
 
-void enable(py::object callback) {
-  if (!PyCallable_Check(callback.ptr())) {
-    throw py::type_error("capture callback must be callable");
+void enable(std::shared_ptr<Translator> translator) {
+  if (!translator) {
+    throw std::invalid_argument("capture needs a translator");
   }
-  t_state.callbacks.push_back(callback.release().ptr());  // the scope owns this reference
+  if (t_state == nullptr) {
+    t_state = new ThreadState();  // NOLINT(cppcoreguidelines-owning-memory): freed in disable()
+  }
+  t_state->scopes.push_back(std::move(translator));
   if (g_open_scopes++ == 0) {
     install();
   }
 }
 
+void enable(py::object callback) {
+  if (!PyCallable_Check(callback.ptr())) {
+    throw py::type_error("capture callback must be callable");
+  }
+  enable(std::make_shared<CallbackTranslator>(std::move(callback)));
+}
+
 bool disable() {
-  if (t_state.callbacks.empty()) {
+  ThreadState* st = t_state;
+  if (st == nullptr || st->scopes.empty()) {
     return false;
   }
-  PyObject* callback = t_state.callbacks.back();
-  t_state.callbacks.pop_back();
-  Py_DECREF(callback);
+  const std::shared_ptr<Translator> innermost = std::move(st->scopes.back());
+  st->scopes.pop_back();
+  if (st->scopes.empty() && st->busy == 0) {
+    t_state = nullptr;
+    delete st;  // NOLINT(cppcoreguidelines-owning-memory): allocated in enable()
+  }
   if (--g_open_scopes == 0) {
     uninstall();
   }
@@ -324,7 +389,7 @@ bool disable() {
 }
 
 int depth() {
-  return static_cast<int>(t_state.callbacks.size());
+  return t_state == nullptr ? 0 : static_cast<int>(t_state->scopes.size());
 }
 
 void set_cache_limit(int limit) {

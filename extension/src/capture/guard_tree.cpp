@@ -29,7 +29,7 @@ std::string repr_of(PyObject* value) {
   return out.size() > kMax ? out.substr(0, kMax) + "..." : out;
 }
 
-bool array_matches(const GuardCheck& c, PyObject* value) {
+bool array_matches(const GuardCheck& c, PyObject* value, std::vector<Py_ssize_t>* symbols) {
   if (PyObject_CheckBuffer(value) == 0) {
     return false;
   }
@@ -38,17 +38,46 @@ bool array_matches(const GuardCheck& c, PyObject* value) {
     PyErr_Clear();
     return false;
   }
-  bool ok = view.ndim == c.length && view.format != nullptr &&
-            py::str(c.expected).cast<std::string>() == view.format;
+  bool ok = view.ndim == c.length && view.format != nullptr && c.format == view.format;
   for (int d = 0; ok && d < view.ndim; ++d) {
     const Py_ssize_t want = c.shape[static_cast<std::size_t>(d)];
-    ok = want < 0 || view.shape[d] == want;
+    const Py_ssize_t size = view.shape[d];
+    if (want >= 0) {
+      ok = size == want;
+    } else if (want != GuardCheck::kAnyDim) {
+      const auto k = static_cast<std::size_t>(GuardCheck::symbol_of(want));
+      ok = size >= 2 && symbols != nullptr && k < symbols->size();
+      if (ok) {
+        Py_ssize_t& bound = (*symbols)[k];
+        ok = bound < 0 || bound == size;
+        bound = size;
+      }
+    }
   }
   if (ok && c.contiguous) {
     ok = PyBuffer_IsContiguous(&view, 'C') != 0;
   }
   PyBuffer_Release(&view);
   return ok;
+}
+
+// "format d shape (3, 4) C-contiguous" for a buffer, else its repr.
+std::string buffer_text(PyObject* value) {
+  Py_buffer view;
+  if (PyObject_CheckBuffer(value) == 0 || PyObject_GetBuffer(value, &view, PyBUF_RECORDS_RO) != 0) {
+    PyErr_Clear();
+    return repr_of(value);
+  }
+  std::string s = "array format " + std::string(view.format != nullptr ? view.format : "?") + " shape (";
+  for (int d = 0; d < view.ndim; ++d) {
+    s += (d > 0 ? ", " : "") + std::to_string(view.shape[d]);
+  }
+  s += view.ndim == 1 ? ",)" : ")";
+  if (PyBuffer_IsContiguous(&view, 'C') != 0) {
+    s += " C-contiguous";
+  }
+  PyBuffer_Release(&view);
+  return s;
 }
 
 // The value of `node` reached from `parent` (new reference or nullptr, no error set).
@@ -81,7 +110,7 @@ PyObject* fetch(const GuardNode& node, const ValueSource& source, PyObject* pare
 }
 
 bool check_node(const GuardNode& node, const ValueSource& source, PyObject* parent,
-                std::string* failure) {
+                std::vector<Py_ssize_t>* symbols, std::string* failure) {
   PyObject* value = fetch(node, source, parent);  // new reference or nullptr
   if (value == nullptr) {
     if (failure != nullptr) {
@@ -91,16 +120,17 @@ bool check_node(const GuardNode& node, const ValueSource& source, PyObject* pare
   }
   bool ok = true;
   for (const GuardCheck& c : node.checks) {
-    if (!c.passes(value)) {
+    if (!c.passes(value, symbols)) {
       if (failure != nullptr) {
-        *failure = node.path + ": expected " + c.describe() + ", got " + repr_of(value);
+        *failure = node.path + ": expected " + c.describe() + ", got " +
+                   (c.kind == GuardCheck::Kind::kArray ? buffer_text(value) : repr_of(value));
       }
       ok = false;
       break;
     }
   }
   for (std::size_t i = 0; ok && i < node.children.size(); ++i) {
-    ok = check_node(*node.children[i], source, value, failure);
+    ok = check_node(*node.children[i], source, value, symbols, failure);
   }
   Py_DECREF(value);
   return ok;
@@ -125,7 +155,7 @@ void describe_node(const GuardNode& node, std::string* out) {
 
 }  // namespace
 
-bool GuardCheck::passes(PyObject* value) const {
+bool GuardCheck::passes(PyObject* value, std::vector<Py_ssize_t>* symbols) const {
   switch (kind) {
     case Kind::kType:
       return reinterpret_cast<PyObject*>(Py_TYPE(value)) == expected.ptr();
@@ -171,7 +201,7 @@ bool GuardCheck::passes(PyObject* value) const {
     case Kind::kDictVersion:
       return PyDict_Check(value) && frame::dict_version(value) == version;
     case Kind::kArray:
-      return array_matches(*this, value);
+      return array_matches(*this, value, symbols);
   }
   return false;
 }
@@ -191,9 +221,13 @@ std::string GuardCheck::describe() const {
     case Kind::kDictVersion:
       return "a dict unchanged since version " + std::to_string(version);
     case Kind::kArray: {
-      std::string s = "array format " + py::str(expected).cast<std::string>() + " shape (";
+      std::string s = "array format " + format + " shape (";
       for (std::size_t d = 0; d < shape.size(); ++d) {
-        s += (d > 0 ? ", " : "") + (shape[d] < 0 ? std::string("?") : std::to_string(shape[d]));
+        const Py_ssize_t dim = shape[d];
+        s += (d > 0 ? ", " : "") +
+             (dim >= 0            ? std::to_string(dim)
+              : dim == kAnyDim ? std::string("?")
+                               : "s" + std::to_string(symbol_of(dim)) + ">=2");
       }
       return s + (shape.size() == 1 ? ",)" : ")") + (contiguous ? " C-contiguous" : "");
     }
@@ -245,12 +279,23 @@ GuardNode* GuardTree::builtin(const py::object& name) {
 }
 
 bool GuardTree::check(const ValueSource& source, std::string* failure) const {
+  std::vector<Py_ssize_t> symbols(symbols_.size(), -1);
   for (const auto& r : roots_) {
-    if (!check_node(*r, source, nullptr, failure)) {
+    if (!check_node(*r, source, nullptr, &symbols, failure)) {
       return false;
     }
   }
   return true;
+}
+
+int GuardTree::symbol_id(const std::string& name) {
+  for (std::size_t k = 0; k < symbols_.size(); ++k) {
+    if (symbols_[k] == name) {
+      return static_cast<int>(k);
+    }
+  }
+  symbols_.push_back(name);
+  return static_cast<int>(symbols_.size() - 1);
 }
 
 std::size_t GuardTree::size() const {

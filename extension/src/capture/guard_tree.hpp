@@ -35,16 +35,24 @@ struct GuardCheck {
     kLen,          // len(v) == n
     kDictKeys,     // list(v.keys()) == keys, in order
     kDictVersion,  // a dict whose version tag is unchanged (no mutation since the guard was made)
-    kArray,        // buffer meta: format, ndim, shape (-1 = any), C-contiguous when required
+    kArray,        // buffer meta: format, ndim, shape, C-contiguous when required
   };
+  // kArray shape entries: a size (>= 0), kAnyDim, or symbol(k): a dynamic dimension of at least 2,
+  // equal to every other dimension with the same symbol in the tree (bound on first sight).
+  static constexpr Py_ssize_t kAnyDim = -1;
+  static constexpr Py_ssize_t symbol(int k) { return -2 - k; }
+  static constexpr int symbol_of(Py_ssize_t dim) { return static_cast<int>(-2 - dim); }
   Kind kind = Kind::kType;
   pybind11::object expected;      // type, object, constant, keys tuple, or format string
   Py_ssize_t length = 0;          // kLen, kArray (ndim)
   std::vector<Py_ssize_t> shape;  // kArray
+  std::string format;             // kArray: the buffer's element format, e.g. "d"
   bool contiguous = false;        // kArray
   std::uint64_t version = 0;      // kDictVersion
 
-  bool passes(PyObject* value) const;  // never leaves a Python error set
+  // Never leaves a Python error set. `symbols` holds the sizes bound to shape symbols so far in
+  // this evaluation (-1: unbound); a kArray check binds and compares them.
+  bool passes(PyObject* value, std::vector<Py_ssize_t>* symbols) const;
   std::string describe() const;
 };
 
@@ -72,12 +80,16 @@ class GuardTree {
   // value.
   bool check(const ValueSource& source, std::string* failure) const;
   std::size_t size() const;  // number of checks
+  // The id of the shape symbol called `name` (e.g. "s0"), made on first use; ids are 0..n-1.
+  int symbol_id(const std::string& name);
+  const std::vector<std::string>& symbols() const { return symbols_; }
   std::string describe() const;
 
  private:
   GuardNode* root(GuardNode::Access access, int index, const pybind11::object& name,
                   const std::string& path);
   std::vector<std::unique_ptr<GuardNode>> roots_;
+  std::vector<std::string> symbols_;
 };
 
 }  // namespace sot::capture

@@ -12,6 +12,7 @@
 #include "capture/eval_hook.hpp"
 #include "capture/guard_tree.hpp"
 #include "capture/skip_rules.hpp"
+#include "capture/translator.hpp"
 #include "module/bindings.hpp"
 
 namespace py = pybind11;
@@ -175,8 +176,20 @@ void bind_capture(py::module_& parent) {
           const auto dims = py::reinterpret_borrow<py::sequence>(shape);
           check.length = static_cast<Py_ssize_t>(dims.size());
           for (const py::handle d : dims) {
-            check.shape.push_back(d.is_none() ? -1 : d.cast<Py_ssize_t>());
+            if (d.is_none()) {
+              check.shape.push_back(capture::GuardCheck::kAnyDim);
+            } else if (py::isinstance<py::str>(d)) {
+              const int k = tree.symbol_id(d.cast<std::string>());
+              check.shape.push_back(capture::GuardCheck::symbol(k));
+            } else {
+              const auto size = d.cast<Py_ssize_t>();
+              if (size < 0) {
+                throw py::value_error("an array guard's sizes are >= 0, None or a symbol name");
+              }
+              check.shape.push_back(size);
+            }
           }
+          check.format = py::str(expected).cast<std::string>();
           check.contiguous = contiguous;
         } else {
           throw py::value_error("unknown guard kind " + kind);
@@ -192,9 +205,37 @@ void bind_capture(py::module_& parent) {
       py::arg("contiguous") = false,
       "Add one check at `path` ((root, name), then ('attr', name) / ('item', key) steps).");
 
+  py::class_<capture::Translator, std::shared_ptr<capture::Translator>>(
+      m, "Translator", "A translator implemented in C++ (pass it to enable() or capture()).");
+  py::class_<capture::RoundTripTranslator, capture::Translator,
+             std::shared_ptr<capture::RoundTripTranslator>>(
+      m, "RoundTripTranslator",
+      "Replaces every captured frame's code by its round trip through the bytecode layer.")
+      .def(py::init<bool>(), py::arg("keep_originals") = false)
+      .def_property_readonly("translated",
+                             [](const capture::RoundTripTranslator& t) { return t.translated; })
+      .def_property_readonly(
+          "originals",
+          [](const capture::RoundTripTranslator& t) {
+            py::list out;
+            for (const py::object& code : t.originals()) {
+              out.append(code);
+            }
+            return out;
+          },
+          "The code objects translated, in order (with keep_originals=True).");
   m.def(
-      "enable", &capture::enable, py::arg("callback"),
-      "Open a capture scope on this thread: frames called from here go to callback(code, locals).");
+      "enable",
+      [](const py::object& translator) {
+        if (py::isinstance<capture::Translator>(translator)) {
+          capture::enable(translator.cast<std::shared_ptr<capture::Translator>>());
+        } else {
+          capture::enable(translator);
+        }
+      },
+      py::arg("translator"),
+      "Open a capture scope on this thread: frames called from here go to the translator (a C++ "
+      "Translator, or a Python callback(code, locals) -> None | (code, guard)).");
   m.def("disable", &capture::disable, "Close this thread's innermost capture scope.");
   m.def("depth", &capture::depth, "Capture scopes open on this thread.");
   m.def("set_cache_limit", &capture::set_cache_limit, py::arg("limit"));
@@ -255,18 +296,20 @@ void bind_capture(py::module_& parent) {
   m.def(
       "set_skip_rules",
       [](std::vector<std::string> modules, std::vector<std::string> path_prefixes,
-         std::vector<std::string> allow_modules) {
+         std::vector<std::string> allow_modules, bool generators) {
         capture::SkipRules& rules = capture::skip_rules();
+        rules.generators = generators;
         rules.modules = std::move(modules);
         rules.path_prefixes = std::move(path_prefixes);
         rules.allow_modules = std::move(allow_modules);
         ++rules.generation;
       },
       py::arg("modules"), py::arg("path_prefixes"),
-      py::arg("allow_modules") = std::vector<std::string>{});
+      py::arg("allow_modules") = std::vector<std::string>{}, py::arg("generators") = false);
   m.def("skip_rules", []() {
     const capture::SkipRules& rules = capture::skip_rules();
-    return py::make_tuple(rules.modules, rules.path_prefixes, rules.allow_modules);
+    return py::make_tuple(rules.modules, rules.path_prefixes, rules.allow_modules,
+                          rules.generators);
   });
 }
 
