@@ -17,6 +17,7 @@ except ImportError as _exc:  # pragma: no cover - exercised only on a broken or 
 
 from . import bytecode, capture
 from .config import Config, ConfigError, config
+from .translate import Explanation, explain, jit, reset, symbolic_translate
 
 __version__ = _sot.__version__
 
@@ -26,4 +27,5 @@ def build_info():
     return _sot.build_info()
 
 
-__all__ = ["Config", "ConfigError", "build_info", "bytecode", "capture", "config", "__version__"]
+__all__ = ["Config", "ConfigError", "Explanation", "build_info", "bytecode", "capture", "config", "explain", "jit",
+           "reset", "symbolic_translate", "__version__"]

@@ -122,6 +122,10 @@ class GuardPath:
     def len_is(self, n):
         return self._add("len", length=n)
 
+    def absent(self):
+        """There is no such value (e.g. no global of that name, so LOAD_GLOBAL finds the builtin)."""
+        return self._add("absent")
+
     def dict_keys(self, keys):
         return self._add("dict_keys", expected=tuple(keys))
 

@@ -426,6 +426,15 @@ int Bytecode::add_local(const std::string& name) {
   return position;
 }
 
+void Bytecode::set_localsplus(py::list names, std::string kinds) {
+  if (names.size() != kinds.size()) {
+    throw BytecodeError("localsplus names and kinds differ in length");
+  }
+  localsplus_names_ = std::move(names);
+  localsplus_kinds_ = std::move(kinds);
+  locals_changed_ = true;
+}
+
 pybind11::object roundtrip(PyObject* code) {
   return Bytecode::decode(code).assemble();
 }

@@ -116,6 +116,10 @@ class Bytecode {
   // one in every instruction that uses them) and returns its localsplus index. An existing local of
   // that name is reused.
   int add_local(const std::string& name);
+  // Replaces the localsplus layout (names and kind bytes, as co_localsplusnames and
+  // co_localspluskinds) for a code object with another signature (a resume function). The caller
+  // renumbers the instructions' localsplus arguments.
+  void set_localsplus(pybind11::list names, std::string kinds);
 
  private:
   explicit Bytecode(pybind11::object code);

@@ -34,6 +34,21 @@ inline constexpr int kCompareOpShift =
 // dis shows the value of constant arguments only for LOAD_CONST on 3.11 (KW_NAMES too from 3.12).
 inline constexpr bool kDisShowsOnlyLoadConstValue = PY_VERSION_HEX < 0x030C0000;
 
+// Calls. 3.11 and 3.12 lay a call out as [NULL, callable, args...]; 3.13 as [callable, NULL,
+// args...]. 3.11 has PRECALL before CALL; 3.11 and 3.12 pass keyword names with KW_NAMES, 3.13
+// with CALL_KW.
+inline constexpr bool kNullBeforeCallable = PY_VERSION_HEX < 0x030D0000;
+inline constexpr bool kHasPrecall = PY_VERSION_HEX < 0x030C0000;
+inline constexpr bool kHasKwNames = PY_VERSION_HEX < 0x030D0000;
+// MAKE_FUNCTION takes its flags as argument before 3.13; 3.13 sets them with
+// SET_FUNCTION_ATTRIBUTE, and LOAD_CLOSURE is a pseudo-instruction (LOAD_FAST loads the cell).
+inline constexpr bool kMakeFunctionHasFlags = PY_VERSION_HEX < 0x030D0000;
+inline constexpr int kMakeFunctionClosure = 0x08;
+// RETURN_CONST exists from 3.12.
+inline constexpr bool kHasReturnConst = PY_VERSION_HEX >= 0x030C0000;
+// 3.12+: FOR_ITER at exhaustion skips the END_FOR it targets (3.13: END_FOR and POP_TOP).
+inline constexpr bool kHasEndFor = PY_VERSION_HEX >= 0x030C0000;
+
 // Localsplus kinds (Include/internal/pycore_code.h), stable across 3.11-3.13.
 inline constexpr unsigned char kFastHidden = 0x10;
 inline constexpr unsigned char kFastLocal = 0x20;

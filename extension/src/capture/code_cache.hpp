@@ -39,6 +39,7 @@ struct CodeCache {
   std::vector<CacheEntry> entries;
   Counters counters;
   std::deque<std::string> reasons;  // latest fallback and recompile reasons, oldest first (bounded)
+  pybind11::dict translator_data;   // the translator's own data for this code (resume functions)
 
   void record(std::string reason);
 };

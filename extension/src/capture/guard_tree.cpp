@@ -112,6 +112,11 @@ PyObject* fetch(const GuardNode& node, const ValueSource& source, PyObject* pare
 bool check_node(const GuardNode& node, const ValueSource& source, PyObject* parent,
                 std::vector<Py_ssize_t>* symbols, std::string* failure) {
   PyObject* value = fetch(node, source, parent);  // new reference or nullptr
+  const bool must_be_absent =
+      !node.checks.empty() && node.checks.front().kind == GuardCheck::Kind::kAbsent;
+  if (value == nullptr && must_be_absent) {
+    return true;
+  }
   if (value == nullptr) {
     if (failure != nullptr) {
       *failure = node.path + " is missing";
@@ -202,6 +207,8 @@ bool GuardCheck::passes(PyObject* value, std::vector<Py_ssize_t>* symbols) const
       return PyDict_Check(value) && frame::dict_version(value) == version;
     case Kind::kArray:
       return array_matches(*this, value, symbols);
+    case Kind::kAbsent:
+      return false;  // only reached when the value exists
   }
   return false;
 }
@@ -231,6 +238,8 @@ std::string GuardCheck::describe() const {
       }
       return s + (shape.size() == 1 ? ",)" : ")") + (contiguous ? " C-contiguous" : "");
     }
+    case Kind::kAbsent:
+      return "no such value";
   }
   return "?";
 }

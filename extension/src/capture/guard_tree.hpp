@@ -36,6 +36,8 @@ struct GuardCheck {
     kDictKeys,     // list(v.keys()) == keys, in order
     kDictVersion,  // a dict whose version tag is unchanged (no mutation since the guard was made)
     kArray,        // buffer meta: format, ndim, shape, C-contiguous when required
+    kAbsent,       // there is no such value (a global that must not exist, so that a builtin of
+                   // that name is what LOAD_GLOBAL finds)
   };
   // kArray shape entries: a size (>= 0), kAnyDim, or symbol(k): a dynamic dimension of at least 2,
   // equal to every other dimension with the same symbol in the tree (bound on first sight).

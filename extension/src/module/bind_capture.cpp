@@ -171,6 +171,8 @@ void bind_capture(py::module_& parent) {
           }
           check.kind = capture::GuardCheck::Kind::kDictVersion;
           check.version = capture::frame::dict_version(expected.ptr());
+        } else if (kind == "absent") {
+          check.kind = capture::GuardCheck::Kind::kAbsent;
         } else if (kind == "array") {
           check.kind = capture::GuardCheck::Kind::kArray;
           const auto dims = py::reinterpret_borrow<py::sequence>(shape);

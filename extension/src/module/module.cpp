@@ -30,4 +30,5 @@ PYBIND11_MODULE(_sot, m) {
   m.attr("__version__") = SOT_VERSION;
   sot::module::bind_bytecode(m);
   sot::module::bind_capture(m);
+  sot::module::bind_translator(m);
 }

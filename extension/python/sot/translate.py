@@ -1,0 +1,158 @@
+"""The symbolic opcode translator (C++, ``sot._sot.translator``) as the user meets it.
+
+    @sot.jit                      # or f = sot.symbolic_translate(f)
+    def f(x, y): ...
+
+    f(1, 2)                       # f, and what it calls outside skipped modules, run translated
+    e = sot.explain(g, 1, 2)      # what translating g(1, 2) did: breaks and reasons, guards, bytecode
+    sot.reset()                   # forget every translation
+
+Each function's frames are simulated opcode by opcode; what the translator can decide is folded and guarded,
+and where it cannot go on it breaks the graph: the transformed code runs that instruction for real and calls a
+resume function (``__sot_resume_<offset>``) for the rest, which is translated in its turn. Whatever it cannot do
+soundly runs the original code, with the reason recorded (``sot.capture.stats(f)["reasons"]``).
+"""
+
+import dataclasses
+import functools
+
+from . import _sot
+from . import capture as _capture
+from .bytecode import dis as _dis
+from .config import config
+
+_t = _sot.translator
+
+SymbolicTranslator = _t.SymbolicTranslator
+
+_LOG_BITS = {"breaks": _t.LOG_BREAKS, "bytecode": _t.LOG_BYTECODE, "guards": _t.LOG_GUARDS}
+_translators = []  # every translator made here (reset() clears what they translated)
+
+
+def new_translator(records=False):
+    """A translator configured from ``sot.config`` (strict mode, log channels)."""
+    t = SymbolicTranslator()
+    t.keep_records = records
+    t.strict = config.strict
+    t.log = sum(bit for channel, bit in _LOG_BITS.items() if config.logs(channel))
+    _translators.append(t)
+    return t
+
+
+_default = None
+
+
+def default_translator():
+    """The translator that ``symbolic_translate``/``jit`` functions share (made on first use)."""
+    global _default
+    if _default is None:
+        _default = new_translator()
+    return _default
+
+
+def symbolic_translate(fn, backend=None):
+    """A callable that runs ``fn`` with capture on for ``fn`` and everything it calls outside skipped modules."""
+    if not callable(fn):
+        raise TypeError(f"symbolic_translate expects a callable, not {type(fn).__name__}")
+    if backend is not None and backend != "numpy":
+        raise ValueError(f"unknown backend {backend!r}; available: 'numpy'")
+
+    @functools.wraps(fn)
+    def translated(*args, **kwargs):
+        with _capture.capture(default_translator()):
+            return fn(*args, **kwargs)
+
+    translated.__sot_original__ = fn
+    return translated
+
+
+def jit(fn=None, *, backend=None):
+    """Decorator form of ``symbolic_translate``: ``@jit`` or ``@jit(backend="numpy")``."""
+    if fn is None:
+        return lambda f: symbolic_translate(f, backend=backend)
+    return symbolic_translate(fn, backend=backend)
+
+
+def reset():
+    """Forget every translation: the cache entries and counters of every code object translated so far."""
+    for t in _translators:
+        for code in t.seen_codes():
+            _capture.clear(code)
+
+
+@dataclasses.dataclass
+class BreakReason:
+    reason: str
+    filename: str
+    lineno: int
+    function: str
+
+
+@dataclasses.dataclass
+class Explanation:
+    """What translating one call did. ``graphs`` and ``op_count`` count captured array graphs (none until the
+    array capture lands: every translation so far is pure Python)."""
+    value: object
+    graph_count: int
+    graph_break_count: int
+    op_count: int
+    graphs: list
+    break_reasons: list
+    guards: list
+    original_bytecode: str
+    transformed_bytecode: str
+    compile_time_s: float
+    fallbacks: list
+    translations: list
+
+    def __str__(self):
+        lines = [f"graphs: {self.graph_count}, graph breaks: {self.graph_break_count}, ops: {self.op_count}, "
+                 f"translation time: {self.compile_time_s * 1e3:.2f} ms"]
+        for b in self.break_reasons:
+            lines.append(f"  break in {b.function} at {b.filename}:{b.lineno}: {b.reason}")
+        for f in self.fallbacks:
+            lines.append(f"  runs as is: {f}")
+        if self.guards:
+            lines.append("guards:")
+            lines.extend(f"  {g}" for g in self.guards)
+        return "\n".join(lines)
+
+
+def _dis_text(code):
+    return _dis(code, recursive=False)
+
+
+def _code_name(code):
+    return getattr(code, "co_qualname", code.co_name)
+
+
+def explain(fn, *args, **kwargs):
+    """Translate and run ``fn(*args, **kwargs)`` afresh (every translation is reset first) and report what was
+    done: breaks with their reasons and lines, guards, original and transformed bytecode (with every resume
+    function), translation time. The call's result is ``.value``; an exception it raises propagates."""
+    fn = getattr(fn, "__sot_original__", fn)
+    reset()
+    translator = new_translator(records=True)
+    with _capture.capture(translator):
+        value = fn(*args, **kwargs)
+    records = translator.records()
+    breaks, guards, fallbacks, original, transformed = [], [], [], [], []
+    for r in records:
+        name = _code_name(r["original"])
+        breaks.extend(BreakReason(b["reason"], b["filename"], b["lineno"], name) for b in r["breaks"])
+        guards.extend(f"{name}: {g}" for g in r["guards"])
+        if r["failure"]:
+            fallbacks.append(f"{name}: {r['failure']}")
+        original.append(f"--- {name} (original)\n{_dis_text(r['original'])}")
+        if r["transformed"] is not None:
+            transformed.append(f"--- {name} (transformed)\n{_dis_text(r['transformed'])}")
+            for resume in r["resumes"]:
+                transformed.append(f"--- {_code_name(resume['code'])} (resume function)\n{_dis_text(resume['code'])}")
+    return Explanation(
+        value=value, graph_count=0, graph_break_count=len(breaks), op_count=0, graphs=[], break_reasons=breaks,
+        guards=guards, original_bytecode="\n".join(original), transformed_bytecode="\n".join(transformed),
+        compile_time_s=sum(r["seconds"] for r in records), fallbacks=fallbacks, translations=records)
+
+
+__all__ = ["BreakReason", "Explanation", "SymbolicTranslator", "default_translator", "explain", "jit",
+           "new_translator", "reset", "symbolic_translate"]

@@ -1,0 +1,62 @@
+// Generates the transformed code object from a simulation: for a frame that returns, code that
+// rebuilds the returned value; for a graph break, code that rebuilds the locals and the value
+// stack at the break, runs the breaking instruction for real and calls a resume function per
+// successor with the stack and the live locals as arguments. The transformed code keeps the
+// original's localsplus layout and prefix (MAKE_CELL, COPY_FREE_VARS, RESUME), so the capture
+// runtime can run it in the frame CPython made; every generated instruction carries the user's
+// source position.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bytecode/bytecode.hpp"
+#include "translator/guards.hpp"
+#include "translator/opcode_executor.hpp"
+
+namespace sot::translator {
+
+// Codegen cannot produce sound code for this state: the original code must run.
+class CodegenError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ResumeFunction {
+  pybind11::object code;  // the resume function's code object
+  std::size_t index = 0;  // instruction index in the original where it resumes
+  int offset = 0;         // byte offset of that instruction in the original code
+  std::size_t stack = 0;  // values it takes from the stack (its first arguments)
+  std::vector<int> live;  // localsplus indices of the live locals it takes next
+};
+
+class CodeGen {
+ public:
+  // `original` is the decoded original code; `resume_cache` a dict that keeps resume functions
+  // for this code object (the same break reuses the same resume function); `guards` receives the
+  // guards codegen relies on.
+  CodeGen(const bytecode::Bytecode& original, pybind11::dict resume_cache, GuardSet* guards);
+
+  pybind11::object for_return(const SimulationResult& r);
+  pybind11::object for_break(const SimulationResult& r);
+  const std::vector<ResumeFunction>& resumes() const { return resumes_; }
+
+  // The resume function of `original` resuming at instruction `index` with `stack` values and
+  // the live locals `live` (public for tests).
+  static pybind11::object make_resume(const bytecode::Bytecode& original, std::size_t index,
+                                      std::size_t stack, const std::vector<int>& live);
+
+ private:
+  struct Emitter;
+
+  const bytecode::Bytecode& original_;
+  pybind11::dict resume_cache_;
+  GuardSet* guards_;
+  std::vector<ResumeFunction> resumes_;
+};
+
+}  // namespace sot::translator

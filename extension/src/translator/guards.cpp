@@ -1,0 +1,95 @@
+#include "translator/guards.hpp"
+
+namespace py = pybind11;
+
+namespace sot::translator {
+
+GuardSet::GuardSet() : tree_(std::make_shared<capture::GuardTree>()) {}
+
+capture::GuardNode* GuardSet::node(const Tracker& t) {
+  using Access = capture::GuardNode::Access;
+  switch (t.kind) {
+    case Tracker::Kind::kLocal:
+      return tree_->local(t.index, t.key);
+    case Tracker::Kind::kGlobal:
+      if (t.index == 1) {  // found in the builtins
+        global_absent(t.key);
+        return tree_->builtin(t.key);
+      }
+      return tree_->global(t.key);
+    case Tracker::Kind::kAttr: {
+      capture::GuardNode* base = node(t.base->tracker());
+      return base == nullptr ? nullptr
+                             : base->child(Access::kAttr, -1, t.key,
+                                           base->path + "." + py::str(t.key).cast<std::string>());
+    }
+    case Tracker::Kind::kItem: {
+      capture::GuardNode* base = node(t.base->tracker());
+      return base == nullptr ? nullptr
+                             : base->child(Access::kItem, -1, t.key,
+                                           base->path + "[" + py::repr(t.key).cast<std::string>() +
+                                               "]");
+    }
+    case Tracker::Kind::kCreated:
+      return nullptr;
+  }
+  return nullptr;
+}
+
+void GuardSet::add(const VarPtr& v, capture::GuardCheck check, const std::string& what) {
+  if (!v->tracker().is_input()) {
+    return;
+  }
+  capture::GuardNode* n = node(v->tracker());
+  if (n == nullptr) {
+    return;
+  }
+  const std::string line = n->path + ": " + what;
+  if (!seen_.insert(line).second) {
+    return;
+  }
+  n->checks.push_back(std::move(check));
+  lines_.push_back(line);
+}
+
+void GuardSet::value(const VarPtr& v) {
+  if (!v->is_const()) {
+    identity(v);
+    return;
+  }
+  capture::GuardCheck c;
+  c.kind = capture::GuardCheck::Kind::kEquals;
+  c.expected = v->value();
+  const std::string what = c.describe();
+  add(v, std::move(c), what);
+}
+
+void GuardSet::identity(const VarPtr& v) {
+  capture::GuardCheck c;
+  c.kind = capture::GuardCheck::Kind::kId;
+  c.expected = v->value();
+  const std::string what = c.describe();
+  add(v, std::move(c), what);
+}
+
+void GuardSet::type(const VarPtr& v) {
+  capture::GuardCheck c;
+  c.kind = capture::GuardCheck::Kind::kType;
+  c.expected = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(v->value().ptr())));
+  const std::string what = c.describe();
+  add(v, std::move(c), what);
+}
+
+void GuardSet::global_absent(const py::object& name) {
+  const std::string line = "globals()[" + py::repr(name).cast<std::string>() + "]: no such value";
+  if (!seen_.insert(line).second) {
+    return;
+  }
+  capture::GuardCheck c;
+  c.kind = capture::GuardCheck::Kind::kAbsent;
+  capture::GuardNode* n = tree_->global(name);
+  n->checks.insert(n->checks.begin(), std::move(c));
+  lines_.push_back(line);
+}
+
+}  // namespace sot::translator

@@ -1,0 +1,43 @@
+// What a translation relied on, as guards: collected while simulating (each Variable whose value,
+// identity or type decided something), then built into the capture runtime's C++ GuardTree.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "capture/guard_tree.hpp"
+#include "translator/variable.hpp"
+
+namespace sot::translator {
+
+class GuardSet {
+ public:
+  GuardSet();
+
+  // The translation relied on the value of `v` (a constant: equals), on its identity (is) or its
+  // type. Variables made inside the frame need nothing: their parts were guarded when used.
+  void value(const VarPtr& v);
+  void identity(const VarPtr& v);
+  void type(const VarPtr& v);
+  // LOAD_GLOBAL found `name` in the builtins: no global of that name may appear.
+  void global_absent(const pybind11::object& name);
+
+  std::shared_ptr<capture::GuardTree> tree() const { return tree_; }
+  // One line per check, e.g. "n: == 3" (for explain() and logs).
+  std::vector<std::string> lines() const { return lines_; }
+
+ private:
+  capture::GuardNode* node(const Tracker& t);
+  void add(const VarPtr& v, capture::GuardCheck check, const std::string& what);
+
+  std::shared_ptr<capture::GuardTree> tree_;
+  std::set<std::string> seen_;
+  std::vector<std::string> lines_;
+};
+
+}  // namespace sot::translator

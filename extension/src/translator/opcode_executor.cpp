@@ -1,0 +1,1092 @@
+#include "translator/opcode_executor.hpp"
+
+#include <array>
+#include <string_view>
+#include <utility>
+
+#include "bytecode/opcode_table.hpp"
+#include "bytecode/version.hpp"
+#include "translator/pure_functions.hpp"
+
+namespace py = pybind11;
+
+namespace sot::translator {
+
+namespace {
+
+// The opcodes the executor knows, by name (numbers differ between versions).
+#define SOT_SIMULATED_OPS(X)                                                                      \
+  X(NOP)                                                                                          \
+  X(RESUME)                                                                                       \
+  X(MAKE_CELL)                                                                                    \
+  X(COPY_FREE_VARS)                                                                               \
+  X(LOAD_FAST)                                                                                    \
+  X(LOAD_FAST_CHECK)                                                                              \
+  X(LOAD_FAST_AND_CLEAR)                                                                          \
+  X(LOAD_FAST_LOAD_FAST)                                                                          \
+  X(STORE_FAST)                                                                                   \
+  X(STORE_FAST_LOAD_FAST)                                                                         \
+  X(STORE_FAST_STORE_FAST)                                                                        \
+  X(DELETE_FAST)                                                                                  \
+  X(LOAD_CONST)                                                                                   \
+  X(RETURN_VALUE)                                                                                 \
+  X(RETURN_CONST)                                                                                 \
+  X(POP_TOP)                                                                                      \
+  X(PUSH_NULL)                                                                                    \
+  X(COPY)                                                                                         \
+  X(SWAP)                                                                                         \
+  X(LOAD_GLOBAL)                                                                                  \
+  X(LOAD_ATTR)                                                                                    \
+  X(LOAD_METHOD)                                                                                  \
+  X(BINARY_OP)                                                                                    \
+  X(COMPARE_OP)                                                                                   \
+  X(IS_OP)                                                                                        \
+  X(CONTAINS_OP)                                                                                  \
+  X(UNARY_NEGATIVE)                                                                               \
+  X(UNARY_POSITIVE)                                                                               \
+  X(UNARY_NOT)                                                                                    \
+  X(UNARY_INVERT)                                                                                 \
+  X(TO_BOOL)                                                                                      \
+  X(BUILD_TUPLE)                                                                                  \
+  X(BUILD_LIST)                                                                                   \
+  X(LIST_APPEND)                                                                                  \
+  X(LIST_EXTEND)                                                                                  \
+  X(LIST_TO_TUPLE)                                                                                \
+  X(BUILD_SLICE)                                                                                  \
+  X(BINARY_SUBSCR)                                                                                \
+  X(BINARY_SLICE)                                                                                 \
+  X(FORMAT_VALUE)                                                                                 \
+  X(FORMAT_SIMPLE)                                                                                \
+  X(FORMAT_WITH_SPEC)                                                                             \
+  X(CONVERT_VALUE)                                                                                \
+  X(BUILD_STRING)                                                                                 \
+  X(POP_JUMP_IF_TRUE)                                                                             \
+  X(POP_JUMP_IF_FALSE)                                                                            \
+  X(POP_JUMP_IF_NONE)                                                                             \
+  X(POP_JUMP_IF_NOT_NONE)                                                                         \
+  X(POP_JUMP_FORWARD_IF_TRUE)                                                                     \
+  X(POP_JUMP_FORWARD_IF_FALSE)                                                                    \
+  X(POP_JUMP_FORWARD_IF_NONE)                                                                     \
+  X(POP_JUMP_FORWARD_IF_NOT_NONE)                                                                 \
+  X(POP_JUMP_BACKWARD_IF_TRUE)                                                                    \
+  X(POP_JUMP_BACKWARD_IF_FALSE)                                                                   \
+  X(POP_JUMP_BACKWARD_IF_NONE)                                                                    \
+  X(POP_JUMP_BACKWARD_IF_NOT_NONE)                                                                \
+  X(JUMP_IF_TRUE_OR_POP)                                                                          \
+  X(JUMP_IF_FALSE_OR_POP)                                                                         \
+  X(JUMP_FORWARD)                                                                                 \
+  X(JUMP_BACKWARD)                                                                                \
+  X(JUMP_BACKWARD_NO_INTERRUPT)                                                                   \
+  X(GET_ITER)                                                                                     \
+  X(FOR_ITER)                                                                                     \
+  X(END_FOR)                                                                                      \
+  X(UNPACK_SEQUENCE)                                                                              \
+  X(KW_NAMES)                                                                                     \
+  X(PRECALL)                                                                                      \
+  X(CALL)
+
+enum class Op : std::uint8_t {
+  kUnknown,
+#define SOT_ENUM(name) name,
+  SOT_SIMULATED_OPS(SOT_ENUM)
+#undef SOT_ENUM
+};
+
+const std::array<Op, 256>& op_table() {
+  static const std::array<Op, 256> table = [] {
+    std::array<Op, 256> t{};
+    t.fill(Op::kUnknown);
+#define SOT_FILL(name)                                     \
+  if (const int code = bytecode::opcode_by_name(#name); code >= 0) { \
+    t[static_cast<std::size_t>(code)] = Op::name;                 \
+  }
+    SOT_SIMULATED_OPS(SOT_FILL)
+#undef SOT_FILL
+    return t;
+  }();
+  return table;
+}
+
+Op op_of(int opcode) {
+  return (opcode < 0 || opcode > 255) ? Op::kUnknown : op_table()[static_cast<std::size_t>(opcode)];
+}
+
+// FOR_ITER at exhaustion continues this many instructions past its target (END_FOR, and POP_TOP
+// on 3.13).
+constexpr std::size_t kForIterExhaustSkip =
+    PY_VERSION_HEX >= 0x030D0000 ? 2 : (PY_VERSION_HEX >= 0x030C0000 ? 1 : 0);
+
+constexpr std::size_t kMaxFoldedLength = 10000;  // longest str/bytes/tuple a fold may make
+constexpr long kMaxFoldedBits = 100000;          // largest int a fold may make
+
+// Whether folding `op` on a and b could make a huge value (then it runs for real instead).
+bool too_big(int op, const py::object& a, const py::object& b) {
+  const int base = op % 13;  // the in-place forms repeat the binary ones
+  constexpr int kLshift = 3;
+  constexpr int kMultiply = 5;
+  constexpr int kPower = 8;
+  auto as_long = [](const py::object& o, long* out) {
+    if (!PyLong_CheckExact(o.ptr())) {
+      return false;
+    }
+    int overflow = 0;
+    *out = PyLong_AsLongAndOverflow(o.ptr(), &overflow);
+    return overflow == 0;
+  };
+  long n = 0;
+  if (base == kLshift && PyLong_CheckExact(a.ptr())) {
+    return !as_long(b, &n) || n > kMaxFoldedBits;
+  }
+  if (base == kPower && PyLong_CheckExact(a.ptr()) && PyLong_CheckExact(b.ptr())) {
+    const auto bits = static_cast<long>(_PyLong_NumBits(a.ptr()));
+    return !as_long(b, &n) || (n > 0 && bits > 1 && bits * n > kMaxFoldedBits);
+  }
+  if (base == kMultiply) {
+    const py::object& seq = PyLong_CheckExact(a.ptr()) ? b : a;
+    const py::object& count = PyLong_CheckExact(a.ptr()) ? a : b;
+    if (PySequence_Check(seq.ptr()) != 0 && PyLong_CheckExact(count.ptr())) {
+      const Py_ssize_t len = PyObject_Length(seq.ptr());
+      PyErr_Clear();
+      return !as_long(count, &n) || (n > 0 && len > 0 &&
+                                       static_cast<std::size_t>(n) >
+                                           kMaxFoldedLength / static_cast<std::size_t>(len));
+    }
+  }
+  return false;
+}
+
+PyObject* binary_number_op(int op, PyObject* a, PyObject* b) {
+  switch (op % 13) {
+    case 0: return PyNumber_Add(a, b);
+    case 1: return PyNumber_And(a, b);
+    case 2: return PyNumber_FloorDivide(a, b);
+    case 3: return PyNumber_Lshift(a, b);
+    case 4: return PyNumber_MatrixMultiply(a, b);
+    case 5: return PyNumber_Multiply(a, b);
+    case 6: return PyNumber_Remainder(a, b);
+    case 7: return PyNumber_Or(a, b);
+    case 8: return PyNumber_Power(a, b, Py_None);
+    case 9: return PyNumber_Rshift(a, b);
+    case 10: return PyNumber_Subtract(a, b);
+    case 11: return PyNumber_TrueDivide(a, b);
+    case 12: return PyNumber_Xor(a, b);
+    default: return nullptr;
+  }
+}
+
+const char* binary_op_symbol(int op) {
+  static const std::array<const char*, 13> symbols = {"+", "&", "//", "<<", "@", "*", "%",
+                                                      "|", "**", ">>", "-", "/", "^"};
+  return op >= 0 && op < 26 ? symbols[static_cast<std::size_t>(op % 13)] : "?";
+}
+
+std::string name_of(const py::handle& o) {
+  return py::str(o).cast<std::string>();
+}
+
+}  // namespace
+
+OpcodeExecutor::OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs& inputs,
+                               GuardSet* guards)
+    : code_(code), inputs_(inputs), guards_(guards) {
+  const auto names = py::reinterpret_borrow<py::tuple>(inputs.code->co_localsplusnames);
+  const auto n = static_cast<std::size_t>(inputs.code->co_nlocalsplus);
+  locals_.resize(n);
+  for (std::size_t i = 0; i < n && i < inputs.locals.size(); ++i) {
+    if (!inputs.locals[i]) {
+      continue;
+    }
+    Tracker t;
+    t.kind = Tracker::Kind::kLocal;
+    t.index = static_cast<int>(i);
+    t.key = names[i];
+    locals_[i] = Variable::from_input(inputs.locals[i], std::move(t));
+  }
+  entry_locals_ = locals_;
+}
+
+SimulationResult OpcodeExecutor::run() {
+  const auto& instructions = code_.instructions();
+  try {
+    for (;;) {
+      if (pc_ >= instructions.size()) {
+        fail("ran past the end of the code");
+      }
+      if (++result_.simulated > kMaxSteps) {
+        fail("more than " + std::to_string(kMaxSteps) +
+             " instructions simulated (a long loop is unrolled)");
+      }
+      next_ = pc_ + 1;
+      step(instructions[pc_]);
+      pc_ = next_;
+    }
+  } catch (const Stop&) {
+  }
+  result_.entry_locals = entry_locals_;
+  return std::move(result_);
+}
+
+void OpcodeExecutor::graph_break(const std::string& reason) {
+  const auto& ins = code_.instructions()[pc_];
+  result_.kind = SimulationResult::Kind::kBreak;
+  result_.first = in_group_ ? group_first_ : pc_;
+  result_.last = pc_;
+  result_.reason = reason;
+  result_.lineno = ins.position.line;
+  result_.state.locals = locals_;
+  result_.state.stack = stack_;
+  throw Stop{};
+}
+
+void OpcodeExecutor::fail(const std::string& reason) {
+  result_.kind = SimulationResult::Kind::kFail;
+  result_.reason = reason;
+  if (pc_ < code_.size()) {
+    result_.lineno = code_.instructions()[pc_].position.line;
+  }
+  throw Stop{};
+}
+
+void OpcodeExecutor::finish(VarPtr value) {
+  result_.kind = SimulationResult::Kind::kReturn;
+  result_.value = std::move(value);
+  result_.last = pc_;
+  result_.lineno = code_.instructions()[pc_].position.line;
+  throw Stop{};
+}
+
+VarPtr OpcodeExecutor::pop() {
+  if (stack_.empty()) {
+    fail("the value stack ran empty (malformed bytecode)");
+  }
+  VarPtr v = std::move(stack_.back());
+  stack_.pop_back();
+  return v;
+}
+
+VarPtr& OpcodeExecutor::peek(std::size_t depth) {
+  if (depth == 0 || depth > stack_.size()) {
+    fail("the value stack is too shallow (malformed bytecode)");
+  }
+  return stack_[stack_.size() - depth];
+}
+
+void OpcodeExecutor::push(VarPtr v) {
+  stack_.push_back(std::move(v));
+}
+
+void OpcodeExecutor::jump_to(int target_id) {
+  next_ = code_.index_of(target_id);
+}
+
+VarPtr OpcodeExecutor::make_result(py::object value) {
+  ++result_.folded;
+  if (Variable::is_constant_value(value)) {
+    return Variable::constant(std::move(value));
+  }
+  if (PyList_CheckExact(value.ptr())) {
+    std::vector<VarPtr> items;
+    for (const py::handle item : value) {
+      if (!Variable::is_constant_value(item)) {
+        return nullptr;
+      }
+      items.push_back(Variable::constant(py::reinterpret_borrow<py::object>(item)));
+    }
+    return Variable::list(std::move(items));
+  }
+  return nullptr;
+}
+
+py::object OpcodeExecutor::constant_value(const VarPtr& v) {
+  switch (v->kind()) {
+    case Variable::Kind::kConst:
+      guards_->value(v);
+      return v->value();
+    case Variable::Kind::kTuple:
+    case Variable::Kind::kList: {
+      py::list items;
+      for (const VarPtr& item : v->items()) {
+        py::object value = constant_value(item);
+        if (!value) {
+          return {};
+        }
+        items.append(value);
+      }
+      return v->kind() == Variable::Kind::kTuple ? py::object(py::tuple(items)) : py::object(items);
+    }
+    default:
+      return {};
+  }
+}
+
+VarPtr OpcodeExecutor::load_global(const py::object& name) {
+  Tracker t;
+  t.kind = Tracker::Kind::kGlobal;
+  t.key = name;
+  PyObject* value = PyDict_GetItemWithError(inputs_.globals, name.ptr());  // borrowed
+  if (value == nullptr && PyErr_Occurred() == nullptr && inputs_.builtins != nullptr &&
+      PyDict_Check(inputs_.builtins)) {
+    value = PyDict_GetItemWithError(inputs_.builtins, name.ptr());
+    t.index = 1;
+  }
+  if (value == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  return Variable::from_input(value, std::move(t));
+}
+
+VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
+  // Attributes are read without running user code: a module's own dict, or a method of a constant
+  // (whose type is a builtin immutable type).
+  if (base->kind() == Variable::Kind::kObject && PyModule_CheckExact(base->value().ptr())) {
+    PyObject* dict = PyModule_GetDict(base->value().ptr());  // borrowed
+    PyObject* value = dict != nullptr ? PyDict_GetItemWithError(dict, name.ptr()) : nullptr;
+    if (value == nullptr) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    guards_->identity(base);
+    Tracker t;
+    t.kind = Tracker::Kind::kAttr;
+    t.key = name;
+    t.base = base;
+    return Variable::from_input(value, std::move(t));
+  }
+  if (base->kind() == Variable::Kind::kConst) {
+    PyObject* v = base->value().ptr();
+    if (!(PyUnicode_CheckExact(v) || PyBytes_CheckExact(v) || PyLong_CheckExact(v) ||
+          PyFloat_CheckExact(v) || PyTuple_CheckExact(v) || PyComplex_CheckExact(v))) {
+      return nullptr;
+    }
+    PyObject* attr = PyObject_GetAttr(v, name.ptr());
+    if (attr == nullptr) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    guards_->value(base);
+    Tracker t;
+    t.kind = Tracker::Kind::kAttr;
+    t.key = name;
+    t.base = Variable::constant(base->value());  // rebuilt from the constant, not re-read
+    return Variable::from_input(attr, std::move(t));
+  }
+  return nullptr;
+}
+
+void OpcodeExecutor::binary_op(int op) {
+  const VarPtr& b = peek(1);
+  const VarPtr& a = peek(2);
+  if (a->is_const() && b->is_const()) {
+    if (too_big(op, a->value(), b->value())) {
+      graph_break(std::string("the result of ") + binary_op_symbol(op) + " would be too large to fold");
+    }
+    PyObject* r = binary_number_op(op, a->value().ptr(), b->value().ptr());
+    if (r == nullptr) {
+      PyErr_Clear();
+      graph_break(std::string("operator ") + binary_op_symbol(op) + " raises on " + a->describe() +
+                  " and " + b->describe());
+    }
+    const auto result = py::reinterpret_steal<py::object>(r);
+    VarPtr v = make_result(result);
+    if (!v) {
+      graph_break(std::string("operator ") + binary_op_symbol(op) + " made a value it does not model");
+    }
+    guards_->value(a);
+    guards_->value(b);
+    pop();
+    pop();
+    push(std::move(v));
+    return;
+  }
+  // Tuples and lists built inside, with + and *: new containers of the same items.
+  graph_break(std::string("operator ") + binary_op_symbol(op) + " on " + a->describe() + " and " +
+              b->describe());
+}
+
+void OpcodeExecutor::compare_op(int op) {
+  const VarPtr& b = peek(1);
+  const VarPtr& a = peek(2);
+  if (op < Py_LT || op > Py_GE) {
+    fail("unknown comparison " + std::to_string(op));
+  }
+  static const std::array<const char*, 6> symbols = {"<", "<=", "==", "!=", ">", ">="};
+  const py::object av = constant_value(a);
+  const py::object bv = (av ? constant_value(b) : py::object());
+  if (!av || !bv) {
+    graph_break(std::string("comparison ") + symbols[static_cast<std::size_t>(op)] + " of " +
+                a->describe() + " and " + b->describe());
+  }
+  PyObject* r = PyObject_RichCompare(av.ptr(), bv.ptr(), op);
+  if (r == nullptr) {
+    PyErr_Clear();
+    graph_break(std::string("comparison ") + symbols[static_cast<std::size_t>(op)] + " raises");
+  }
+  const auto result = py::reinterpret_steal<py::object>(r);
+  VarPtr v = make_result(result);
+  if (!v) {
+    graph_break("a comparison returned a value it does not model");
+  }
+  pop();
+  pop();
+  push(std::move(v));
+}
+
+bool OpcodeExecutor::truth(const VarPtr& v, bool* value) {
+  switch (v->kind()) {
+    case Variable::Kind::kConst: {
+      const int t = PyObject_IsTrue(v->value().ptr());
+      if (t < 0) {
+        PyErr_Clear();
+        return false;
+      }
+      guards_->value(v);
+      *value = t == 1;
+      return true;
+    }
+    case Variable::Kind::kTuple:
+    case Variable::Kind::kList:
+      *value = !v->items().empty();
+      return true;
+    default:
+      return false;
+  }
+}
+
+void OpcodeExecutor::branch(const bytecode::Instruction& ins, bool jump_if) {
+  bool value = false;
+  if (!truth(peek(1), &value)) {
+    graph_break("a jump on the truth of " + peek(1)->describe());
+  }
+  pop();
+  if (value == jump_if) {
+    jump_to(ins.target);
+  }
+}
+
+void OpcodeExecutor::call(int argc, const py::object& kwnames) {
+  const auto nargs = static_cast<std::size_t>(argc);
+  if (stack_.size() < nargs + 2) {
+    fail("the value stack is too shallow for CALL (malformed bytecode)");
+  }
+  // [NULL, callable, args] or [callable, self, args] (3.11/3.12); [callable, NULL/self, args]
+  // (3.13).
+  VarPtr& lower = peek(nargs + 2);
+  VarPtr& upper = peek(nargs + 1);
+  VarPtr callable;
+  std::vector<VarPtr> args;
+  if constexpr (bytecode::version::kNullBeforeCallable) {
+    if (lower->kind() == Variable::Kind::kNull) {
+      callable = upper;
+    } else {
+      callable = lower;
+      args.push_back(upper);
+    }
+  } else {
+    callable = lower;
+    if (upper->kind() != Variable::Kind::kNull) {
+      args.push_back(upper);
+    }
+  }
+  for (std::size_t i = nargs; i > 0; --i) {
+    args.push_back(peek(i));
+  }
+  const std::size_t nkw = kwnames ? static_cast<std::size_t>(PyTuple_GET_SIZE(kwnames.ptr())) : 0;
+  if (callable->kind() != Variable::Kind::kObject && callable->kind() != Variable::Kind::kConst) {
+    graph_break("a call of " + callable->describe());
+  }
+  const PureFunction* pure = find_pure_function(callable->value());
+  if (pure == nullptr) {
+    graph_break("a call of " + callable->describe() + " (not inlined yet and not a pure builtin)");
+  }
+  py::list values;
+  for (const VarPtr& a : args) {
+    py::object v = constant_value(a);
+    if (!v) {
+      graph_break("a call of " + callable->describe() + " with " + a->describe());
+    }
+    values.append(v);
+  }
+  if (!pure->accepts(values, nkw)) {
+    graph_break("a call of " + callable->describe() + " with arguments it does not fold");
+  }
+  py::tuple positional(values.size() - nkw);
+  py::dict keywords;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i < values.size() - nkw) {
+      positional[i] = values[i];
+    } else {
+      keywords[py::reinterpret_borrow<py::object>(
+          PyTuple_GET_ITEM(kwnames.ptr(), static_cast<Py_ssize_t>(i - (values.size() - nkw))))] =
+          values[i];
+    }
+  }
+  PyObject* r = PyObject_Call(callable->value().ptr(), positional.ptr(),
+                              nkw > 0 ? keywords.ptr() : nullptr);
+  if (r == nullptr) {
+    PyErr_Clear();
+    graph_break("a call of " + callable->describe() + " raises");
+  }
+  const auto result = py::reinterpret_steal<py::object>(r);
+  VarPtr v = make_result(result);
+  if (!v) {
+    graph_break("a call of " + callable->describe() + " made a value it does not model");
+  }
+  guards_->identity(callable);
+  for (std::size_t i = 0; i < nargs + 2; ++i) {
+    pop();
+  }
+  push(std::move(v));
+}
+
+void OpcodeExecutor::step(const bytecode::Instruction& ins) {
+  using bytecode::version::kCompareOpShift;
+  using bytecode::version::kLoadAttrNameShift;
+  using bytecode::version::kLoadGlobalNameShift;
+  const Op op = op_of(ins.opcode);
+  const bool grouped = op == Op::CALL || op == Op::PRECALL;
+  if (!grouped && op != Op::KW_NAMES) {
+    in_group_ = false;
+  }
+  const auto& consts = code_.consts();
+  const auto& names = code_.names();
+  auto local_or_break = [&](int index) -> VarPtr {
+    if (index < 0 || static_cast<std::size_t>(index) >= locals_.size()) {
+      fail("a local index out of range (malformed bytecode)");
+    }
+    VarPtr v = locals_[static_cast<std::size_t>(index)];
+    if (!v) {
+      graph_break("a read of an unbound local (raises UnboundLocalError)");
+    }
+    return v;
+  };
+  auto store_local = [&](int index, VarPtr v) {
+    if (index < 0 || static_cast<std::size_t>(index) >= locals_.size()) {
+      fail("a local index out of range (malformed bytecode)");
+    }
+    locals_[static_cast<std::size_t>(index)] = std::move(v);
+  };
+  switch (op) {
+    case Op::NOP:
+    case Op::RESUME:
+    case Op::MAKE_CELL:
+    case Op::COPY_FREE_VARS:
+      return;
+    case Op::LOAD_FAST:
+    case Op::LOAD_FAST_CHECK:
+      push(local_or_break(ins.arg));
+      return;
+    case Op::LOAD_FAST_AND_CLEAR: {
+      VarPtr v = locals_.at(static_cast<std::size_t>(ins.arg));
+      push(v ? v : Variable::null());
+      locals_[static_cast<std::size_t>(ins.arg)] = nullptr;
+      return;
+    }
+    case Op::LOAD_FAST_LOAD_FAST:
+      push(local_or_break(ins.arg >> 4));
+      push(local_or_break(ins.arg & 15));
+      return;
+    case Op::STORE_FAST: {
+      VarPtr v = pop();
+      store_local(ins.arg, v->kind() == Variable::Kind::kNull ? nullptr : v);
+      return;
+    }
+    case Op::STORE_FAST_LOAD_FAST:
+      store_local(ins.arg >> 4, pop());
+      push(local_or_break(ins.arg & 15));
+      return;
+    case Op::STORE_FAST_STORE_FAST:
+      store_local(ins.arg >> 4, pop());
+      store_local(ins.arg & 15, pop());
+      return;
+    case Op::DELETE_FAST:
+      local_or_break(ins.arg);
+      locals_[static_cast<std::size_t>(ins.arg)] = nullptr;
+      return;
+    case Op::LOAD_CONST:
+      push(Variable::from_input(consts[static_cast<std::size_t>(ins.arg)], Tracker{}));
+      return;
+    case Op::RETURN_VALUE:
+      finish(pop());
+    case Op::RETURN_CONST:
+      finish(Variable::from_input(consts[static_cast<std::size_t>(ins.arg)], Tracker{}));
+    case Op::POP_TOP:
+      pop();
+      return;
+    case Op::PUSH_NULL:
+      push(Variable::null());
+      return;
+    case Op::COPY:
+      push(peek(static_cast<std::size_t>(ins.arg)));
+      return;
+    case Op::SWAP:
+      std::swap(peek(1), peek(static_cast<std::size_t>(ins.arg)));
+      return;
+    case Op::LOAD_GLOBAL: {
+      const py::object name = names[static_cast<std::size_t>(ins.arg >> kLoadGlobalNameShift)];
+      VarPtr v = load_global(name);
+      if (!v) {
+        graph_break("global name '" + name_of(name) + "' is not defined (raises NameError)");
+      }
+      const bool with_null = (ins.arg & 1) != 0;
+      if (with_null && bytecode::version::kNullBeforeCallable) {
+        push(Variable::null());
+      }
+      push(std::move(v));
+      if (with_null && !bytecode::version::kNullBeforeCallable) {
+        push(Variable::null());
+      }
+      return;
+    }
+    case Op::LOAD_ATTR:
+    case Op::LOAD_METHOD: {
+      const bool method = op == Op::LOAD_METHOD || (kLoadAttrNameShift == 1 && (ins.arg & 1) != 0);
+      const py::object name = names[static_cast<std::size_t>(ins.arg >> (op == Op::LOAD_METHOD ? 0 : kLoadAttrNameShift))];
+      VarPtr base = peek(1);
+      VarPtr v = load_attr(base, name);
+      if (!v) {
+        graph_break("attribute '" + name_of(name) + "' of " + base->describe());
+      }
+      pop();
+      if (method && bytecode::version::kNullBeforeCallable) {
+        push(Variable::null());
+      }
+      push(std::move(v));
+      if (method && !bytecode::version::kNullBeforeCallable) {
+        push(Variable::null());
+      }
+      return;
+    }
+    case Op::BINARY_OP:
+      binary_op(ins.arg);
+      return;
+    case Op::COMPARE_OP:
+      compare_op(ins.arg >> kCompareOpShift);
+      return;
+    case Op::IS_OP: {
+      const VarPtr& b = peek(1);
+      const VarPtr& a = peek(2);
+      // Identity is decided only against singletons (None, True, False, Ellipsis), whose equality
+      // guard (same type, equal) implies identity.
+      auto singleton = [](const VarPtr& v) {
+        const PyObject* o = v->value().ptr();
+        return v->is_const() && (o == Py_None || o == Py_True || o == Py_False || o == Py_Ellipsis);
+      };
+      if (!(a->is_const() && b->is_const() && (singleton(a) || singleton(b)))) {
+        graph_break("an identity test of " + a->describe() + " and " + b->describe());
+      }
+      guards_->value(a);
+      guards_->value(b);
+      const bool same = (a->value().ptr() == b->value().ptr()) != (ins.arg == 1);
+      pop();
+      pop();
+      push(Variable::constant(py::bool_(same)));
+      return;
+    }
+    case Op::CONTAINS_OP: {
+      const VarPtr& container = peek(1);
+      const VarPtr& item = peek(2);
+      const py::object c = constant_value(container);
+      const py::object i = c ? constant_value(item) : py::object();
+      if (!c || !i) {
+        graph_break("an 'in' test of " + item->describe() + " in " + container->describe());
+      }
+      const int found = PySequence_Contains(c.ptr(), i.ptr());
+      if (found < 0) {
+        PyErr_Clear();
+        graph_break("an 'in' test raises");
+      }
+      pop();
+      pop();
+      push(Variable::constant(py::bool_((found == 1) != (ins.arg == 1))));
+      return;
+    }
+    case Op::UNARY_NEGATIVE:
+    case Op::UNARY_POSITIVE:
+    case Op::UNARY_INVERT: {
+      const VarPtr& a = peek(1);
+      if (!a->is_const()) {
+        graph_break("a unary operator on " + a->describe());
+      }
+      PyObject* r = op == Op::UNARY_NEGATIVE   ? PyNumber_Negative(a->value().ptr())
+                    : op == Op::UNARY_POSITIVE ? PyNumber_Positive(a->value().ptr())
+                                               : PyNumber_Invert(a->value().ptr());
+      if (r == nullptr) {
+        PyErr_Clear();
+        graph_break("a unary operator raises on " + a->describe());
+      }
+      guards_->value(a);
+      pop();
+      push(make_result(py::reinterpret_steal<py::object>(r)));
+      return;
+    }
+    case Op::UNARY_NOT:
+    case Op::TO_BOOL: {
+      bool value = false;
+      if (!truth(peek(1), &value)) {
+        graph_break("the truth of " + peek(1)->describe());
+      }
+      pop();
+      push(Variable::constant(py::bool_(op == Op::UNARY_NOT ? !value : value)));
+      return;
+    }
+    case Op::BUILD_TUPLE:
+    case Op::BUILD_LIST: {
+      std::vector<VarPtr> items(static_cast<std::size_t>(ins.arg));
+      for (std::size_t i = items.size(); i > 0; --i) {
+        items[i - 1] = pop();
+      }
+      push(op == Op::BUILD_TUPLE ? Variable::tuple(std::move(items))
+                                 : Variable::list(std::move(items)));
+      return;
+    }
+    case Op::LIST_APPEND: {
+      VarPtr& list = peek(static_cast<std::size_t>(ins.arg) + 1);
+      if (list->kind() != Variable::Kind::kList || list->tracker().is_input()) {
+        graph_break("append to " + list->describe());
+      }
+      list->items().push_back(pop());
+      return;
+    }
+    case Op::LIST_EXTEND: {
+      const VarPtr& list = peek(static_cast<std::size_t>(ins.arg) + 1);
+      const VarPtr& values = peek(1);
+      if (list->kind() != Variable::Kind::kList || list->tracker().is_input()) {
+        graph_break("extend of " + list->describe());
+      }
+      if (values->kind() == Variable::Kind::kTuple || values->kind() == Variable::Kind::kList) {
+        std::vector<VarPtr> add = values->items();
+        pop();
+        list->items().insert(list->items().end(), add.begin(), add.end());
+        return;
+      }
+      if (values->is_const() && PyTuple_CheckExact(values->value().ptr())) {
+        const py::tuple t = py::reinterpret_borrow<py::tuple>(values->value());
+        pop();
+        for (const py::handle item : t) {
+          list->items().push_back(Variable::constant(py::reinterpret_borrow<py::object>(item)));
+        }
+        return;
+      }
+      graph_break("extend with " + values->describe());
+    }
+    case Op::LIST_TO_TUPLE: {
+      VarPtr list = peek(1);
+      if (list->kind() != Variable::Kind::kList || list->tracker().is_input()) {
+        graph_break("tuple() of " + list->describe());
+      }
+      pop();
+      push(Variable::tuple(list->items()));
+      return;
+    }
+    case Op::BUILD_SLICE: {
+      std::vector<py::object> parts;
+      for (int i = 0; i < ins.arg; ++i) {
+        const VarPtr& v = peek(static_cast<std::size_t>(ins.arg - i));
+        if (!v->is_const()) {
+          graph_break("a slice of " + v->describe());
+        }
+        parts.push_back(v->value());
+      }
+      for (int i = 0; i < ins.arg; ++i) {
+        guards_->value(peek(static_cast<std::size_t>(i + 1)));
+      }
+      PyObject* s = PySlice_New(parts[0].ptr(), parts[1].ptr(),
+                                parts.size() > 2 ? parts[2].ptr() : nullptr);
+      if (s == nullptr) {
+        PyErr_Clear();
+        graph_break("a slice that cannot be made");
+      }
+      for (int i = 0; i < ins.arg; ++i) {
+        pop();
+      }
+      push(Variable::constant(py::reinterpret_steal<py::object>(s)));
+      return;
+    }
+    case Op::BINARY_SUBSCR:
+    case Op::BINARY_SLICE: {
+      const std::size_t n = op == Op::BINARY_SLICE ? 3 : 2;
+      VarPtr container = peek(n);
+      py::object key;
+      if (op == Op::BINARY_SLICE) {
+        const VarPtr& start = peek(2);
+        const VarPtr& stop = peek(1);
+        if (!start->is_const() || !stop->is_const()) {
+          graph_break("a slice of " + start->describe() + " and " + stop->describe());
+        }
+        guards_->value(start);
+        guards_->value(stop);
+        key = py::reinterpret_steal<py::object>(
+            PySlice_New(start->value().ptr(), stop->value().ptr(), nullptr));
+      } else {
+        const VarPtr& k = peek(1);
+        if (!k->is_const()) {
+          graph_break("a subscript with " + k->describe());
+        }
+        guards_->value(k);
+        key = k->value();
+      }
+      // Items of a tuple or list built inside, by constant index: the item's own Variable.
+      if ((container->kind() == Variable::Kind::kTuple || container->kind() == Variable::Kind::kList) &&
+          PyLong_CheckExact(key.ptr())) {
+        const Py_ssize_t size = static_cast<Py_ssize_t>(container->items().size());
+        Py_ssize_t i = PyLong_AsSsize_t(key.ptr());
+        if (i == -1 && PyErr_Occurred() != nullptr) {
+          PyErr_Clear();
+          graph_break("an index that does not fit");
+        }
+        i = i < 0 ? i + size : i;
+        if (i < 0 || i >= size) {
+          graph_break("an index out of range (raises IndexError)");
+        }
+        VarPtr item = container->items()[static_cast<std::size_t>(i)];
+        for (std::size_t j = 0; j < n; ++j) {
+          pop();
+        }
+        push(std::move(item));
+        return;
+      }
+      const py::object c = constant_value(container);
+      if (!c) {
+        graph_break("a subscript of " + container->describe());
+      }
+      PyObject* r = PyObject_GetItem(c.ptr(), key.ptr());
+      if (r == nullptr) {
+        PyErr_Clear();
+        graph_break("a subscript raises");
+      }
+      VarPtr v = make_result(py::reinterpret_steal<py::object>(r));
+      if (!v) {
+        graph_break("a subscript made a value it does not model");
+      }
+      for (std::size_t j = 0; j < n; ++j) {
+        pop();
+      }
+      push(std::move(v));
+      return;
+    }
+    case Op::FORMAT_VALUE:
+    case Op::FORMAT_SIMPLE:
+    case Op::FORMAT_WITH_SPEC:
+    case Op::CONVERT_VALUE: {
+      // FORMAT_VALUE: arg & 3 = conversion (none, str, repr, ascii), arg & 4 = a spec on the
+      // stack. 3.13 splits it into CONVERT_VALUE (1 str, 2 repr, 3 ascii), FORMAT_SIMPLE and
+      // FORMAT_WITH_SPEC.
+      const bool has_spec = (op == Op::FORMAT_VALUE && (ins.arg & 4) != 0) || op == Op::FORMAT_WITH_SPEC;
+      const int conversion = op == Op::FORMAT_VALUE ? (ins.arg & 3) : op == Op::CONVERT_VALUE ? ins.arg : 0;
+      const VarPtr spec = has_spec ? peek(1) : nullptr;
+      const VarPtr value = peek(has_spec ? 2 : 1);
+      if (!value->is_const() || (spec && !spec->is_const())) {
+        graph_break("formatting " + value->describe());
+      }
+      PyObject* v = value->value().ptr();
+      py::object converted;
+      switch (conversion) {
+        case 1: converted = py::reinterpret_steal<py::object>(PyObject_Str(v)); break;
+        case 2: converted = py::reinterpret_steal<py::object>(PyObject_Repr(v)); break;
+        case 3: converted = py::reinterpret_steal<py::object>(PyObject_ASCII(v)); break;
+        default: converted = value->value(); break;
+      }
+      if (!converted) {
+        PyErr_Clear();
+        graph_break("a conversion raises");
+      }
+      py::object out = converted;
+      if (op != Op::CONVERT_VALUE) {
+        PyObject* f = PyObject_Format(converted.ptr(), spec ? spec->value().ptr() : nullptr);
+        if (f == nullptr) {
+          PyErr_Clear();
+          graph_break("formatting raises");
+        }
+        out = py::reinterpret_steal<py::object>(f);
+      }
+      guards_->value(value);
+      if (spec) {
+        guards_->value(spec);
+        pop();
+      }
+      pop();
+      push(make_result(out));
+      return;
+    }
+    case Op::BUILD_STRING: {
+      py::list parts;
+      for (int i = ins.arg; i > 0; --i) {
+        const VarPtr& v = peek(static_cast<std::size_t>(i));
+        if (!v->is_const() || !PyUnicode_CheckExact(v->value().ptr())) {
+          graph_break("joining " + v->describe());
+        }
+        parts.append(v->value());
+      }
+      const py::object joined = py::str("").attr("join")(parts);
+      for (int i = 0; i < ins.arg; ++i) {
+        guards_->value(peek(1));
+        pop();
+      }
+      push(make_result(joined));
+      return;
+    }
+    case Op::POP_JUMP_IF_TRUE:
+    case Op::POP_JUMP_FORWARD_IF_TRUE:
+    case Op::POP_JUMP_BACKWARD_IF_TRUE:
+      branch(ins, true);
+      return;
+    case Op::POP_JUMP_IF_FALSE:
+    case Op::POP_JUMP_FORWARD_IF_FALSE:
+    case Op::POP_JUMP_BACKWARD_IF_FALSE:
+      branch(ins, false);
+      return;
+    case Op::POP_JUMP_IF_NONE:
+    case Op::POP_JUMP_FORWARD_IF_NONE:
+    case Op::POP_JUMP_BACKWARD_IF_NONE:
+    case Op::POP_JUMP_IF_NOT_NONE:
+    case Op::POP_JUMP_FORWARD_IF_NOT_NONE:
+    case Op::POP_JUMP_BACKWARD_IF_NOT_NONE: {
+      const VarPtr& v = peek(1);
+      if (!v->is_const()) {
+        graph_break("a jump on whether " + v->describe() + " is None");
+      }
+      guards_->value(v);
+      const bool is_none = v->value().is_none();
+      const bool want_none = op == Op::POP_JUMP_IF_NONE || op == Op::POP_JUMP_FORWARD_IF_NONE ||
+                             op == Op::POP_JUMP_BACKWARD_IF_NONE;
+      pop();
+      if (is_none == want_none) {
+        jump_to(ins.target);
+      }
+      return;
+    }
+    case Op::JUMP_IF_TRUE_OR_POP:
+    case Op::JUMP_IF_FALSE_OR_POP: {
+      bool value = false;
+      if (!truth(peek(1), &value)) {
+        graph_break("a jump on the truth of " + peek(1)->describe());
+      }
+      if (value == (op == Op::JUMP_IF_TRUE_OR_POP)) {
+        jump_to(ins.target);
+      } else {
+        pop();
+      }
+      return;
+    }
+    case Op::JUMP_FORWARD:
+    case Op::JUMP_BACKWARD:
+    case Op::JUMP_BACKWARD_NO_INTERRUPT:
+      jump_to(ins.target);
+      return;
+    case Op::GET_ITER: {
+      const VarPtr v = peek(1);
+      if (v->kind() == Variable::Kind::kTuple) {
+        pop();
+        VarPtr it = Variable::iter(py::none(), 0);
+        it->items() = v->items();
+        push(std::move(it));
+        return;
+      }
+      if (v->is_const() && (PyTuple_CheckExact(v->value().ptr()) || PyRange_Check(v->value().ptr()) ||
+                            PyUnicode_CheckExact(v->value().ptr()) ||
+                            PyBytes_CheckExact(v->value().ptr()))) {
+        const Py_ssize_t n = PyObject_Length(v->value().ptr());
+        if (n < 0 || static_cast<std::size_t>(n) > kMaxSteps) {
+          PyErr_Clear();
+          graph_break("iteration over " + v->describe() + " (too long to unroll)");
+        }
+        guards_->value(v);
+        pop();
+        push(Variable::iter(v->value(), 0));
+        return;
+      }
+      graph_break("iteration over " + v->describe());
+    }
+    case Op::FOR_ITER: {
+      VarPtr it = peek(1);
+      if (it->kind() != Variable::Kind::kIter) {
+        graph_break("next() of " + it->describe());
+      }
+      const Py_ssize_t pos = it->position();
+      VarPtr item;
+      if (it->value().is_none()) {  // over a tuple built inside
+        if (static_cast<std::size_t>(pos) < it->items().size()) {
+          item = it->items()[static_cast<std::size_t>(pos)];
+        }
+      } else if (pos < PyObject_Length(it->value().ptr())) {
+        PyObject* r = PySequence_GetItem(it->value().ptr(), pos);
+        if (r == nullptr) {
+          PyErr_Clear();
+          fail("a constant sequence could not be indexed");
+        }
+        item = Variable::constant(py::reinterpret_steal<py::object>(r));
+      }
+      if (!item) {
+        pop();
+        next_ = code_.index_of(ins.target) + kForIterExhaustSkip;
+        return;
+      }
+      // Iterators are values of their own: advancing makes a new one (the old may be on a break's
+      // stack elsewhere? no: iterators are never shared, but keep them immutable all the same).
+      VarPtr advanced = Variable::iter(it->value(), pos + 1);
+      advanced->items() = it->items();
+      peek(1) = std::move(advanced);
+      push(std::move(item));
+      return;
+    }
+    case Op::END_FOR:
+      pop();
+      if constexpr (PY_VERSION_HEX < 0x030D0000) {
+        pop();
+      }
+      return;
+    case Op::UNPACK_SEQUENCE: {
+      const VarPtr v = peek(1);
+      std::vector<VarPtr> items;
+      if (v->kind() == Variable::Kind::kTuple || v->kind() == Variable::Kind::kList) {
+        items = v->items();
+      } else if (v->is_const() && PyTuple_CheckExact(v->value().ptr())) {
+        for (const py::handle item : py::reinterpret_borrow<py::tuple>(v->value())) {
+          items.push_back(Variable::constant(py::reinterpret_borrow<py::object>(item)));
+        }
+        guards_->value(v);
+      } else {
+        graph_break("unpacking " + v->describe());
+      }
+      if (items.size() != static_cast<std::size_t>(ins.arg)) {
+        graph_break("unpacking " + std::to_string(items.size()) + " values into " +
+                    std::to_string(ins.arg) + " (raises ValueError)");
+      }
+      pop();
+      for (std::size_t i = items.size(); i > 0; --i) {
+        push(items[i - 1]);
+      }
+      return;
+    }
+    case Op::KW_NAMES:
+      if (!in_group_) {
+        in_group_ = true;
+        group_first_ = pc_;
+      }
+      kwnames_ = consts[static_cast<std::size_t>(ins.arg)];
+      return;
+    case Op::PRECALL:
+      if (!in_group_) {
+        in_group_ = true;
+        group_first_ = pc_;
+      }
+      return;
+    case Op::CALL: {
+      if (!in_group_) {
+        group_first_ = pc_;
+        in_group_ = true;
+      }
+      const py::object kw = std::move(kwnames_);
+      kwnames_ = py::object();
+      call(ins.arg, kw);
+      in_group_ = false;
+      return;
+    }
+    case Op::kUnknown:
+      break;
+  }
+  graph_break(std::string("opcode ") + bytecode::opcode_info(ins.opcode).name + " is not simulated");
+}
+
+}  // namespace sot::translator

@@ -1,0 +1,99 @@
+// Simulates a frame's bytecode on Variables: a virtual frame (locals, value stack, globals,
+// builtins) stepped one instruction at a time from the frame's entry. Pure operations on constants
+// are folded; the first instruction it cannot simulate ends the run in a graph break (the
+// generated code runs that instruction for real and resumes after it) or, where a break cannot be
+// made sound, a failure (the original code runs).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "bytecode/bytecode.hpp"
+#include "translator/guards.hpp"
+#include "translator/variable.hpp"
+
+namespace sot::translator {
+
+// The state of the virtual frame at the instruction where simulation stopped.
+struct FrameState {
+  std::vector<VarPtr> locals;  // by localsplus index; nullptr = unbound (or a cell / free slot)
+  std::vector<VarPtr> stack;   // bottom first
+};
+
+struct SimulationResult {
+  enum class Kind : std::uint8_t {
+    kReturn,  // the frame returns `value`
+    kBreak,   // run instructions [first, last] for real, then resume (see codegen)
+    kFail,    // the original code must run: `reason`
+  };
+  Kind kind = Kind::kFail;
+  VarPtr value;
+  std::size_t first = 0;  // kBreak: the first instruction to run for real (KW_NAMES / PRECALL)
+  std::size_t last = 0;   // kBreak: the instruction whose successors resume; kReturn: the return
+  FrameState state;       // kBreak: before `first`
+  std::string reason;     // kBreak, kFail
+  int lineno = -1;        // kBreak, kFail: the user's line
+  std::vector<VarPtr> entry_locals;  // the Variables of the locals at entry (unchanged = same)
+  std::size_t simulated = 0;  // instructions simulated
+  std::size_t folded = 0;     // operations folded at translation time
+};
+
+struct FrameInputs {
+  PyCodeObject* code = nullptr;
+  PyObject* globals = nullptr;   // borrowed
+  PyObject* builtins = nullptr;  // borrowed
+  std::vector<pybind11::object> locals;  // the frame's localsplus values at entry (null = unbound)
+};
+
+class OpcodeExecutor {
+ public:
+  // Instructions simulated before giving up (unrolled loops count each time).
+  static constexpr std::size_t kMaxSteps = 20000;
+
+  OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs& inputs, GuardSet* guards);
+  SimulationResult run();
+
+ private:
+  struct Stop {};  // thrown by handlers to end the run (the result is already set)
+
+  // Handlers return normally to continue at next_.
+  void step(const bytecode::Instruction& ins);
+  [[noreturn]] void graph_break(const std::string& reason);
+  [[noreturn]] void fail(const std::string& reason);
+  [[noreturn]] void finish(VarPtr value);
+
+  VarPtr pop();
+  VarPtr& peek(std::size_t depth);  // 1 = top
+  void push(VarPtr v);
+  void jump_to(int target_id);
+
+  VarPtr load_global(const pybind11::object& name);
+  VarPtr load_attr(const VarPtr& base, const pybind11::object& name);
+  // The Python value of a constant-like variable (a kConst, or a tuple/list built inside of
+  // constants); nullptr-object when it has none. Relies on it (guards it).
+  pybind11::object constant_value(const VarPtr& v);
+  VarPtr make_result(pybind11::object value);
+  void binary_op(int op);
+  void compare_op(int op);
+  void call(int argc, const pybind11::object& kwnames);
+  bool truth(const VarPtr& v, bool* value);
+  void branch(const bytecode::Instruction& ins, bool jump_if);
+
+  const bytecode::Bytecode& code_;
+  const FrameInputs& inputs_;
+  GuardSet* guards_;
+  std::vector<VarPtr> locals_;
+  std::vector<VarPtr> entry_locals_;  // the Variables of the frame's locals at entry
+  std::vector<VarPtr> stack_;
+  std::size_t pc_ = 0;        // index of the instruction being simulated
+  std::size_t next_ = 0;      // index of the next one
+  std::size_t group_first_ = 0;  // KW_NAMES / PRECALL that belong to the coming CALL
+  bool in_group_ = false;
+  pybind11::object kwnames_;  // set by KW_NAMES for the next CALL
+  SimulationResult result_;
+};
+
+}  // namespace sot::translator

@@ -1,0 +1,68 @@
+#include "translator/pure_functions.hpp"
+
+#include <vector>
+
+namespace py = pybind11;
+
+namespace sot::translator {
+
+namespace {
+
+constexpr Py_ssize_t kMaxIterated = 10000;  // longest argument a folded call may iterate over
+
+std::vector<PureFunction>& table() {
+  // Built once with the GIL held; the function objects live as long as the interpreter.
+  static auto* functions = [] {
+    auto* t = new std::vector<PureFunction>();  // never freed: outlives module teardown
+    const py::module_ builtins = py::module_::import("builtins");
+    for (const char* name : {"len", "abs", "min", "max", "sum", "int", "float", "complex", "str",
+                             "bool", "repr", "ascii", "round", "divmod", "chr", "ord", "hex",
+                             "oct", "bin", "tuple", "sorted", "any", "all", "format", "range",
+                             "slice", "hash", "frozenset"}) {
+      t->push_back(PureFunction{builtins.attr(name), false});
+    }
+    const py::module_ math = py::module_::import("math");
+    for (const char* name : {"sqrt", "floor", "ceil", "trunc", "exp", "log", "log2", "log10",
+                             "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
+                             "tanh", "fabs", "hypot", "isfinite", "isinf", "isnan", "copysign",
+                             "degrees", "radians", "gcd", "isqrt"}) {
+      t->push_back(PureFunction{math.attr(name), false});
+    }
+    return t;
+  }();
+  return *functions;
+}
+
+}  // namespace
+
+bool PureFunction::accepts(const py::list& values, std::size_t kw) const {
+  if (kw > 0 && !keywords) {
+    return false;
+  }
+  for (const py::handle v : values) {
+    PyObject* o = v.ptr();
+    if (PyRange_Check(o) || PyTuple_Check(o) || PyList_Check(o) || PyUnicode_Check(o) ||
+        PyBytes_Check(o) || PyFrozenSet_Check(o)) {
+      const Py_ssize_t n = PyObject_Length(o);
+      if (n < 0) {
+        PyErr_Clear();
+        return false;
+      }
+      if (n > kMaxIterated) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+const PureFunction* find_pure_function(const py::object& callable) {
+  for (const PureFunction& f : table()) {
+    if (f.function.ptr() == callable.ptr()) {
+      return &f;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace sot::translator

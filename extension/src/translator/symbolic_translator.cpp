@@ -1,0 +1,170 @@
+#include "translator/symbolic_translator.hpp"
+
+#include <chrono>
+#include <iostream>
+#include <utility>
+
+#include "bytecode/disassemble.hpp"
+#include "bytecode/opcode_table.hpp"
+#include "capture/code_cache.hpp"
+#include "capture/guard_tree.hpp"
+#include "translator/opcode_executor.hpp"
+
+namespace py = pybind11;
+
+namespace sot::translator {
+
+namespace {
+
+std::string filename_of(PyCodeObject* co) {
+  return py::str(co->co_filename).cast<std::string>();
+}
+
+std::string where(PyCodeObject* co, int lineno) {
+  return filename_of(co) + ":" + std::to_string(lineno);
+}
+
+// Whether instruction `k` lies inside a loop (between a backward jump's target and the jump).
+bool inside_loop(const bytecode::Bytecode& bc, std::size_t k) {
+  for (std::size_t j = 0; j < bc.size(); ++j) {
+    const bytecode::Instruction& ins = bc.at(j);
+    if (ins.target < 0 || !bytecode::opcode_info(ins.opcode).is_jump()) {
+      continue;
+    }
+    const std::size_t t = bc.index_of(ins.target);
+    if (t <= j && t <= k && k <= j) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+capture::Translation SymbolicTranslator::translate(const capture::FrameInfo& frame) {
+  TranslationRecord record;
+  record.original = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(frame.code));
+  const auto started = std::chrono::steady_clock::now();
+  capture::Translation t;
+  try {
+    t = run(frame, &record);
+  } catch (const CodegenError& e) {
+    t = capture::Translation::failed(std::string("codegen: ") + e.what());
+  } catch (const bytecode::BytecodeError& e) {
+    t = capture::Translation::failed(std::string("bytecode: ") + e.what());
+  } catch (py::error_already_set& e) {
+    t = capture::Translation::failed(std::string("internal error: ") + e.what());
+  } catch (const std::exception& e) {
+    PyErr_Clear();
+    t = capture::Translation::failed(std::string("internal error: ") + e.what());
+  }
+  record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  seen.append(py::weakref(record.original));
+  if (t.outcome == capture::Translation::Outcome::kTranslated) {
+    ++translations;
+    record.transformed = t.code;
+  } else {
+    ++failures;
+    record.transformed = py::none();
+    record.failure = t.reason;
+  }
+  breaks += record.breaks.size();
+  if ((log & kLogBreaks) != 0) {
+    for (const BreakRecord& b : record.breaks) {
+      std::cerr << "sot: graph break in " << py::str(frame.code->co_qualname).cast<std::string>()
+                << " at " << b.filename << ":" << b.lineno << ": " << b.reason << "\n";
+    }
+    if (!record.failure.empty()) {
+      std::cerr << "sot: " << py::str(frame.code->co_qualname).cast<std::string>()
+                << " runs as is: " << record.failure << "\n";
+    }
+  }
+  if ((log & kLogGuards) != 0 && !record.guards.empty()) {
+    std::cerr << "sot: guards of " << py::str(frame.code->co_qualname).cast<std::string>() << ":\n";
+    for (const std::string& g : record.guards) {
+      std::cerr << "  " << g << "\n";
+    }
+  }
+  if ((log & kLogBytecode) != 0 && record.transformed && !record.transformed.is_none()) {
+    std::cerr << "sot: transformed " << py::str(frame.code->co_qualname).cast<std::string>() << ":\n"
+              << bytecode::disassemble_text(bytecode::Bytecode::decode(record.transformed.ptr()));
+    for (const ResumeFunction& r : record.resumes) {
+      std::cerr << "sot: resume function " << py::str(reinterpret_cast<PyCodeObject*>(r.code.ptr())->co_name).cast<std::string>() << ":\n"
+                << bytecode::disassemble_text(bytecode::Bytecode::decode(r.code.ptr()));
+    }
+  }
+  if (keep_records) {
+    records.push_back(std::move(record));
+  }
+  return t;
+}
+
+capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
+                                             TranslationRecord* record) {
+  PyCodeObject* co = frame.code;
+  if ((co->co_flags & CO_OPTIMIZED) == 0 || (co->co_flags & CO_NEWLOCALS) == 0) {
+    return capture::Translation::declined("module or class body (not a function frame)");
+  }
+  const auto code = bytecode::Bytecode::decode(reinterpret_cast<PyObject*>(co));
+  record->instructions = code.size();
+
+  FrameInputs inputs;
+  inputs.code = co;
+  inputs.globals = frame.globals;
+  inputs.builtins = frame.builtins;
+  const auto names = py::reinterpret_borrow<py::tuple>(co->co_localsplusnames);
+  for (int i = 0; i < co->co_nlocalsplus; ++i) {
+    PyObject* v = frame.values->local(i, PyTuple_GET_ITEM(co->co_localsplusnames, i));  // borrowed
+    inputs.locals.push_back(v != nullptr ? py::reinterpret_borrow<py::object>(v) : py::object());
+  }
+  if (inputs.globals == nullptr || !PyDict_Check(inputs.globals)) {
+    return capture::Translation::declined("the frame's globals are not a dict");
+  }
+
+  GuardSet guards;
+  OpcodeExecutor executor(code, inputs, &guards);
+  SimulationResult result = executor.run();
+  record->simulated = result.simulated;
+  record->folded = result.folded;
+  if (result.kind == SimulationResult::Kind::kFail) {
+    return capture::Translation::failed(result.reason + " (" + where(co, result.lineno) + ")");
+  }
+
+  capture::CodeCache* cache = capture::cache_for(reinterpret_cast<PyObject*>(co));
+  if (cache == nullptr) {
+    throw py::error_already_set();
+  }
+  CodeGen gen(code, cache->translator_data, &guards);
+  py::object transformed;
+  if (result.kind == SimulationResult::Kind::kBreak) {
+    BreakRecord b;
+    b.reason = result.reason;
+    b.filename = filename_of(co);
+    b.lineno = result.lineno;
+    b.offset = code.at(result.last).original_offset;
+    record->breaks.push_back(b);
+    if (strict) {
+      return capture::Translation::failed("graph break (" + where(co, result.lineno) + "): " +
+                                          result.reason);
+    }
+    for (std::size_t k = result.first; k <= result.last; ++k) {
+      if (code.at(k).handler) {
+        return capture::Translation::failed("graph break inside a try or with block (" +
+                                            where(co, result.lineno) + "): " + result.reason);
+      }
+    }
+    if (inside_loop(code, result.last)) {
+      return capture::Translation::failed("graph break inside a loop (" + where(co, result.lineno) +
+                                          "): " + result.reason);
+    }
+    transformed = gen.for_break(result);
+  } else {
+    transformed = gen.for_return(result);
+  }
+  record->resumes = gen.resumes();
+  record->guards = guards.lines();
+  py::object guard = guards.tree()->size() == 0 ? py::none() : py::cast(guards.tree());
+  return capture::Translation::translated(std::move(transformed), std::move(guard));
+}
+
+}  // namespace sot::translator

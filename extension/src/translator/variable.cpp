@@ -1,0 +1,123 @@
+#include "translator/variable.hpp"
+
+#include <utility>
+
+namespace py = pybind11;
+
+namespace sot::translator {
+
+namespace {
+std::string short_repr(const py::handle& value) {
+  PyObject* r = PyObject_Repr(value.ptr());
+  if (r == nullptr) {
+    PyErr_Clear();
+    return "<unrepresentable>";
+  }
+  const char* text = PyUnicode_AsUTF8(r);
+  std::string out = text != nullptr ? text : "?";
+  Py_DECREF(r);
+  PyErr_Clear();
+  constexpr std::size_t kMax = 60;
+  return out.size() > kMax ? out.substr(0, kMax) + "..." : out;
+}
+}  // namespace
+
+bool Variable::is_constant_value(py::handle value) {
+  PyObject* v = value.ptr();
+  if (v == Py_None || v == Py_Ellipsis || PyBool_Check(v) || PyLong_CheckExact(v) ||
+      PyFloat_CheckExact(v) || PyComplex_CheckExact(v) || PyUnicode_CheckExact(v) ||
+      PyBytes_CheckExact(v) || PyRange_Check(v)) {
+    return true;
+  }
+  if (PySlice_Check(v)) {
+    auto* s = reinterpret_cast<PySliceObject*>(v);
+    return is_constant_value(s->start) && is_constant_value(s->stop) &&
+           is_constant_value(s->step);
+  }
+  if (PyTuple_CheckExact(v) || PyFrozenSet_CheckExact(v)) {
+    // A frozenset of constants, or a tuple of constants (shallow recursion is bounded by nesting
+    // depth, which the compiler bounds too).
+    const py::object items = py::reinterpret_borrow<py::object>(value);
+    for (const py::handle item : items) {
+      if (!is_constant_value(item)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
+VarPtr Variable::constant(py::object value, Tracker tracker) {
+  return std::make_shared<Variable>(Kind::kConst, std::move(value), std::move(tracker));
+}
+
+VarPtr Variable::object(py::object value, Tracker tracker) {
+  return std::make_shared<Variable>(Kind::kObject, std::move(value), std::move(tracker));
+}
+
+VarPtr Variable::null() {
+  return std::make_shared<Variable>(Kind::kNull, py::none(), Tracker{});
+}
+
+VarPtr Variable::tuple(std::vector<VarPtr> items) {
+  auto v = std::make_shared<Variable>(Kind::kTuple, py::none(), Tracker{});
+  v->items_ = std::move(items);
+  return v;
+}
+
+VarPtr Variable::list(std::vector<VarPtr> items) {
+  auto v = std::make_shared<Variable>(Kind::kList, py::none(), Tracker{});
+  v->items_ = std::move(items);
+  return v;
+}
+
+VarPtr Variable::iter(py::object sequence, Py_ssize_t position) {
+  auto v = std::make_shared<Variable>(Kind::kIter, std::move(sequence), Tracker{});
+  v->position_ = position;
+  return v;
+}
+
+VarPtr Variable::from_input(py::handle value, Tracker tracker) {
+  const auto object = py::reinterpret_borrow<py::object>(value);
+  return is_constant_value(value) ? constant(object, std::move(tracker))
+                                  : Variable::object(object, std::move(tracker));
+}
+
+std::string Variable::describe() const {
+  switch (kind_) {
+    case Kind::kConst:
+      return std::string(Py_TYPE(value_.ptr())->tp_name) + " " + short_repr(value_);
+    case Kind::kObject:
+      return "object " + short_repr(value_);
+    case Kind::kTuple:
+      return "tuple of " + std::to_string(items_.size());
+    case Kind::kList:
+      return "list of " + std::to_string(items_.size());
+    case Kind::kNull:
+      return "NULL";
+    case Kind::kIter:
+      return "iterator over " + short_repr(value_) + " at " + std::to_string(position_);
+  }
+  return "?";
+}
+
+std::string tracker_path(const Tracker& tracker, const py::tuple& localsplus_names) {
+  switch (tracker.kind) {
+    case Tracker::Kind::kLocal:
+      return py::str(localsplus_names[static_cast<std::size_t>(tracker.index)]).cast<std::string>();
+    case Tracker::Kind::kGlobal:
+      return py::str(tracker.key).cast<std::string>();
+    case Tracker::Kind::kAttr:
+      return tracker_path(tracker.base->tracker(), localsplus_names) + "." +
+             py::str(tracker.key).cast<std::string>();
+    case Tracker::Kind::kItem:
+      return tracker_path(tracker.base->tracker(), localsplus_names) + "[" + short_repr(tracker.key) +
+             "]";
+    case Tracker::Kind::kCreated:
+      return "<made in the frame>";
+  }
+  return "?";
+}
+
+}  // namespace sot::translator

@@ -1,0 +1,91 @@
+// The translator's values: each Variable is what the simulated frame knows about one Python value
+// (a constant, an object known at translation time, a container built inside the frame), and its
+// Tracker says where it came from, so that generated code can load it again and guards can check
+// exactly what the translation relied on.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sot::translator {
+
+class Variable;
+using VarPtr = std::shared_ptr<Variable>;
+
+struct Tracker {
+  enum class Kind : std::uint8_t {
+    kLocal,    // the frame's local `index` (localsplus) as it was at entry
+    kGlobal,   // the global `key` (LOAD_GLOBAL semantics: globals, then builtins)
+    kAttr,     // getattr(base, key)
+    kItem,     // base[key]
+    kCreated,  // made or folded inside the frame: rebuilt from its value or its parts
+  };
+  Kind kind = Kind::kCreated;
+  int index = -1;         // kLocal
+  pybind11::object key;   // kLocal, kGlobal, kAttr: the name; kItem: the key
+  VarPtr base;            // kAttr, kItem
+
+  // A value the frame received (a local at entry, a global, or reached from one): loadable by
+  // generated code and checkable by guards.
+  bool is_input() const { return kind != Kind::kCreated; }
+};
+
+class Variable {
+ public:
+  enum class Kind : std::uint8_t {
+    kConst,   // an immutable constant (None, bool, int, float, complex, str, bytes, Ellipsis,
+              // range, slice, tuples and frozensets of them): `value`
+    kObject,  // another object, known at translation time: `value` (functions, modules, classes,
+              // instances, lists and dicts received from outside, ...)
+    kTuple,   // a tuple built inside: `items`
+    kList,    // a list built inside: `items`
+    kNull,    // the NULL pushed for calls
+    kIter,    // an iterator built inside over the constant sequence `value` (a tuple, str, bytes
+              // or range), next at `position`
+  };
+
+  Variable(Kind kind, pybind11::object value, Tracker tracker)
+      : kind_(kind), value_(std::move(value)), tracker_(std::move(tracker)) {}
+
+  static VarPtr constant(pybind11::object value, Tracker tracker = {});
+  static VarPtr object(pybind11::object value, Tracker tracker);
+  static VarPtr null();
+  static VarPtr tuple(std::vector<VarPtr> items);
+  static VarPtr list(std::vector<VarPtr> items);
+  static VarPtr iter(pybind11::object sequence, Py_ssize_t position);
+  // The Variable for a value received from outside: a constant when its type is one of the
+  // immutable constant types (exactly), else an object.
+  static VarPtr from_input(pybind11::handle value, Tracker tracker);
+  static bool is_constant_value(pybind11::handle value);
+
+  Kind kind() const { return kind_; }
+  const pybind11::object& value() const { return value_; }
+  const Tracker& tracker() const { return tracker_; }
+  std::vector<VarPtr>& items() { return items_; }
+  const std::vector<VarPtr>& items() const { return items_; }
+  Py_ssize_t position() const { return position_; }
+  void set_position(Py_ssize_t p) { position_ = p; }
+
+  bool is_const() const { return kind_ == Kind::kConst; }
+  // Mutable and made inside: generated code must build it exactly once.
+  bool is_mutable_created() const { return kind_ == Kind::kList && !tracker_.is_input(); }
+
+  // "int 3", "list of 2", "object <function f>" (for reasons and logs).
+  std::string describe() const;
+
+ private:
+  Kind kind_;
+  pybind11::object value_;
+  Tracker tracker_;
+  std::vector<VarPtr> items_;
+  Py_ssize_t position_ = 0;
+};
+
+// "x", "globals()['np']", "x.attr[0]": where a tracked value comes from.
+std::string tracker_path(const Tracker& tracker, const pybind11::tuple& localsplus_names);
+
+}  // namespace sot::translator
