@@ -15,6 +15,7 @@ soundly runs the original code, with the reason recorded (``sot.capture.stats(f)
 
 import dataclasses
 import functools
+import weakref
 
 from . import _sot
 from . import capture as _capture
@@ -26,7 +27,7 @@ _t = _sot.translator
 SymbolicTranslator = _t.SymbolicTranslator
 
 _LOG_BITS = {"breaks": _t.LOG_BREAKS, "bytecode": _t.LOG_BYTECODE, "guards": _t.LOG_GUARDS}
-_translators = []  # every translator made here (reset() clears what they translated)
+_translators = weakref.WeakSet()  # the translators made here that are alive (reset() clears what they translated)
 
 
 def new_translator(records=False):
@@ -35,7 +36,7 @@ def new_translator(records=False):
     t.keep_records = records
     t.strict = config.strict
     t.log = sum(bit for channel, bit in _LOG_BITS.items() if config.logs(channel))
-    _translators.append(t)
+    _translators.add(t)
     return t
 
 
@@ -75,7 +76,7 @@ def jit(fn=None, *, backend=None):
 
 def reset():
     """Forget every translation: the cache entries and counters of every code object translated so far."""
-    for t in _translators:
+    for t in list(_translators):
         for code in t.seen_codes():
             _capture.clear(code)
 

@@ -42,6 +42,7 @@ py::dict record_dict(const translator::TranslationRecord& r) {
   d["breaks"] = breaks;
   d["guards"] = r.guards;
   d["failure"] = r.failure;
+  d["declined"] = r.declined;
   d["seconds"] = r.seconds;
   d["instructions"] = r.instructions;
   d["simulated"] = r.simulated;

@@ -25,6 +25,19 @@ int opcode(const char* name) {
   return code;
 }
 
+// A jump by its 3.12 name (3.11 has POP_JUMP_FORWARD_IF_NONE where 3.12 has POP_JUMP_IF_NONE).
+int jump_opcode(const char* name) {
+  const int code = bytecode::opcode_by_name(name);
+  if (code >= 0) {
+    return code;
+  }
+  const std::string n = name;
+  if (n.rfind("POP_JUMP_IF_", 0) == 0) {
+    return opcode(("POP_JUMP_FORWARD_IF_" + n.substr(12)).c_str());
+  }
+  return opcode(name);
+}
+
 bool is_op(const Instruction& ins, const char* name) {
   return ins.opcode == bytecode::opcode_by_name(name);
 }
@@ -45,6 +58,78 @@ bool is_plain_local(unsigned char kind) {
 
 bool is_cell_or_free(unsigned char kind) {
   return (kind & (version::kFastCell | version::kFastFree)) != 0;
+}
+
+// How many values `ins` takes from the stack (before it pushes its results), or -1 when unknown.
+int inputs_of(const Instruction& ins) {
+  const std::string name = bytecode::opcode_info(ins.opcode).name;
+  const int arg = ins.arg;
+  struct Fixed {
+    const char* name;
+    int count;
+  };
+  static const Fixed fixed[] = {
+      {"BINARY_OP", 2}, {"COMPARE_OP", 2}, {"IS_OP", 2}, {"CONTAINS_OP", 2}, {"BINARY_SUBSCR", 2},
+      {"BINARY_SLICE", 3}, {"STORE_SUBSCR", 3}, {"DELETE_SUBSCR", 2}, {"STORE_SLICE", 4},
+      {"LOAD_ATTR", 1}, {"LOAD_METHOD", 1}, {"STORE_ATTR", 2}, {"DELETE_ATTR", 1},
+      {"UNARY_NEGATIVE", 1}, {"UNARY_POSITIVE", 1}, {"UNARY_NOT", 1}, {"UNARY_INVERT", 1},
+      {"TO_BOOL", 1}, {"GET_ITER", 1}, {"GET_LEN", 0}, {"FORMAT_SIMPLE", 1},
+      {"FORMAT_WITH_SPEC", 2}, {"CONVERT_VALUE", 1}, {"CALL_INTRINSIC_1", 1},
+      {"CALL_INTRINSIC_2", 2}, {"LIST_APPEND", 1}, {"SET_ADD", 1}, {"LIST_EXTEND", 1},
+      {"SET_UPDATE", 1}, {"DICT_UPDATE", 1}, {"DICT_MERGE", 1}, {"MAP_ADD", 2},
+      {"UNPACK_SEQUENCE", 1}, {"UNPACK_EX", 1}, {"STORE_GLOBAL", 1}, {"STORE_DEREF", 1},
+      {"STORE_NAME", 1}, {"LOAD_GLOBAL", 0}, {"LOAD_DEREF", 0}, {"LOAD_CLOSURE", 0},
+      {"LOAD_NAME", 0}, {"LOAD_CONST", 0}, {"LOAD_FAST", 0}, {"LOAD_FAST_CHECK", 0},
+      {"DELETE_FAST", 0}, {"DELETE_DEREF", 0}, {"DELETE_GLOBAL", 0}, {"DELETE_NAME", 0},
+      {"LOAD_ASSERTION_ERROR", 0}, {"LOAD_BUILD_CLASS", 0}, {"IMPORT_NAME", 2},
+      {"IMPORT_FROM", 0}, {"POP_JUMP_IF_TRUE", 1}, {"POP_JUMP_IF_FALSE", 1},
+      {"POP_JUMP_IF_NONE", 1}, {"POP_JUMP_IF_NOT_NONE", 1}, {"POP_JUMP_FORWARD_IF_TRUE", 1},
+      {"POP_JUMP_FORWARD_IF_FALSE", 1}, {"POP_JUMP_FORWARD_IF_NONE", 1},
+      {"POP_JUMP_FORWARD_IF_NOT_NONE", 1}, {"POP_JUMP_BACKWARD_IF_TRUE", 1},
+      {"POP_JUMP_BACKWARD_IF_FALSE", 1}, {"POP_JUMP_BACKWARD_IF_NONE", 1},
+      {"POP_JUMP_BACKWARD_IF_NOT_NONE", 1}, {"JUMP_IF_TRUE_OR_POP", 1},
+      {"JUMP_IF_FALSE_OR_POP", 1}, {"FOR_ITER", 1}, {"RETURN_VALUE", 1}, {"RETURN_CONST", 0},
+      {"SET_FUNCTION_ATTRIBUTE", 2}, {"BEFORE_WITH", 1}, {"GET_YIELD_FROM_ITER", 1},
+      {"LOAD_FROM_DICT_OR_DEREF", 1}, {"LOAD_FROM_DICT_OR_GLOBALS", 1}, {"PRINT_EXPR", 1},
+      {"POP_TOP", 1}, {"NOP", 0}};
+  for (const Fixed& f : fixed) {
+    if (name == f.name) {
+      return f.count;
+    }
+  }
+  if (name == "CALL") {
+    return arg + 2;
+  }
+  if (name == "CALL_KW") {
+    return arg + 3;
+  }
+  if (name == "CALL_FUNCTION_EX") {
+    return 3 + (arg & 1);
+  }
+  if (name == "FORMAT_VALUE") {
+    return 1 + ((arg & 4) != 0 ? 1 : 0);
+  }
+  if (name == "BUILD_TUPLE" || name == "BUILD_LIST" || name == "BUILD_SET" ||
+      name == "BUILD_STRING" || name == "BUILD_SLICE" || name == "RAISE_VARARGS") {
+    return arg;
+  }
+  if (name == "BUILD_MAP") {
+    return 2 * arg;
+  }
+  if (name == "BUILD_CONST_KEY_MAP") {
+    return arg + 1;
+  }
+  if (name == "MAKE_FUNCTION") {
+    if constexpr (version::kMakeFunctionHasFlags) {
+      int flags = 0;
+      for (int bit = 0; bit < 4; ++bit) {
+        flags += (arg >> bit) & 1;
+      }
+      return 1 + flags;
+    }
+    return 1;
+  }
+  return -1;
 }
 
 constexpr std::size_t kForIterExhaustSkip =
@@ -81,6 +166,13 @@ struct CodeGen::Emitter {
     return static_cast<int>(labels.size() - 1);
   }
   void place(int label) { labels[static_cast<std::size_t>(label)] = static_cast<long>(out.size()); }
+  void emit_jump_op(const char* name, int label) {
+    Instruction ins;
+    ins.opcode = jump_opcode(name);
+    ins.position = pos;
+    jumps.emplace_back(out.size(), label);
+    out.push_back(ins);
+  }
   void emit_jump(const Instruction& original, int label) {
     Instruction ins;
     ins.opcode = original.opcode;
@@ -89,15 +181,40 @@ struct CodeGen::Emitter {
     jumps.emplace_back(out.size(), label);
     out.push_back(ins);
   }
-  std::vector<Instruction> finish() {
-    for (const auto& [index, label] : jumps) {
-      const long at = labels[static_cast<std::size_t>(label)];
-      if (at < 0) {
-        throw CodegenError("a label was never placed");
-      }
-      out[index].target = -static_cast<int>(at + 2);
+  // The instructions from `first` to the current end are covered by a handler at `label`.
+  struct Cover {
+    std::size_t first;
+    std::size_t end;
+    int label;
+    int depth;
+    bool lasti;
+  };
+  std::vector<Cover> covers;
+  void cover(std::size_t first, int label, int depth, bool lasti) {
+    covers.push_back(Cover{first, out.size(), label, depth, lasti});
+  }
+  long label_index(int label) const {
+    const long at = labels[static_cast<std::size_t>(label)];
+    if (at < 0) {
+      throw CodegenError("a label was never placed");
     }
-    return std::move(out);
+    return at;
+  }
+  // Appends the instructions to `bc` (after its prefix) and resolves jumps and handlers.
+  void finish_into(bytecode::Bytecode& target) {
+    for (const auto& [index, label] : jumps) {
+      out[index].target = -static_cast<int>(label_index(label) + 2);
+    }
+    const std::size_t base = target.size();
+    const std::vector<int> ids = target.insert(base, std::move(out));
+    for (const Cover& c : covers) {
+      const int handler = ids.at(static_cast<std::size_t>(label_index(c.label)));
+      for (std::size_t k = c.first; k < c.end; ++k) {
+        Instruction ins = target.at(base + k);
+        ins.handler = bytecode::Handler{handler, c.depth, c.lasti};
+        target.replace(base + k, ins);
+      }
+    }
   }
 
   void load_const(const py::object& value) { emit("LOAD_CONST", bc.add_const(value)); }
@@ -155,6 +272,15 @@ struct CodeGen::Emitter {
     return false;
   }
 
+  // del list[:], for a list received from outside.
+  void clear_list(const VarPtr& list) {
+    if (!load_tracked(list)) {
+      throw CodegenError("cannot load " + list->describe() + " to empty it");
+    }
+    load_const(py::reinterpret_steal<py::object>(PySlice_New(nullptr, nullptr, nullptr)));
+    emit("DELETE_SUBSCR");
+  }
+
   void load(const VarPtr& v) {
     switch (v->kind()) {
       case Variable::Kind::kNull:
@@ -198,6 +324,11 @@ struct CodeGen::Emitter {
         built[v.get()] = -1;
         return;
       }
+      case Variable::Kind::kMethod:
+        load(v->items()[0]);
+        emit("LOAD_ATTR", bc.add_name(py::str(v->value()).cast<std::string>())
+                              << version::kLoadAttrNameShift);
+        return;
       case Variable::Kind::kIter:
         if (v->value().is_none()) {
           for (std::size_t i = static_cast<std::size_t>(v->position()); i < v->items().size(); ++i) {
@@ -233,8 +364,11 @@ py::object CodeGen::for_return(const SimulationResult& r) {
   e.current = r.entry_locals;
   e.overwritten.assign(r.entry_locals.size(), false);
   e.load(r.value);
+  for (const VarPtr& list : r.cleared_lists) {
+    e.clear_list(list);
+  }
   e.emit("RETURN_VALUE");
-  bc.insert(bc.size(), e.finish());
+  e.finish_into(bc);
   return bc.assemble();
 }
 
@@ -249,16 +383,57 @@ py::object CodeGen::for_break(const SimulationResult& r) {
   e.current.resize(n);
   e.overwritten.assign(n, false);
 
-  // 1. The locals the simulation changed: every new value is loaded first (reads of entry values
-  // happen before any store), then stored.
+  // 1. The value stack at the break, loaded first: reads of the locals' entry values happen before
+  // any store. NULLs (of calls pending below the breaking instruction's inputs) cannot be passed
+  // to a resume function: they are left out here and pushed again by the resume function's
+  // prologue.
+  const int consumed = inputs_of(last);
+  const std::size_t depth_before = r.state.stack.size();
+  bool any_null = false;
+  for (const VarPtr& v : r.state.stack) {
+    any_null = any_null || v->kind() == Variable::Kind::kNull;
+  }
+  if (consumed < 0 && any_null) {
+    throw CodegenError(std::string("a graph break at ") + bytecode::opcode_info(last.opcode).name +
+                       " while a call is pending");
+  }
+  if (consumed > static_cast<int>(depth_before)) {
+    throw CodegenError("the breaking instruction takes more values than the stack holds");
+  }
+  const std::size_t keep = consumed < 0 ? depth_before : depth_before - static_cast<std::size_t>(consumed);
+  std::vector<bool> kept_null(keep, false);
+  std::map<const Variable*, std::size_t> on_stack;  // lists built for the stack -> position
+  std::size_t pushed = 0;
+  for (std::size_t k = 0; k < depth_before; ++k) {
+    const VarPtr& v = r.state.stack[k];
+    if (k < keep && v->kind() == Variable::Kind::kNull) {
+      kept_null[k] = true;
+      continue;
+    }
+    if (v->is_mutable_created() && on_stack.count(v.get()) == 0 && e.built.count(v.get()) == 0) {
+      on_stack[v.get()] = pushed;
+    }
+    e.load(v);
+    ++pushed;
+  }
+
+  // 2. The locals the simulation changed: their values are pushed, then stored. A list made in the
+  // frame that is also on the stack is copied from there (one object, as in the original).
   std::vector<std::size_t> stored;
   std::vector<std::pair<std::size_t, std::size_t>> aliases;  // (local, local already holding it)
   std::vector<std::size_t> deleted;
+  std::size_t extra = 0;  // values pushed in this phase
   for (std::size_t i = 0; i < n; ++i) {
-    if (!is_plain_local(static_cast<unsigned char>(kinds[i])) || r.state.locals[i] == r.entry_locals[i]) {
+    // Plain locals, and cell slots a resume function's prologue filled with its caller's cells.
+    const auto kind = static_cast<unsigned char>(kinds[i]);
+    const bool cell_slot = (kind & version::kFastCell) != 0;
+    if ((!is_plain_local(kind) && !cell_slot) || r.state.locals[i] == r.entry_locals[i]) {
       continue;
     }
     const VarPtr& v = r.state.locals[i];
+    if (cell_slot && !v) {
+      throw CodegenError("a cell slot was emptied");
+    }
     if (!v) {
       deleted.push_back(i);
       continue;
@@ -273,18 +448,22 @@ py::object CodeGen::for_break(const SimulationResult& r) {
         }
       }
     }
-    if (!alias) {
-      e.load(v);
-      stored.push_back(i);
+    if (alias) {
+      continue;
     }
+    const auto it = on_stack.find(v.get());
+    if (it != on_stack.end()) {
+      e.emit("COPY", static_cast<int>(pushed + extra - it->second));
+    } else {
+      e.load(v);
+    }
+    ++extra;
+    stored.push_back(i);
   }
   for (auto it = stored.rbegin(); it != stored.rend(); ++it) {
     e.emit("STORE_FAST", static_cast<int>(*it));
     e.overwritten[*it] = true;
     e.current[*it] = r.state.locals[*it];
-    if (r.state.locals[*it]->is_mutable_created()) {
-      e.built[r.state.locals[*it].get()] = static_cast<int>(*it);
-    }
   }
   for (const auto& [i, j] : aliases) {
     e.emit("LOAD_FAST", static_cast<int>(j));
@@ -292,78 +471,111 @@ py::object CodeGen::for_break(const SimulationResult& r) {
     e.overwritten[i] = true;
     e.current[i] = r.state.locals[i];
   }
+  for (const VarPtr& list : r.cleared_lists) {
+    e.clear_list(list);
+  }
   for (const std::size_t i : deleted) {
     e.emit("DELETE_FAST", static_cast<int>(i));
     e.overwritten[i] = true;
     e.current[i] = nullptr;
   }
 
-  // 2. The value stack at the break.
-  for (const VarPtr& v : r.state.stack) {
-    if (v->kind() != Variable::Kind::kNull && !v->is_const()) {
-      const int j = e.local_holding(v);
-      if (j >= 0) {
-        e.emit("LOAD_FAST", j);
-        continue;
-      }
-    }
-    e.load(v);
-  }
-
   // 3. The breaking instructions, run for real, then a resume function per successor.
   const bytecode::OpcodeInfo& info = bytecode::opcode_info(last.opcode);
   const bool for_iter = is_op(last, "FOR_ITER");
-  int effect_before = 0;
   for (std::size_t k = r.first; k < r.last; ++k) {
     const Instruction& ins = original_.at(k);
-    int eff = 0;
-    if (!bytecode::stack_effect(ins.opcode, ins.arg, false, &eff)) {
-      throw CodegenError("no stack effect for an instruction of the break");
-    }
-    effect_before += eff;
     e.pos = ins.position;
     e.emit(ins.opcode, ins.arg);
   }
   e.pos = last.position;
+  // A load that pushes a NULL for a call (LOAD_GLOBAL with its NULL bit, a method load) runs
+  // without it: the resume function pushes the NULL (method loads become plain attribute loads:
+  // the bound method is called instead, with the same result).
+  int pushed_null = -1;  // position of that NULL among the instruction's results
+  Instruction emitted = last;
+  if (is_op(last, "LOAD_GLOBAL") && (last.arg & 1) != 0) {
+    emitted.arg = last.arg & ~1;
+    pushed_null = version::kNullBeforeCallable ? 0 : 1;
+  } else if (is_op(last, "LOAD_METHOD")) {
+    emitted.opcode = opcode("LOAD_ATTR");
+    pushed_null = 0;
+  } else if (is_op(last, "LOAD_ATTR") && version::kLoadAttrNameShift == 1 && (last.arg & 1) != 0) {
+    emitted.arg = last.arg & ~1;
+    pushed_null = version::kNullBeforeCallable ? 0 : 1;
+  } else if (is_op(last, "LOAD_SUPER_ATTR") && (last.arg & 1) != 0) {
+    throw CodegenError("a graph break at a method load through super()");
+  }
   const int jump_label = info.is_jump() ? e.new_label() : -1;
   if (info.is_jump()) {
-    e.emit_jump(last, jump_label);
+    e.emit_jump(emitted, jump_label);
   } else {
-    e.emit(last.opcode, last.arg);
+    e.emit(emitted.opcode, emitted.arg);
   }
-  const auto depth = static_cast<int>(r.state.stack.size()) + effect_before;
   std::vector<int> live;
   for (std::size_t i = 0; i < n; ++i) {
     if (is_plain_local(static_cast<unsigned char>(kinds[i])) && e.current[i]) {
       live.push_back(static_cast<int>(i));
     }
   }
+  // The frame's cells are passed as arguments (cells of the resume function: an unbound one
+  // still raises UnboundLocalError); its free variables make the resume function's closure.
+  std::vector<int> cells;
   std::vector<int> closure;
   for (std::size_t i = 0; i < n; ++i) {
-    if (is_cell_or_free(static_cast<unsigned char>(kinds[i]))) {
+    const auto kind = static_cast<unsigned char>(kinds[i]);
+    if ((kind & version::kFastCell) != 0) {
+      cells.push_back(static_cast<int>(i));
+    } else if ((kind & version::kFastFree) != 0) {
       closure.push_back(static_cast<int>(i));
     }
   }
-  auto resume_call = [&](std::size_t index, int stack) {
-    if (stack < 0) {
-      throw CodegenError("negative stack depth after the break");
+  // `after`: values on the original's stack after the instruction on this path.
+  auto resume_call = [&](std::size_t index, int after) {
+    if (after < static_cast<int>(keep)) {
+      throw CodegenError("the stack after the break is shallower than what it kept");
     }
-    const auto nstack = static_cast<std::size_t>(stack);
-    const py::tuple key = py::make_tuple(index, nstack, py::tuple(py::cast(live)));
+    std::vector<bool> nulls = kept_null;
+    nulls.resize(static_cast<std::size_t>(after), false);
+    if (pushed_null >= 0) {
+      nulls.at(keep + static_cast<std::size_t>(pushed_null)) = true;
+    }
+    std::size_t values = 0;
+    py::list null_slots;
+    for (std::size_t k = 0; k < nulls.size(); ++k) {
+      if (nulls[k]) {
+        null_slots.append(k);
+      } else {
+        ++values;
+      }
+    }
+    const py::tuple key = py::make_tuple(index, nulls.size(), py::tuple(null_slots),
+                                         py::tuple(py::cast(live)));
     py::object code;
     if (resume_cache_.contains(key)) {
       code = resume_cache_[key];
     } else {
-      code = make_resume(original_, index, nstack, live);
+      code = make_resume(original_, index, nulls, live);
       resume_cache_[key] = code;
     }
     ResumeFunction rf;
     rf.code = code;
     rf.index = index;
     rf.offset = original_.at(index).original_offset;
-    rf.stack = nstack;
+    rf.stack = values;
     rf.live = live;
     resumes_.push_back(rf);
+    // The arguments travel in one list that the resume function empties first: the values move
+    // into its frame, and neither this frame nor its value stack (which CPython keeps until the
+    // call returns) holds them while it runs - `del x` there frees x as in the original.
+    for (const int i : live) {
+      e.emit("LOAD_FAST", i);
+      e.emit("DELETE_FAST", i);
+    }
+    for (const int i : cells) {
+      e.emit(version::kMakeFunctionHasFlags ? "LOAD_CLOSURE" : "LOAD_FAST", i);
+    }
+    e.emit("BUILD_LIST", static_cast<int>(values + live.size() + cells.size()));
     for (const int i : closure) {
       e.emit(version::kMakeFunctionHasFlags ? "LOAD_CLOSURE" : "LOAD_FAST", i);
     }
@@ -379,19 +591,60 @@ py::object CodeGen::for_break(const SimulationResult& r) {
         e.emit("SET_FUNCTION_ATTRIBUTE", version::kMakeFunctionClosure);
       }
     }
-    e.rotate_down(nstack);
-    e.emit("PUSH_NULL");
-    e.rotate_down(version::kNullBeforeCallable ? nstack + 1 : nstack);
-    for (const int i : live) {
-      e.emit("LOAD_FAST", i);
+    // [list, fn] -> [NULL, fn, list] (3.11, 3.12) or [fn, NULL, list] (3.13).
+    if constexpr (version::kNullBeforeCallable) {
+      e.emit("PUSH_NULL");
+      e.emit("SWAP", 3);
+    } else {
+      e.emit("SWAP", 2);
+      e.emit("PUSH_NULL");
+      e.emit("SWAP", 2);
     }
-    const int argc = static_cast<int>(nstack + live.size());
+    // The call is covered by a handler that drops this frame's traceback entry before the
+    // exception leaves: the resume function's frame stands for the user's frame in tracebacks,
+    // which then read as if the function had run in one piece.
+    const int strip = e.new_label();
+    const int cleanup = e.new_label();
+    const int reraise = e.new_label();
+    const int keep_tb = e.new_label();
+    const std::size_t call_first = e.out.size();
     if constexpr (version::kHasPrecall) {
-      e.emit("PRECALL", argc);
+      e.emit("PRECALL", 1);
     }
-    e.emit("CALL", argc);
+    e.emit("CALL", 1);
+    e.cover(call_first, strip, 0, false);
     e.emit("RETURN_VALUE");
+    e.place(strip);
+    const std::size_t handler_first = e.out.size();
+    e.emit("PUSH_EXC_INFO");                                            // prev, exc
+    e.emit("COPY", 1);                                                  // prev, exc, exc
+    e.emit("LOAD_ATTR", e.bc.add_name("__traceback__") << version::kLoadAttrNameShift);
+    e.emit("LOAD_ATTR", e.bc.add_name("tb_next") << version::kLoadAttrNameShift);
+    e.emit("COPY", 1);                                                  // prev, exc, next, next
+    e.emit_jump_op("POP_JUMP_IF_NONE", keep_tb);                        // prev, exc, next
+    e.emit("COPY", 2);                                                  // prev, exc, next, exc
+    e.emit("STORE_ATTR", e.bc.add_name("__traceback__"));               // prev, exc
+    e.emit_jump_op("JUMP_FORWARD", reraise);
+    e.place(keep_tb);
+    e.emit("POP_TOP");                                                  // prev, exc
+    e.place(reraise);
+    e.emit("RERAISE", 0);
+    e.cover(handler_first, cleanup, 1, true);
+    e.place(cleanup);                                                   // prev, lasti, exc
+    e.emit("COPY", 3);
+    e.emit("POP_EXCEPT");
+    e.emit("RERAISE", 1);
   };
+  // The original's stack depth after the group on each path (NULLs included).
+  int effect_before = 0;
+  for (std::size_t k = r.first; k < r.last; ++k) {
+    int eff = 0;
+    if (!bytecode::stack_effect(original_.at(k).opcode, original_.at(k).arg, false, &eff)) {
+      throw CodegenError("no stack effect for an instruction of the break");
+    }
+    effect_before += eff;
+  }
+  const int depth = static_cast<int>(depth_before) + effect_before;
   if (info.falls_through()) {
     int eff = 0;
     if (!bytecode::stack_effect(last.opcode, last.arg, false, &eff)) {
@@ -423,21 +676,31 @@ py::object CodeGen::for_break(const SimulationResult& r) {
     }
     resume_call(target, stack);
   }
-  bc.insert(bc.size(), e.finish());
+  e.finish_into(bc);
   return bc.assemble();
 }
 
 py::object CodeGen::make_resume(const bytecode::Bytecode& original, std::size_t index,
-                                std::size_t stack, const std::vector<int>& live) {
+                                const std::vector<bool>& nulls, const std::vector<int>& live) {
+  std::size_t stack = 0;  // values passed as arguments (the NULL slots are pushed by the prologue)
+  for (const bool null : nulls) {
+    stack += null ? 0 : 1;
+  }
   const std::string& kinds = original.localsplus_kinds();
   const py::list& names = original.localsplus_names();
   const std::size_t n = kinds.size();
-  // New layout: the stack values, the live locals, the other plain locals, then every cell and
-  // free variable of the original as a free variable (the closure carries the frame's cells).
+  // New layout: one argument (the list of values the caller passes), the stack values, the live
+  // locals, the other plain locals; then the original's cells as cells of the resume function
+  // (the caller passes its cell objects, stored into them: an unbound one still raises
+  // UnboundLocalError); then the original's free variables (the closure).
   py::list new_names;
   std::string new_kinds;
   std::vector<int> map(n, -1);
+  new_names.append(py::str("__sot_args"));
+  new_kinds.push_back(static_cast<char>(version::kFastLocal));
+  std::vector<int> targets;  // new localsplus index of each list item, in list order
   for (std::size_t s = 0; s < stack; ++s) {
+    targets.push_back(static_cast<int>(new_names.size()));
     new_names.append(py::str("__sot_stack_" + std::to_string(s)));
     new_kinds.push_back(static_cast<char>(version::kFastLocal));
   }
@@ -445,6 +708,7 @@ py::object CodeGen::make_resume(const bytecode::Bytecode& original, std::size_t 
   for (const int i : live) {
     is_live[static_cast<std::size_t>(i)] = true;
     map[static_cast<std::size_t>(i)] = static_cast<int>(new_names.size());
+    targets.push_back(map[static_cast<std::size_t>(i)]);
     new_names.append(names[static_cast<std::size_t>(i)]);
     new_kinds.push_back(kinds[static_cast<std::size_t>(i)]);
   }
@@ -458,9 +722,19 @@ py::object CodeGen::make_resume(const bytecode::Bytecode& original, std::size_t 
       throw CodegenError("a local of an unknown kind");
     }
   }
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto kind = static_cast<unsigned char>(kinds[i]);
+    if ((kind & version::kFastCell) != 0) {
+      map[i] = static_cast<int>(new_names.size());
+      targets.push_back(map[i]);
+      new_names.append(names[i]);
+      new_kinds.push_back(static_cast<char>(version::kFastCell | (kind & version::kFastHidden)));
+    }
+  }
   int nfree = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    if (is_cell_or_free(static_cast<unsigned char>(kinds[i]))) {
+    const auto kind = static_cast<unsigned char>(kinds[i]);
+    if ((kind & version::kFastFree) != 0 && (kind & version::kFastCell) == 0) {
       map[i] = static_cast<int>(new_names.size());
       new_names.append(names[i]);
       new_kinds.push_back(static_cast<char>(version::kFastFree));
@@ -488,8 +762,28 @@ py::object CodeGen::make_resume(const bytecode::Bytecode& original, std::size_t 
     add("COPY_FREE_VARS", nfree);
   }
   add("RESUME", 0);
-  for (std::size_t s = 0; s < stack; ++s) {
-    add("LOAD_FAST", static_cast<int>(s));
+  add("LOAD_FAST", 0);
+  add("UNPACK_SEQUENCE", static_cast<int>(targets.size()));
+  for (const int t : targets) {
+    add("STORE_FAST", t);
+  }
+  // del __sot_args[:]; del __sot_args (the caller's stack keeps the list until the call returns).
+  add("LOAD_FAST", 0);
+  out.emplace_back();  // LOAD_CONST slice(None), completed once the Bytecode can add constants
+  const std::size_t clear_at = out.size() - 1;
+  add("DELETE_SUBSCR", 0);
+  add("DELETE_FAST", 0);
+  int next_stack = 1;
+  for (const bool null : nulls) {
+    if (null) {
+      add("PUSH_NULL", 0);
+    } else {
+      add("LOAD_FAST", next_stack++);
+    }
+  }
+  // The stack temporaries are unbound again: locals() and debuggers see the user's variables only.
+  for (int k = 1; k < next_stack; ++k) {
+    add("DELETE_FAST", k);
   }
   add("JUMP_FORWARD", 0, target.id);
   for (std::size_t k = body_start; k < original.size(); ++k) {
@@ -523,14 +817,34 @@ py::object CodeGen::make_resume(const bytecode::Bytecode& original, std::size_t 
     }
     out.push_back(ins);
   }
+  {
+    Instruction& ins = out[clear_at];  // LOAD_CONST slice(None): its index is set below
+    ins.id = next_id++;
+    ins.opcode = opcode("LOAD_CONST");
+    ins.position = target.position;
+  }
   bytecode::Bytecode bc = bytecode::Bytecode::from_instructions(std::move(out), original.template_code().ptr());
   bc.set_localsplus(new_names, new_kinds);
+  {
+    const int k = bc.add_const(py::reinterpret_steal<py::object>(PySlice_New(nullptr, nullptr, nullptr)));
+    Instruction ins = bc.at(clear_at);
+    ins.arg = k;
+    bc.replace(clear_at, ins);
+  }
   auto* co = reinterpret_cast<PyCodeObject*>(original.template_code().ptr());
   const std::string suffix = "__sot_resume_" + std::to_string(target.original_offset);
   bytecode::Bytecode::CodeOverrides o;
-  o.name = suffix;
-  o.qualname = py::str(co->co_qualname).cast<std::string>() + "." + suffix;
-  o.argcount = static_cast<int>(stack + live.size());
+  // co_name is the user's function name (tracebacks print it); the qualname tells resume functions
+  // apart.
+  o.name = py::str(co->co_name).cast<std::string>();
+  // A resume function of a resume function is named after the user's function all the same.
+  std::string base = py::str(co->co_qualname).cast<std::string>();
+  const std::size_t cut = base.find(".__sot_resume_");
+  if (cut != std::string::npos) {
+    base.resize(cut);
+  }
+  o.qualname = base + "." + suffix;
+  o.argcount = 1;
   o.posonlyargcount = 0;
   o.kwonlyargcount = 0;
   o.flags = co->co_flags & ~(CO_VARARGS | CO_VARKEYWORDS);

@@ -30,7 +30,7 @@ struct ResumeFunction {
   pybind11::object code;  // the resume function's code object
   std::size_t index = 0;  // instruction index in the original where it resumes
   int offset = 0;         // byte offset of that instruction in the original code
-  std::size_t stack = 0;  // values it takes from the stack (its first arguments)
+  std::size_t stack = 0;  // values it takes from the stack (its first arguments; NULLs excluded)
   std::vector<int> live;  // localsplus indices of the live locals it takes next
 };
 
@@ -45,10 +45,11 @@ class CodeGen {
   pybind11::object for_break(const SimulationResult& r);
   const std::vector<ResumeFunction>& resumes() const { return resumes_; }
 
-  // The resume function of `original` resuming at instruction `index` with `stack` values and
-  // the live locals `live` (public for tests).
+  // The resume function of `original` resuming at instruction `index` with a stack of
+  // nulls.size() values (true: a NULL its prologue pushes; false: a value passed as an argument),
+  // then the live locals `live` as arguments.
   static pybind11::object make_resume(const bytecode::Bytecode& original, std::size_t index,
-                                      std::size_t stack, const std::vector<int>& live);
+                                      const std::vector<bool>& nulls, const std::vector<int>& live);
 
  private:
   struct Emitter;

@@ -80,6 +80,14 @@ void GuardSet::type(const VarPtr& v) {
   add(v, std::move(c), what);
 }
 
+void GuardSet::length(const VarPtr& v, Py_ssize_t n) {
+  capture::GuardCheck c;
+  c.kind = capture::GuardCheck::Kind::kLen;
+  c.length = n;
+  const std::string what = c.describe();
+  add(v, std::move(c), what);
+}
+
 void GuardSet::global_absent(const py::object& name) {
   const std::string line = "globals()[" + py::repr(name).cast<std::string>() + "]: no such value";
   if (!seen_.insert(line).second) {

@@ -24,6 +24,7 @@ class GuardSet {
   void value(const VarPtr& v);
   void identity(const VarPtr& v);
   void type(const VarPtr& v);
+  void length(const VarPtr& v, Py_ssize_t n);
   // LOAD_GLOBAL found `name` in the builtins: no global of that name may appear.
   void global_absent(const pybind11::object& name);
 

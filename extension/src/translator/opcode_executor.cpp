@@ -1,5 +1,6 @@
 #include "translator/opcode_executor.hpp"
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 #include <utility>
@@ -81,6 +82,8 @@ namespace {
   X(FOR_ITER)                                                                                     \
   X(END_FOR)                                                                                      \
   X(UNPACK_SEQUENCE)                                                                              \
+  X(DELETE_SUBSCR)                                                                                \
+  X(CALL_INTRINSIC_1)                                                                              \
   X(KW_NAMES)                                                                                     \
   X(PRECALL)                                                                                      \
   X(CALL)
@@ -223,6 +226,7 @@ SimulationResult OpcodeExecutor::run() {
   } catch (const Stop&) {
   }
   result_.entry_locals = entry_locals_;
+  result_.cleared_lists = cleared_;
   return std::move(result_);
 }
 
@@ -235,6 +239,7 @@ void OpcodeExecutor::graph_break(const std::string& reason) {
   result_.lineno = ins.position.line;
   result_.state.locals = locals_;
   result_.state.stack = stack_;
+  result_.cleared_lists = cleared_;
   throw Stop{};
 }
 
@@ -353,6 +358,17 @@ VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
     t.base = base;
     return Variable::from_input(value, std::move(t));
   }
+  if (base->is_mutable_created()) {
+    static const char* const kListMethods[] = {"append", "extend", "pop", "insert", "reverse",
+                                               "index", "count", "copy", "clear"};
+    const std::string n = name_of(name);
+    for (const char* m : kListMethods) {
+      if (n == m) {
+        return Variable::method(base, name);
+      }
+    }
+    return nullptr;
+  }
   if (base->kind() == Variable::Kind::kConst) {
     PyObject* v = base->value().ptr();
     if (!(PyUnicode_CheckExact(v) || PyBytes_CheckExact(v) || PyLong_CheckExact(v) ||
@@ -375,8 +391,46 @@ VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
 }
 
 void OpcodeExecutor::binary_op(int op) {
-  const VarPtr& b = peek(1);
-  const VarPtr& a = peek(2);
+  const VarPtr b = peek(1);
+  const VarPtr a = peek(2);
+  constexpr int kAdd = 0;
+  constexpr int kInplaceAdd = 13;
+  const bool tuples = a->kind() == Variable::Kind::kTuple && b->kind() == Variable::Kind::kTuple;
+  const bool new_lists = a->kind() == Variable::Kind::kList && b->kind() == Variable::Kind::kList &&
+                         op == kAdd;
+  if ((tuples && (op == kAdd || op == kInplaceAdd)) || new_lists) {
+    // Concatenation makes a new container of the same item Variables.
+    std::vector<VarPtr> items = a->items();
+    items.insert(items.end(), b->items().begin(), b->items().end());
+    pop();
+    pop();
+    push(tuples ? Variable::tuple(std::move(items)) : Variable::list(std::move(items)));
+    return;
+  }
+  if (!(a->is_const() && b->is_const())) {
+    // Containers built inside of constants fold like constants (a % (x, y), (1, 2) + t).
+    const py::object av = (a->is_const() || a->kind() == Variable::Kind::kTuple) ? constant_value(a) : py::object();
+    const py::object bv = (av && (b->is_const() || b->kind() == Variable::Kind::kTuple)) ? constant_value(b) : py::object();
+    if (av && bv) {
+      if (too_big(op, av, bv)) {
+        graph_break(std::string("the result of ") + binary_op_symbol(op) + " would be too large to fold");
+      }
+      PyObject* r = binary_number_op(op, av.ptr(), bv.ptr());
+      if (r == nullptr) {
+        PyErr_Clear();
+        graph_break(std::string("operator ") + binary_op_symbol(op) + " raises on " + a->describe() +
+                    " and " + b->describe());
+      }
+      VarPtr v = make_result(py::reinterpret_steal<py::object>(r));
+      if (!v) {
+        graph_break(std::string("operator ") + binary_op_symbol(op) + " made a value it does not model");
+      }
+      pop();
+      pop();
+      push(std::move(v));
+      return;
+    }
+  }
   if (a->is_const() && b->is_const()) {
     if (too_big(op, a->value(), b->value())) {
       graph_break(std::string("the result of ") + binary_op_symbol(op) + " would be too large to fold");
@@ -492,11 +546,16 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames) {
     args.push_back(peek(i));
   }
   const std::size_t nkw = kwnames ? static_cast<std::size_t>(PyTuple_GET_SIZE(kwnames.ptr())) : 0;
+  if (callable->kind() == Variable::Kind::kMethod && nkw == 0) {
+    call_list_method(callable, args, nargs);
+    return;
+  }
   if (callable->kind() != Variable::Kind::kObject && callable->kind() != Variable::Kind::kConst) {
     graph_break("a call of " + callable->describe());
   }
   const PureFunction* pure = find_pure_function(callable->value());
-  if (pure == nullptr) {
+  const bool const_method = is_constant_method(callable->value());
+  if (pure == nullptr && !const_method) {
     graph_break("a call of " + callable->describe() + " (not inlined yet and not a pure builtin)");
   }
   py::list values;
@@ -507,7 +566,16 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames) {
     }
     values.append(v);
   }
-  if (!pure->accepts(values, nkw)) {
+  // A constant's method gets its receiver as a first argument would be: every argument is bounded.
+  py::list checked = values;
+  if (pure == nullptr) {
+    checked = py::list();
+    checked.append(py::none());
+    for (const py::handle v : values) {
+      checked.append(v);
+    }
+  }
+  if (pure != nullptr ? !pure->accepts(values, nkw) : (nkw > 0 || !PureFunction{}.accepts(checked, 0))) {
     graph_break("a call of " + callable->describe() + " with arguments it does not fold");
   }
   py::tuple positional(values.size() - nkw);
@@ -537,6 +605,77 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames) {
     pop();
   }
   push(std::move(v));
+}
+
+bool OpcodeExecutor::is_constant_method(const py::object& callable) {
+  // A builtin method bound to a constant of an immutable builtin type ("a,b".split, (1, 2).index):
+  // pure, and its result depends only on its arguments.
+  if (!PyCFunction_Check(callable.ptr())) {
+    return false;
+  }
+  PyObject* self = PyCFunction_GET_SELF(callable.ptr());
+  return self != nullptr && !PyModule_Check(self) && Variable::is_constant_value(self) &&
+         self != Py_None;
+}
+
+void OpcodeExecutor::call_list_method(const VarPtr& method, const std::vector<VarPtr>& args,
+                                      std::size_t nargs) {
+  VarPtr list = method->items()[0];
+  const std::string name = name_of(method->value());
+  std::vector<VarPtr>& items = list->items();
+  auto index_arg = [&](const VarPtr& v, Py_ssize_t* out) {
+    if (!v->is_const() || !PyLong_CheckExact(v->value().ptr())) {
+      return false;
+    }
+    *out = PyLong_AsSsize_t(v->value().ptr());
+    if (*out == -1 && PyErr_Occurred() != nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    guards_->value(v);
+    return true;
+  };
+  VarPtr result = Variable::constant(py::none());
+  // args[0] is the list itself when the call came as [method, self, args] (never here: a kMethod
+  // is pushed with NULL), so the arguments are all of `args`.
+  const auto size = static_cast<Py_ssize_t>(items.size());
+  if (name == "append" && args.size() == 1) {
+    items.push_back(args[0]);
+  } else if (name == "extend" && args.size() == 1 &&
+             (args[0]->kind() == Variable::Kind::kTuple || args[0]->kind() == Variable::Kind::kList)) {
+    const std::vector<VarPtr> add = args[0]->items();
+    items.insert(items.end(), add.begin(), add.end());
+  } else if (name == "pop" && args.size() <= 1 && size > 0) {
+    Py_ssize_t i = size - 1;
+    if (args.size() == 1 && !index_arg(args[0], &i)) {
+      graph_break("list.pop with " + args[0]->describe());
+    }
+    i = i < 0 ? i + size : i;
+    if (i < 0 || i >= size) {
+      graph_break("list.pop index out of range (raises IndexError)");
+    }
+    result = items[static_cast<std::size_t>(i)];
+    items.erase(items.begin() + i);
+  } else if (name == "insert" && args.size() == 2) {
+    Py_ssize_t i = 0;
+    if (!index_arg(args[0], &i)) {
+      graph_break("list.insert with " + args[0]->describe());
+    }
+    i = i < 0 ? std::max<Py_ssize_t>(i + size, 0) : std::min(i, size);
+    items.insert(items.begin() + i, args[1]);
+  } else if (name == "reverse" && args.empty()) {
+    std::reverse(items.begin(), items.end());
+  } else if (name == "clear" && args.empty()) {
+    items.clear();
+  } else if (name == "copy" && args.empty()) {
+    result = Variable::list(items);
+  } else {
+    graph_break("list." + name + " with these arguments");
+  }
+  for (std::size_t i = 0; i < nargs + 2; ++i) {
+    pop();
+  }
+  push(std::move(result));
 }
 
 void OpcodeExecutor::step(const bytecode::Instruction& ins) {
@@ -699,6 +838,36 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       pop();
       pop();
       push(Variable::constant(py::bool_((found == 1) != (ins.arg == 1))));
+      return;
+    }
+    case Op::CALL_INTRINSIC_1: {
+      // 3.12+: INTRINSIC_UNARY_POSITIVE (5) and INTRINSIC_LIST_TO_TUPLE (6) are the old opcodes.
+      constexpr int kUnaryPositive = 5;
+      constexpr int kListToTuple = 6;
+      if (ins.arg == kListToTuple) {
+        VarPtr list = peek(1);
+        if (list->kind() != Variable::Kind::kList || list->tracker().is_input()) {
+          graph_break("tuple() of " + list->describe());
+        }
+        pop();
+        push(Variable::tuple(list->items()));
+        return;
+      }
+      if (ins.arg != kUnaryPositive) {
+        graph_break("intrinsic function " + std::to_string(ins.arg) + " is not simulated");
+      }
+      const VarPtr& a = peek(1);
+      if (!a->is_const()) {
+        graph_break("a unary operator on " + a->describe());
+      }
+      PyObject* r = PyNumber_Positive(a->value().ptr());
+      if (r == nullptr) {
+        PyErr_Clear();
+        graph_break("a unary operator raises on " + a->describe());
+      }
+      guards_->value(a);
+      pop();
+      push(make_result(py::reinterpret_steal<py::object>(r)));
       return;
     }
     case Op::UNARY_NEGATIVE:
@@ -1046,6 +1215,23 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
           items.push_back(Variable::constant(py::reinterpret_borrow<py::object>(item)));
         }
         guards_->value(v);
+      } else if (v->kind() == Variable::Kind::kObject && v->tracker().is_input() &&
+                 (PyList_CheckExact(v->value().ptr()) || PyTuple_CheckExact(v->value().ptr())) &&
+                 std::find(cleared_.begin(), cleared_.end(), v) == cleared_.end() &&
+                 PySequence_Size(v->value().ptr()) == ins.arg) {
+        // A list or tuple received from outside: its items, read again by generated code as x[i]
+        // (nothing runs in between), under guards on its type and length.
+        guards_->type(v);
+        guards_->length(v, ins.arg);
+        for (Py_ssize_t i = 0; i < ins.arg; ++i) {
+          Tracker t;
+          t.kind = Tracker::Kind::kItem;
+          t.key = py::int_(i);
+          t.base = v;
+          items.push_back(Variable::from_input(
+              py::reinterpret_borrow<py::object>(PySequence_Fast_GET_ITEM(v->value().ptr(), i)),
+              std::move(t)));
+        }
       } else {
         graph_break("unpacking " + v->describe());
       }
@@ -1057,6 +1243,26 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       for (std::size_t i = items.size(); i > 0; --i) {
         push(items[i - 1]);
       }
+      return;
+    }
+    case Op::DELETE_SUBSCR: {
+      // `del x[:]` of a list received from outside (how resume functions empty their argument
+      // list): replayed by the generated code after every value is loaded.
+      const VarPtr& key = peek(1);
+      const VarPtr& container = peek(2);
+      PyObject* k = key->value().ptr();
+      const bool whole = key->is_const() && PySlice_Check(k) &&
+                         reinterpret_cast<PySliceObject*>(k)->start == Py_None &&
+                         reinterpret_cast<PySliceObject*>(k)->stop == Py_None &&
+                         reinterpret_cast<PySliceObject*>(k)->step == Py_None;
+      if (!whole || container->kind() != Variable::Kind::kObject ||
+          !container->tracker().is_input() || !PyList_CheckExact(container->value().ptr())) {
+        graph_break("del of an item of " + container->describe());
+      }
+      guards_->type(container);
+      cleared_.push_back(container);
+      pop();
+      pop();
       return;
     }
     case Op::KW_NAMES:

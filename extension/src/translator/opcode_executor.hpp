@@ -37,6 +37,9 @@ struct SimulationResult {
   std::string reason;     // kBreak, kFail
   int lineno = -1;        // kBreak, kFail: the user's line
   std::vector<VarPtr> entry_locals;  // the Variables of the locals at entry (unchanged = same)
+  // Side effects the generated code replays after it has loaded every value it needs: input lists
+  // emptied with `del x[:]` (the resume functions' argument lists).
+  std::vector<VarPtr> cleared_lists;
   std::size_t simulated = 0;  // instructions simulated
   std::size_t folded = 0;     // operations folded at translation time
 };
@@ -79,6 +82,8 @@ class OpcodeExecutor {
   void binary_op(int op);
   void compare_op(int op);
   void call(int argc, const pybind11::object& kwnames);
+  void call_list_method(const VarPtr& method, const std::vector<VarPtr>& args, std::size_t nargs);
+  static bool is_constant_method(const pybind11::object& callable);
   bool truth(const VarPtr& v, bool* value);
   void branch(const bytecode::Instruction& ins, bool jump_if);
 
@@ -93,6 +98,7 @@ class OpcodeExecutor {
   std::size_t group_first_ = 0;  // KW_NAMES / PRECALL that belong to the coming CALL
   bool in_group_ = false;
   pybind11::object kwnames_;  // set by KW_NAMES for the next CALL
+  std::vector<VarPtr> cleared_;  // input lists emptied by `del x[:]`
   SimulationResult result_;
 };
 

@@ -39,8 +39,18 @@ bool PureFunction::accepts(const py::list& values, std::size_t kw) const {
   if (kw > 0 && !keywords) {
     return false;
   }
+  std::size_t position = 0;
   for (const py::handle v : values) {
     PyObject* o = v.ptr();
+    // Counts and sizes past the first argument are bounded (round(5, -10**9), "x".zfill(10**9)).
+    if (position++ > 0 && PyLong_CheckExact(o)) {
+      int overflow = 0;
+      const long n = PyLong_AsLongAndOverflow(o, &overflow);
+      if (overflow != 0 || n > kMaxIterated || n < -kMaxIterated) {
+        PyErr_Clear();
+        return false;
+      }
+    }
     if (PyRange_Check(o) || PyTuple_Check(o) || PyList_Check(o) || PyUnicode_Check(o) ||
         PyBytes_Check(o) || PyFrozenSet_Check(o)) {
       const Py_ssize_t n = PyObject_Length(o);

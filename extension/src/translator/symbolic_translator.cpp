@@ -63,6 +63,9 @@ capture::Translation SymbolicTranslator::translate(const capture::FrameInfo& fra
   if (t.outcome == capture::Translation::Outcome::kTranslated) {
     ++translations;
     record.transformed = t.code;
+  } else if (t.outcome == capture::Translation::Outcome::kDeclined) {
+    record.transformed = py::none();
+    record.declined = t.reason;
   } else {
     ++failures;
     record.transformed = py::none();
@@ -105,6 +108,19 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
   if ((co->co_flags & CO_OPTIMIZED) == 0 || (co->co_flags & CO_NEWLOCALS) == 0) {
     return capture::Translation::declined("module or class body (not a function frame)");
   }
+  // Code that looks at its own frame would see the resume functions' frames after a break.
+  static const char* const kIntrospection[] = {"locals", "vars", "dir", "eval", "exec", "super",
+                                               "_getframe", "currentframe", "getframeinfo",
+                                               "f_back", "f_locals", "settrace"};
+  for (const py::handle name : py::reinterpret_borrow<py::tuple>(co->co_names)) {
+    const std::string n = py::str(name).cast<std::string>();
+    for (const char* bad : kIntrospection) {
+      if (n == bad) {
+        return capture::Translation::declined("the function uses " + n +
+                                              ", which looks at its own frame");
+      }
+    }
+  }
   const auto code = bytecode::Bytecode::decode(reinterpret_cast<PyObject*>(co));
   record->instructions = code.size();
 
@@ -136,6 +152,19 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
   }
   CodeGen gen(code, cache->translator_data, &guards);
   py::object transformed;
+  if (result.kind == SimulationResult::Kind::kBreak &&
+      py::str(co->co_qualname).cast<std::string>().find(".__sot_resume_") != std::string::npos) {
+    // A resume function that cannot get past its own prologue would only make another like it.
+    for (std::size_t k = 0; k < code.size(); ++k) {
+      if (bytecode::opcode_info(code.at(k).opcode).is_unconditional_jump()) {
+        if (result.last <= k) {
+          return capture::Translation::failed("the resume function's prologue could not be simulated: " +
+                                              result.reason);
+        }
+        break;
+      }
+    }
+  }
   if (result.kind == SimulationResult::Kind::kBreak) {
     BreakRecord b;
     b.reason = result.reason;

@@ -29,7 +29,8 @@ struct TranslationRecord {
   std::vector<ResumeFunction> resumes;
   std::vector<BreakRecord> breaks;
   std::vector<std::string> guards;
-  std::string failure;  // why the original runs (empty when transformed)
+  std::string failure;   // why the translation failed and the original runs (empty otherwise)
+  std::string declined;  // why the translator chose not to translate (empty otherwise)
   double seconds = 0;
   std::size_t instructions = 0;  // in the original code
   std::size_t simulated = 0;

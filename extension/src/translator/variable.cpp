@@ -78,6 +78,12 @@ VarPtr Variable::iter(py::object sequence, Py_ssize_t position) {
   return v;
 }
 
+VarPtr Variable::method(VarPtr self, py::object name) {
+  auto v = std::make_shared<Variable>(Kind::kMethod, std::move(name), Tracker{});
+  v->items_.push_back(std::move(self));
+  return v;
+}
+
 VarPtr Variable::from_input(py::handle value, Tracker tracker) {
   const auto object = py::reinterpret_borrow<py::object>(value);
   return is_constant_value(value) ? constant(object, std::move(tracker))
@@ -98,6 +104,8 @@ std::string Variable::describe() const {
       return "NULL";
     case Kind::kIter:
       return "iterator over " + short_repr(value_) + " at " + std::to_string(position_);
+    case Kind::kMethod:
+      return "method " + py::str(value_).cast<std::string>() + " of a " + items_[0]->describe();
   }
   return "?";
 }

@@ -46,6 +46,7 @@ class Variable {
     kNull,    // the NULL pushed for calls
     kIter,    // an iterator built inside over the constant sequence `value` (a tuple, str, bytes
               // or range), next at `position`
+    kMethod,  // the method `value` (its name) of the list built inside `items[0]`
   };
 
   Variable(Kind kind, pybind11::object value, Tracker tracker)
@@ -57,6 +58,7 @@ class Variable {
   static VarPtr tuple(std::vector<VarPtr> items);
   static VarPtr list(std::vector<VarPtr> items);
   static VarPtr iter(pybind11::object sequence, Py_ssize_t position);
+  static VarPtr method(VarPtr self, pybind11::object name);
   // The Variable for a value received from outside: a constant when its type is one of the
   // immutable constant types (exactly), else an object.
   static VarPtr from_input(pybind11::handle value, Tracker tracker);

@@ -1,0 +1,101 @@
+"""Runs CPython test modules with every frame of the test module translated by the symbolic translator (graph
+breaks and fallbacks allowed, wrong results not), each module twice in fresh subprocesses: with the capture hook
+installed and passing every frame through (the baseline: a do-nothing hook already changes a few CPython tests),
+and translated. Prints, per module: tests run, passed with the pass-through hook, passed translated, frames
+translated, frames that ran transformed code (translations and cache hits), graph breaks, fallbacks (failed
+translations: the original code ran), frames declined (module and class bodies, functions that inspect their
+own frame), and the most common fallback reasons.
+
+    python tests/cpython/translate_all.py test_grammar test_scope ...
+    python tests/cpython/translate_all.py --min-pass 0.95 --min-transformed 0.70 MODULE...
+
+Exit status 0 when no module crashes and the totals meet --min-pass (translated passes / baseline passes) and
+--min-transformed (frames that ran transformed code / frames translated).
+"""
+
+import argparse
+import collections
+import sys
+
+from child_runs import run_child
+
+CHILD = r'''
+import collections, importlib, json, re, sys, unittest
+mode, name = sys.argv[1], sys.argv[2]
+from sot import capture as cap
+import sot
+
+module = importlib.import_module("test." + name)
+cap.set_skip_rules(allow_modules=["test." + name])
+translator = sot.translate.new_translator(records=True) if mode == "translate" else (lambda code, lv: None)
+suite = unittest.defaultTestLoader.loadTestsFromModule(module)
+with cap.capture(translator):
+    result = unittest.TextTestRunner(stream=open("/dev/null", "w"), verbosity=0).run(suite)
+passed = result.testsRun - len(result.failures) - len(result.errors) - len(result.skipped) - \
+    len(result.unexpectedSuccesses)
+failed = sorted(t.id() for t, _ in result.failures + result.errors)
+out = {"run": result.testsRun, "passed": passed, "failed": failed}
+if mode == "translate":
+    records = [r for r in translator.records() if not r["declined"]]
+    declined = collections.Counter(r["declined"] for r in translator.records() if r["declined"])
+    codes = {id(r["original"]): r["original"] for r in records}
+    stats = [cap.stats(c) for c in codes.values()]
+    reasons = collections.Counter(re.sub(r" \(.*?:\d+\)", "", r["failure"]).split(":")[0]
+                                  for r in records if r["failure"])
+    out.update({
+        "frames": len(records),
+        "transformed": sum(1 for r in records if not r["failure"]),
+        "ran_transformed": sum(s.get("translations", 0) + s.get("hits", 0) for s in stats),
+        "ran_original": sum(s.get("fallbacks", 0) for s in stats),
+        "breaks": sum(len(r["breaks"]) for r in records),
+        "fallbacks": sum(1 for r in records if r["failure"]),
+        "reasons": reasons.most_common(4),
+        "declined": sum(declined.values()),
+        "seconds": sum(r["seconds"] for r in records),
+        "instructions": sum(r["simulated"] for r in records),
+    })
+print("RESULT " + json.dumps(out))
+'''
+
+
+def main(argv):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("modules", nargs="+")
+    parser.add_argument("--min-pass", type=float, default=0.0)
+    parser.add_argument("--min-transformed", type=float, default=0.0)
+    args = parser.parse_args(argv)
+    print(f"Python {sys.version.split()[0]}")
+    print(f"{'module':24} {'run':>5} {'hook-pass':>9} {'translated':>10} {'frames':>7} {'ran new':>8} "
+          f"{'breaks':>7} {'fallbacks':>9} {'declined':>8}")
+    total = collections.Counter()
+    reasons = collections.Counter()
+    for name in args.modules:
+        base = run_child(CHILD, "pass", name, timeout=1200)
+        tr = run_child(CHILD, "translate", name, timeout=1200)
+        for key in ("run", "frames", "transformed", "ran_transformed", "ran_original", "breaks", "fallbacks",
+                    "declined"):
+            total[key] += tr.get(key, 0)
+        total["base_passed"] += base["passed"]
+        total["passed"] += tr["passed"]
+        total["seconds"] += tr["seconds"]
+        total["instructions"] += tr["instructions"]
+        for reason, count in tr["reasons"]:
+            reasons[reason] += count
+        print(f"{name:24} {tr['run']:>5} {base['passed']:>9} {tr['passed']:>10} {tr['frames']:>7} "
+              f"{tr['ran_transformed']:>8} {tr['breaks']:>7} {tr['fallbacks']:>9} {tr['declined']:>8}")
+        for test in sorted(set(tr["failed"]) - set(base["failed"])):
+            print(f"{'':24} fails only translated: {test}")
+    pass_ratio = total["passed"] / max(total["base_passed"], 1)
+    frames_ratio = total["transformed"] / max(total["frames"], 1)
+    print(f"{'total':24} {total['run']:>5} {total['base_passed']:>9} {total['passed']:>10} {total['frames']:>7} "
+          f"{total['ran_transformed']:>8} {total['breaks']:>7} {total['fallbacks']:>9} {total['declined']:>8}")
+    print(f"translated passes / baseline passes: {pass_ratio:.1%}; frames translated that run transformed code: "
+          f"{frames_ratio:.1%}; translation: {total['seconds'] * 1e6 / max(total['instructions'], 1):.2f} us per "
+          f"simulated instruction")
+    for reason, count in reasons.most_common(8):
+        print(f"  fallback reason x{count}: {reason}")
+    return 0 if pass_ratio >= args.min_pass and frames_ratio >= args.min_transformed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

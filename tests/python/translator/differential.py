@@ -1,0 +1,84 @@
+"""The differential harness: run a function plainly and translated (twice: the second call from the cache) and
+compare everything a caller can see - the return value (type and value) or the exception (type and message),
+the arguments after the call (mutations), the module's ``g_*`` globals, and stdout. Also checks how the
+translation went: its graph-break count and whether the original code had to run (a fallback)."""
+
+import contextlib
+import copy
+import io
+
+import sot
+from sot import capture as cap
+
+
+class Outcome:
+    def __init__(self, fn, args, kwargs, translator=None):
+        self.args = copy.deepcopy(args)
+        self.kwargs = copy.deepcopy(kwargs)
+        out = io.StringIO()
+        self.value = self.error = None
+        with contextlib.redirect_stdout(out):
+            try:
+                # Only the call runs in the capture scope (this harness is not translated).
+                with cap.capture(translator) if translator is not None else contextlib.nullcontext():
+                    self.value = fn(*self.args, **self.kwargs)
+            except Exception as exc:  # noqa: BLE001 - every exception is compared
+                self.error = (type(exc), str(exc))
+        self.stdout = out.getvalue()
+        self.globals = {k: copy.deepcopy(v) for k, v in fn.__globals__.items() if k.startswith("g_")}
+
+    def view(self):
+        return {"value": (type(self.value), self.value), "error": self.error, "args": self.args,
+                "kwargs": self.kwargs, "stdout": self.stdout, "globals": self.globals}
+
+
+def same(a, b):
+    """Equal, with NaN equal to NaN and types compared exactly (1 is not 1.0 nor True)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float) and a != a:
+        return b != b
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def check(fn, *args, breaks=0, fallbacks=0, init=None, cached=True, **kwargs):
+    """Compare ``fn(*args, **kwargs)`` plainly and translated. ``breaks``: graph breaks expected in the first
+    translated call (all frames together); ``fallbacks``: translations expected to fail (the original runs);
+    ``init``: ``g_*`` globals to set before each run; ``cached``: the second call hits the cache."""
+
+    def prepare():
+        if init:
+            fn.__globals__.update(copy.deepcopy(init))
+
+    prepare()
+    plain = Outcome(fn, args, kwargs)
+    sot.reset()
+    cap.clear(fn)
+    translator = sot.translate.new_translator(records=True)
+    runs = []
+    for _ in range(2):
+        prepare()
+        runs.append(Outcome(fn, args, kwargs, translator))
+        if not runs[1:]:
+            first_records = translator.records()
+    expected = plain.view()
+    for i, run in enumerate(runs):
+        got = run.view()
+        for key in expected:
+            assert same(got[key], expected[key]), (
+                f"call {i + 1} translated differs in {key}: {got[key]!r} != {expected[key]!r}")
+    got_breaks = sum(len(r["breaks"]) for r in first_records)
+    failures = [f"{r['original'].co_name}: {r['failure']}" for r in first_records if r["failure"]]
+    assert len(failures) == fallbacks, f"fallbacks {failures}"
+    assert got_breaks == breaks, f"{got_breaks} breaks, expected {breaks}: " + "; ".join(
+        b["reason"] for r in first_records for b in r["breaks"])
+    stats = cap.stats(fn)
+    if fallbacks == 0:
+        assert stats["translations"] >= 1 and stats["fallbacks"] == 0, stats
+        if cached:
+            assert stats["hits"] >= 1, f"the second call did not hit the cache: {stats}"
+    return first_records
