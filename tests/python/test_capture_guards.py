@@ -34,7 +34,7 @@ def test_each_check_kind_passes_and_fails_with_a_clear_message():
     cases = [
         ({**good, "x": 3.0}, "x: expected type int, got 3.0"),
         ({**good, "x": 4}, "x: expected == 3, got 4"),
-        ({**good, "items": [1]}, "items: expected len 2, got [1]"),
+        ({**good, "items": [1]}, "items: expected len 2, got <list of 1>"),
         ({**good, "config": {"b": 1, "a": "on"}}, "config: expected keys ('a', 'b')"),
         ({**good, "config": {"a": "off", "b": 1}}, "config['a']: expected == 'on', got 'off'"),
     ]
@@ -166,3 +166,34 @@ def test_dict_version_guard_notices_any_mutation():
     assert not g.tree.check({**base, "config": {"a": 1}})[0]  # an equal but different dict
     with pytest.raises(TypeError):
         guards().local("config").dict_unchanged([1])
+
+
+def test_equals_is_strict_about_float_bits_and_item_types():
+    g = guards()
+    g.local("x").equals(0.0)
+    g.local("items").equals((1, "a"))
+    base = {"config": {}}
+    assert g.tree.check({**base, "x": 0.0, "items": (1, "a")})[0]
+    assert not g.tree.check({**base, "x": -0.0, "items": (1, "a")})[0]  # 0.0 == -0.0, but str() differs
+    assert not g.tree.check({**base, "x": 0.0, "items": (True, "a")})[0]  # (1,) == (True,), but types differ
+    assert not g.tree.check({**base, "x": 0.0, "items": (1.0, "a")})[0]
+    nan = float("nan")
+    g2 = guards()
+    g2.local("x").equals(nan)
+    assert g2.tree.check({"x": nan, "config": {}, "items": ()})[0]  # the same NaN, bit for bit
+
+
+class LoudRepr:
+    calls = 0
+
+    def __repr__(self):
+        LoudRepr.calls += 1
+        return "loud"
+
+
+def test_guard_failures_never_call_a_user_repr():
+    g = guards()
+    g.local("x").type_is(int)
+    ok, failure = g.tree.check({"x": LoudRepr(), "config": {}, "items": ()})
+    assert not ok and failure == "x: expected type int, got <LoudRepr object>"
+    assert LoudRepr.calls == 0

@@ -15,7 +15,6 @@ soundly runs the original code, with the reason recorded (``sot.capture.stats(f)
 
 import dataclasses
 import functools
-import weakref
 
 from . import _sot
 from . import capture as _capture
@@ -27,7 +26,6 @@ _t = _sot.translator
 SymbolicTranslator = _t.SymbolicTranslator
 
 _LOG_BITS = {"breaks": _t.LOG_BREAKS, "bytecode": _t.LOG_BYTECODE, "guards": _t.LOG_GUARDS}
-_translators = weakref.WeakSet()  # the translators made here that are alive (reset() clears what they translated)
 
 
 def new_translator(records=False):
@@ -36,7 +34,6 @@ def new_translator(records=False):
     t.keep_records = records
     t.strict = config.strict
     t.log = sum(bit for channel, bit in _LOG_BITS.items() if config.logs(channel))
-    _translators.add(t)
     return t
 
 
@@ -76,9 +73,8 @@ def jit(fn=None, *, backend=None):
 
 def reset():
     """Forget every translation: the cache entries and counters of every code object translated so far."""
-    for t in list(_translators):
-        for code in t.seen_codes():
-            _capture.clear(code)
+    for code in SymbolicTranslator.seen_codes():
+        _capture.clear(code)
 
 
 @dataclasses.dataclass
@@ -124,7 +120,10 @@ def _dis_text(code):
 
 
 def _code_name(code):
-    return getattr(code, "co_qualname", code.co_name)
+    """The function's qualified name; "f.__sot_resume_42" for the resume function of f at offset 42."""
+    name = getattr(code, "co_qualname", code.co_name)
+    info = _t.resume_info(code)
+    return name if info is None else f"{name}.__sot_resume_{info[1]}"
 
 
 def explain(fn, *args, **kwargs):

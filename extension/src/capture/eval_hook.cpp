@@ -248,7 +248,7 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   // 1. A cached entry whose guard passes.
   PyObject* chosen = nullptr;  // borrowed from the cache entry
   const auto started = std::chrono::steady_clock::now();
-  std::string first_failure;
+  std::string failures;  // every entry's failing guard
   py::object locals;  // for Python guards, built on first need
   for (const CacheEntry& entry : cache->entries) {
     if (entry.guard.is_none()) {
@@ -256,10 +256,13 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
       break;
     }
     if (entry.tree) {
-      if (entry.tree->check(values, first_failure.empty() ? &first_failure : nullptr)) {
+      // On a miss the reason recorded names the failing guard of every entry, oldest first.
+      std::string failure;
+      if (entry.tree->check(values, &failure)) {
         chosen = entry.code.ptr();
         break;
       }
+      failures += (failures.empty() ? "" : "; ") + failure;
       continue;
     }
     if (!locals) {
@@ -284,8 +287,8 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
     return run(ts, f, throw_flag, chosen, cache, &cache->counters.hits);
   }
   ++cache->counters.misses;
-  if (!first_failure.empty()) {
-    cache->record("guard failed: " + first_failure);
+  if (!failures.empty()) {
+    cache->record("guard failed: " + failures);
   }
   if (static_cast<int>(cache->entries.size()) >= g_cache_limit) {
     ++cache->counters.fallbacks;

@@ -3,6 +3,9 @@
 
 #include "capture/guard_tree.hpp"
 
+#include "capture/describe.hpp"
+
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -13,20 +16,7 @@ namespace sot::capture {
 namespace {
 
 std::string repr_of(PyObject* value) {
-  if (value == nullptr) {
-    return "<missing>";
-  }
-  PyObject* r = PyObject_Repr(value);
-  if (r == nullptr) {
-    PyErr_Clear();
-    return "<unrepresentable>";
-  }
-  const char* text = PyUnicode_AsUTF8(r);
-  std::string out = text != nullptr ? text : "<unrepresentable>";
-  Py_DECREF(r);
-  PyErr_Clear();
-  constexpr std::size_t kMax = 80;
-  return out.size() > kMax ? out.substr(0, kMax) + "..." : out;
+  return describe_value(value);
 }
 
 bool array_matches(const GuardCheck& c, PyObject* value, std::vector<Py_ssize_t>* symbols) {
@@ -59,6 +49,48 @@ bool array_matches(const GuardCheck& c, PyObject* value, std::vector<Py_ssize_t>
   }
   PyBuffer_Release(&view);
   return ok;
+}
+
+// Equal as constants: the same type throughout (1, 1.0 and True differ, and so do (1,) and
+// (True,)), floats and complex numbers bit for bit (0.0 and -0.0 differ; a NaN equals only the same
+// NaN). A translation made for one value is reused only for values it would fold the same way.
+bool strictly_equal(PyObject* a, PyObject* b) {
+  if (a == b) {
+    return true;
+  }
+  if (Py_TYPE(a) != Py_TYPE(b)) {
+    return false;
+  }
+  if (PyFloat_CheckExact(a)) {
+    const double x = PyFloat_AS_DOUBLE(a);
+    const double y = PyFloat_AS_DOUBLE(b);
+    return std::memcmp(&x, &y, sizeof x) == 0;
+  }
+  if (PyComplex_CheckExact(a)) {
+    const Py_complex x = PyComplex_AsCComplex(a);
+    const Py_complex y = PyComplex_AsCComplex(b);
+    return std::memcmp(&x.real, &y.real, sizeof x.real) == 0 &&
+           std::memcmp(&x.imag, &y.imag, sizeof x.imag) == 0;
+  }
+  if (PyTuple_CheckExact(a)) {
+    if (PyTuple_GET_SIZE(a) != PyTuple_GET_SIZE(b)) {
+      return false;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a); ++i) {
+      if (!strictly_equal(PyTuple_GET_ITEM(a, i), PyTuple_GET_ITEM(b, i))) {
+        return false;
+      }
+    }
+    return true;
+  }
+  if (PyFrozenSet_CheckExact(a) || PySlice_Check(a)) {
+    return false;  // compared by identity only (their items could differ in type)
+  }
+  const int eq = PyObject_RichCompareBool(a, b, Py_EQ);
+  if (eq < 0) {
+    PyErr_Clear();
+  }
+  return eq == 1;
 }
 
 // "format d shape (3, 4) C-contiguous" for a buffer, else its repr.
@@ -166,18 +198,8 @@ bool GuardCheck::passes(PyObject* value, std::vector<Py_ssize_t>* symbols) const
       return reinterpret_cast<PyObject*>(Py_TYPE(value)) == expected.ptr();
     case Kind::kId:
       return value == expected.ptr();
-    case Kind::kEquals: {
-      // Same type first: 1 == 1.0 == True would pass otherwise, and a translation for an int is not
-      // one for a float.
-      if (Py_TYPE(value) != Py_TYPE(expected.ptr())) {
-        return false;
-      }
-      const int eq = PyObject_RichCompareBool(value, expected.ptr(), Py_EQ);
-      if (eq < 0) {
-        PyErr_Clear();
-      }
-      return eq == 1;
-    }
+    case Kind::kEquals:
+      return strictly_equal(value, expected.ptr());
     case Kind::kLen: {
       const Py_ssize_t n = PyObject_Length(value);
       if (n < 0) {
@@ -216,7 +238,7 @@ bool GuardCheck::passes(PyObject* value, std::vector<Py_ssize_t>* symbols) const
 std::string GuardCheck::describe() const {
   switch (kind) {
     case Kind::kType:
-      return "type " + py::str(expected.attr("__qualname__")).cast<std::string>();
+      return "type " + std::string(reinterpret_cast<PyTypeObject*>(expected.ptr())->tp_name);
     case Kind::kId:
       return "the object " + repr_of(expected.ptr());
     case Kind::kEquals:

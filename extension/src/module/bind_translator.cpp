@@ -77,22 +77,26 @@ void bind_translator(py::module_& parent) {
           },
           "One dict per translation made while keep_records was on.")
       .def("clear_records", [](T& t) { t.records.clear(); })
-      .def(
+      .def_static(
           "seen_codes",
-          [](T& t) {
+          []() {
             py::list alive;
             py::list codes;
-            for (const py::handle ref : t.seen) {
+            for (const py::handle ref : T::seen()) {
               py::object code = ref();
               if (!code.is_none()) {
                 alive.append(ref);
                 codes.append(code);
               }
             }
-            t.seen = alive;
+            T::seen() = alive;
             return codes;
           },
-          "The code objects this translator translated that are still alive.");
+          "The code objects any translator translated that are still alive.");
+  m.def(
+      "resume_info", [](const py::object& code) { return translator::resume_info(code.ptr()); },
+      py::arg("code"),
+      "(user's code object, byte offset it resumes at) for a resume function, else None.");
   m.attr("LOG_BREAKS") = T::kLogBreaks;
   m.attr("LOG_BYTECODE") = T::kLogBytecode;
   m.attr("LOG_GUARDS") = T::kLogGuards;

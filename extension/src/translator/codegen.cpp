@@ -7,6 +7,7 @@
 
 #include "bytecode/opcode_table.hpp"
 #include "bytecode/version.hpp"
+#include "capture/code_cache.hpp"
 
 namespace py = pybind11;
 
@@ -345,6 +346,25 @@ struct CodeGen::Emitter {
   }
 };
 
+py::object resume_info(PyObject* code) {
+  capture::CodeCache* cache = capture::existing_cache(code);
+  if (cache == nullptr || !cache->translator_data.contains("resume_of")) {
+    return py::none();
+  }
+  return cache->translator_data["resume_of"];
+}
+
+void register_resume(const py::object& resume, const py::object& of, int offset) {
+  // A resume function of a resume function belongs to the same user function.
+  const py::object outer = resume_info(of.ptr());
+  const py::object user = outer.is_none() ? of : py::object(py::tuple(outer)[0]);
+  capture::CodeCache* cache = capture::cache_for(resume.ptr());
+  if (cache == nullptr) {
+    throw py::error_already_set();
+  }
+  cache->translator_data["resume_of"] = py::make_tuple(user, offset);
+}
+
 CodeGen::CodeGen(const bytecode::Bytecode& original, py::dict resume_cache, GuardSet* guards)
     : original_(original), resume_cache_(std::move(resume_cache)), guards_(guards) {}
 
@@ -557,6 +577,7 @@ py::object CodeGen::for_break(const SimulationResult& r) {
     } else {
       code = make_resume(original_, index, nulls, live);
       resume_cache_[key] = code;
+      register_resume(code, original_.template_code(), original_.at(index).original_offset);
     }
     ResumeFunction rf;
     rf.code = code;
@@ -832,18 +853,11 @@ py::object CodeGen::make_resume(const bytecode::Bytecode& original, std::size_t 
     bc.replace(clear_at, ins);
   }
   auto* co = reinterpret_cast<PyCodeObject*>(original.template_code().ptr());
-  const std::string suffix = "__sot_resume_" + std::to_string(target.original_offset);
   bytecode::Bytecode::CodeOverrides o;
-  // co_name is the user's function name (tracebacks print it); the qualname tells resume functions
-  // apart.
+  // The user's names (tracebacks and frame introspection see them); resume_info() tells a resume
+  // function apart.
   o.name = py::str(co->co_name).cast<std::string>();
-  // A resume function of a resume function is named after the user's function all the same.
-  std::string base = py::str(co->co_qualname).cast<std::string>();
-  const std::size_t cut = base.find(".__sot_resume_");
-  if (cut != std::string::npos) {
-    base.resize(cut);
-  }
-  o.qualname = base + "." + suffix;
+  o.qualname = py::str(co->co_qualname).cast<std::string>();
   o.argcount = 1;
   o.posonlyargcount = 0;
   o.kwonlyargcount = 0;

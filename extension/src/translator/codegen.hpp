@@ -34,6 +34,11 @@ struct ResumeFunction {
   std::vector<int> live;  // localsplus indices of the live locals it takes next
 };
 
+// (user's code object, byte offset it resumes at) when `code` is a resume function, else None.
+pybind11::object resume_info(PyObject* code);
+// Records that `resume` resumes `of` (a user's code object or a resume function) at `offset`.
+void register_resume(const pybind11::object& resume, const pybind11::object& of, int offset);
+
 class CodeGen {
  public:
   // `original` is the decoded original code; `resume_cache` a dict that keeps resume functions

@@ -16,6 +16,16 @@ namespace sot::translator {
 
 namespace {
 
+// "f", or "f.__sot_resume_42" for a resume function of f.
+std::string display_name(PyObject* code) {
+  std::string name = py::str(reinterpret_cast<PyCodeObject*>(code)->co_qualname).cast<std::string>();
+  const py::object info = resume_info(code);
+  if (!info.is_none()) {
+    name += ".__sot_resume_" + py::str(py::tuple(info)[1]).cast<std::string>();
+  }
+  return name;
+}
+
 std::string filename_of(PyCodeObject* co) {
   return py::str(co->co_filename).cast<std::string>();
 }
@@ -41,6 +51,11 @@ bool inside_loop(const bytecode::Bytecode& bc, std::size_t k) {
 
 }  // namespace
 
+py::list& SymbolicTranslator::seen() {
+  static auto* list = new py::list();  // never freed: outlives the interpreter's teardown
+  return *list;
+}
+
 capture::Translation SymbolicTranslator::translate(const capture::FrameInfo& frame) {
   TranslationRecord record;
   record.original = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(frame.code));
@@ -59,7 +74,7 @@ capture::Translation SymbolicTranslator::translate(const capture::FrameInfo& fra
     t = capture::Translation::failed(std::string("internal error: ") + e.what());
   }
   record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  seen.append(py::weakref(record.original));
+  seen().append(py::weakref(record.original));
   if (t.outcome == capture::Translation::Outcome::kTranslated) {
     ++translations;
     record.transformed = t.code;
@@ -74,25 +89,25 @@ capture::Translation SymbolicTranslator::translate(const capture::FrameInfo& fra
   breaks += record.breaks.size();
   if ((log & kLogBreaks) != 0) {
     for (const BreakRecord& b : record.breaks) {
-      std::cerr << "sot: graph break in " << py::str(frame.code->co_qualname).cast<std::string>()
+      std::cerr << "sot: graph break in " << display_name(reinterpret_cast<PyObject*>(frame.code))
                 << " at " << b.filename << ":" << b.lineno << ": " << b.reason << "\n";
     }
     if (!record.failure.empty()) {
-      std::cerr << "sot: " << py::str(frame.code->co_qualname).cast<std::string>()
+      std::cerr << "sot: " << display_name(reinterpret_cast<PyObject*>(frame.code))
                 << " runs as is: " << record.failure << "\n";
     }
   }
   if ((log & kLogGuards) != 0 && !record.guards.empty()) {
-    std::cerr << "sot: guards of " << py::str(frame.code->co_qualname).cast<std::string>() << ":\n";
+    std::cerr << "sot: guards of " << display_name(reinterpret_cast<PyObject*>(frame.code)) << ":\n";
     for (const std::string& g : record.guards) {
       std::cerr << "  " << g << "\n";
     }
   }
   if ((log & kLogBytecode) != 0 && record.transformed && !record.transformed.is_none()) {
-    std::cerr << "sot: transformed " << py::str(frame.code->co_qualname).cast<std::string>() << ":\n"
+    std::cerr << "sot: transformed " << display_name(reinterpret_cast<PyObject*>(frame.code)) << ":\n"
               << bytecode::disassemble_text(bytecode::Bytecode::decode(record.transformed.ptr()));
     for (const ResumeFunction& r : record.resumes) {
-      std::cerr << "sot: resume function " << py::str(reinterpret_cast<PyCodeObject*>(r.code.ptr())->co_name).cast<std::string>() << ":\n"
+      std::cerr << "sot: resume function " << display_name(r.code.ptr()) << ":\n"
                 << bytecode::disassemble_text(bytecode::Bytecode::decode(r.code.ptr()));
     }
   }
@@ -153,7 +168,7 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
   CodeGen gen(code, cache->translator_data, &guards);
   py::object transformed;
   if (result.kind == SimulationResult::Kind::kBreak &&
-      py::str(co->co_qualname).cast<std::string>().find(".__sot_resume_") != std::string::npos) {
+      !resume_info(reinterpret_cast<PyObject*>(co)).is_none()) {
     // A resume function that cannot get past its own prologue would only make another like it.
     for (std::size_t k = 0; k < code.size(); ++k) {
       if (bytecode::opcode_info(code.at(k).opcode).is_unconditional_jump()) {

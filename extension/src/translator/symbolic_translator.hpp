@@ -48,7 +48,9 @@ class SymbolicTranslator final : public capture::Translator {
   static constexpr unsigned kLogBytecode = 2;
   static constexpr unsigned kLogGuards = 4;
   std::vector<TranslationRecord> records;
-  pybind11::list seen;  // weak references to every code object translated (for reset())
+  // Weak references to every code object any SymbolicTranslator translated (for reset()); shared by
+  // all translators, so that translations of one that is gone can still be forgotten.
+  static pybind11::list& seen();
   std::uint64_t translations = 0;
   std::uint64_t failures = 0;
   std::uint64_t breaks = 0;

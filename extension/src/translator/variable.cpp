@@ -2,23 +2,16 @@
 
 #include <utility>
 
+#include "capture/describe.hpp"
+
 namespace py = pybind11;
 
 namespace sot::translator {
 
 namespace {
 std::string short_repr(const py::handle& value) {
-  PyObject* r = PyObject_Repr(value.ptr());
-  if (r == nullptr) {
-    PyErr_Clear();
-    return "<unrepresentable>";
-  }
-  const char* text = PyUnicode_AsUTF8(r);
-  std::string out = text != nullptr ? text : "?";
-  Py_DECREF(r);
-  PyErr_Clear();
   constexpr std::size_t kMax = 60;
-  return out.size() > kMax ? out.substr(0, kMax) + "..." : out;
+  return capture::describe_value(value.ptr(), kMax);
 }
 }  // namespace
 
@@ -95,7 +88,7 @@ std::string Variable::describe() const {
     case Kind::kConst:
       return std::string(Py_TYPE(value_.ptr())->tp_name) + " " + short_repr(value_);
     case Kind::kObject:
-      return "object " + short_repr(value_);
+      return short_repr(value_);
     case Kind::kTuple:
       return "tuple of " + std::to_string(items_.size());
     case Kind::kList:

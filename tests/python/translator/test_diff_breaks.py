@@ -1,10 +1,14 @@
 """Differential tests ported from PaddleSOT's suite, the part that leaves pure Python: graph breaks (print and
-user calls in the middle), calls and argument unpacking, make_function and closures, globals, side effects on
-the arguments, user classes, exceptions, with statements, generators, builtin dispatch. Each case runs plainly
-and translated (first call and from the cache) and pins its break and fallback counts. Each case runs in a forked
-child, so that a translator crash fails that case only. PYTEST_DONT_REWRITE: the ``assert`` statements below are
-test subjects, pytest must not rewrite them."""
+user calls in the middle), what a break carries over (unbound locals, partial values on the stack, cells, varargs),
+frame introspection, calls and argument unpacking, make_function and closures, globals, side effects on the
+arguments, user classes, exceptions, with statements, generators consumed by a caller, builtin dispatch.
 
+Each case runs plainly and translated (first call and from the cache), in a forked child so that a translator
+crash fails that case only, and pins its break and fallback counts (``by_version`` where the bytecode of 3.11,
+3.12 and 3.13 differs). Known translator bugs are strict xfails (``Bug``).
+PYTEST_DONT_REWRITE: the ``assert`` statements below are test subjects, pytest must not rewrite them."""
+
+import asyncio
 import functools
 import math
 import operator
@@ -28,8 +32,8 @@ class Bug:
         return self.versions is None or sys.version_info[:2] in self.versions
 
 
-SUPER_AFTER_BREAK = Bug("zero-argument super() after a graph break in the method raises TypeError "
-                        "(the resume function has no __class__ cell / self)", versions={(3, 12), (3, 13)})
+QUALNAME_OF_RESUME = Bug("a resume function keeps co_name but its co_qualname is '<name>.__sot_resume_<offset>': "
+                         "frame introspection (sys._getframe(1).f_code.co_qualname) sees it")
 
 
 def by_version(py311, py312, py313):
@@ -432,6 +436,7 @@ FRESH_CASES = [
     case(cell_arg_after_break, 1, breaks=6),
     case(cell_local_after_break, 1, breaks=7),
     case(tuple_inner_list, ([1],), breaks=7),
+    # del globals()[...] breaks on the module dict: describing it must not repr() what the module holds.
     case(shadow_builtin, (1, 2), breaks=9),
     case(rebind_module_constant, 7, breaks=4),
     case(recursive, 5, breaks=4),
@@ -448,7 +453,47 @@ def test_fresh_state_after_breaks(fn, args, kwargs, breaks, fallbacks, init):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Calls and argument unpacking: keywords, defaults, *args, **kwargs (PaddleSOT test_call_object, test_unpack).
+# Frame introspection after a break: the code that runs is a resume function, it must look like the original.
+
+def frame_name_after_break(a):
+    print("mid")
+    return sys._getframe().f_code.co_name
+
+
+def frame_line_after_break(a):
+    print("mid")
+    return sys._getframe().f_lineno - a
+
+
+def calls_frame_readers(a):
+    # Functions that call sys._getframe are declined (they look at their own frame); their caller is translated.
+    return frame_name_after_break(a), frame_line_after_break(a)
+
+
+def who_called():
+    code = sys._getframe(1).f_code
+    return code.co_name, code.co_qualname
+
+
+def caller_identity_after_break(a):
+    print("mid")
+    return who_called()
+
+
+FRAME_CASES = [
+    case(calls_frame_readers, 1, breaks=2),
+    case(caller_identity_after_break, 1, breaks=2, bug=QUALNAME_OF_RESUME),
+]
+
+
+@run_cases(FRAME_CASES)
+def test_frame_introspection(fn, args, kwargs, breaks, fallbacks, init):
+    isolated_check(fn, args, kwargs, breaks, fallbacks, init)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Calls and argument unpacking: keywords, defaults, *args, **kwargs (PaddleSOT test_06_call_function,
+# test_07_unpack, test_call_object).
 
 def call_keywords(a):
     return helper_kw(a, c=5), helper_kw(a, b=1), helper_kw(b=4, a=a)
@@ -536,8 +581,8 @@ def test_calls(fn, args, kwargs, breaks, fallbacks, init):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# make_function and closures: lambdas, nested defs, defaults, nonlocal (PaddleSOT test_make_function,
-# test_closure).
+# make_function and closures: lambdas, nested defs, defaults, nonlocal (PaddleSOT
+# test_13_make_function, test_19_closure).
 
 def lambda_call(a):
     f = lambda x: x + 1  # noqa: E731
@@ -647,7 +692,7 @@ def test_closures(fn, args, kwargs, breaks, fallbacks, init):
 
 # ---------------------------------------------------------------------------------------------------------
 # Globals: reading constants and mutable globals, STORE_GLOBAL, global mutation through methods
-# (PaddleSOT test_global).
+# (PaddleSOT test_21_global).
 
 g_counter = 0
 g_list = []
@@ -888,8 +933,7 @@ def test_side_effects(fn, args, kwargs, breaks, fallbacks, init):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# User classes: attributes, properties, methods, super(), dunder methods (PaddleSOT test_instance, test_user_
-# defined_layer).
+# User classes: attributes, properties, methods, super(), dunder methods.
 
 class Point:
     def __init__(self, x, y):
@@ -1030,6 +1074,48 @@ def class_attr_read(a):
     return Base.kind + Derived.kind * a
 
 
+g_repr_calls = []
+
+
+class PrintingRepr:
+    v = 2
+
+    def __repr__(self):
+        print("repr called")
+        return "PrintingRepr()"
+
+    def __eq__(self, other):
+        return isinstance(other, PrintingRepr)
+
+
+class RecordingRepr:
+    v = 3
+
+    def __repr__(self):
+        g_repr_calls.append("repr")
+        return "RecordingRepr()"
+
+    def __eq__(self, other):
+        return isinstance(other, RecordingRepr)
+
+
+def attribute_of_printing_repr(o):
+    return o.v + 1
+
+
+def attribute_of_recording_repr(o):
+    return o.v * 2
+
+
+def class_body_with_print(a):
+    class Body:
+        x = a
+        print("class body", x)
+        y = x + 1
+        z = [x, y]
+    return Body.x, Body.y, Body.z
+
+
 def local_class(a):
     class Local:
         value = a
@@ -1053,6 +1139,9 @@ CLASS_CASES = [
     case(getattr_default, Point(1, 2), breaks=3),
     case(missing_attribute, Point(1, 2), breaks=1),
     case(class_attr_read, 2, breaks=2),
+    case(attribute_of_printing_repr, PrintingRepr(), breaks=1),
+    case(attribute_of_recording_repr, RecordingRepr(), init={"g_repr_calls": []}, breaks=1),
+    case(class_body_with_print, 3, breaks=7),
     case(local_class, 3, breaks=8),
 ]
 
@@ -1210,7 +1299,7 @@ def test_exceptions(fn, args, kwargs, breaks, fallbacks, init):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# With statements: a context manager class, exceptions through __exit__ (PaddleSOT test_with).
+# With statements: a context manager class, exceptions through __exit__.
 
 class Recorder:
     def __init__(self, name, swallow=False):
@@ -1276,8 +1365,7 @@ def test_with_statements(fn, args, kwargs, breaks, fallbacks, init):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Generators consumed by a caller: the generator itself is never translated, its caller is (PaddleSOT
-# test_generator).
+# Generators consumed by a caller: the generator itself is never translated, its caller is.
 
 def gen_range(n):
     for i in range(n):
@@ -1297,6 +1385,16 @@ def gen_send():
         if x is None:
             return total
         total += x
+
+
+async def coroutine(a):
+    print("in coroutine", a)
+    await asyncio.sleep(0)
+    return a * 2
+
+
+def consume_coroutine(a):
+    return asyncio.run(coroutine(a))
 
 
 def consume_list(n):
@@ -1364,6 +1462,7 @@ GENERATOR_CASES = [
     case(consume_send, 3, breaks=6),
     case(consume_for, 5, breaks=3, fallbacks=1),
     case(genexp_sum, 5, breaks=3),
+    case(consume_coroutine, 2, breaks=3),
     case(consume_yield_from, 3, breaks=4),
 ]
 

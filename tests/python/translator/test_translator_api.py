@@ -1,0 +1,184 @@
+"""The translator's public face: symbolic_translate / jit, explain(), reset(), strict mode, SOT_LOG, and the
+guards it builds (a second call hits the cache; a changed global, type, length or constant retranslates, with the
+recompile reason recorded)."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import traceback
+
+import pytest
+
+import sot
+from sot import capture as cap
+
+SCALE = 3
+
+
+def scaled(x):
+    return x * SCALE
+
+
+def typed(x):
+    return x + x
+
+
+def unpacks(t):
+    a, b = t
+    return a - b
+
+
+def with_print(a):
+    b = a * 2
+    print("b =", b)
+    if b > 10:
+        return "big"
+    return "small"
+
+
+def raises_late(a):
+    print("about to divide")
+    c = a - a
+    return 10 / c
+
+
+@pytest.fixture(autouse=True)
+def clean():
+    sot.reset()
+    yield
+    sot.reset()
+
+
+def test_symbolic_translate_and_jit_run_translated_code():
+    f = sot.symbolic_translate(scaled)
+    assert f(2) == 6 and f(2) == 6
+    s = cap.stats(scaled)
+    assert (s["translations"], s["hits"], s["fallbacks"]) == (1, 1, 0)
+    assert f.__sot_original__ is scaled and f.__name__ == "scaled"
+
+    @sot.jit
+    def twice(x):
+        return x * 2
+
+    assert twice(21) == 42
+
+    @sot.jit(backend="numpy")
+    def thrice(x):
+        return x * 3
+
+    assert thrice(2) == 6
+    with pytest.raises(ValueError, match="unknown backend"):
+        sot.jit(backend="nope")(scaled)
+
+
+def test_explain_reports_breaks_with_lines_guards_and_bytecode(capsys):
+    e = sot.explain(with_print, 3)
+    assert e.value == "small"
+    assert capsys.readouterr().out == "b = 6\n"
+    assert e.graph_break_count == 1 and e.graph_count == 0 and e.op_count == 0
+    (b,) = e.break_reasons
+    assert b.function == "with_print" and b.filename == __file__
+    assert b.lineno == with_print.__code__.co_firstlineno + 2  # the print line
+    assert "print" in b.reason
+    assert any(g.startswith("with_print: a: == 3") for g in e.guards)
+    assert "--- with_print (original)" in e.original_bytecode
+    assert "--- with_print (transformed)" in e.transformed_bytecode
+    assert "--- with_print.__sot_resume_" in e.transformed_bytecode  # the resume function and its translation
+    assert e.compile_time_s > 0
+    assert "break in with_print" in str(e)
+
+
+def test_guards_hit_and_retranslate_with_reasons():
+    global SCALE
+    f = sot.symbolic_translate(scaled)
+    assert f(2) == 6
+    assert f(2) == 6
+    assert cap.stats(scaled)["hits"] == 1
+    assert f(5) == 15  # a new constant argument
+    assert "guard failed: x: expected == 2, got 5" in cap.stats(scaled)["reasons"]
+    try:
+        SCALE = 4  # a changed global
+        assert f(5) == 20
+    finally:
+        SCALE = 3
+    assert any("globals()['SCALE']: expected == 3, got 4" in r for r in cap.stats(scaled)["reasons"])
+    s = cap.stats(scaled)
+    assert (s["translations"], s["hits"]) == (3, 1)
+
+    g = sot.symbolic_translate(typed)
+    assert g(2) == 4
+    assert g(2.0) == 4.0  # a changed type
+    assert any("expected == 2, got 2.0" in r for r in cap.stats(typed)["reasons"])
+    assert cap.stats(typed)["translations"] == 2
+
+    h = sot.symbolic_translate(unpacks)
+    assert h([5, 3]) == 2
+    assert h([6, 1]) == 5  # the items are guarded by value
+    with pytest.raises(ValueError):
+        h([1, 2, 3])  # a changed length: the unpacking raises from the real instruction
+    assert any("len 2" in r for r in cap.stats(unpacks)["reasons"])
+
+
+def test_recompile_limit_falls_back_to_the_original():
+    limit = cap.cache_limit()
+    cap.set_cache_limit(3)
+    try:
+        f = sot.symbolic_translate(scaled)
+        assert [f(i) for i in range(6)] == [0, 3, 6, 9, 12, 15]
+        s = cap.stats(scaled)
+        assert s["translations"] == 3 and s["fallbacks"] == 3
+        assert "recompile limit (3 entries) reached" in s["reasons"]
+    finally:
+        cap.set_cache_limit(limit)
+
+
+def test_reset_forgets_every_translation():
+    f = sot.symbolic_translate(with_print)
+    f(1)
+    assert cap.stats(with_print)["entries"] == 1
+    sot.reset()
+    assert cap.stats(with_print)["entries"] == 0
+
+
+def test_tracebacks_read_as_in_plain_python():
+    def tb_of(fn):
+        try:
+            fn(1)
+        except ZeroDivisionError:
+            return [(f.name, f.lineno, f.line) for f in traceback.extract_tb(sys.exc_info()[2])][1:]
+        raise AssertionError("no exception")
+
+    plain = tb_of(raises_late)
+    translated = tb_of(sot.symbolic_translate(raises_late))
+    assert translated[-1] == plain[-1] == ("raises_late", raises_late.__code__.co_firstlineno + 3, "return 10 / c")
+    # the translated call has the wrapper's frame and then the user's frames, no resume-function frame
+    assert [name for name, _, _ in translated] == ["translated", "raises_late"]
+
+
+def run_child(code, **env):
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=60)
+
+
+CHILD = """
+    import sot
+    def f(a):
+        print("in f")
+        return a + 1
+    print(sot.symbolic_translate(f)(1))
+"""
+
+
+def test_strict_mode_raises_at_the_first_break():
+    proc = run_child(CHILD, SOT_STRICT="1")
+    assert proc.returncode == 1
+    assert "RuntimeError: sot (SOT_STRICT=1): graph break" in proc.stderr and "print" in proc.stderr
+
+
+def test_sot_log_prints_breaks_guards_and_bytecode():
+    proc = run_child(CHILD, SOT_LOG="breaks,guards,bytecode")
+    assert proc.returncode == 0 and proc.stdout == "in f\n2\n"
+    assert "sot: graph break in f at <string>:4: a call of <built-in function print>" in proc.stderr
+    assert "sot: transformed f:" in proc.stderr and "sot: resume function f.__sot_resume_" in proc.stderr
+    assert "__sot_args[1]: == 1" in proc.stderr  # the resume function relied on a == 1
