@@ -1,5 +1,6 @@
 """Regenerates docs/opcodes.md: every base opcode of Python 3.11, 3.12 and 3.13 as the bytecode layer sees it
-(number, argument kind, inline caches, flags), from the opcode tables built into each interpreter's `_sot`.
+(number, argument kind, inline caches, flags) and how the translator handles it, from the opcode tables and the
+translator built into each interpreter's `_sot`.
 
     make doc-opcodes      (runs this with each interpreter and merges the results)
     python share/tools/opcode_doc.py --dump OUT.json   (one interpreter, with build/python on PYTHONPATH)
@@ -13,15 +14,42 @@ KINDS = ["none", "raw", "const", "name", "local", "cell/free", "local pair", "co
          "jump backward", "jump absolute"]
 
 
+# Opcodes the translator never meets as a graph break, with the reason.
+NOT_REACHED = {
+    "RETURN_GENERATOR": "skipped (generator functions are not translated)",
+    "YIELD_VALUE": "skipped (generator functions are not translated)",
+    "SEND": "skipped (generator functions are not translated)",
+    "GET_AWAITABLE": "skipped (coroutines are not translated)",
+    "CACHE": "never decoded (inline cache)",
+    "EXTENDED_ARG": "folded into the next instruction",
+    "PUSH_EXC_INFO": "in exception handlers only (never simulated)",
+    "POP_EXCEPT": "in exception handlers only (never simulated)",
+    "RERAISE": "in exception handlers only (never simulated)",
+    "CHECK_EXC_MATCH": "in exception handlers only (never simulated)",
+    "CHECK_EG_MATCH": "in exception handlers only (never simulated)",
+    "WITH_EXCEPT_START": "in exception handlers only (never simulated)",
+    "CLEANUP_THROW": "in exception handlers only (never simulated)",
+}
+
+
+def handling(name, simulated):
+    if simulated:
+        return "simulated"
+    return NOT_REACHED.get(name, "graph break")
+
+
 def dump(path):
     import sot.bytecode as bc
+    from sot import _sot
 
+    simulated = set(_sot.translator.simulated_opcodes())
     rows = {}
     for code, name, base, kind, caches, is_jump, no_fallthrough in bc.opcode_table():
         if code != base:
             continue
         flags = [f for f, on in (("jump", is_jump), ("no fall-through", no_fallthrough)) if on]
-        rows[name] = {"code": code, "kind": KINDS[kind], "caches": caches, "flags": flags}
+        rows[name] = {"code": code, "kind": KINDS[kind], "caches": caches, "flags": flags,
+                      "handling": handling(name, name in simulated)}
     specialised = sum(1 for row in bc.opcode_table() if row[0] != row[2])
     version = "%d.%d" % sys.version_info[:2]
     with open(path, "w") as f:
@@ -38,8 +66,11 @@ def merge(paths):
            "is decoded, edited and assembled by the bytecode layer; specialised and instrumented forms map to their "
            "base opcode (" + ", ".join(f"{t['version']}: {t['specialised']}" for t in tables) + ").",
            "",
-           "Cells: number / argument kind / inline cache entries / flags; `-` where the version has no such opcode. "
-           "How the translator handles each opcode is added here when the translator lands.", "",
+           "Cells: number / argument kind / inline cache entries / flags, then how the translator handles it; `-` "
+           "where the version has no such opcode. *simulated*: the translator models it (folding what it can; an "
+           "operand it cannot model still breaks the graph there, see docs/translator.md); *graph break*: the "
+           "generated code runs it for real and resumes after it in a resume function (inside a loop or a try/with "
+           "block the whole frame runs as is instead).", "",
            "| opcode | " + " | ".join(versions) + " |", "| --- | " + " | ".join("---" for _ in versions) + " |"]
     for name in names:
         cells = []
@@ -49,7 +80,7 @@ def merge(paths):
                 cells.append("-")
             else:
                 flags = (" / " + ", ".join(row["flags"])) if row["flags"] else ""
-                cells.append(f"{row['code']} / {row['kind']} / {row['caches']}{flags}")
+                cells.append(f"{row['code']} / {row['kind']} / {row['caches']}{flags} / *{row['handling']}*")
         out.append(f"| `{name}` | " + " | ".join(cells) + " |")
     print("\n".join(out))
 

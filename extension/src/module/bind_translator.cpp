@@ -8,6 +8,7 @@
 
 #include "capture/translator.hpp"
 #include "module/bindings.hpp"
+#include "translator/opcode_executor.hpp"
 #include "translator/symbolic_translator.hpp"
 
 namespace py = pybind11;
@@ -97,6 +98,8 @@ void bind_translator(py::module_& parent) {
       "resume_info", [](const py::object& code) { return translator::resume_info(code.ptr()); },
       py::arg("code"),
       "(user's code object, byte offset it resumes at) for a resume function, else None.");
+  m.def("simulated_opcodes", &translator::simulated_opcode_names,
+        "The opcodes the translator simulates on this Python (every other one breaks the graph).");
   m.attr("LOG_BREAKS") = T::kLogBreaks;
   m.attr("LOG_BYTECODE") = T::kLogBytecode;
   m.attr("LOG_GUARDS") = T::kLogGuards;

@@ -2,6 +2,7 @@
 
 #include <pybind11/stl.h>
 
+#include <cctype>
 #include <map>
 #include <utility>
 
@@ -220,6 +221,30 @@ struct CodeGen::Emitter {
 
   void load_const(const py::object& value) { emit("LOAD_CONST", bc.add_const(value)); }
 
+  // CPython interns the strings of a code object's constants that look like identifiers, which
+  // would make a string the frame computed identical to a literal of the same text: such a string
+  // is loaded out of a one-item list constant instead (lists are not interned into).
+  void load_constant_keeping_identity(const py::object& value) {
+    PyObject* v = value.ptr();
+    bool identifier_like = PyUnicode_CheckExact(v) && PyUnicode_CHECK_INTERNED(v) == 0 &&
+                           PyUnicode_IS_ASCII(v) != 0;
+    if (identifier_like) {
+      const char* text = PyUnicode_AsUTF8(v);
+      for (const char* c = text; identifier_like && c != nullptr && *c != '\0'; ++c) {
+        identifier_like = (std::isalnum(static_cast<unsigned char>(*c)) != 0) || *c == '_';
+      }
+    }
+    if (!identifier_like) {
+      load_const(value);
+      return;
+    }
+    py::list holder;
+    holder.append(value);
+    load_const(holder);
+    load_const(py::int_(0));
+    emit("BINARY_SUBSCR");
+  }
+
   // Pushes `v` rotated below the `n` values on top of the stack.
   void rotate_down(std::size_t n) {
     for (std::size_t k = n + 1; k >= 2; --k) {
@@ -273,13 +298,18 @@ struct CodeGen::Emitter {
     return false;
   }
 
-  // del list[:], for a list received from outside.
-  void clear_list(const VarPtr& list) {
-    if (!load_tracked(list)) {
-      throw CodegenError("cannot load " + list->describe() + " to empty it");
+  // del list[:] for each list received from outside that the frame emptied. Every list is loaded
+  // before any is emptied (one may be reached through another: a resume function's argument list).
+  void clear_lists(const std::vector<VarPtr>& lists) {
+    for (const VarPtr& list : lists) {
+      if (!load_tracked(list)) {
+        throw CodegenError("cannot load " + list->describe() + " to empty it");
+      }
     }
-    load_const(py::reinterpret_steal<py::object>(PySlice_New(nullptr, nullptr, nullptr)));
-    emit("DELETE_SUBSCR");
+    for (std::size_t k = 0; k < lists.size(); ++k) {
+      load_const(py::reinterpret_steal<py::object>(PySlice_New(nullptr, nullptr, nullptr)));
+      emit("DELETE_SUBSCR");
+    }
   }
 
   void load(const VarPtr& v) {
@@ -292,7 +322,7 @@ struct CodeGen::Emitter {
           return;
         }
         guards->value(v);  // the generated code now relies on the value
-        load_const(v->value());
+        load_constant_keeping_identity(v->value());
         return;
       case Variable::Kind::kObject:
         if (v->tracker().is_input()) {
@@ -384,9 +414,7 @@ py::object CodeGen::for_return(const SimulationResult& r) {
   e.current = r.entry_locals;
   e.overwritten.assign(r.entry_locals.size(), false);
   e.load(r.value);
-  for (const VarPtr& list : r.cleared_lists) {
-    e.clear_list(list);
-  }
+  e.clear_lists(r.cleared_lists);
   e.emit("RETURN_VALUE");
   e.finish_into(bc);
   return bc.assemble();
@@ -491,9 +519,7 @@ py::object CodeGen::for_break(const SimulationResult& r) {
     e.overwritten[i] = true;
     e.current[i] = r.state.locals[i];
   }
-  for (const VarPtr& list : r.cleared_lists) {
-    e.clear_list(list);
-  }
+  e.clear_lists(r.cleared_lists);
   for (const std::size_t i : deleted) {
     e.emit("DELETE_FAST", static_cast<int>(i));
     e.overwritten[i] = true;

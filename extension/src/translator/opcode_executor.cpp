@@ -110,6 +110,12 @@ const std::array<Op, 256>& op_table() {
   return table;
 }
 
+const char* const kSimulatedNames[] = {
+#define SOT_NAME(name) #name,
+    SOT_SIMULATED_OPS(SOT_NAME)
+#undef SOT_NAME
+};
+
 Op op_of(int opcode) {
   return (opcode < 0 || opcode > 255) ? Op::kUnknown : op_table()[static_cast<std::size_t>(opcode)];
 }
@@ -188,6 +194,16 @@ std::string name_of(const py::handle& o) {
 }
 
 }  // namespace
+
+std::vector<std::string> simulated_opcode_names() {
+  std::vector<std::string> out;
+  for (const char* name : kSimulatedNames) {
+    if (bytecode::opcode_by_name(name) >= 0) {
+      out.emplace_back(name);
+    }
+  }
+  return out;
+}
 
 OpcodeExecutor::OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs& inputs,
                                GuardSet* guards)

@@ -51,6 +51,9 @@ struct FrameInputs {
   std::vector<pybind11::object> locals;  // the frame's localsplus values at entry (null = unbound)
 };
 
+// The opcodes (of this Python) the executor simulates; every other one is a graph break.
+std::vector<std::string> simulated_opcode_names();
+
 class OpcodeExecutor {
  public:
   // Instructions simulated before giving up (unrolled loops count each time).

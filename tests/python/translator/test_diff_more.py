@@ -32,8 +32,6 @@ class Bug:
         return self.versions is None or sys.version_info[:2] in self.versions
 
 
-FOLDED_STR_IDENTITY = Bug("two equal strings folded from runtime operations become one constant: "
-                          "('ab' * a) is ('ab' * a) is True translated, False plainly (low severity)")
 
 
 def by_version(py311, py312, py313):
@@ -1279,7 +1277,7 @@ MUTABLE_CASES = [
     case(mutable_grows_in_loop, 1, breaks=2, fallbacks=1),
     case(global_changed_by_callee, 7, init={"g_value": 1}, breaks=2),
     case(global_changed_twice, 7, init={"g_value": 1}, breaks=3),
-    case(identity_of_computed_strings, 3, breaks=1, bug=FOLDED_STR_IDENTITY),
+    case(identity_of_computed_strings, 3, breaks=1),
     case(identity_of_computed_ints, 1000, breaks=1),
     case(identity_of_fresh_objects, 10 ** 6, breaks=4),
 ]
