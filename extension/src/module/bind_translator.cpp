@@ -38,6 +38,7 @@ py::dict record_dict(const translator::TranslationRecord& r) {
     bd["filename"] = b.filename;
     bd["lineno"] = b.lineno;
     bd["offset"] = b.offset;
+    bd["in_place"] = b.in_place;
     breaks.append(bd);
   }
   d["breaks"] = breaks;

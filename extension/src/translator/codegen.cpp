@@ -202,13 +202,22 @@ struct CodeGen::Emitter {
     }
     return at;
   }
-  // Appends the instructions to `bc` (after its prefix) and resolves jumps and handlers.
-  void finish_into(bytecode::Bytecode& target) {
+  // Inserts the instructions into `target` at `at` (default: the end) and resolves jumps and
+  // handlers. Generated instructions are covered only by the handlers given with cover().
+  void finish_into(bytecode::Bytecode& target, std::size_t at = SIZE_MAX) {
     for (const auto& [index, label] : jumps) {
       out[index].target = -static_cast<int>(label_index(label) + 2);
     }
-    const std::size_t base = target.size();
+    const std::size_t base = at == SIZE_MAX ? target.size() : at;
+    const std::size_t count = out.size();
     const std::vector<int> ids = target.insert(base, std::move(out));
+    for (std::size_t k = 0; k < count; ++k) {
+      Instruction ins = target.at(base + k);
+      if (ins.handler) {
+        ins.handler.reset();
+        target.replace(base + k, ins);
+      }
+    }
     for (const Cover& c : covers) {
       const int handler = ids.at(static_cast<std::size_t>(label_index(c.label)));
       for (std::size_t k = c.first; k < c.end; ++k) {
@@ -217,6 +226,14 @@ struct CodeGen::Emitter {
         target.replace(base + k, ins);
       }
     }
+  }
+  // A jump to an instruction of the code being built (by id).
+  void emit_jump_to_id(const char* name, int id) {
+    Instruction ins;
+    ins.opcode = opcode(name);
+    ins.position = pos;
+    ins.target = id;
+    out.push_back(ins);
   }
 
   void load_const(const py::object& value) { emit("LOAD_CONST", bc.add_const(value)); }
@@ -420,35 +437,13 @@ py::object CodeGen::for_return(const SimulationResult& r) {
   return bc.assemble();
 }
 
-py::object CodeGen::for_break(const SimulationResult& r) {
-  bytecode::Bytecode bc = bytecode::Bytecode::from_instructions(prefix_of(original_), original_.template_code().ptr());
+// Rebuilds the frame's state at a break: the value stack (loaded first: reads of the locals' entry
+// values happen before any store), then the locals the simulation changed, then the side effects.
+// NULLs below `keep` are left out (a resume function's prologue pushes them; returned as true).
+std::vector<bool> CodeGen::emit_state(Emitter& e, const SimulationResult& r, std::size_t keep) {
   const std::string& kinds = original_.localsplus_kinds();
-  Emitter e(bc, kinds, guards_);
-  const Instruction& last = original_.at(r.last);
-  e.pos = last.position;
   const std::size_t n = kinds.size();
-  e.current = r.entry_locals;
-  e.current.resize(n);
-  e.overwritten.assign(n, false);
-
-  // 1. The value stack at the break, loaded first: reads of the locals' entry values happen before
-  // any store. NULLs (of calls pending below the breaking instruction's inputs) cannot be passed
-  // to a resume function: they are left out here and pushed again by the resume function's
-  // prologue.
-  const int consumed = inputs_of(last);
   const std::size_t depth_before = r.state.stack.size();
-  bool any_null = false;
-  for (const VarPtr& v : r.state.stack) {
-    any_null = any_null || v->kind() == Variable::Kind::kNull;
-  }
-  if (consumed < 0 && any_null) {
-    throw CodegenError(std::string("a graph break at ") + bytecode::opcode_info(last.opcode).name +
-                       " while a call is pending");
-  }
-  if (consumed > static_cast<int>(depth_before)) {
-    throw CodegenError("the breaking instruction takes more values than the stack holds");
-  }
-  const std::size_t keep = consumed < 0 ? depth_before : depth_before - static_cast<std::size_t>(consumed);
   std::vector<bool> kept_null(keep, false);
   std::map<const Variable*, std::size_t> on_stack;  // lists built for the stack -> position
   std::size_t pushed = 0;
@@ -465,7 +460,7 @@ py::object CodeGen::for_break(const SimulationResult& r) {
     ++pushed;
   }
 
-  // 2. The locals the simulation changed: their values are pushed, then stored. A list made in the
+  // The locals the simulation changed: their values are pushed, then stored. A list made in the
   // frame that is also on the stack is copied from there (one object, as in the original).
   std::vector<std::size_t> stored;
   std::vector<std::pair<std::size_t, std::size_t>> aliases;  // (local, local already holding it)
@@ -525,6 +520,59 @@ py::object CodeGen::for_break(const SimulationResult& r) {
     e.overwritten[i] = true;
     e.current[i] = nullptr;
   }
+
+  return kept_null;
+}
+
+py::object CodeGen::for_continuation(const SimulationResult& r) {
+  // The whole original, with the state rebuilt between its prefix and its body and a jump to the
+  // breaking instruction: the rest of the frame runs as is, in this frame (its handlers and loops
+  // included).
+  const std::size_t body_start = prefix_end(original_);
+  bytecode::Bytecode bc = bytecode::Bytecode::from_instructions(original_.instructions(),
+                                                                original_.template_code().ptr());
+  const std::string& kinds = original_.localsplus_kinds();
+  Emitter e(bc, kinds, guards_);
+  e.pos = original_.at(r.first).position;
+  e.current = r.entry_locals;
+  e.current.resize(kinds.size());
+  e.overwritten.assign(kinds.size(), false);
+  emit_state(e, r, 0);
+  e.emit_jump_to_id("JUMP_FORWARD", original_.at(r.first).id);
+  e.finish_into(bc, body_start);
+  return bc.assemble();
+}
+
+py::object CodeGen::for_break(const SimulationResult& r) {
+  bytecode::Bytecode bc = bytecode::Bytecode::from_instructions(prefix_of(original_), original_.template_code().ptr());
+  const std::string& kinds = original_.localsplus_kinds();
+  Emitter e(bc, kinds, guards_);
+  const Instruction& last = original_.at(r.last);
+  e.pos = last.position;
+  const std::size_t n = kinds.size();
+  e.current = r.entry_locals;
+  e.current.resize(n);
+  e.overwritten.assign(n, false);
+
+  // 1. The value stack at the break, loaded first: reads of the locals' entry values happen before
+  // any store. NULLs (of calls pending below the breaking instruction's inputs) cannot be passed
+  // to a resume function: they are left out here and pushed again by the resume function's
+  // prologue.
+  const int consumed = inputs_of(last);
+  const std::size_t depth_before = r.state.stack.size();
+  bool any_null = false;
+  for (const VarPtr& v : r.state.stack) {
+    any_null = any_null || v->kind() == Variable::Kind::kNull;
+  }
+  if (consumed < 0 && any_null) {
+    throw CodegenError(std::string("a graph break at ") + bytecode::opcode_info(last.opcode).name +
+                       " while a call is pending");
+  }
+  if (consumed > static_cast<int>(depth_before)) {
+    throw CodegenError("the breaking instruction takes more values than the stack holds");
+  }
+  const std::size_t keep = consumed < 0 ? depth_before : depth_before - static_cast<std::size_t>(consumed);
+  const std::vector<bool> kept_null = emit_state(e, r, keep);
 
   // 3. The breaking instructions, run for real, then a resume function per successor.
   const bytecode::OpcodeInfo& info = bytecode::opcode_info(last.opcode);

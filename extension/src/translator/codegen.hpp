@@ -48,6 +48,9 @@ class CodeGen {
 
   pybind11::object for_return(const SimulationResult& r);
   pybind11::object for_break(const SimulationResult& r);
+  // For a break where a resume function cannot be used (inside a loop or a try/with block): the
+  // state is rebuilt and the original's instructions continue from the break in this frame.
+  pybind11::object for_continuation(const SimulationResult& r);
   const std::vector<ResumeFunction>& resumes() const { return resumes_; }
 
   // The resume function of `original` resuming at instruction `index` with a stack of
@@ -58,6 +61,7 @@ class CodeGen {
 
  private:
   struct Emitter;
+  std::vector<bool> emit_state(Emitter& e, const SimulationResult& r, std::size_t keep);
 
   const bytecode::Bytecode& original_;
   pybind11::dict resume_cache_;

@@ -191,17 +191,23 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
       return capture::Translation::failed("graph break (" + where(co, result.lineno) + "): " +
                                           result.reason);
     }
+    bool in_place = inside_loop(code, result.last);
     for (std::size_t k = result.first; k <= result.last; ++k) {
-      if (code.at(k).handler) {
-        return capture::Translation::failed("graph break inside a try or with block (" +
-                                            where(co, result.lineno) + "): " + result.reason);
+      in_place = in_place || code.at(k).handler.has_value();
+    }
+    if (!in_place) {
+      try {
+        transformed = gen.for_break(result);
+      } catch (const CodegenError& e) {
+        in_place = true;  // e.g. a call pending below an instruction of unknown arity
+        record->breaks.back().reason += std::string(" (") + e.what() + ")";
       }
     }
-    if (inside_loop(code, result.last)) {
-      return capture::Translation::failed("graph break inside a loop (" + where(co, result.lineno) +
-                                          "): " + result.reason);
+    if (in_place) {
+      // Inside a loop or a try/with block: the rest of the frame runs as is, in this frame.
+      record->breaks.back().in_place = true;
+      transformed = gen.for_continuation(result);
     }
-    transformed = gen.for_break(result);
   } else {
     transformed = gen.for_return(result);
   }

@@ -20,6 +20,7 @@ struct BreakRecord {
   std::string filename;
   int lineno = -1;
   int offset = -1;  // byte offset of the breaking instruction in its code
+  bool in_place = false;  // the rest of the frame ran as is (no resume function)
 };
 
 // What one translation did (for explain() and SOT_LOG).

@@ -329,7 +329,7 @@ CONTAINER_CASES = [
     case(dict_get_keys, 1, breaks=11),
     case(dict_setitem_local, 1, breaks=4),
     case(dict_update_local, 1, breaks=4),
-    case(dict_items_loop, 1, breaks=5, fallbacks=1),
+    case(dict_items_loop, 1, breaks=5),
     case(dict_missing_key, 1, breaks=2),
     case(dict_merge, 1, breaks=5),
     case(dict_from_pairs, 1, breaks=2),
@@ -577,12 +577,12 @@ LOOP_CASES = [
     case(while_break_else, 10),
     case(while_break_else, 2),
     case(while_true_break, 7),
-    case(for_enumerate, (3, 4, 5), breaks=3, fallbacks=1),
-    case(for_zip, (1, 2), (3, 4), breaks=3, fallbacks=1),
+    case(for_enumerate, (3, 4, 5), breaks=3),
+    case(for_zip, (1, 2), (3, 4), breaks=3),
     case(for_nested_break, 5),
-    case(for_over_arg_list, [1, 2, 3], breaks=2, fallbacks=1),
+    case(for_over_arg_list, [1, 2, 3], breaks=2),
     case(for_with_print_after, 4, breaks=1),
-    case(for_reversed_dict_keys, 3, breaks=3, fallbacks=1),
+    case(for_reversed_dict_keys, 3, breaks=3),
     case(while_counts_down, 4),
 ]
 
@@ -831,17 +831,17 @@ def listcomp_shadowing(n):
 
 
 COMPREHENSION_CASES = [
-    case(listcomp_simple, 5, breaks=by_version(3, 0, 0), fallbacks=by_version(1, 0, 0)),
-    case(listcomp_filter, (1, 2, 3, 4, 5), breaks=by_version(3, 0, 0), fallbacks=by_version(1, 0, 0)),
-    case(listcomp_nested, 4, breaks=by_version(3, 0, 0), fallbacks=by_version(1, 0, 0)),
-    case(listcomp_over_arg_list, [1, 2], breaks=by_version(4, 2, 2), fallbacks=1),
-    case(dictcomp_simple, 4, breaks=by_version(4, 1, 1), fallbacks=1),
-    case(setcomp_simple, (1, 2, 3, 4), breaks=by_version(5, 1, 1), fallbacks=1),
+    case(listcomp_simple, 5, breaks=by_version(3, 0, 0)),
+    case(listcomp_filter, (1, 2, 3, 4, 5), breaks=by_version(3, 0, 0)),
+    case(listcomp_nested, 4, breaks=by_version(3, 0, 0)),
+    case(listcomp_over_arg_list, [1, 2], breaks=by_version(4, 2, 2)),
+    case(dictcomp_simple, 4, breaks=by_version(4, 1, 1)),
+    case(setcomp_simple, (1, 2, 3, 4), breaks=by_version(5, 1, 1)),
     case(genexp_tuple, 4, breaks=3),
     case(genexp_any_all, (1, 2, 3), breaks=6),
-    case(listcomp_uses_outer_local, 3, breaks=by_version(5, 0, 0), fallbacks=by_version(1, 0, 0)),
-    case(listcomp_with_print, 3, breaks=by_version(3, 1, 1), fallbacks=1),
-    case(listcomp_shadowing, 3, breaks=by_version(3, 0, 0), fallbacks=by_version(1, 0, 0)),
+    case(listcomp_uses_outer_local, 3, breaks=by_version(5, 0, 0)),
+    case(listcomp_with_print, 3, breaks=by_version(3, 1, 1)),
+    case(listcomp_shadowing, 3, breaks=by_version(3, 0, 0)),
 ]
 
 
@@ -933,8 +933,8 @@ EDGE_CASES = [
     case(walrus, (1, 2, 3)),
     case(walrus, ()),
     case(match_statement, (1, 2), breaks=2),
-    case(match_statement, 5, breaks=2, fallbacks=1),
-    case(match_statement, "s", breaks=2, fallbacks=1),
+    case(match_statement, 5, breaks=2),
+    case(match_statement, "s", breaks=2),
     case(fstring_self_documenting, 3),
 ]
 
@@ -1274,7 +1274,7 @@ MUTABLE_CASES = [
     case(mutable_to_global, 1, init={"g_saved": None}, breaks=4),
     case(mutable_local_to_callee, 1, breaks=5),
     case(mutable_local_into_arg, {}, 1, breaks=3),
-    case(mutable_grows_in_loop, 1, breaks=2, fallbacks=1),
+    case(mutable_grows_in_loop, 1, breaks=2),
     case(global_changed_by_callee, 7, init={"g_value": 1}, breaks=2),
     case(global_changed_twice, 7, init={"g_value": 1}, breaks=3),
     case(identity_of_computed_strings, 3, breaks=1),
