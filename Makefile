@@ -23,9 +23,16 @@ CPYTHON_ROUNDTRIP_MODULES := test_grammar test_scope test_exceptions test_genera
   test_patma test_listcomps
 CPYTHON_CAPTURE_MODULES := test_grammar test_scope test_generators test_exceptions test_with test_contextlib \
   test_sys_settrace test_threading test_frame test_funcattrs
+# Every frame of these CPython test modules translated: a few in `make test`, all of the issue's in
+# `make test-translate-all` (heavy).
+CPYTHON_TRANSLATE_MODULES := test_grammar test_scope test_with test_patma test_contextlib test_raise
+CPYTHON_TRANSLATE_ALL_MODULES := test_grammar test_scope test_generators test_exceptions test_with test_contextlib \
+  test_listcomps test_setcomps test_dictcomps test_genexps test_patma test_unpack test_unpack_ex test_extcall \
+  test_keywordonlyarg test_positional_only_arg test_class test_super test_property test_dataclasses test_functools \
+  test_itertools test_fstring test_named_expressions test_raise test_yield_from test_iter test_sort
 
 .PHONY: all deps configure build test test-cpp test-python test-python-extra test-kernel test-notebooks demo \
-        test-cpython bench fuzz test-fuzz-smoke doc-opcodes test-asan \
+        test-cpython test-translate-all bench fuzz test-fuzz-smoke doc-opcodes test-asan \
         kernelspec-install format format-check tidy clean
 
 all: build
@@ -79,6 +86,15 @@ test-cpython:
 	    $(CPYTHON_ROUNDTRIP_MODULES); \
 	  PYTHONPATH=$(CURDIR)/$(BUILD)/python PYTHONDONTWRITEBYTECODE=1 $$py tests/cpython/capture_roundtrip.py \
 	    $(CPYTHON_CAPTURE_MODULES); \
+	  PYTHONPATH=$(CURDIR)/$(BUILD)/python PYTHONDONTWRITEBYTECODE=1 $$py tests/cpython/translate_all.py \
+	    --min-pass 0.95 $(CPYTHON_TRANSLATE_MODULES); \
+	done
+
+# The issue's acceptance run: every frame of 28 CPython test modules translated, on every Python built.
+test-translate-all: build
+	@set -e; for py in $(PY) $(EXTRA_PYTHONS); do \
+	  PYTHONPATH=$(CURDIR)/$(BUILD)/python PYTHONDONTWRITEBYTECODE=1 $$py tests/cpython/translate_all.py \
+	    --min-pass 0.95 --min-transformed 0.70 $(CPYTHON_TRANSLATE_ALL_MODULES); \
 	done
 
 test-kernel: $(BUILD)/test-jupyter
@@ -148,6 +164,7 @@ test-asan: deps
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure
 	$(ASAN_ENV) $(PY) -m pytest -c tests/pytest.ini tests/python
 	$(ASAN_ENV) $(PY) tests/cpython/capture_roundtrip.py test_generators test_frame test_scope test_with
+	$(ASAN_ENV) $(PY) tests/cpython/translate_all.py test_scope test_with test_raise
 
 CXX_SOURCES = $(shell git ls-files '*.cpp' '*.hpp')
 

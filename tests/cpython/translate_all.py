@@ -9,8 +9,9 @@ own frame), and the most common fallback reasons.
     python tests/cpython/translate_all.py test_grammar test_scope ...
     python tests/cpython/translate_all.py --min-pass 0.95 --min-transformed 0.70 MODULE...
 
-Exit status 0 when no module crashes and the totals meet --min-pass (translated passes / baseline passes) and
---min-transformed (frames that ran transformed code / frames translated).
+Exit status 0 when no module crashes, no test fails translated that passes with the pass-through hook (but for
+the known differences in KNOWN, each with its reason), and the totals meet --min-pass (translated passes /
+baseline passes) and --min-transformed (frames translated that ran transformed code / frames translated).
 """
 
 import argparse
@@ -48,6 +49,7 @@ if mode == "translate":
         "ran_transformed": sum(s.get("translations", 0) + s.get("hits", 0) for s in stats),
         "ran_original": sum(s.get("fallbacks", 0) for s in stats),
         "breaks": sum(len(r["breaks"]) for r in records),
+        "in_place": sum(1 for r in records for b in r["breaks"] if b["in_place"]),
         "fallbacks": sum(1 for r in records if r["failure"]),
         "reasons": reasons.most_common(4),
         "declined": sum(declined.values()),
@@ -56,6 +58,14 @@ if mode == "translate":
     })
 print("RESULT " + json.dumps(out))
 '''
+
+
+# Differences that translation causes by nature (docs/translator.md, "Known differences"), with the reason.
+KNOWN = {
+    "test.test_exceptions.ExceptionTests.testSettingException": (
+        "checks tb_frame.f_back.f_code.co_name from an exception raised in __init__ after a graph break: f_back is "
+        "the transformed frame of __init__ that called its resume function"),
+}
 
 
 def main(argv):
@@ -69,11 +79,12 @@ def main(argv):
           f"{'breaks':>7} {'fallbacks':>9} {'declined':>8}")
     total = collections.Counter()
     reasons = collections.Counter()
+    unexpected = []
     for name in args.modules:
         base = run_child(CHILD, "pass", name, timeout=1200)
         tr = run_child(CHILD, "translate", name, timeout=1200)
         for key in ("run", "frames", "transformed", "ran_transformed", "ran_original", "breaks", "fallbacks",
-                    "declined"):
+                    "declined", "in_place"):
             total[key] += tr.get(key, 0)
         total["base_passed"] += base["passed"]
         total["passed"] += tr["passed"]
@@ -84,7 +95,11 @@ def main(argv):
         print(f"{name:24} {tr['run']:>5} {base['passed']:>9} {tr['passed']:>10} {tr['frames']:>7} "
               f"{tr['ran_transformed']:>8} {tr['breaks']:>7} {tr['fallbacks']:>9} {tr['declined']:>8}")
         for test in sorted(set(tr["failed"]) - set(base["failed"])):
-            print(f"{'':24} fails only translated: {test}")
+            if test in KNOWN:
+                print(f"{'':24} known difference: {test}: {KNOWN[test]}")
+            else:
+                print(f"{'':24} fails only translated: {test}")
+                unexpected.append(test)
     pass_ratio = total["passed"] / max(total["base_passed"], 1)
     frames_ratio = total["transformed"] / max(total["frames"], 1)
     print(f"{'total':24} {total['run']:>5} {total['base_passed']:>9} {total['passed']:>10} {total['frames']:>7} "
@@ -92,9 +107,13 @@ def main(argv):
     print(f"translated passes / baseline passes: {pass_ratio:.1%}; frames translated that run transformed code: "
           f"{frames_ratio:.1%}; translation: {total['seconds'] * 1e6 / max(total['instructions'], 1):.2f} us per "
           f"simulated instruction")
+    print(f"breaks: {total['breaks']}, of which {total['in_place']} continued in place (inside a loop or a try/with "
+          f"block: the rest of that frame ran as is) and {total['breaks'] - total['in_place']} resumed in a resume "
+          f"function")
     for reason, count in reasons.most_common(8):
         print(f"  fallback reason x{count}: {reason}")
-    return 0 if pass_ratio >= args.min_pass and frames_ratio >= args.min_transformed else 1
+    ok = not unexpected and pass_ratio >= args.min_pass and frames_ratio >= args.min_transformed
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

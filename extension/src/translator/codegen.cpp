@@ -907,9 +907,6 @@ py::object CodeGen::make_resume(const bytecode::Bytecode& original, std::size_t 
       }
       ins.arg = (a << 4) | b;
     }
-    if (ak == bytecode::ArgKind::kFree && is_op(ins, "MAKE_CELL")) {
-      continue;  // the cell comes in through the closure
-    }
     out.push_back(ins);
   }
   {

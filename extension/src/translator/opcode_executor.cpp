@@ -715,6 +715,25 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
     }
     return v;
   };
+  // Cell and free slots hold cells: the fast-local opcodes touch them only in 3.12's inlined
+  // comprehensions (saving and restoring a cell around MAKE_CELL) and in a resume function's
+  // prologue (storing the caller's cells); anything else with them runs for real.
+  const std::string& kinds = code_.localsplus_kinds();
+  auto cell_slot = [&](int index) {
+    return index >= 0 && static_cast<std::size_t>(index) < kinds.size() &&
+           (static_cast<unsigned char>(kinds[static_cast<std::size_t>(index)]) &
+            (bytecode::version::kFastCell | bytecode::version::kFastFree)) != 0;
+  };
+  const bool fast_op = op == Op::LOAD_FAST || op == Op::LOAD_FAST_CHECK ||
+                       op == Op::LOAD_FAST_AND_CLEAR || op == Op::STORE_FAST ||
+                       op == Op::DELETE_FAST;
+  const bool pair_op = op == Op::LOAD_FAST_LOAD_FAST || op == Op::STORE_FAST_LOAD_FAST ||
+                       op == Op::STORE_FAST_STORE_FAST;
+  if ((fast_op && cell_slot(ins.arg) &&
+       !(op == Op::STORE_FAST && pc_ < inputs_.resume_prologue_end)) ||
+      (pair_op && (cell_slot(ins.arg >> 4) || cell_slot(ins.arg & 15)))) {
+    graph_break("a fast-local access to a cell");
+  }
   auto store_local = [&](int index, VarPtr v) {
     if (index < 0 || static_cast<std::size_t>(index) >= locals_.size()) {
       fail("a local index out of range (malformed bytecode)");
@@ -723,9 +742,15 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
   };
   switch (op) {
     case Op::NOP:
-    case Op::RESUME:
-    case Op::MAKE_CELL:
     case Op::COPY_FREE_VARS:
+      return;
+    case Op::RESUME:
+      started_ = true;
+      return;
+    case Op::MAKE_CELL:
+      if (started_) {
+        graph_break("MAKE_CELL inside the body (an inlined comprehension's cell)");
+      }
       return;
     case Op::LOAD_FAST:
     case Op::LOAD_FAST_CHECK:

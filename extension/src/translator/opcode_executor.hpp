@@ -49,6 +49,9 @@ struct FrameInputs {
   PyObject* globals = nullptr;   // borrowed
   PyObject* builtins = nullptr;  // borrowed
   std::vector<pybind11::object> locals;  // the frame's localsplus values at entry (null = unbound)
+  // For a resume function: the index of its prologue's jump; its STORE_FASTs before it may fill
+  // cell slots with the caller's cells. 0 for other code.
+  std::size_t resume_prologue_end = 0;
 };
 
 // The opcodes (of this Python) the executor simulates; every other one is a graph break.
@@ -99,6 +102,7 @@ class OpcodeExecutor {
   std::size_t pc_ = 0;        // index of the instruction being simulated
   std::size_t next_ = 0;      // index of the next one
   std::size_t group_first_ = 0;  // KW_NAMES / PRECALL that belong to the coming CALL
+  bool started_ = false;         // past the code's first RESUME (its prefix)
   bool in_group_ = false;
   pybind11::object kwnames_;  // set by KW_NAMES for the next CALL
   std::vector<VarPtr> cleared_;  // input lists emptied by `del x[:]`

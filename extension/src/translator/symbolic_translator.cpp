@@ -138,6 +138,17 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
   }
   const auto code = bytecode::Bytecode::decode(reinterpret_cast<PyObject*>(co));
   record->instructions = code.size();
+  // 3.12+ inline comprehensions; one whose variable is a cell makes and restores that cell in the
+  // body (MAKE_CELL after RESUME), sharing the slot with an outer local of the same name.
+  bool started = false;
+  for (const bytecode::Instruction& ins : code.instructions()) {
+    const std::string name = bytecode::opcode_info(ins.opcode).name;
+    if (started && name == "MAKE_CELL") {
+      return capture::Translation::declined(
+          "an inlined comprehension whose variable is a cell (MAKE_CELL in the body)");
+    }
+    started = started || name == "RESUME";
+  }
 
   FrameInputs inputs;
   inputs.code = co;
@@ -152,6 +163,14 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
     return capture::Translation::declined("the frame's globals are not a dict");
   }
 
+  if (!resume_info(reinterpret_cast<PyObject*>(co)).is_none()) {
+    for (std::size_t k = 0; k < code.size(); ++k) {
+      if (bytecode::opcode_info(code.at(k).opcode).is_unconditional_jump()) {
+        inputs.resume_prologue_end = k;
+        break;
+      }
+    }
+  }
   GuardSet guards;
   OpcodeExecutor executor(code, inputs, &guards);
   SimulationResult result = executor.run();
