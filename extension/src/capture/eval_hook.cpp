@@ -249,7 +249,7 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   PyObject* chosen = nullptr;  // borrowed from the cache entry
   const auto started = std::chrono::steady_clock::now();
   std::string failures;  // every entry's failing guard
-  py::object locals;  // for Python guards, built on first need
+  py::object locals;     // for Python guards, built on first need
   for (const CacheEntry& entry : cache->entries) {
     if (entry.guard.is_none()) {
       chosen = entry.code.ptr();
@@ -329,7 +329,8 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   }
   ++cache->counters.translations;
   PyObject* new_code = answer.code.ptr();  // kept alive by the cache entry
-  cache->entries.push_back(CacheEntry{std::move(answer.code), std::move(answer.guard), std::move(tree)});
+  cache->entries.push_back(
+      CacheEntry{std::move(answer.code), std::move(answer.guard), std::move(tree)});
   std::uint64_t ran_new_entry = 0;  // translations already counts the entry
   return run(ts, f, throw_flag, new_code, cache, &ran_new_entry);
 }

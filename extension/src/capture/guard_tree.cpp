@@ -100,7 +100,8 @@ std::string buffer_text(PyObject* value) {
     PyErr_Clear();
     return repr_of(value);
   }
-  std::string s = "array format " + std::string(view.format != nullptr ? view.format : "?") + " shape (";
+  std::string s =
+      "array format " + std::string(view.format != nullptr ? view.format : "?") + " shape (";
   for (int d = 0; d < view.ndim; ++d) {
     s += (d > 0 ? ", " : "") + std::to_string(view.shape[d]);
   }
@@ -253,10 +254,10 @@ std::string GuardCheck::describe() const {
       std::string s = "array format " + format + " shape (";
       for (std::size_t d = 0; d < shape.size(); ++d) {
         const Py_ssize_t dim = shape[d];
-        s += (d > 0 ? ", " : "") +
-             (dim >= 0            ? std::to_string(dim)
-              : dim == kAnyDim ? std::string("?")
-                               : "s" + std::to_string(symbol_of(dim)) + ">=2");
+        s +=
+            (d > 0 ? ", " : "") + (dim >= 0         ? std::to_string(dim)
+                                   : dim == kAnyDim ? std::string("?")
+                                                    : "s" + std::to_string(symbol_of(dim)) + ">=2");
       }
       return s + (shape.size() == 1 ? ",)" : ")") + (contiguous ? " C-contiguous" : "");
     }

@@ -10,8 +10,8 @@ Translation RoundTripTranslator::translate(const FrameInfo& frame) {
   pybind11::object code = bytecode::roundtrip(reinterpret_cast<PyObject*>(frame.code));
   ++translated;
   if (keep_originals_) {
-    originals_.push_back(pybind11::reinterpret_borrow<pybind11::object>(
-        reinterpret_cast<PyObject*>(frame.code)));
+    originals_.push_back(
+        pybind11::reinterpret_borrow<pybind11::object>(reinterpret_cast<PyObject*>(frame.code)));
   }
   return Translation::translated(std::move(code), pybind11::none());
 }

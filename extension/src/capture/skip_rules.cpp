@@ -39,8 +39,7 @@ std::string SkipRules::reason_to_skip(PyCodeObject* code, PyObject* globals) con
     }
     return false;
   };
-  if (!generators &&
-      (code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) != 0) {
+  if (!generators && (code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) != 0) {
     return "generator or coroutine function (its generator's gi_code must stay the original code)";
   }
   if (!module.empty() && in(allow_modules)) {

@@ -15,7 +15,7 @@ struct SkipRules {
   std::vector<std::string> modules;        // "numpy" skips numpy and numpy.*
   std::vector<std::string> path_prefixes;  // co_filename prefixes
   std::vector<std::string>
-      allow_modules;             // captured even when a rule above would skip them (and submodules)
+      allow_modules;  // captured even when a rule above would skip them (and submodules)
   // Translate the frames that create generators and coroutines too. Off by default: from 3.12 a
   // generator's gi_code is its frame's code, so a replacement would be visible to user code.
   bool generators = false;

@@ -55,7 +55,8 @@ std::size_t prefix_end(const bytecode::Bytecode& bc) {
 }
 
 bool is_plain_local(unsigned char kind) {
-  return (kind & version::kFastLocal) != 0 && (kind & (version::kFastCell | version::kFastFree)) == 0;
+  return (kind & version::kFastLocal) != 0 &&
+         (kind & (version::kFastCell | version::kFastFree)) == 0;
 }
 
 bool is_cell_or_free(unsigned char kind) {
@@ -70,30 +71,83 @@ int inputs_of(const Instruction& ins) {
     const char* name;
     int count;
   };
-  static const Fixed fixed[] = {
-      {"BINARY_OP", 2}, {"COMPARE_OP", 2}, {"IS_OP", 2}, {"CONTAINS_OP", 2}, {"BINARY_SUBSCR", 2},
-      {"BINARY_SLICE", 3}, {"STORE_SUBSCR", 3}, {"DELETE_SUBSCR", 2}, {"STORE_SLICE", 4},
-      {"LOAD_ATTR", 1}, {"LOAD_METHOD", 1}, {"STORE_ATTR", 2}, {"DELETE_ATTR", 1},
-      {"UNARY_NEGATIVE", 1}, {"UNARY_POSITIVE", 1}, {"UNARY_NOT", 1}, {"UNARY_INVERT", 1},
-      {"TO_BOOL", 1}, {"GET_ITER", 1}, {"GET_LEN", 0}, {"FORMAT_SIMPLE", 1},
-      {"FORMAT_WITH_SPEC", 2}, {"CONVERT_VALUE", 1}, {"CALL_INTRINSIC_1", 1},
-      {"CALL_INTRINSIC_2", 2}, {"LIST_APPEND", 1}, {"SET_ADD", 1}, {"LIST_EXTEND", 1},
-      {"SET_UPDATE", 1}, {"DICT_UPDATE", 1}, {"DICT_MERGE", 1}, {"MAP_ADD", 2},
-      {"UNPACK_SEQUENCE", 1}, {"UNPACK_EX", 1}, {"STORE_GLOBAL", 1}, {"STORE_DEREF", 1},
-      {"STORE_NAME", 1}, {"LOAD_GLOBAL", 0}, {"LOAD_DEREF", 0}, {"LOAD_CLOSURE", 0},
-      {"LOAD_NAME", 0}, {"LOAD_CONST", 0}, {"LOAD_FAST", 0}, {"LOAD_FAST_CHECK", 0},
-      {"DELETE_FAST", 0}, {"DELETE_DEREF", 0}, {"DELETE_GLOBAL", 0}, {"DELETE_NAME", 0},
-      {"LOAD_ASSERTION_ERROR", 0}, {"LOAD_BUILD_CLASS", 0}, {"IMPORT_NAME", 2},
-      {"IMPORT_FROM", 0}, {"POP_JUMP_IF_TRUE", 1}, {"POP_JUMP_IF_FALSE", 1},
-      {"POP_JUMP_IF_NONE", 1}, {"POP_JUMP_IF_NOT_NONE", 1}, {"POP_JUMP_FORWARD_IF_TRUE", 1},
-      {"POP_JUMP_FORWARD_IF_FALSE", 1}, {"POP_JUMP_FORWARD_IF_NONE", 1},
-      {"POP_JUMP_FORWARD_IF_NOT_NONE", 1}, {"POP_JUMP_BACKWARD_IF_TRUE", 1},
-      {"POP_JUMP_BACKWARD_IF_FALSE", 1}, {"POP_JUMP_BACKWARD_IF_NONE", 1},
-      {"POP_JUMP_BACKWARD_IF_NOT_NONE", 1}, {"JUMP_IF_TRUE_OR_POP", 1},
-      {"JUMP_IF_FALSE_OR_POP", 1}, {"FOR_ITER", 1}, {"RETURN_VALUE", 1}, {"RETURN_CONST", 0},
-      {"SET_FUNCTION_ATTRIBUTE", 2}, {"BEFORE_WITH", 1}, {"GET_YIELD_FROM_ITER", 1},
-      {"LOAD_FROM_DICT_OR_DEREF", 1}, {"LOAD_FROM_DICT_OR_GLOBALS", 1}, {"PRINT_EXPR", 1},
-      {"POP_TOP", 1}, {"NOP", 0}};
+  static const Fixed fixed[] = {{"BINARY_OP", 2},
+                                {"COMPARE_OP", 2},
+                                {"IS_OP", 2},
+                                {"CONTAINS_OP", 2},
+                                {"BINARY_SUBSCR", 2},
+                                {"BINARY_SLICE", 3},
+                                {"STORE_SUBSCR", 3},
+                                {"DELETE_SUBSCR", 2},
+                                {"STORE_SLICE", 4},
+                                {"LOAD_ATTR", 1},
+                                {"LOAD_METHOD", 1},
+                                {"STORE_ATTR", 2},
+                                {"DELETE_ATTR", 1},
+                                {"UNARY_NEGATIVE", 1},
+                                {"UNARY_POSITIVE", 1},
+                                {"UNARY_NOT", 1},
+                                {"UNARY_INVERT", 1},
+                                {"TO_BOOL", 1},
+                                {"GET_ITER", 1},
+                                {"GET_LEN", 0},
+                                {"FORMAT_SIMPLE", 1},
+                                {"FORMAT_WITH_SPEC", 2},
+                                {"CONVERT_VALUE", 1},
+                                {"CALL_INTRINSIC_1", 1},
+                                {"CALL_INTRINSIC_2", 2},
+                                {"LIST_APPEND", 1},
+                                {"SET_ADD", 1},
+                                {"LIST_EXTEND", 1},
+                                {"SET_UPDATE", 1},
+                                {"DICT_UPDATE", 1},
+                                {"DICT_MERGE", 1},
+                                {"MAP_ADD", 2},
+                                {"UNPACK_SEQUENCE", 1},
+                                {"UNPACK_EX", 1},
+                                {"STORE_GLOBAL", 1},
+                                {"STORE_DEREF", 1},
+                                {"STORE_NAME", 1},
+                                {"LOAD_GLOBAL", 0},
+                                {"LOAD_DEREF", 0},
+                                {"LOAD_CLOSURE", 0},
+                                {"LOAD_NAME", 0},
+                                {"LOAD_CONST", 0},
+                                {"LOAD_FAST", 0},
+                                {"LOAD_FAST_CHECK", 0},
+                                {"DELETE_FAST", 0},
+                                {"DELETE_DEREF", 0},
+                                {"DELETE_GLOBAL", 0},
+                                {"DELETE_NAME", 0},
+                                {"LOAD_ASSERTION_ERROR", 0},
+                                {"LOAD_BUILD_CLASS", 0},
+                                {"IMPORT_NAME", 2},
+                                {"IMPORT_FROM", 0},
+                                {"POP_JUMP_IF_TRUE", 1},
+                                {"POP_JUMP_IF_FALSE", 1},
+                                {"POP_JUMP_IF_NONE", 1},
+                                {"POP_JUMP_IF_NOT_NONE", 1},
+                                {"POP_JUMP_FORWARD_IF_TRUE", 1},
+                                {"POP_JUMP_FORWARD_IF_FALSE", 1},
+                                {"POP_JUMP_FORWARD_IF_NONE", 1},
+                                {"POP_JUMP_FORWARD_IF_NOT_NONE", 1},
+                                {"POP_JUMP_BACKWARD_IF_TRUE", 1},
+                                {"POP_JUMP_BACKWARD_IF_FALSE", 1},
+                                {"POP_JUMP_BACKWARD_IF_NONE", 1},
+                                {"POP_JUMP_BACKWARD_IF_NOT_NONE", 1},
+                                {"JUMP_IF_TRUE_OR_POP", 1},
+                                {"JUMP_IF_FALSE_OR_POP", 1},
+                                {"FOR_ITER", 1},
+                                {"RETURN_VALUE", 1},
+                                {"RETURN_CONST", 0},
+                                {"SET_FUNCTION_ATTRIBUTE", 2},
+                                {"BEFORE_WITH", 1},
+                                {"GET_YIELD_FROM_ITER", 1},
+                                {"LOAD_FROM_DICT_OR_DEREF", 1},
+                                {"LOAD_FROM_DICT_OR_GLOBALS", 1},
+                                {"PRINT_EXPR", 1},
+                                {"POP_TOP", 1},
+                                {"NOP", 0}};
   for (const Fixed& f : fixed) {
     if (name == f.name) {
       return f.count;
@@ -146,10 +200,10 @@ struct CodeGen::Emitter {
   GuardSet* guards;
   bytecode::Position pos;
   std::vector<Instruction> out;
-  std::vector<long> labels;                         // label -> index in out (-1: not placed)
-  std::vector<std::pair<std::size_t, int>> jumps;   // (index in out, label)
-  std::vector<VarPtr> current;      // what each local holds at this point of the generated code
-  std::vector<bool> overwritten;    // stored by the generated code (no longer the entry value)
+  std::vector<long> labels;                        // label -> index in out (-1: not placed)
+  std::vector<std::pair<std::size_t, int>> jumps;  // (index in out, label)
+  std::vector<VarPtr> current;    // what each local holds at this point of the generated code
+  std::vector<bool> overwritten;  // stored by the generated code (no longer the entry value)
   std::map<const Variable*, int> built;  // mutable containers built so far -> local holding it
 
   Emitter(bytecode::Bytecode& target, const std::string& k, GuardSet* g)
@@ -243,8 +297,8 @@ struct CodeGen::Emitter {
   // is loaded out of a one-item list constant instead (lists are not interned into).
   void load_constant_keeping_identity(const py::object& value) {
     PyObject* v = value.ptr();
-    bool identifier_like = PyUnicode_CheckExact(v) && PyUnicode_CHECK_INTERNED(v) == 0 &&
-                           PyUnicode_IS_ASCII(v) != 0;
+    bool identifier_like =
+        PyUnicode_CheckExact(v) && PyUnicode_CHECK_INTERNED(v) == 0 && PyUnicode_IS_ASCII(v) != 0;
     if (identifier_like) {
       const char* text = PyUnicode_AsUTF8(v);
       for (const char* c = text; identifier_like && c != nullptr && *c != '\0'; ++c) {
@@ -379,10 +433,12 @@ struct CodeGen::Emitter {
         return;
       case Variable::Kind::kIter:
         if (v->value().is_none()) {
-          for (std::size_t i = static_cast<std::size_t>(v->position()); i < v->items().size(); ++i) {
+          for (std::size_t i = static_cast<std::size_t>(v->position()); i < v->items().size();
+               ++i) {
             load(v->items()[i]);
           }
-          emit("BUILD_TUPLE", static_cast<int>(v->items().size() - static_cast<std::size_t>(v->position())));
+          emit("BUILD_TUPLE",
+               static_cast<int>(v->items().size() - static_cast<std::size_t>(v->position())));
         } else {
           const py::object rest = v->value()[py::slice(v->position(), PY_SSIZE_T_MAX, 1)];
           load_const(rest);
@@ -425,7 +481,8 @@ std::vector<Instruction> prefix_of(const bytecode::Bytecode& bc) {
 }  // namespace
 
 py::object CodeGen::for_return(const SimulationResult& r) {
-  bytecode::Bytecode bc = bytecode::Bytecode::from_instructions(prefix_of(original_), original_.template_code().ptr());
+  bytecode::Bytecode bc =
+      bytecode::Bytecode::from_instructions(prefix_of(original_), original_.template_code().ptr());
   Emitter e(bc, original_.localsplus_kinds(), guards_);
   e.pos = original_.at(r.last).position;
   e.current = r.entry_locals;
@@ -544,7 +601,8 @@ py::object CodeGen::for_continuation(const SimulationResult& r) {
 }
 
 py::object CodeGen::for_break(const SimulationResult& r) {
-  bytecode::Bytecode bc = bytecode::Bytecode::from_instructions(prefix_of(original_), original_.template_code().ptr());
+  bytecode::Bytecode bc =
+      bytecode::Bytecode::from_instructions(prefix_of(original_), original_.template_code().ptr());
   const std::string& kinds = original_.localsplus_kinds();
   Emitter e(bc, kinds, guards_);
   const Instruction& last = original_.at(r.last);
@@ -571,7 +629,8 @@ py::object CodeGen::for_break(const SimulationResult& r) {
   if (consumed > static_cast<int>(depth_before)) {
     throw CodegenError("the breaking instruction takes more values than the stack holds");
   }
-  const std::size_t keep = consumed < 0 ? depth_before : depth_before - static_cast<std::size_t>(consumed);
+  const std::size_t keep =
+      consumed < 0 ? depth_before : depth_before - static_cast<std::size_t>(consumed);
   const std::vector<bool> kept_null = emit_state(e, r, keep);
 
   // 3. The breaking instructions, run for real, then a resume function per successor.
@@ -643,8 +702,8 @@ py::object CodeGen::for_break(const SimulationResult& r) {
         ++values;
       }
     }
-    const py::tuple key = py::make_tuple(index, nulls.size(), py::tuple(null_slots),
-                                         py::tuple(py::cast(live)));
+    const py::tuple key =
+        py::make_tuple(index, nulls.size(), py::tuple(null_slots), py::tuple(py::cast(live)));
     py::object code;
     if (resume_cache_.contains(key)) {
       code = resume_cache_[key];
@@ -711,21 +770,21 @@ py::object CodeGen::for_break(const SimulationResult& r) {
     e.emit("RETURN_VALUE");
     e.place(strip);
     const std::size_t handler_first = e.out.size();
-    e.emit("PUSH_EXC_INFO");                                            // prev, exc
-    e.emit("COPY", 1);                                                  // prev, exc, exc
+    e.emit("PUSH_EXC_INFO");  // prev, exc
+    e.emit("COPY", 1);        // prev, exc, exc
     e.emit("LOAD_ATTR", e.bc.add_name("__traceback__") << version::kLoadAttrNameShift);
     e.emit("LOAD_ATTR", e.bc.add_name("tb_next") << version::kLoadAttrNameShift);
-    e.emit("COPY", 1);                                                  // prev, exc, next, next
-    e.emit_jump_op("POP_JUMP_IF_NONE", keep_tb);                        // prev, exc, next
-    e.emit("COPY", 2);                                                  // prev, exc, next, exc
-    e.emit("STORE_ATTR", e.bc.add_name("__traceback__"));               // prev, exc
+    e.emit("COPY", 1);                                     // prev, exc, next, next
+    e.emit_jump_op("POP_JUMP_IF_NONE", keep_tb);           // prev, exc, next
+    e.emit("COPY", 2);                                     // prev, exc, next, exc
+    e.emit("STORE_ATTR", e.bc.add_name("__traceback__"));  // prev, exc
     e.emit_jump_op("JUMP_FORWARD", reraise);
     e.place(keep_tb);
-    e.emit("POP_TOP");                                                  // prev, exc
+    e.emit("POP_TOP");  // prev, exc
     e.place(reraise);
     e.emit("RERAISE", 0);
     e.cover(handler_first, cleanup, 1, true);
-    e.place(cleanup);                                                   // prev, lasti, exc
+    e.place(cleanup);  // prev, lasti, exc
     e.emit("COPY", 3);
     e.emit("POP_EXCEPT");
     e.emit("RERAISE", 1);
@@ -915,10 +974,12 @@ py::object CodeGen::make_resume(const bytecode::Bytecode& original, std::size_t 
     ins.opcode = opcode("LOAD_CONST");
     ins.position = target.position;
   }
-  bytecode::Bytecode bc = bytecode::Bytecode::from_instructions(std::move(out), original.template_code().ptr());
+  bytecode::Bytecode bc =
+      bytecode::Bytecode::from_instructions(std::move(out), original.template_code().ptr());
   bc.set_localsplus(new_names, new_kinds);
   {
-    const int k = bc.add_const(py::reinterpret_steal<py::object>(PySlice_New(nullptr, nullptr, nullptr)));
+    const int k =
+        bc.add_const(py::reinterpret_steal<py::object>(PySlice_New(nullptr, nullptr, nullptr)));
     Instruction ins = bc.at(clear_at);
     ins.arg = k;
     bc.replace(clear_at, ins);

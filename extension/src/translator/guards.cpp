@@ -25,10 +25,10 @@ capture::GuardNode* GuardSet::node(const Tracker& t) {
     }
     case Tracker::Kind::kItem: {
       capture::GuardNode* base = node(t.base->tracker());
-      return base == nullptr ? nullptr
-                             : base->child(Access::kItem, -1, t.key,
-                                           base->path + "[" + py::repr(t.key).cast<std::string>() +
-                                               "]");
+      return base == nullptr
+                 ? nullptr
+                 : base->child(Access::kItem, -1, t.key,
+                               base->path + "[" + py::repr(t.key).cast<std::string>() + "]");
     }
     case Tracker::Kind::kCreated:
       return nullptr;
@@ -75,7 +75,8 @@ void GuardSet::identity(const VarPtr& v) {
 void GuardSet::type(const VarPtr& v) {
   capture::GuardCheck c;
   c.kind = capture::GuardCheck::Kind::kType;
-  c.expected = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(v->value().ptr())));
+  c.expected =
+      py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(v->value().ptr())));
   const std::string what = c.describe();
   add(v, std::move(c), what);
 }

@@ -16,76 +16,76 @@ namespace sot::translator {
 namespace {
 
 // The opcodes the executor knows, by name (numbers differ between versions).
-#define SOT_SIMULATED_OPS(X)                                                                      \
-  X(NOP)                                                                                          \
-  X(RESUME)                                                                                       \
-  X(MAKE_CELL)                                                                                    \
-  X(COPY_FREE_VARS)                                                                               \
-  X(LOAD_FAST)                                                                                    \
-  X(LOAD_FAST_CHECK)                                                                              \
-  X(LOAD_FAST_AND_CLEAR)                                                                          \
-  X(LOAD_FAST_LOAD_FAST)                                                                          \
-  X(STORE_FAST)                                                                                   \
-  X(STORE_FAST_LOAD_FAST)                                                                         \
-  X(STORE_FAST_STORE_FAST)                                                                        \
-  X(DELETE_FAST)                                                                                  \
-  X(LOAD_CONST)                                                                                   \
-  X(RETURN_VALUE)                                                                                 \
-  X(RETURN_CONST)                                                                                 \
-  X(POP_TOP)                                                                                      \
-  X(PUSH_NULL)                                                                                    \
-  X(COPY)                                                                                         \
-  X(SWAP)                                                                                         \
-  X(LOAD_GLOBAL)                                                                                  \
-  X(LOAD_ATTR)                                                                                    \
-  X(LOAD_METHOD)                                                                                  \
-  X(BINARY_OP)                                                                                    \
-  X(COMPARE_OP)                                                                                   \
-  X(IS_OP)                                                                                        \
-  X(CONTAINS_OP)                                                                                  \
-  X(UNARY_NEGATIVE)                                                                               \
-  X(UNARY_POSITIVE)                                                                               \
-  X(UNARY_NOT)                                                                                    \
-  X(UNARY_INVERT)                                                                                 \
-  X(TO_BOOL)                                                                                      \
-  X(BUILD_TUPLE)                                                                                  \
-  X(BUILD_LIST)                                                                                   \
-  X(LIST_APPEND)                                                                                  \
-  X(LIST_EXTEND)                                                                                  \
-  X(LIST_TO_TUPLE)                                                                                \
-  X(BUILD_SLICE)                                                                                  \
-  X(BINARY_SUBSCR)                                                                                \
-  X(BINARY_SLICE)                                                                                 \
-  X(FORMAT_VALUE)                                                                                 \
-  X(FORMAT_SIMPLE)                                                                                \
-  X(FORMAT_WITH_SPEC)                                                                             \
-  X(CONVERT_VALUE)                                                                                \
-  X(BUILD_STRING)                                                                                 \
-  X(POP_JUMP_IF_TRUE)                                                                             \
-  X(POP_JUMP_IF_FALSE)                                                                            \
-  X(POP_JUMP_IF_NONE)                                                                             \
-  X(POP_JUMP_IF_NOT_NONE)                                                                         \
-  X(POP_JUMP_FORWARD_IF_TRUE)                                                                     \
-  X(POP_JUMP_FORWARD_IF_FALSE)                                                                    \
-  X(POP_JUMP_FORWARD_IF_NONE)                                                                     \
-  X(POP_JUMP_FORWARD_IF_NOT_NONE)                                                                 \
-  X(POP_JUMP_BACKWARD_IF_TRUE)                                                                    \
-  X(POP_JUMP_BACKWARD_IF_FALSE)                                                                   \
-  X(POP_JUMP_BACKWARD_IF_NONE)                                                                    \
-  X(POP_JUMP_BACKWARD_IF_NOT_NONE)                                                                \
-  X(JUMP_IF_TRUE_OR_POP)                                                                          \
-  X(JUMP_IF_FALSE_OR_POP)                                                                         \
-  X(JUMP_FORWARD)                                                                                 \
-  X(JUMP_BACKWARD)                                                                                \
-  X(JUMP_BACKWARD_NO_INTERRUPT)                                                                   \
-  X(GET_ITER)                                                                                     \
-  X(FOR_ITER)                                                                                     \
-  X(END_FOR)                                                                                      \
-  X(UNPACK_SEQUENCE)                                                                              \
-  X(DELETE_SUBSCR)                                                                                \
-  X(CALL_INTRINSIC_1)                                                                              \
-  X(KW_NAMES)                                                                                     \
-  X(PRECALL)                                                                                      \
+#define SOT_SIMULATED_OPS(X)       \
+  X(NOP)                           \
+  X(RESUME)                        \
+  X(MAKE_CELL)                     \
+  X(COPY_FREE_VARS)                \
+  X(LOAD_FAST)                     \
+  X(LOAD_FAST_CHECK)               \
+  X(LOAD_FAST_AND_CLEAR)           \
+  X(LOAD_FAST_LOAD_FAST)           \
+  X(STORE_FAST)                    \
+  X(STORE_FAST_LOAD_FAST)          \
+  X(STORE_FAST_STORE_FAST)         \
+  X(DELETE_FAST)                   \
+  X(LOAD_CONST)                    \
+  X(RETURN_VALUE)                  \
+  X(RETURN_CONST)                  \
+  X(POP_TOP)                       \
+  X(PUSH_NULL)                     \
+  X(COPY)                          \
+  X(SWAP)                          \
+  X(LOAD_GLOBAL)                   \
+  X(LOAD_ATTR)                     \
+  X(LOAD_METHOD)                   \
+  X(BINARY_OP)                     \
+  X(COMPARE_OP)                    \
+  X(IS_OP)                         \
+  X(CONTAINS_OP)                   \
+  X(UNARY_NEGATIVE)                \
+  X(UNARY_POSITIVE)                \
+  X(UNARY_NOT)                     \
+  X(UNARY_INVERT)                  \
+  X(TO_BOOL)                       \
+  X(BUILD_TUPLE)                   \
+  X(BUILD_LIST)                    \
+  X(LIST_APPEND)                   \
+  X(LIST_EXTEND)                   \
+  X(LIST_TO_TUPLE)                 \
+  X(BUILD_SLICE)                   \
+  X(BINARY_SUBSCR)                 \
+  X(BINARY_SLICE)                  \
+  X(FORMAT_VALUE)                  \
+  X(FORMAT_SIMPLE)                 \
+  X(FORMAT_WITH_SPEC)              \
+  X(CONVERT_VALUE)                 \
+  X(BUILD_STRING)                  \
+  X(POP_JUMP_IF_TRUE)              \
+  X(POP_JUMP_IF_FALSE)             \
+  X(POP_JUMP_IF_NONE)              \
+  X(POP_JUMP_IF_NOT_NONE)          \
+  X(POP_JUMP_FORWARD_IF_TRUE)      \
+  X(POP_JUMP_FORWARD_IF_FALSE)     \
+  X(POP_JUMP_FORWARD_IF_NONE)      \
+  X(POP_JUMP_FORWARD_IF_NOT_NONE)  \
+  X(POP_JUMP_BACKWARD_IF_TRUE)     \
+  X(POP_JUMP_BACKWARD_IF_FALSE)    \
+  X(POP_JUMP_BACKWARD_IF_NONE)     \
+  X(POP_JUMP_BACKWARD_IF_NOT_NONE) \
+  X(JUMP_IF_TRUE_OR_POP)           \
+  X(JUMP_IF_FALSE_OR_POP)          \
+  X(JUMP_FORWARD)                  \
+  X(JUMP_BACKWARD)                 \
+  X(JUMP_BACKWARD_NO_INTERRUPT)    \
+  X(GET_ITER)                      \
+  X(FOR_ITER)                      \
+  X(END_FOR)                       \
+  X(UNPACK_SEQUENCE)               \
+  X(DELETE_SUBSCR)                 \
+  X(CALL_INTRINSIC_1)              \
+  X(KW_NAMES)                      \
+  X(PRECALL)                       \
   X(CALL)
 
 enum class Op : std::uint8_t {
@@ -99,9 +99,9 @@ const std::array<Op, 256>& op_table() {
   static const std::array<Op, 256> table = [] {
     std::array<Op, 256> t{};
     t.fill(Op::kUnknown);
-#define SOT_FILL(name)                                     \
+#define SOT_FILL(name)                                               \
   if (const int code = bytecode::opcode_by_name(#name); code >= 0) { \
-    t[static_cast<std::size_t>(code)] = Op::name;                 \
+    t[static_cast<std::size_t>(code)] = Op::name;                    \
   }
     SOT_SIMULATED_OPS(SOT_FILL)
 #undef SOT_FILL
@@ -156,9 +156,9 @@ bool too_big(int op, const py::object& a, const py::object& b) {
     if (PySequence_Check(seq.ptr()) != 0 && PyLong_CheckExact(count.ptr())) {
       const Py_ssize_t len = PyObject_Length(seq.ptr());
       PyErr_Clear();
-      return !as_long(count, &n) || (n > 0 && len > 0 &&
-                                       static_cast<std::size_t>(n) >
-                                           kMaxFoldedLength / static_cast<std::size_t>(len));
+      return !as_long(count, &n) ||
+             (n > 0 && len > 0 &&
+              static_cast<std::size_t>(n) > kMaxFoldedLength / static_cast<std::size_t>(len));
     }
   }
   return false;
@@ -166,26 +166,40 @@ bool too_big(int op, const py::object& a, const py::object& b) {
 
 PyObject* binary_number_op(int op, PyObject* a, PyObject* b) {
   switch (op % 13) {
-    case 0: return PyNumber_Add(a, b);
-    case 1: return PyNumber_And(a, b);
-    case 2: return PyNumber_FloorDivide(a, b);
-    case 3: return PyNumber_Lshift(a, b);
-    case 4: return PyNumber_MatrixMultiply(a, b);
-    case 5: return PyNumber_Multiply(a, b);
-    case 6: return PyNumber_Remainder(a, b);
-    case 7: return PyNumber_Or(a, b);
-    case 8: return PyNumber_Power(a, b, Py_None);
-    case 9: return PyNumber_Rshift(a, b);
-    case 10: return PyNumber_Subtract(a, b);
-    case 11: return PyNumber_TrueDivide(a, b);
-    case 12: return PyNumber_Xor(a, b);
-    default: return nullptr;
+    case 0:
+      return PyNumber_Add(a, b);
+    case 1:
+      return PyNumber_And(a, b);
+    case 2:
+      return PyNumber_FloorDivide(a, b);
+    case 3:
+      return PyNumber_Lshift(a, b);
+    case 4:
+      return PyNumber_MatrixMultiply(a, b);
+    case 5:
+      return PyNumber_Multiply(a, b);
+    case 6:
+      return PyNumber_Remainder(a, b);
+    case 7:
+      return PyNumber_Or(a, b);
+    case 8:
+      return PyNumber_Power(a, b, Py_None);
+    case 9:
+      return PyNumber_Rshift(a, b);
+    case 10:
+      return PyNumber_Subtract(a, b);
+    case 11:
+      return PyNumber_TrueDivide(a, b);
+    case 12:
+      return PyNumber_Xor(a, b);
+    default:
+      return nullptr;
   }
 }
 
 const char* binary_op_symbol(int op) {
-  static const std::array<const char*, 13> symbols = {"+", "&", "//", "<<", "@", "*", "%",
-                                                      "|", "**", ">>", "-", "/", "^"};
+  static const std::array<const char*, 13> symbols = {"+", "&",  "//", "<<", "@", "*", "%",
+                                                      "|", "**", ">>", "-",  "/", "^"};
   return op >= 0 && op < 26 ? symbols[static_cast<std::size_t>(op % 13)] : "?";
 }
 
@@ -296,6 +310,17 @@ void OpcodeExecutor::push(VarPtr v) {
   stack_.push_back(std::move(v));
 }
 
+void OpcodeExecutor::push_callable(VarPtr v, bool with_null) {
+  // The NULL of a call goes below the callable on 3.11 and 3.12, above it on 3.13.
+  if (with_null && bytecode::version::kNullBeforeCallable) {
+    push(Variable::null());
+  }
+  push(std::move(v));
+  if (with_null && !bytecode::version::kNullBeforeCallable) {
+    push(Variable::null());
+  }
+}
+
 void OpcodeExecutor::jump_to(int target_id) {
   next_ = code_.index_of(target_id);
 }
@@ -375,8 +400,8 @@ VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
     return Variable::from_input(value, std::move(t));
   }
   if (base->is_mutable_created()) {
-    static const char* const kListMethods[] = {"append", "extend", "pop", "insert", "reverse",
-                                               "index", "count", "copy", "clear"};
+    static const char* const kListMethods[] = {"append", "extend", "pop",  "insert", "reverse",
+                                               "index",  "count",  "copy", "clear"};
     const std::string n = name_of(name);
     for (const char* m : kListMethods) {
       if (n == m) {
@@ -412,8 +437,8 @@ void OpcodeExecutor::binary_op(int op) {
   constexpr int kAdd = 0;
   constexpr int kInplaceAdd = 13;
   const bool tuples = a->kind() == Variable::Kind::kTuple && b->kind() == Variable::Kind::kTuple;
-  const bool new_lists = a->kind() == Variable::Kind::kList && b->kind() == Variable::Kind::kList &&
-                         op == kAdd;
+  const bool new_lists =
+      a->kind() == Variable::Kind::kList && b->kind() == Variable::Kind::kList && op == kAdd;
   if ((tuples && (op == kAdd || op == kInplaceAdd)) || new_lists) {
     // Concatenation makes a new container of the same item Variables.
     std::vector<VarPtr> items = a->items();
@@ -425,21 +450,26 @@ void OpcodeExecutor::binary_op(int op) {
   }
   if (!(a->is_const() && b->is_const())) {
     // Containers built inside of constants fold like constants (a % (x, y), (1, 2) + t).
-    const py::object av = (a->is_const() || a->kind() == Variable::Kind::kTuple) ? constant_value(a) : py::object();
-    const py::object bv = (av && (b->is_const() || b->kind() == Variable::Kind::kTuple)) ? constant_value(b) : py::object();
+    const py::object av =
+        (a->is_const() || a->kind() == Variable::Kind::kTuple) ? constant_value(a) : py::object();
+    const py::object bv = (av && (b->is_const() || b->kind() == Variable::Kind::kTuple))
+                              ? constant_value(b)
+                              : py::object();
     if (av && bv) {
       if (too_big(op, av, bv)) {
-        graph_break(std::string("the result of ") + binary_op_symbol(op) + " would be too large to fold");
+        graph_break(std::string("the result of ") + binary_op_symbol(op) +
+                    " would be too large to fold");
       }
       PyObject* r = binary_number_op(op, av.ptr(), bv.ptr());
       if (r == nullptr) {
         PyErr_Clear();
-        graph_break(std::string("operator ") + binary_op_symbol(op) + " raises on " + a->describe() +
-                    " and " + b->describe());
+        graph_break(std::string("operator ") + binary_op_symbol(op) + " raises on " +
+                    a->describe() + " and " + b->describe());
       }
       VarPtr v = make_result(py::reinterpret_steal<py::object>(r));
       if (!v) {
-        graph_break(std::string("operator ") + binary_op_symbol(op) + " made a value it does not model");
+        graph_break(std::string("operator ") + binary_op_symbol(op) +
+                    " made a value it does not model");
       }
       pop();
       pop();
@@ -449,7 +479,8 @@ void OpcodeExecutor::binary_op(int op) {
   }
   if (a->is_const() && b->is_const()) {
     if (too_big(op, a->value(), b->value())) {
-      graph_break(std::string("the result of ") + binary_op_symbol(op) + " would be too large to fold");
+      graph_break(std::string("the result of ") + binary_op_symbol(op) +
+                  " would be too large to fold");
     }
     PyObject* r = binary_number_op(op, a->value().ptr(), b->value().ptr());
     if (r == nullptr) {
@@ -460,7 +491,8 @@ void OpcodeExecutor::binary_op(int op) {
     const auto result = py::reinterpret_steal<py::object>(r);
     VarPtr v = make_result(result);
     if (!v) {
-      graph_break(std::string("operator ") + binary_op_symbol(op) + " made a value it does not model");
+      graph_break(std::string("operator ") + binary_op_symbol(op) +
+                  " made a value it does not model");
     }
     guards_->value(a);
     guards_->value(b);
@@ -472,6 +504,34 @@ void OpcodeExecutor::binary_op(int op) {
   // Tuples and lists built inside, with + and *: new containers of the same items.
   graph_break(std::string("operator ") + binary_op_symbol(op) + " on " + a->describe() + " and " +
               b->describe());
+}
+
+void OpcodeExecutor::list_to_tuple() {
+  VarPtr list = peek(1);
+  if (list->kind() != Variable::Kind::kList || list->tracker().is_input()) {
+    graph_break("tuple() of " + list->describe());
+  }
+  pop();
+  push(Variable::tuple(list->items()));
+}
+
+void OpcodeExecutor::unary(PyObject* (*operation)(PyObject*)) {
+  const VarPtr& a = peek(1);
+  if (!a->is_const()) {
+    graph_break("a unary operator on " + a->describe());
+  }
+  PyObject* r = operation(a->value().ptr());
+  if (r == nullptr) {
+    PyErr_Clear();
+    graph_break("a unary operator raises on " + a->describe());
+  }
+  VarPtr v = make_result(py::reinterpret_steal<py::object>(r));
+  if (!v) {
+    graph_break("a unary operator made a value it does not model");
+  }
+  guards_->value(a);
+  pop();
+  push(std::move(v));
 }
 
 void OpcodeExecutor::compare_op(int op) {
@@ -591,7 +651,8 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames) {
       checked.append(v);
     }
   }
-  if (pure != nullptr ? !pure->accepts(values, nkw) : (nkw > 0 || !PureFunction{}.accepts(checked, 0))) {
+  if (pure != nullptr ? !pure->accepts(values, nkw)
+                      : (nkw > 0 || !PureFunction{}.accepts(checked, 0))) {
     graph_break("a call of " + callable->describe() + " with arguments it does not fold");
   }
   py::tuple positional(values.size() - nkw);
@@ -600,13 +661,12 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames) {
     if (i < values.size() - nkw) {
       positional[i] = values[i];
     } else {
-      keywords[py::reinterpret_borrow<py::object>(
-          PyTuple_GET_ITEM(kwnames.ptr(), static_cast<Py_ssize_t>(i - (values.size() - nkw))))] =
-          values[i];
+      keywords[py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(
+          kwnames.ptr(), static_cast<Py_ssize_t>(i - (values.size() - nkw))))] = values[i];
     }
   }
-  PyObject* r = PyObject_Call(callable->value().ptr(), positional.ptr(),
-                              nkw > 0 ? keywords.ptr() : nullptr);
+  PyObject* r =
+      PyObject_Call(callable->value().ptr(), positional.ptr(), nkw > 0 ? keywords.ptr() : nullptr);
   if (r == nullptr) {
     PyErr_Clear();
     graph_break("a call of " + callable->describe() + " raises");
@@ -658,7 +718,8 @@ void OpcodeExecutor::call_list_method(const VarPtr& method, const std::vector<Va
   if (name == "append" && args.size() == 1) {
     items.push_back(args[0]);
   } else if (name == "extend" && args.size() == 1 &&
-             (args[0]->kind() == Variable::Kind::kTuple || args[0]->kind() == Variable::Kind::kList)) {
+             (args[0]->kind() == Variable::Kind::kTuple ||
+              args[0]->kind() == Variable::Kind::kList)) {
     const std::vector<VarPtr> add = args[0]->items();
     items.insert(items.end(), add.begin(), add.end());
   } else if (name == "pop" && args.size() <= 1 && size > 0) {
@@ -808,33 +869,21 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       if (!v) {
         graph_break("global name '" + name_of(name) + "' is not defined (raises NameError)");
       }
-      const bool with_null = (ins.arg & 1) != 0;
-      if (with_null && bytecode::version::kNullBeforeCallable) {
-        push(Variable::null());
-      }
-      push(std::move(v));
-      if (with_null && !bytecode::version::kNullBeforeCallable) {
-        push(Variable::null());
-      }
+      push_callable(std::move(v), (ins.arg & 1) != 0);
       return;
     }
     case Op::LOAD_ATTR:
     case Op::LOAD_METHOD: {
       const bool method = op == Op::LOAD_METHOD || (kLoadAttrNameShift == 1 && (ins.arg & 1) != 0);
-      const py::object name = names[static_cast<std::size_t>(ins.arg >> (op == Op::LOAD_METHOD ? 0 : kLoadAttrNameShift))];
+      const py::object name = names[static_cast<std::size_t>(
+          ins.arg >> (op == Op::LOAD_METHOD ? 0 : kLoadAttrNameShift))];
       VarPtr base = peek(1);
       VarPtr v = load_attr(base, name);
       if (!v) {
         graph_break("attribute '" + name_of(name) + "' of " + base->describe());
       }
       pop();
-      if (method && bytecode::version::kNullBeforeCallable) {
-        push(Variable::null());
-      }
-      push(std::move(v));
-      if (method && !bytecode::version::kNullBeforeCallable) {
-        push(Variable::null());
-      }
+      push_callable(std::move(v), method);
       return;
     }
     case Op::BINARY_OP:
@@ -886,50 +935,24 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       constexpr int kUnaryPositive = 5;
       constexpr int kListToTuple = 6;
       if (ins.arg == kListToTuple) {
-        VarPtr list = peek(1);
-        if (list->kind() != Variable::Kind::kList || list->tracker().is_input()) {
-          graph_break("tuple() of " + list->describe());
-        }
-        pop();
-        push(Variable::tuple(list->items()));
+        list_to_tuple();
         return;
       }
       if (ins.arg != kUnaryPositive) {
         graph_break("intrinsic function " + std::to_string(ins.arg) + " is not simulated");
       }
-      const VarPtr& a = peek(1);
-      if (!a->is_const()) {
-        graph_break("a unary operator on " + a->describe());
-      }
-      PyObject* r = PyNumber_Positive(a->value().ptr());
-      if (r == nullptr) {
-        PyErr_Clear();
-        graph_break("a unary operator raises on " + a->describe());
-      }
-      guards_->value(a);
-      pop();
-      push(make_result(py::reinterpret_steal<py::object>(r)));
+      unary(PyNumber_Positive);
       return;
     }
     case Op::UNARY_NEGATIVE:
-    case Op::UNARY_POSITIVE:
-    case Op::UNARY_INVERT: {
-      const VarPtr& a = peek(1);
-      if (!a->is_const()) {
-        graph_break("a unary operator on " + a->describe());
-      }
-      PyObject* r = op == Op::UNARY_NEGATIVE   ? PyNumber_Negative(a->value().ptr())
-                    : op == Op::UNARY_POSITIVE ? PyNumber_Positive(a->value().ptr())
-                                               : PyNumber_Invert(a->value().ptr());
-      if (r == nullptr) {
-        PyErr_Clear();
-        graph_break("a unary operator raises on " + a->describe());
-      }
-      guards_->value(a);
-      pop();
-      push(make_result(py::reinterpret_steal<py::object>(r)));
+      unary(PyNumber_Negative);
       return;
-    }
+    case Op::UNARY_POSITIVE:
+      unary(PyNumber_Positive);
+      return;
+    case Op::UNARY_INVERT:
+      unary(PyNumber_Invert);
+      return;
     case Op::UNARY_NOT:
     case Op::TO_BOOL: {
       bool value = false;
@@ -980,15 +1003,9 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       }
       graph_break("extend with " + values->describe());
     }
-    case Op::LIST_TO_TUPLE: {
-      VarPtr list = peek(1);
-      if (list->kind() != Variable::Kind::kList || list->tracker().is_input()) {
-        graph_break("tuple() of " + list->describe());
-      }
-      pop();
-      push(Variable::tuple(list->items()));
+    case Op::LIST_TO_TUPLE:
+      list_to_tuple();
       return;
-    }
     case Op::BUILD_SLICE: {
       std::vector<py::object> parts;
       for (int i = 0; i < ins.arg; ++i) {
@@ -1001,8 +1018,8 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       for (int i = 0; i < ins.arg; ++i) {
         guards_->value(peek(static_cast<std::size_t>(i + 1)));
       }
-      PyObject* s = PySlice_New(parts[0].ptr(), parts[1].ptr(),
-                                parts.size() > 2 ? parts[2].ptr() : nullptr);
+      PyObject* s =
+          PySlice_New(parts[0].ptr(), parts[1].ptr(), parts.size() > 2 ? parts[2].ptr() : nullptr);
       if (s == nullptr) {
         PyErr_Clear();
         graph_break("a slice that cannot be made");
@@ -1037,7 +1054,8 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
         key = k->value();
       }
       // Items of a tuple or list built inside, by constant index: the item's own Variable.
-      if ((container->kind() == Variable::Kind::kTuple || container->kind() == Variable::Kind::kList) &&
+      if ((container->kind() == Variable::Kind::kTuple ||
+           container->kind() == Variable::Kind::kList) &&
           PyLong_CheckExact(key.ptr())) {
         const Py_ssize_t size = static_cast<Py_ssize_t>(container->items().size());
         Py_ssize_t i = PyLong_AsSsize_t(key.ptr());
@@ -1082,8 +1100,11 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       // FORMAT_VALUE: arg & 3 = conversion (none, str, repr, ascii), arg & 4 = a spec on the
       // stack. 3.13 splits it into CONVERT_VALUE (1 str, 2 repr, 3 ascii), FORMAT_SIMPLE and
       // FORMAT_WITH_SPEC.
-      const bool has_spec = (op == Op::FORMAT_VALUE && (ins.arg & 4) != 0) || op == Op::FORMAT_WITH_SPEC;
-      const int conversion = op == Op::FORMAT_VALUE ? (ins.arg & 3) : op == Op::CONVERT_VALUE ? ins.arg : 0;
+      const bool has_spec =
+          (op == Op::FORMAT_VALUE && (ins.arg & 4) != 0) || op == Op::FORMAT_WITH_SPEC;
+      const int conversion = op == Op::FORMAT_VALUE    ? (ins.arg & 3)
+                             : op == Op::CONVERT_VALUE ? ins.arg
+                                                       : 0;
       const VarPtr spec = has_spec ? peek(1) : nullptr;
       const VarPtr value = peek(has_spec ? 2 : 1);
       if (!value->is_const() || (spec && !spec->is_const())) {
@@ -1092,10 +1113,18 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       PyObject* v = value->value().ptr();
       py::object converted;
       switch (conversion) {
-        case 1: converted = py::reinterpret_steal<py::object>(PyObject_Str(v)); break;
-        case 2: converted = py::reinterpret_steal<py::object>(PyObject_Repr(v)); break;
-        case 3: converted = py::reinterpret_steal<py::object>(PyObject_ASCII(v)); break;
-        default: converted = value->value(); break;
+        case 1:
+          converted = py::reinterpret_steal<py::object>(PyObject_Str(v));
+          break;
+        case 2:
+          converted = py::reinterpret_steal<py::object>(PyObject_Repr(v));
+          break;
+        case 3:
+          converted = py::reinterpret_steal<py::object>(PyObject_ASCII(v));
+          break;
+        default:
+          converted = value->value();
+          break;
       }
       if (!converted) {
         PyErr_Clear();
@@ -1193,9 +1222,9 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
         push(std::move(it));
         return;
       }
-      if (v->is_const() && (PyTuple_CheckExact(v->value().ptr()) || PyRange_Check(v->value().ptr()) ||
-                            PyUnicode_CheckExact(v->value().ptr()) ||
-                            PyBytes_CheckExact(v->value().ptr()))) {
+      if (v->is_const() &&
+          (PyTuple_CheckExact(v->value().ptr()) || PyRange_Check(v->value().ptr()) ||
+           PyUnicode_CheckExact(v->value().ptr()) || PyBytes_CheckExact(v->value().ptr()))) {
         const Py_ssize_t n = PyObject_Length(v->value().ptr());
         if (n < 0 || static_cast<std::size_t>(n) > kMaxSteps) {
           PyErr_Clear();
@@ -1333,7 +1362,8 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
     case Op::kUnknown:
       break;
   }
-  graph_break(std::string("opcode ") + bytecode::opcode_info(ins.opcode).name + " is not simulated");
+  graph_break(std::string("opcode ") + bytecode::opcode_info(ins.opcode).name +
+              " is not simulated");
 }
 
 }  // namespace sot::translator

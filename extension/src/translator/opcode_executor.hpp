@@ -46,8 +46,8 @@ struct SimulationResult {
 
 struct FrameInputs {
   PyCodeObject* code = nullptr;
-  PyObject* globals = nullptr;   // borrowed
-  PyObject* builtins = nullptr;  // borrowed
+  PyObject* globals = nullptr;           // borrowed
+  PyObject* builtins = nullptr;          // borrowed
   std::vector<pybind11::object> locals;  // the frame's localsplus values at entry (null = unbound)
   // For a resume function: the index of its prologue's jump; its STORE_FASTs before it may fill
   // cell slots with the caller's cells. 0 for other code.
@@ -78,6 +78,9 @@ class OpcodeExecutor {
   VarPtr& peek(std::size_t depth);  // 1 = top
   void push(VarPtr v);
   void jump_to(int target_id);
+  void push_callable(VarPtr v, bool with_null);
+  void unary(PyObject* (*operation)(PyObject*));
+  void list_to_tuple();
 
   VarPtr load_global(const pybind11::object& name);
   VarPtr load_attr(const VarPtr& base, const pybind11::object& name);
@@ -99,12 +102,12 @@ class OpcodeExecutor {
   std::vector<VarPtr> locals_;
   std::vector<VarPtr> entry_locals_;  // the Variables of the frame's locals at entry
   std::vector<VarPtr> stack_;
-  std::size_t pc_ = 0;        // index of the instruction being simulated
-  std::size_t next_ = 0;      // index of the next one
+  std::size_t pc_ = 0;           // index of the instruction being simulated
+  std::size_t next_ = 0;         // index of the next one
   std::size_t group_first_ = 0;  // KW_NAMES / PRECALL that belong to the coming CALL
   bool started_ = false;         // past the code's first RESUME (its prefix)
   bool in_group_ = false;
-  pybind11::object kwnames_;  // set by KW_NAMES for the next CALL
+  pybind11::object kwnames_;     // set by KW_NAMES for the next CALL
   std::vector<VarPtr> cleared_;  // input lists emptied by `del x[:]`
   SimulationResult result_;
 };

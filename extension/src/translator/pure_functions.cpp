@@ -15,17 +15,18 @@ std::vector<PureFunction>& table() {
   static auto* functions = [] {
     auto* t = new std::vector<PureFunction>();  // never freed: outlives module teardown
     const py::module_ builtins = py::module_::import("builtins");
-    for (const char* name : {"len", "abs", "min", "max", "sum", "int", "float", "complex", "str",
-                             "bool", "repr", "ascii", "round", "divmod", "chr", "ord", "hex",
-                             "oct", "bin", "tuple", "sorted", "any", "all", "format", "range",
-                             "slice", "hash", "frozenset"}) {
+    for (const char* name : {"len",     "abs", "min",    "max",   "sum",   "int",   "float",
+                             "complex", "str", "bool",   "repr",  "ascii", "round", "divmod",
+                             "chr",     "ord", "hex",    "oct",   "bin",   "tuple", "sorted",
+                             "any",     "all", "format", "range", "slice", "hash",  "frozenset"}) {
       t->push_back(PureFunction{builtins.attr(name), false});
     }
     const py::module_ math = py::module_::import("math");
-    for (const char* name : {"sqrt", "floor", "ceil", "trunc", "exp", "log", "log2", "log10",
-                             "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
-                             "tanh", "fabs", "hypot", "isfinite", "isinf", "isnan", "copysign",
-                             "degrees", "radians", "gcd", "isqrt"}) {
+    for (const char* name :
+         {"sqrt",  "floor", "ceil",     "trunc",   "exp",     "log",   "log2",
+          "log10", "sin",   "cos",      "tan",     "asin",    "acos",  "atan",
+          "atan2", "sinh",  "cosh",     "tanh",    "fabs",    "hypot", "isfinite",
+          "isinf", "isnan", "copysign", "degrees", "radians", "gcd",   "isqrt"}) {
       t->push_back(PureFunction{math.attr(name), false});
     }
     return t;

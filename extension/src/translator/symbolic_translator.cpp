@@ -18,7 +18,8 @@ namespace {
 
 // "f", or "f.__sot_resume_42" for a resume function of f.
 std::string display_name(PyObject* code) {
-  std::string name = py::str(reinterpret_cast<PyCodeObject*>(code)->co_qualname).cast<std::string>();
+  std::string name =
+      py::str(reinterpret_cast<PyCodeObject*>(code)->co_qualname).cast<std::string>();
   const py::object info = resume_info(code);
   if (!info.is_none()) {
     name += ".__sot_resume_" + py::str(py::tuple(info)[1]).cast<std::string>();
@@ -73,7 +74,8 @@ capture::Translation SymbolicTranslator::translate(const capture::FrameInfo& fra
     PyErr_Clear();
     t = capture::Translation::failed(std::string("internal error: ") + e.what());
   }
-  record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  record.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   seen().append(py::weakref(record.original));
   if (t.outcome == capture::Translation::Outcome::kTranslated) {
     ++translations;
@@ -98,13 +100,15 @@ capture::Translation SymbolicTranslator::translate(const capture::FrameInfo& fra
     }
   }
   if ((log & kLogGuards) != 0 && !record.guards.empty()) {
-    std::cerr << "sot: guards of " << display_name(reinterpret_cast<PyObject*>(frame.code)) << ":\n";
+    std::cerr << "sot: guards of " << display_name(reinterpret_cast<PyObject*>(frame.code))
+              << ":\n";
     for (const std::string& g : record.guards) {
       std::cerr << "  " << g << "\n";
     }
   }
   if ((log & kLogBytecode) != 0 && record.transformed && !record.transformed.is_none()) {
-    std::cerr << "sot: transformed " << display_name(reinterpret_cast<PyObject*>(frame.code)) << ":\n"
+    std::cerr << "sot: transformed " << display_name(reinterpret_cast<PyObject*>(frame.code))
+              << ":\n"
               << bytecode::disassemble_text(bytecode::Bytecode::decode(record.transformed.ptr()));
     for (const ResumeFunction& r : record.resumes) {
       std::cerr << "sot: resume function " << display_name(r.code.ptr()) << ":\n"
@@ -124,9 +128,9 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
     return capture::Translation::declined("module or class body (not a function frame)");
   }
   // Code that looks at its own frame would see the resume functions' frames after a break.
-  static const char* const kIntrospection[] = {"locals", "vars", "dir", "eval", "exec", "super",
-                                               "_getframe", "currentframe", "getframeinfo",
-                                               "f_back", "f_locals", "settrace"};
+  static const char* const kIntrospection[] = {
+      "locals",    "vars",         "dir",          "eval",   "exec",     "super",
+      "_getframe", "currentframe", "getframeinfo", "f_back", "f_locals", "settrace"};
   for (const py::handle name : py::reinterpret_borrow<py::tuple>(co->co_names)) {
     const std::string n = py::str(name).cast<std::string>();
     for (const char* bad : kIntrospection) {
@@ -192,8 +196,8 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
     for (std::size_t k = 0; k < code.size(); ++k) {
       if (bytecode::opcode_info(code.at(k).opcode).is_unconditional_jump()) {
         if (result.last <= k) {
-          return capture::Translation::failed("the resume function's prologue could not be simulated: " +
-                                              result.reason);
+          return capture::Translation::failed(
+              "the resume function's prologue could not be simulated: " + result.reason);
         }
         break;
       }
@@ -207,8 +211,8 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
     b.offset = code.at(result.last).original_offset;
     record->breaks.push_back(b);
     if (strict) {
-      return capture::Translation::failed("graph break (" + where(co, result.lineno) + "): " +
-                                          result.reason);
+      return capture::Translation::failed("graph break (" + where(co, result.lineno) +
+                                          "): " + result.reason);
     }
     bool in_place = inside_loop(code, result.last);
     for (std::size_t k = result.first; k <= result.last; ++k) {

@@ -19,7 +19,7 @@ struct BreakRecord {
   std::string reason;
   std::string filename;
   int lineno = -1;
-  int offset = -1;  // byte offset of the breaking instruction in its code
+  int offset = -1;        // byte offset of the breaking instruction in its code
   bool in_place = false;  // the rest of the frame ran as is (no resume function)
 };
 

@@ -24,8 +24,7 @@ bool Variable::is_constant_value(py::handle value) {
   }
   if (PySlice_Check(v)) {
     auto* s = reinterpret_cast<PySliceObject*>(v);
-    return is_constant_value(s->start) && is_constant_value(s->stop) &&
-           is_constant_value(s->step);
+    return is_constant_value(s->start) && is_constant_value(s->stop) && is_constant_value(s->step);
   }
   if (PyTuple_CheckExact(v) || PyFrozenSet_CheckExact(v)) {
     // A frozenset of constants, or a tuple of constants (shallow recursion is bounded by nesting
@@ -113,8 +112,8 @@ std::string tracker_path(const Tracker& tracker, const py::tuple& localsplus_nam
       return tracker_path(tracker.base->tracker(), localsplus_names) + "." +
              py::str(tracker.key).cast<std::string>();
     case Tracker::Kind::kItem:
-      return tracker_path(tracker.base->tracker(), localsplus_names) + "[" + short_repr(tracker.key) +
-             "]";
+      return tracker_path(tracker.base->tracker(), localsplus_names) + "[" +
+             short_repr(tracker.key) + "]";
     case Tracker::Kind::kCreated:
       return "<made in the frame>";
   }

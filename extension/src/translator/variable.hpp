@@ -25,9 +25,9 @@ struct Tracker {
     kCreated,  // made or folded inside the frame: rebuilt from its value or its parts
   };
   Kind kind = Kind::kCreated;
-  int index = -1;         // kLocal
-  pybind11::object key;   // kLocal, kGlobal, kAttr: the name; kItem: the key
-  VarPtr base;            // kAttr, kItem
+  int index = -1;        // kLocal
+  pybind11::object key;  // kLocal, kGlobal, kAttr: the name; kItem: the key
+  VarPtr base;           // kAttr, kItem
 
   // A value the frame received (a local at entry, a global, or reached from one): loadable by
   // generated code and checkable by guards.

@@ -6,6 +6,11 @@ translation went: its graph-break count and whether the original code had to run
 import contextlib
 import copy
 import io
+import os
+import sys
+import traceback
+
+import pytest
 
 import sot
 from sot import capture as cap
@@ -82,3 +87,54 @@ def check(fn, *args, breaks=0, fallbacks=0, init=None, cached=True, **kwargs):
         if cached:
             assert stats["hits"] >= 1, f"the second call did not hit the cache: {stats}"
     return first_records
+
+
+class Bug:
+    """A known translator bug: the cases marked with it are strict xfails (on ``versions`` only, when given), so
+    that fixing the bug makes them fail loudly."""
+
+    def __init__(self, reason, versions=None):
+        self.reason = "BUG: " + reason
+        self.versions = versions
+
+    def applies(self):
+        return self.versions is None or sys.version_info[:2] in self.versions
+
+
+def by_version(py311, py312, py313):
+    """A count that differs between Python versions (their bytecode differs)."""
+    return {(3, 11): py311, (3, 12): py312, (3, 13): py313}[sys.version_info[:2]]
+
+
+def case(fn, *args, breaks=0, fallbacks=0, init=None, bug=None, **kwargs):
+    """One differential case: ``fn(*args, **kwargs)`` with its expected counts."""
+    marks = [pytest.mark.xfail(strict=True, reason=bug.reason)] if bug and bug.applies() else []
+    return pytest.param(fn, args, kwargs, breaks, fallbacks, init, marks=marks, id=fn.__name__)
+
+
+def run_cases(cases):
+    return pytest.mark.parametrize("fn,args,kwargs,breaks,fallbacks,init", cases)
+
+
+def isolated_check(fn, args, kwargs, breaks, fallbacks, init):
+    """``check`` in a forked child, so that a translator crash fails this case and not the whole session."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report a failure's traceback through the pipe, then leave without cleanup
+        os.close(read_end)
+        try:
+            check(fn, *args, breaks=breaks, fallbacks=fallbacks, init=init, **kwargs)
+            report = b""
+        except BaseException:  # noqa: BLE001 - everything goes back to the parent
+            report = traceback.format_exc().encode()
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(report)
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        report = pipe.read().decode()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        pytest.fail(f"the translated run crashed (signal {os.WTERMSIG(status)})", pytrace=False)
+    if report:
+        pytest.fail(report, pytrace=False)
