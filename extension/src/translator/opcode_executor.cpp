@@ -7,6 +7,7 @@
 
 #include "bytecode/opcode_table.hpp"
 #include "bytecode/version.hpp"
+#include "capture/skip_rules.hpp"
 #include "translator/pure_functions.hpp"
 
 namespace py = pybind11;
@@ -86,7 +87,8 @@ namespace {
   X(CALL_INTRINSIC_1)              \
   X(KW_NAMES)                      \
   X(PRECALL)                       \
-  X(CALL)
+  X(CALL)                          \
+  X(CALL_KW)
 
 enum class Op : std::uint8_t {
   kUnknown,
@@ -236,6 +238,25 @@ OpcodeExecutor::OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs
     locals_[i] = Variable::from_input(inputs.locals[i], std::move(t));
   }
   entry_locals_ = locals_;
+}
+
+OpcodeExecutor::OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs& inputs,
+                               GuardSet* guards, std::vector<VarPtr> locals, int depth,
+                               UndoLog* undo, std::size_t simulated)
+    : code_(code),
+      inputs_(inputs),
+      guards_(guards),
+      locals_(std::move(locals)),
+      depth_(depth),
+      undo_(undo) {
+  entry_locals_ = locals_;
+  result_.simulated = simulated;
+}
+
+void OpcodeExecutor::remember(const VarPtr& list) {
+  if (depth_ > 0) {
+    undo_->emplace_back(list, list->items());
+  }
 }
 
 SimulationResult OpcodeExecutor::run() {
@@ -594,15 +615,16 @@ void OpcodeExecutor::branch(const bytecode::Instruction& ins, bool jump_if) {
   }
 }
 
-void OpcodeExecutor::call(int argc, const py::object& kwnames) {
+void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra) {
   const auto nargs = static_cast<std::size_t>(argc);
-  if (stack_.size() < nargs + 2) {
+  // `extra` values sit above the arguments (3.13's CALL_KW: the tuple of keyword names).
+  if (stack_.size() < nargs + 2 + extra) {
     fail("the value stack is too shallow for CALL (malformed bytecode)");
   }
   // [NULL, callable, args] or [callable, self, args] (3.11/3.12); [callable, NULL/self, args]
   // (3.13).
-  VarPtr& lower = peek(nargs + 2);
-  VarPtr& upper = peek(nargs + 1);
+  VarPtr& lower = peek(nargs + 2 + extra);
+  VarPtr& upper = peek(nargs + 1 + extra);
   VarPtr callable;
   std::vector<VarPtr> args;
   if constexpr (bytecode::version::kNullBeforeCallable) {
@@ -619,11 +641,11 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames) {
     }
   }
   for (std::size_t i = nargs; i > 0; --i) {
-    args.push_back(peek(i));
+    args.push_back(peek(i + extra));
   }
   const std::size_t nkw = kwnames ? static_cast<std::size_t>(PyTuple_GET_SIZE(kwnames.ptr())) : 0;
   if (callable->kind() == Variable::Kind::kMethod && nkw == 0) {
-    call_list_method(callable, args, nargs);
+    call_list_method(callable, args, nargs + extra);
     return;
   }
   if (callable->kind() != Variable::Kind::kObject && callable->kind() != Variable::Kind::kConst) {
@@ -632,7 +654,18 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames) {
   const PureFunction* pure = find_pure_function(callable->value());
   const bool const_method = is_constant_method(callable->value());
   if (pure == nullptr && !const_method) {
-    graph_break("a call of " + callable->describe() + " (not inlined yet and not a pure builtin)");
+    std::string why = "not a pure builtin or a function of this module";
+    if (PyFunction_Check(callable->value().ptr())) {
+      VarPtr result = inline_call(callable, args, kwnames, &why);
+      if (result) {
+        for (std::size_t i = 0; i < nargs + 2 + extra; ++i) {
+          pop();
+        }
+        push(std::move(result));
+        return;
+      }
+    }
+    graph_break("a call of " + callable->describe() + " (" + why + ")");
   }
   py::list values;
   for (const VarPtr& a : args) {
@@ -677,10 +710,141 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames) {
     graph_break("a call of " + callable->describe() + " made a value it does not model");
   }
   guards_->identity(callable);
-  for (std::size_t i = 0; i < nargs + 2; ++i) {
+  for (std::size_t i = 0; i < nargs + 2 + extra; ++i) {
     pop();
   }
   push(std::move(v));
+}
+
+VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<VarPtr>& args,
+                                   const py::object& kwnames, std::string* why) {
+  auto* fn = reinterpret_cast<PyFunctionObject*>(callable->value().ptr());
+  auto* co = reinterpret_cast<PyCodeObject*>(fn->func_code);
+  auto no = [why](const std::string& reason) -> VarPtr {
+    *why = "not inlined: " + reason;
+    return nullptr;
+  };
+  if (depth_ + 1 > kMaxInlineDepth) {
+    return no("calls nested deeper than " + std::to_string(kMaxInlineDepth));
+  }
+  if (fn->func_globals != inputs_.globals) {
+    return no("a function of another module");
+  }
+  if (fn->func_closure != nullptr || co->co_ncellvars > 0 || co->co_nfreevars > 0) {
+    return no("a closure or a function with cells");
+  }
+  if ((co->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_VARKEYWORDS)) != 0) {
+    return no("a generator, coroutine or **kwargs function");
+  }
+  if (!capture::skip_rules().reason_to_skip(co, fn->func_globals).empty()) {
+    return no("its module is skipped");
+  }
+  for (const py::handle name : py::reinterpret_borrow<py::tuple>(co->co_names)) {
+    const std::string n = name_of(name);
+    if (n == "locals" || n == "vars" || n == "dir" || n == "eval" || n == "exec" || n == "super" ||
+        n == "_getframe" || n == "currentframe") {
+      return no("it looks at its own frame");
+    }
+  }
+  // Bind the arguments as CPython would; anything that would raise stays a real call.
+  const auto nkw = kwnames ? static_cast<std::size_t>(PyTuple_GET_SIZE(kwnames.ptr())) : 0;
+  const std::size_t npos = args.size() - nkw;
+  const auto argcount = static_cast<std::size_t>(co->co_argcount);
+  const auto kwonly = static_cast<std::size_t>(co->co_kwonlyargcount);
+  const auto posonly = static_cast<std::size_t>(co->co_posonlyargcount);
+  const bool varargs = (co->co_flags & CO_VARARGS) != 0;
+  const auto names = py::reinterpret_borrow<py::tuple>(co->co_localsplusnames);
+  std::vector<VarPtr> locals(static_cast<std::size_t>(co->co_nlocalsplus));
+  if (npos > argcount && !varargs) {
+    return no("too many positional arguments");
+  }
+  for (std::size_t i = 0; i < npos && i < argcount; ++i) {
+    locals[i] = args[i];
+  }
+  for (std::size_t k = 0; k < nkw; ++k) {
+    const py::handle key = PyTuple_GET_ITEM(kwnames.ptr(), static_cast<Py_ssize_t>(k));
+    std::size_t slot = argcount + kwonly;
+    for (std::size_t i = posonly; i < argcount + kwonly; ++i) {
+      if (PyObject_RichCompareBool(names[i].ptr(), key.ptr(), Py_EQ) == 1) {
+        slot = i;
+        break;
+      }
+    }
+    PyErr_Clear();
+    if (slot == argcount + kwonly || locals[slot]) {
+      return no("an unexpected or repeated keyword argument");
+    }
+    locals[slot] = args[npos + k];
+  }
+  const auto callable_attr = [&callable](const char* attr, PyObject* value) {
+    Tracker t;
+    t.kind = Tracker::Kind::kAttr;
+    t.key = py::str(attr);
+    t.base = callable;
+    return Variable::from_input(value, std::move(t));
+  };
+  const std::size_t ndefaults = fn->func_defaults != nullptr
+                                    ? static_cast<std::size_t>(PyTuple_GET_SIZE(fn->func_defaults))
+                                    : 0;
+  VarPtr defaults;
+  for (std::size_t i = 0; i < argcount; ++i) {
+    if (locals[i]) {
+      continue;
+    }
+    if (i + ndefaults < argcount) {
+      return no("a missing argument");
+    }
+    if (!defaults) {
+      defaults = callable_attr("__defaults__", fn->func_defaults);
+      guards_->identity(defaults);
+    }
+    Tracker t;
+    t.kind = Tracker::Kind::kItem;
+    t.key = py::int_(i - (argcount - ndefaults));
+    t.base = defaults;
+    locals[i] = Variable::from_input(
+        PyTuple_GET_ITEM(fn->func_defaults, static_cast<Py_ssize_t>(i - (argcount - ndefaults))),
+        std::move(t));
+  }
+  for (std::size_t i = argcount; i < argcount + kwonly; ++i) {
+    if (!locals[i]) {
+      return no("a keyword-only argument left to its default");
+    }
+  }
+  if (varargs) {
+    std::vector<VarPtr> rest;
+    for (std::size_t i = argcount; i < npos; ++i) {
+      rest.push_back(args[i]);
+    }
+    locals[argcount + kwonly] = Variable::tuple(std::move(rest));
+  }
+  // The translation relies on this function and its code.
+  guards_->identity(callable);
+  guards_->identity(callable_attr("__code__", fn->func_code));
+
+  const bytecode::Bytecode code = bytecode::Bytecode::decode(fn->func_code);
+  FrameInputs inputs;
+  inputs.code = co;
+  inputs.globals = fn->func_globals;
+  inputs.builtins = inputs_.builtins;
+  const std::size_t mark = undo_->size();
+  OpcodeExecutor callee(code, inputs, guards_, std::move(locals), depth_ + 1, undo_,
+                        result_.simulated);
+  SimulationResult r = callee.run();
+  result_.simulated = r.simulated;
+  result_.folded += r.folded;
+  if (r.kind != SimulationResult::Kind::kReturn) {
+    // Undo what the callee did to lists built inside, newest first.
+    while (undo_->size() > mark) {
+      undo_->back().first->items() = std::move(undo_->back().second);
+      undo_->pop_back();
+    }
+    const std::string name = py::str(co->co_name).cast<std::string>();
+    return no(name + " " + (r.kind == SimulationResult::Kind::kBreak ? "breaks" : "fails") +
+              " at line " + std::to_string(r.lineno) + ": " + r.reason);
+  }
+  cleared_.insert(cleared_.end(), r.cleared_lists.begin(), r.cleared_lists.end());
+  return r.value;
 }
 
 bool OpcodeExecutor::is_constant_method(const py::object& callable) {
@@ -697,6 +861,7 @@ bool OpcodeExecutor::is_constant_method(const py::object& callable) {
 void OpcodeExecutor::call_list_method(const VarPtr& method, const std::vector<VarPtr>& args,
                                       std::size_t nargs) {
   VarPtr list = method->items()[0];
+  remember(list);
   const std::string name = name_of(method->value());
   std::vector<VarPtr>& items = list->items();
   auto index_arg = [&](const VarPtr& v, Py_ssize_t* out) {
@@ -978,6 +1143,7 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       if (list->kind() != Variable::Kind::kList || list->tracker().is_input()) {
         graph_break("append to " + list->describe());
       }
+      remember(list);
       list->items().push_back(pop());
       return;
     }
@@ -987,6 +1153,7 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       if (list->kind() != Variable::Kind::kList || list->tracker().is_input()) {
         graph_break("extend of " + list->describe());
       }
+      remember(list);
       if (values->kind() == Variable::Kind::kTuple || values->kind() == Variable::Kind::kList) {
         std::vector<VarPtr> add = values->items();
         pop();
@@ -1357,6 +1524,15 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       kwnames_ = py::object();
       call(ins.arg, kw);
       in_group_ = false;
+      return;
+    }
+    case Op::CALL_KW: {
+      // 3.13: [callable, self or NULL, args..., keyword names].
+      const VarPtr& names_var = peek(1);
+      if (!names_var->is_const() || !PyTuple_CheckExact(names_var->value().ptr())) {
+        graph_break("keyword names that are not a constant tuple");
+      }
+      call(ins.arg, names_var->value(), 1);
       return;
     }
     case Op::kUnknown:

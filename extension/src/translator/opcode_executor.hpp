@@ -62,7 +62,17 @@ class OpcodeExecutor {
   // Instructions simulated before giving up (unrolled loops count each time).
   static constexpr std::size_t kMaxSteps = 20000;
 
+  // Calls inlined into one another, at most (deeper calls break the graph).
+  static constexpr int kMaxInlineDepth = 8;
+  // Lists built inside, with their items before a change, so that an inlined call that cannot
+  // finish is undone.
+  using UndoLog = std::vector<std::pair<VarPtr, std::vector<VarPtr>>>;
+
   OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs& inputs, GuardSet* guards);
+  // An inlined call: the callee's locals start as `locals` (the caller's Variables); it shares the
+  // caller's guards, undo log and instruction budget.
+  OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs& inputs, GuardSet* guards,
+                 std::vector<VarPtr> locals, int depth, UndoLog* undo, std::size_t simulated);
   SimulationResult run();
 
  private:
@@ -90,8 +100,13 @@ class OpcodeExecutor {
   VarPtr make_result(pybind11::object value);
   void binary_op(int op);
   void compare_op(int op);
-  void call(int argc, const pybind11::object& kwnames);
+  void call(int argc, const pybind11::object& kwnames, std::size_t extra = 0);
   void call_list_method(const VarPtr& method, const std::vector<VarPtr>& args, std::size_t nargs);
+  // The result of calling the user function `callable` inline, or nullptr (and `why`) when it
+  // cannot be inlined or does not finish (everything it did is undone).
+  VarPtr inline_call(const VarPtr& callable, const std::vector<VarPtr>& args,
+                     const pybind11::object& kwnames, std::string* why);
+  void remember(const VarPtr& list);
   static bool is_constant_method(const pybind11::object& callable);
   bool truth(const VarPtr& v, bool* value);
   void branch(const bytecode::Instruction& ins, bool jump_if);
@@ -109,6 +124,9 @@ class OpcodeExecutor {
   bool in_group_ = false;
   pybind11::object kwnames_;     // set by KW_NAMES for the next CALL
   std::vector<VarPtr> cleared_;  // input lists emptied by `del x[:]`
+  int depth_ = 0;                // inlined calls this frame is nested in
+  UndoLog own_undo_;
+  UndoLog* undo_ = &own_undo_;
   SimulationResult result_;
 };
 

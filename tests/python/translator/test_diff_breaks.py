@@ -179,17 +179,17 @@ BREAK_CASES = [
     case(print_keeps_locals, 3, 7, breaks=1),
     case(print_many_args, 1, breaks=1),
     case(print_returns_none, 9, breaks=1),
-    case(user_call_middle, 3, 4, breaks=1),
+    case(user_call_middle, 3, 4, breaks=0),
     case(user_call_printing, 5, breaks=2),
-    case(user_call_nested, 1, breaks=3),
-    case(user_call_then_fold, 21, breaks=1),
+    case(user_call_nested, 1, breaks=0),
+    case(user_call_then_fold, 21, breaks=0),
     case(break_then_loop, 10, breaks=1),
     case(loop_then_break, 10, breaks=1),
     case(break_inside_loop, 3, breaks=1),
-    case(break_inside_while, 10, breaks=1),
+    case(break_inside_while, 10, breaks=0),
     case(break_inside_try, 1, breaks=1),
-    case(break_in_return_expr, 5, breaks=2),
-    case(break_keeps_stack, 5, breaks=1),
+    case(break_in_return_expr, 5, breaks=0),
+    case(break_keeps_stack, 5, breaks=0),
 ]
 
 
@@ -272,18 +272,18 @@ STACK_CASES = [
     case(maybe_unbound_after_break, True, breaks=1),
     case(maybe_unbound_after_break, False, breaks=2),
     case(many_locals_across_break, 3, breaks=1),
-    case(break_in_list_display, 1, (2, 3), breaks=3),
-    case(break_in_fstring, 5, breaks=1),
-    case(break_in_compare_chain, 3, breaks=1),
-    case(break_in_keyword_value, 3, breaks=2),
+    case(break_in_list_display, 1, (2, 3), breaks=0),
+    case(break_in_fstring, 5, breaks=0),
+    case(break_in_compare_chain, 3, breaks=0),
+    case(break_in_keyword_value, 3, breaks=0),
     case(break_in_short_circuit, 1, breaks=1),
     case(break_in_short_circuit, 0),
-    case(break_in_unpack, 1, breaks=2),
-    case(break_in_subscript_augassign, 1, breaks=2),
-    case(break_in_conditional_expr, 1, breaks=1),
-    case(break_in_conditional_expr, -1, breaks=1),
+    case(break_in_unpack, 1, breaks=0),
+    case(break_in_subscript_augassign, 1, breaks=1),
+    case(break_in_conditional_expr, 1, breaks=0),
+    case(break_in_conditional_expr, -1, breaks=0),
     case(print_star_args, (1, "a"), breaks=2),
-    case(break_in_dict_display, 1, breaks=2),
+    case(break_in_dict_display, 1, breaks=1),
 ]
 
 
@@ -382,9 +382,9 @@ FRESH_CASES = [
     case(cell_local_after_break, 1, breaks=by_version(7, 7, 8)),
     case(tuple_inner_list, ([1],), breaks=7),
     # del globals()[...] breaks on the module dict: describing it must not repr() what the module holds.
-    case(shadow_builtin, (1, 2), breaks=9),
-    case(rebind_module_constant, 7, breaks=4),
-    case(recursive, 5, breaks=4),
+    case(shadow_builtin, (1, 2), breaks=5),
+    case(rebind_module_constant, 7, breaks=2),
+    case(recursive, 5, breaks=0),
     case(varargs_after_break, 1, 2, k=3, breaks=4),
     case(defaults_after_break, 1, breaks=1),
     case(defaults_after_break, 1, 2, c=None, breaks=1),
@@ -501,7 +501,7 @@ def call_bad_keyword(a):
 
 
 CALL_CASES = [
-    case(call_keywords, 1, breaks=3),
+    case(call_keywords, 1, breaks=2),
     case(call_defaults, 2, breaks=1),
     case(call_star_args, (3, 4), breaks=1),
     case(call_star_kwargs, 1, breaks=4),
@@ -620,17 +620,17 @@ def partial_call(a):
 
 
 CLOSURE_CASES = [
-    case(lambda_call, 1, breaks=2),
-    case(lambda_default, 3, breaks=by_version(3, 3, 4)),
-    case(nested_def, 2, breaks=2),
-    case(nested_def_defaults, 4, breaks=by_version(2, 2, 3)),
+    case(lambda_call, 1, breaks=1),
+    case(lambda_default, 3, breaks=by_version(1, 1, 2)),
+    case(nested_def, 2, breaks=1),
+    case(nested_def_defaults, 4, breaks=by_version(1, 1, 2)),
     case(closure_read, 5, breaks=by_version(4, 4, 5)),
     case(closure_nonlocal, 1, breaks=by_version(9, 9, 10)),
     case(closure_counter, 3, breaks=by_version(14, 14, 16)),
     case(closure_cell_after_break, 3, breaks=by_version(7, 7, 8)),
     case(returns_function, 3, breaks=by_version(5, 5, 6)),
     case(closure_late_binding_caller, 3, breaks=by_version(7, 2, 2)),
-    case(decorated, 1, breaks=6),
+    case(decorated, 1, breaks=4),
     case(partial_call, 1, breaks=2),
 ]
 
@@ -720,7 +720,7 @@ GLOBAL_CASES = [
     case(global_dict_setitem, 1, init={"g_dict": {}}, breaks=5),
     case(global_rebind_list, 1, init={"g_list": []}, breaks=3),
     case(delete_global, 1, init={"g_counter": 1}, breaks=1),
-    case(global_read_after_write, 4, init={"g_counter": 0}, breaks=2),
+    case(global_read_after_write, 4, init={"g_counter": 0}, breaks=1),
 ]
 
 
@@ -1083,7 +1083,7 @@ CLASS_CASES = [
     case(property_get_set, Temperature(100), breaks=5),
     case(super_call, 1, breaks=7),
     case(super_after_print, 1, breaks=4),
-    case(class_and_static, 3, breaks=7),
+    case(class_and_static, 3, breaks=6),
     case(dunder_methods, 5, breaks=16),
     case(isinstance_checks, 1, breaks=6),
     case(getattr_default, Point(1, 2), breaks=3),
@@ -1230,7 +1230,7 @@ EXCEPTION_CASES = [
     case(raise_from, 0, breaks=1),
     case(catch_custom, 2, breaks=3),
     case(catch_from_callee, -1, breaks=3),
-    case(catch_from_callee, 4, breaks=1),
+    case(catch_from_callee, 4, breaks=0),
     case(callee_raises, 2, breaks=3),
     case(reraise, 1, breaks=1),
     case(nested_try, 0, breaks=1),

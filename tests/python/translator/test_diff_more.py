@@ -778,9 +778,9 @@ def listcomp_shadowing(n):
 
 
 COMPREHENSION_CASES = [
-    case(listcomp_simple, 5, breaks=by_version(3, 0, 0)),
-    case(listcomp_filter, (1, 2, 3, 4, 5), breaks=by_version(3, 0, 0)),
-    case(listcomp_nested, 4, breaks=by_version(3, 0, 0)),
+    case(listcomp_simple, 5, breaks=by_version(1, 0, 0)),
+    case(listcomp_filter, (1, 2, 3, 4, 5), breaks=by_version(1, 0, 0)),
+    case(listcomp_nested, 4, breaks=by_version(1, 0, 0)),
     case(listcomp_over_arg_list, [1, 2], breaks=by_version(4, 2, 2)),
     case(dictcomp_simple, 4, breaks=by_version(4, 1, 1)),
     case(setcomp_simple, (1, 2, 3, 4), breaks=by_version(5, 1, 1)),
@@ -788,7 +788,7 @@ COMPREHENSION_CASES = [
     case(genexp_any_all, (1, 2, 3), breaks=6),
     case(listcomp_uses_outer_local, 3, breaks=by_version(5, 0, 0)),
     case(listcomp_with_print, 3, breaks=by_version(3, 1, 1)),
-    case(listcomp_shadowing, 3, breaks=by_version(3, 0, 0)),
+    case(listcomp_shadowing, 3, breaks=by_version(1, 0, 0)),
 ]
 
 
@@ -1077,15 +1077,15 @@ def guard_global_element_types(a):
 
 
 GUARD_CASES = [
-    case(guard_types, 3, breaks=4),
-    case(guard_values, 3, breaks=3),
-    case(guard_lengths, 3, breaks=5),
-    case(guard_global_changes, 5, init={"g_scale": 1}, breaks=4),
-    case(guard_bool_vs_int, 2, breaks=3),
-    case(guard_negative_zero, 1, breaks=2),
-    case(guard_tuple_element_types, 1, breaks=3),
-    case(guard_tuple_negative_zero, 1, breaks=2),
-    case(guard_global_element_types, 1, init={"g_scale": 1}, breaks=4),
+    case(guard_types, 3, breaks=0),
+    case(guard_values, 3, breaks=0),
+    case(guard_lengths, 3, breaks=0),
+    case(guard_global_changes, 5, init={"g_scale": 1}, breaks=2),
+    case(guard_bool_vs_int, 2, breaks=0),
+    case(guard_negative_zero, 1, breaks=0),
+    case(guard_tuple_element_types, 1, breaks=0),
+    case(guard_tuple_negative_zero, 1, breaks=0),
+    case(guard_global_element_types, 1, init={"g_scale": 1}, breaks=2),
 ]
 
 
@@ -1219,7 +1219,7 @@ MUTABLE_CASES = [
     case(mutable_pop_empty, 1, breaks=1, fallbacks=1),
     case(mutable_list_in_tuple, 1, fallbacks=1),
     case(mutable_to_global, 1, init={"g_saved": None}, breaks=4),
-    case(mutable_local_to_callee, 1, breaks=5),
+    case(mutable_local_to_callee, 1, breaks=0),
     case(mutable_local_into_arg, {}, 1, breaks=3),
     case(mutable_grows_in_loop, 1, breaks=2),
     case(global_changed_by_callee, 7, init={"g_value": 1}, breaks=2),

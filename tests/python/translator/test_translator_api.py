@@ -182,3 +182,62 @@ def test_sot_log_prints_breaks_guards_and_bytecode():
     assert "sot: graph break in f at <string>:4: a call of <built-in function print>" in proc.stderr
     assert "sot: transformed f:" in proc.stderr and "sot: resume function f.__sot_resume_" in proc.stderr
     assert "__sot_args[1]: == 1" in proc.stderr  # the resume function relied on a == 1
+
+
+def grows(items, n):
+    items.append(n)
+    items.append(n + 1)
+    print("grew")  # a break inside the callee: the inlined call is undone and runs for real
+    return len(items)
+
+
+def inline_rollback(n):
+    items = [0]
+    size = grows(items, n)
+    return size, items
+
+
+def kw_callee(a, b=10, *rest, c):
+    return a + b + c + len(rest)
+
+
+def inline_keywords(x):
+    return kw_callee(x, c=1), kw_callee(x, 2, 3, 4, c=5), kw_callee(c=x, a=1)
+
+
+def deep(n):
+    return 0 if n == 0 else 1 + deep(n - 1)
+
+
+def inline_deep(n):
+    return deep(n)
+
+
+def test_inlined_calls_fold_and_roll_back_when_they_cannot_finish(capsys):
+    e = sot.explain(inline_keywords, 7)
+    assert e.value == inline_keywords(7) and e.graph_break_count == 0  # defaults, keywords, *rest inlined
+    e = sot.explain(inline_rollback, 5)
+    assert e.value == (3, [0, 5, 6]) == inline_rollback(5)  # the list the callee grew is the real one
+    assert capsys.readouterr().out == "grew\ngrew\n"
+    (b,) = [b for b in e.break_reasons if b.function == "inline_rollback"]
+    assert "not inlined: grows breaks at line" in b.reason and "print" in b.reason
+    e = sot.explain(inline_deep, 20)
+    assert e.value == 20
+    assert any("calls nested deeper than 8" in b.reason for b in e.break_reasons)
+
+
+def test_inlined_functions_are_guarded():
+    global kw_callee
+    f = sot.symbolic_translate(inline_keywords)
+    assert f(7) == inline_keywords(7)
+    original = kw_callee
+    try:
+        def kw_callee(a, b=10, *rest, c):  # noqa: F811 - a redefinition the guards must notice
+            return a * b * c
+
+        assert f(7) == inline_keywords(7)
+        assert any("globals()['kw_callee']: expected the object" in r for r in cap.stats(inline_keywords)["reasons"])
+        kw_callee.__defaults__ = (100,)
+        assert f(7) == inline_keywords(7)
+    finally:
+        kw_callee = original
