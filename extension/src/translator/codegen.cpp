@@ -730,6 +730,11 @@ py::object CodeGen::for_break(const SimulationResult& r) {
       e.emit(version::kMakeFunctionHasFlags ? "LOAD_CLOSURE" : "LOAD_FAST", i);
     }
     e.emit("BUILD_LIST", static_cast<int>(values + live.size() + cells.size()));
+    // A second reference to the list stays on this frame's stack during the call: if the call
+    // fails before the resume function has emptied the list (a RecursionError at the call), the
+    // handler below puts the live locals back, so that this frame - in the traceback - holds them
+    // as the user's frame would.
+    e.emit("COPY", 1);
     for (const int i : closure) {
       e.emit(version::kMakeFunctionHasFlags ? "LOAD_CLOSURE" : "LOAD_FAST", i);
     }
@@ -745,7 +750,7 @@ py::object CodeGen::for_break(const SimulationResult& r) {
         e.emit("SET_FUNCTION_ATTRIBUTE", version::kMakeFunctionClosure);
       }
     }
-    // [list, fn] -> [NULL, fn, list] (3.11, 3.12) or [fn, NULL, list] (3.13).
+    // [list, list, fn] -> [list, NULL, fn, list] (3.11, 3.12) or [list, fn, NULL, list] (3.13).
     if constexpr (version::kNullBeforeCallable) {
       e.emit("PUSH_NULL");
       e.emit("SWAP", 3);
@@ -761,30 +766,50 @@ py::object CodeGen::for_break(const SimulationResult& r) {
     const int cleanup = e.new_label();
     const int reraise = e.new_label();
     const int keep_tb = e.new_label();
+    const int emptied = e.new_label();
     const std::size_t call_first = e.out.size();
     if constexpr (version::kHasPrecall) {
       e.emit("PRECALL", 1);
     }
     e.emit("CALL", 1);
-    e.cover(call_first, strip, 0, false);
+    e.cover(call_first, strip, 1, false);
+    e.emit("SWAP", 2);  // result, list
+    e.emit("POP_TOP");
     e.emit("RETURN_VALUE");
     e.place(strip);
     const std::size_t handler_first = e.out.size();
-    e.emit("PUSH_EXC_INFO");  // prev, exc
-    e.emit("COPY", 1);        // prev, exc, exc
+    e.emit("PUSH_EXC_INFO");  // list, prev, exc
+    e.emit("COPY", 3);        // list, prev, exc, list
+    if (bytecode::opcode_by_name("TO_BOOL") >= 0) {
+      e.emit("TO_BOOL");
+    }
+    e.emit_jump_op("POP_JUMP_IF_FALSE", emptied);  // the resume function ran: nothing to restore
+    e.emit("COPY", 3);
+    e.emit("UNPACK_SEQUENCE", static_cast<int>(values + live.size() + cells.size()));
+    for (std::size_t k = 0; k < values; ++k) {
+      e.emit("POP_TOP");
+    }
+    for (const int i : live) {
+      e.emit("STORE_FAST", i);
+    }
+    for (std::size_t k = 0; k < cells.size(); ++k) {
+      e.emit("POP_TOP");
+    }
+    e.place(emptied);
+    e.emit("COPY", 1);  // list, prev, exc, exc
     e.emit("LOAD_ATTR", e.bc.add_name("__traceback__") << version::kLoadAttrNameShift);
     e.emit("LOAD_ATTR", e.bc.add_name("tb_next") << version::kLoadAttrNameShift);
-    e.emit("COPY", 1);                                     // prev, exc, next, next
-    e.emit_jump_op("POP_JUMP_IF_NONE", keep_tb);           // prev, exc, next
-    e.emit("COPY", 2);                                     // prev, exc, next, exc
-    e.emit("STORE_ATTR", e.bc.add_name("__traceback__"));  // prev, exc
+    e.emit("COPY", 1);                                     // list, prev, exc, next, next
+    e.emit_jump_op("POP_JUMP_IF_NONE", keep_tb);           // list, prev, exc, next
+    e.emit("COPY", 2);                                     // list, prev, exc, next, exc
+    e.emit("STORE_ATTR", e.bc.add_name("__traceback__"));  // list, prev, exc
     e.emit_jump_op("JUMP_FORWARD", reraise);
     e.place(keep_tb);
-    e.emit("POP_TOP");  // prev, exc
+    e.emit("POP_TOP");  // list, prev, exc
     e.place(reraise);
     e.emit("RERAISE", 0);
-    e.cover(handler_first, cleanup, 1, true);
-    e.place(cleanup);  // prev, lasti, exc
+    e.cover(handler_first, cleanup, 2, true);
+    e.place(cleanup);  // list, prev, lasti, exc
     e.emit("COPY", 3);
     e.emit("POP_EXCEPT");
     e.emit("RERAISE", 1);
