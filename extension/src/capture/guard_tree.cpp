@@ -5,6 +5,7 @@
 
 #include "capture/describe.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -61,16 +62,21 @@ bool strictly_equal(PyObject* a, PyObject* b) {
   if (Py_TYPE(a) != Py_TYPE(b)) {
     return false;
   }
+  // Bit patterns, so that 0.0 and -0.0 differ and a NaN equals the same NaN.
+  auto same_bits = [](double x, double y) {
+    std::uint64_t bx = 0;
+    std::uint64_t by = 0;
+    std::memcpy(&bx, &x, sizeof bx);
+    std::memcpy(&by, &y, sizeof by);
+    return bx == by;
+  };
   if (PyFloat_CheckExact(a)) {
-    const double x = PyFloat_AS_DOUBLE(a);
-    const double y = PyFloat_AS_DOUBLE(b);
-    return std::memcmp(&x, &y, sizeof x) == 0;
+    return same_bits(PyFloat_AS_DOUBLE(a), PyFloat_AS_DOUBLE(b));
   }
   if (PyComplex_CheckExact(a)) {
     const Py_complex x = PyComplex_AsCComplex(a);
     const Py_complex y = PyComplex_AsCComplex(b);
-    return std::memcmp(&x.real, &y.real, sizeof x.real) == 0 &&
-           std::memcmp(&x.imag, &y.imag, sizeof x.imag) == 0;
+    return same_bits(x.real, y.real) && same_bits(x.imag, y.imag);
   }
   if (PyTuple_CheckExact(a)) {
     if (PyTuple_GET_SIZE(a) != PyTuple_GET_SIZE(b)) {

@@ -207,7 +207,7 @@ void bind_capture(py::module_& parent) {
       py::arg("contiguous") = false,
       "Add one check at `path` ((root, name), then ('attr', name) / ('item', key) steps).");
 
-  py::class_<capture::Translator, std::shared_ptr<capture::Translator>>(
+  const py::class_<capture::Translator, std::shared_ptr<capture::Translator>> translator_class(
       m, "Translator", "A translator implemented in C++ (pass it to enable() or capture()).");
   py::class_<capture::RoundTripTranslator, capture::Translator,
              std::shared_ptr<capture::RoundTripTranslator>>(

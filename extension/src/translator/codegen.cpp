@@ -647,15 +647,14 @@ py::object CodeGen::for_break(const SimulationResult& r) {
   // the bound method is called instead, with the same result).
   int pushed_null = -1;  // position of that NULL among the instruction's results
   Instruction emitted = last;
-  if (is_op(last, "LOAD_GLOBAL") && (last.arg & 1) != 0) {
+  const bool null_bit = (last.arg & 1) != 0;
+  if ((is_op(last, "LOAD_GLOBAL") && null_bit) ||
+      (is_op(last, "LOAD_ATTR") && version::kLoadAttrNameShift == 1 && null_bit)) {
     emitted.arg = last.arg & ~1;
     pushed_null = version::kNullBeforeCallable ? 0 : 1;
   } else if (is_op(last, "LOAD_METHOD")) {
     emitted.opcode = opcode("LOAD_ATTR");
     pushed_null = 0;
-  } else if (is_op(last, "LOAD_ATTR") && version::kLoadAttrNameShift == 1 && (last.arg & 1) != 0) {
-    emitted.arg = last.arg & ~1;
-    pushed_null = version::kNullBeforeCallable ? 0 : 1;
   } else if (is_op(last, "LOAD_SUPER_ATTR") && (last.arg & 1) != 0) {
     throw CodegenError("a graph break at a method load through super()");
   }

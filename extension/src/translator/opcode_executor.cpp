@@ -1182,8 +1182,8 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
         }
         parts.push_back(v->value());
       }
-      for (int i = 0; i < ins.arg; ++i) {
-        guards_->value(peek(static_cast<std::size_t>(i + 1)));
+      for (std::size_t i = 1; i <= static_cast<std::size_t>(ins.arg); ++i) {
+        guards_->value(peek(i));
       }
       PyObject* s =
           PySlice_New(parts[0].ptr(), parts[1].ptr(), parts.size() > 2 ? parts[2].ptr() : nullptr);
