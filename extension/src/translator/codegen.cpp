@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <cctype>
+#include <functional>
 #include <map>
 #include <utility>
 
@@ -369,6 +370,22 @@ struct CodeGen::Emitter {
     return false;
   }
 
+  // The frame's assignments to globals, in order.
+  // `on_stack(v)` is how deep v already lies on the stack (1 = top), or 0: a list made in the frame
+  // that is there is copied, not built twice.
+  void store_globals(const std::vector<std::pair<py::object, VarPtr>>& stores,
+                     const std::function<std::size_t(const Variable*)>& on_stack) {
+    for (const auto& [name, value] : stores) {
+      const std::size_t depth = value->is_mutable_created() ? on_stack(value.get()) : 0;
+      if (depth > 0) {
+        emit("COPY", static_cast<int>(depth));
+      } else {
+        load(value);
+      }
+      emit("STORE_GLOBAL", bc.add_name(py::str(name).cast<std::string>()));
+    }
+  }
+
   // del list[:] for each list received from outside that the frame emptied. Every list is loaded
   // before any is emptied (one may be reached through another: a resume function's argument list).
   void clear_lists(const std::vector<VarPtr>& lists) {
@@ -488,6 +505,9 @@ py::object CodeGen::for_return(const SimulationResult& r) {
   e.current = r.entry_locals;
   e.overwritten.assign(r.entry_locals.size(), false);
   e.load(r.value);
+  e.store_globals(r.global_stores, [&r](const Variable* v) -> std::size_t {
+    return v == r.value.get() ? 1 : 0;  // the returned value is on top
+  });
   e.clear_lists(r.cleared_lists);
   e.emit("RETURN_VALUE");
   e.finish_into(bc);
@@ -564,6 +584,9 @@ std::vector<bool> CodeGen::emit_state(Emitter& e, const SimulationResult& r, std
     e.emit("STORE_FAST", static_cast<int>(*it));
     e.overwritten[*it] = true;
     e.current[*it] = r.state.locals[*it];
+    if (r.state.locals[*it]->is_mutable_created()) {
+      e.built[r.state.locals[*it].get()] = static_cast<int>(*it);  // loaded from there from now on
+    }
   }
   for (const auto& [i, j] : aliases) {
     e.emit("LOAD_FAST", static_cast<int>(j));
@@ -571,6 +594,10 @@ std::vector<bool> CodeGen::emit_state(Emitter& e, const SimulationResult& r, std
     e.overwritten[i] = true;
     e.current[i] = r.state.locals[i];
   }
+  e.store_globals(r.global_stores, [&](const Variable* v) -> std::size_t {
+    const auto it = on_stack.find(v);
+    return it == on_stack.end() ? 0 : pushed - it->second;
+  });
   e.clear_lists(r.cleared_lists);
   for (const std::size_t i : deleted) {
     e.emit("DELETE_FAST", static_cast<int>(i));

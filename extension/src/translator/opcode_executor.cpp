@@ -84,6 +84,7 @@ namespace {
   X(END_FOR)                       \
   X(UNPACK_SEQUENCE)               \
   X(DELETE_SUBSCR)                 \
+  X(STORE_GLOBAL)                  \
   X(CALL_INTRINSIC_1)              \
   X(KW_NAMES)                      \
   X(PRECALL)                       \
@@ -242,11 +243,13 @@ OpcodeExecutor::OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs
 
 OpcodeExecutor::OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs& inputs,
                                GuardSet* guards, std::vector<VarPtr> locals, int depth,
-                               UndoLog* undo, std::size_t simulated)
+                               UndoLog* undo, std::size_t simulated,
+                               std::vector<std::pair<py::object, VarPtr>>* global_stores)
     : code_(code),
       inputs_(inputs),
       guards_(guards),
       locals_(std::move(locals)),
+      global_stores_(global_stores),
       depth_(depth),
       undo_(undo) {
   entry_locals_ = locals_;
@@ -278,6 +281,7 @@ SimulationResult OpcodeExecutor::run() {
   }
   result_.entry_locals = entry_locals_;
   result_.cleared_lists = cleared_;
+  result_.global_stores = *global_stores_;
   return std::move(result_);
 }
 
@@ -291,6 +295,7 @@ void OpcodeExecutor::graph_break(const std::string& reason) {
   result_.state.locals = locals_;
   result_.state.stack = stack_;
   result_.cleared_lists = cleared_;
+  result_.global_stores = *global_stores_;
   throw Stop{};
 }
 
@@ -387,6 +392,13 @@ py::object OpcodeExecutor::constant_value(const VarPtr& v) {
 }
 
 VarPtr OpcodeExecutor::load_global(const py::object& name) {
+  // A global this frame (or an inlined callee) assigned: that value.
+  for (auto it = global_stores_->rbegin(); it != global_stores_->rend(); ++it) {
+    if (PyObject_RichCompareBool(it->first.ptr(), name.ptr(), Py_EQ) == 1) {
+      return it->second;
+    }
+    PyErr_Clear();
+  }
   Tracker t;
   t.kind = Tracker::Kind::kGlobal;
   t.key = name;
@@ -828,8 +840,9 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
   inputs.globals = fn->func_globals;
   inputs.builtins = inputs_.builtins;
   const std::size_t mark = undo_->size();
+  const std::size_t stores_mark = global_stores_->size();
   OpcodeExecutor callee(code, inputs, guards_, std::move(locals), depth_ + 1, undo_,
-                        result_.simulated);
+                        result_.simulated, global_stores_);
   SimulationResult r = callee.run();
   result_.simulated = r.simulated;
   result_.folded += r.folded;
@@ -839,6 +852,7 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
       undo_->back().first->items() = std::move(undo_->back().second);
       undo_->pop_back();
     }
+    global_stores_->resize(stores_mark);
     const std::string name = py::str(co->co_name).cast<std::string>();
     return no(name + " " + (r.kind == SimulationResult::Kind::kBreak ? "breaks" : "fails") +
               " at line " + std::to_string(r.lineno) + ": " + r.reason);
@@ -1480,6 +1494,11 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       for (std::size_t i = items.size(); i > 0; --i) {
         push(items[i - 1]);
       }
+      return;
+    }
+    case Op::STORE_GLOBAL: {
+      // Recorded, and replayed by the generated code once it has loaded every value it needs.
+      global_stores_->emplace_back(names[static_cast<std::size_t>(ins.arg)], pop());
       return;
     }
     case Op::DELETE_SUBSCR: {

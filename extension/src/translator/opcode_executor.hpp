@@ -40,6 +40,8 @@ struct SimulationResult {
   // Side effects the generated code replays after it has loaded every value it needs: input lists
   // emptied with `del x[:]` (the resume functions' argument lists).
   std::vector<VarPtr> cleared_lists;
+  // Globals the frame assigned (STORE_GLOBAL), in order: replayed by the generated code too.
+  std::vector<std::pair<pybind11::object, VarPtr>> global_stores;
   std::size_t simulated = 0;  // instructions simulated
   std::size_t folded = 0;     // operations folded at translation time
 };
@@ -72,7 +74,8 @@ class OpcodeExecutor {
   // An inlined call: the callee's locals start as `locals` (the caller's Variables); it shares the
   // caller's guards, undo log and instruction budget.
   OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs& inputs, GuardSet* guards,
-                 std::vector<VarPtr> locals, int depth, UndoLog* undo, std::size_t simulated);
+                 std::vector<VarPtr> locals, int depth, UndoLog* undo, std::size_t simulated,
+                 std::vector<std::pair<pybind11::object, VarPtr>>* global_stores);
   SimulationResult run();
 
  private:
@@ -124,7 +127,10 @@ class OpcodeExecutor {
   bool in_group_ = false;
   pybind11::object kwnames_;     // set by KW_NAMES for the next CALL
   std::vector<VarPtr> cleared_;  // input lists emptied by `del x[:]`
-  int depth_ = 0;                // inlined calls this frame is nested in
+  // Globals assigned so far (shared with inlined callees, which have the same globals).
+  std::vector<std::pair<pybind11::object, VarPtr>> own_global_stores_;
+  std::vector<std::pair<pybind11::object, VarPtr>>* global_stores_ = &own_global_stores_;
+  int depth_ = 0;  // inlined calls this frame is nested in
   UndoLog own_undo_;
   UndoLog* undo_ = &own_undo_;
   SimulationResult result_;
