@@ -339,6 +339,10 @@ struct CodeGen::Emitter {
     switch (t.kind) {
       case Tracker::Kind::kLocal: {
         const auto i = static_cast<std::size_t>(t.index);
+        if (t.deref) {
+          emit("LOAD_DEREF", t.index);  // free variables are never stored by generated code
+          return true;
+        }
         if (i < overwritten.size() && !overwritten[i]) {
           emit("LOAD_FAST", t.index);
           return true;

@@ -85,6 +85,7 @@ namespace {
   X(UNPACK_SEQUENCE)               \
   X(DELETE_SUBSCR)                 \
   X(STORE_GLOBAL)                  \
+  X(LOAD_DEREF)                    \
   X(CALL_INTRINSIC_1)              \
   X(KW_NAMES)                      \
   X(PRECALL)                       \
@@ -236,6 +237,10 @@ OpcodeExecutor::OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs
     t.kind = Tracker::Kind::kLocal;
     t.index = static_cast<int>(i);
     t.key = names[i];
+    // A free variable's slot stands for its cell's contents (what the closure gave the frame).
+    const auto kind = static_cast<unsigned char>(code.localsplus_kinds()[i]);
+    t.deref =
+        (kind & bytecode::version::kFastFree) != 0 && (kind & bytecode::version::kFastCell) == 0;
     locals_[i] = Variable::from_input(inputs.locals[i], std::move(t));
   }
   entry_locals_ = locals_;
@@ -1494,6 +1499,20 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       for (std::size_t i = items.size(); i > 0; --i) {
         push(items[i - 1]);
       }
+      return;
+    }
+    case Op::LOAD_DEREF: {
+      // A free variable: the contents of the closure's cell, unchanged while the frame is
+      // simulated (only this frame's STORE_DEREF, which breaks, or code run for real could change
+      // it). A cell of this frame runs for real.
+      const auto i = static_cast<std::size_t>(ins.arg);
+      const auto kind = i < kinds.size() ? static_cast<unsigned char>(kinds[i]) : 0;
+      const bool free_only =
+          (kind & bytecode::version::kFastFree) != 0 && (kind & bytecode::version::kFastCell) == 0;
+      if (!free_only || !locals_[i] || !locals_[i]->tracker().deref) {
+        graph_break("a cell variable (LOAD_DEREF of this frame's cell or an empty cell)");
+      }
+      push(locals_[i]);
       return;
     }
     case Op::STORE_GLOBAL: {

@@ -26,6 +26,7 @@ struct Tracker {
   };
   Kind kind = Kind::kCreated;
   int index = -1;        // kLocal
+  bool deref = false;    // kLocal: the contents of a free variable's cell (loaded by LOAD_DEREF)
   pybind11::object key;  // kLocal, kGlobal, kAttr: the name; kItem: the key
   VarPtr base;           // kAttr, kItem
 

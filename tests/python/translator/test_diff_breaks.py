@@ -378,8 +378,8 @@ def calls_locals_user(a):
 
 
 FRESH_CASES = [
-    case(cell_arg_after_break, 1, breaks=by_version(6, 6, 7)),
-    case(cell_local_after_break, 1, breaks=by_version(7, 7, 8)),
+    case(cell_arg_after_break, 1, breaks=by_version(5, 5, 6)),
+    case(cell_local_after_break, 1, breaks=by_version(6, 6, 7)),
     case(tuple_inner_list, ([1],), breaks=7),
     # del globals()[...] breaks on the module dict: describing it must not repr() what the module holds.
     case(shadow_builtin, (1, 2), breaks=5),
@@ -624,12 +624,12 @@ CLOSURE_CASES = [
     case(lambda_default, 3, breaks=by_version(1, 1, 2)),
     case(nested_def, 2, breaks=1),
     case(nested_def_defaults, 4, breaks=by_version(1, 1, 2)),
-    case(closure_read, 5, breaks=by_version(4, 4, 5)),
-    case(closure_nonlocal, 1, breaks=by_version(9, 9, 10)),
-    case(closure_counter, 3, breaks=by_version(14, 14, 16)),
-    case(closure_cell_after_break, 3, breaks=by_version(7, 7, 8)),
-    case(returns_function, 3, breaks=by_version(5, 5, 6)),
-    case(closure_late_binding_caller, 3, breaks=by_version(7, 2, 2)),
+    case(closure_read, 5, breaks=by_version(3, 3, 4)),
+    case(closure_nonlocal, 1, breaks=by_version(8, 8, 9)),
+    case(closure_counter, 3, breaks=by_version(11, 11, 13)),
+    case(closure_cell_after_break, 3, breaks=by_version(6, 6, 7)),
+    case(returns_function, 3, breaks=by_version(4, 4, 5)),
+    case(closure_late_binding_caller, 3, breaks=by_version(6, 1, 1)),
     case(decorated, 1, breaks=4),
     case(partial_call, 1, breaks=2),
 ]
