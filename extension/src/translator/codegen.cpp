@@ -207,8 +207,12 @@ struct CodeGen::Emitter {
   std::vector<bool> overwritten;  // stored by the generated code (no longer the entry value)
   std::map<const Variable*, int> built;  // mutable containers built so far -> local holding it
 
-  Emitter(bytecode::Bytecode& target, const std::string& k, GuardSet* g)
-      : bc(target), kinds(k), guards(g) {}
+  // `entry`: the Variables of the frame's locals at entry (what each local holds before any store).
+  Emitter(bytecode::Bytecode& target, const std::string& k, GuardSet* g,
+          const std::vector<VarPtr>& entry)
+      : bc(target), kinds(k), guards(g), current(entry), overwritten(k.size(), false) {
+    current.resize(k.size());
+  }
 
   void emit(int op, int arg = 0) {
     Instruction ins;
@@ -504,10 +508,8 @@ std::vector<Instruction> prefix_of(const bytecode::Bytecode& bc) {
 py::object CodeGen::for_return(const SimulationResult& r) {
   bytecode::Bytecode bc =
       bytecode::Bytecode::from_instructions(prefix_of(original_), original_.template_code().ptr());
-  Emitter e(bc, original_.localsplus_kinds(), guards_);
+  Emitter e(bc, original_.localsplus_kinds(), guards_, r.entry_locals);
   e.pos = original_.at(r.last).position;
-  e.current = r.entry_locals;
-  e.overwritten.assign(r.entry_locals.size(), false);
   e.load(r.value);
   e.store_globals(r.global_stores, [&r](const Variable* v) -> std::size_t {
     return v == r.value.get() ? 1 : 0;  // the returned value is on top
@@ -620,11 +622,8 @@ py::object CodeGen::for_continuation(const SimulationResult& r) {
   bytecode::Bytecode bc = bytecode::Bytecode::from_instructions(original_.instructions(),
                                                                 original_.template_code().ptr());
   const std::string& kinds = original_.localsplus_kinds();
-  Emitter e(bc, kinds, guards_);
+  Emitter e(bc, kinds, guards_, r.entry_locals);
   e.pos = original_.at(r.first).position;
-  e.current = r.entry_locals;
-  e.current.resize(kinds.size());
-  e.overwritten.assign(kinds.size(), false);
   emit_state(e, r, 0);
   e.emit_jump_to_id("JUMP_FORWARD", original_.at(r.first).id);
   e.finish_into(bc, body_start);
@@ -635,13 +634,10 @@ py::object CodeGen::for_break(const SimulationResult& r) {
   bytecode::Bytecode bc =
       bytecode::Bytecode::from_instructions(prefix_of(original_), original_.template_code().ptr());
   const std::string& kinds = original_.localsplus_kinds();
-  Emitter e(bc, kinds, guards_);
+  Emitter e(bc, kinds, guards_, r.entry_locals);
   const Instruction& last = original_.at(r.last);
   e.pos = last.position;
   const std::size_t n = kinds.size();
-  e.current = r.entry_locals;
-  e.current.resize(n);
-  e.overwritten.assign(n, false);
 
   // 1. The value stack at the break, loaded first: reads of the locals' entry values happen before
   // any store. NULLs (of calls pending below the breaking instruction's inputs) cannot be passed

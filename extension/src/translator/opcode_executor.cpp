@@ -213,6 +213,21 @@ std::string name_of(const py::handle& o) {
 
 }  // namespace
 
+std::string frame_introspection(PyCodeObject* co) {
+  static const char* const kNames[] = {"locals",       "vars",   "dir",       "eval",
+                                       "exec",         "super",  "_getframe", "currentframe",
+                                       "getframeinfo", "f_back", "f_locals",  "settrace"};
+  for (const py::handle name : py::reinterpret_borrow<py::tuple>(co->co_names)) {
+    std::string n = name_of(name);
+    for (const char* frame_name : kNames) {
+      if (n == frame_name) {
+        return n;
+      }
+    }
+  }
+  return {};
+}
+
 std::vector<std::string> simulated_opcode_names() {
   std::vector<std::string> out;
   for (const char* name : kSimulatedNames) {
@@ -692,17 +707,10 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
     }
     values.append(v);
   }
-  // A constant's method gets its receiver as a first argument would be: every argument is bounded.
-  py::list checked = values;
-  if (pure == nullptr) {
-    checked = py::list();
-    checked.append(py::none());
-    for (const py::handle v : values) {
-      checked.append(v);
-    }
-  }
+  // A pure function's first argument may be large; a constant's method has its receiver for that,
+  // so every argument it gets is bounded.
   if (pure != nullptr ? !pure->accepts(values, nkw)
-                      : (nkw > 0 || !PureFunction{}.accepts(checked, 0))) {
+                      : (nkw > 0 || !arguments_bounded(values, /*leading_unbounded=*/0))) {
     graph_break("a call of " + callable->describe() + " with arguments it does not fold");
   }
   py::tuple positional(values.size() - nkw);
@@ -756,12 +764,8 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
   if (!capture::skip_rules().reason_to_skip(co, fn->func_globals).empty()) {
     return no("its module is skipped");
   }
-  for (const py::handle name : py::reinterpret_borrow<py::tuple>(co->co_names)) {
-    const std::string n = name_of(name);
-    if (n == "locals" || n == "vars" || n == "dir" || n == "eval" || n == "exec" || n == "super" ||
-        n == "_getframe" || n == "currentframe") {
-      return no("it looks at its own frame");
-    }
+  if (!frame_introspection(co).empty()) {
+    return no("it looks at its own frame");
   }
   // Bind the arguments as CPython would; anything that would raise stays a real call.
   const auto nkw = kwnames ? static_cast<std::size_t>(PyTuple_GET_SIZE(kwnames.ptr())) : 0;

@@ -56,6 +56,10 @@ struct FrameInputs {
   std::size_t resume_prologue_end = 0;
 };
 
+// The name `co` uses that looks at its own frame (locals, vars, super, sys._getframe, ...), or
+// empty: such code would see the frames of resume functions (not translated, not inlined).
+std::string frame_introspection(PyCodeObject* co);
+
 // The opcodes (of this Python) the executor simulates; every other one is a graph break.
 std::vector<std::string> simulated_opcode_names();
 

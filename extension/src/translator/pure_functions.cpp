@@ -36,15 +36,11 @@ std::vector<PureFunction>& table() {
 
 }  // namespace
 
-bool PureFunction::accepts(const py::list& values, std::size_t kw) const {
-  if (kw > 0 && !keywords) {
-    return false;
-  }
+bool arguments_bounded(const py::list& values, std::size_t leading_unbounded) {
   std::size_t position = 0;
   for (const py::handle v : values) {
     PyObject* o = v.ptr();
-    // Counts and sizes past the first argument are bounded (round(5, -10**9), "x".zfill(10**9)).
-    if (position++ > 0 && PyLong_CheckExact(o)) {
+    if (position++ >= leading_unbounded && PyLong_CheckExact(o)) {
       int overflow = 0;
       const long n = PyLong_AsLongAndOverflow(o, &overflow);
       if (overflow != 0 || n > kMaxIterated || n < -kMaxIterated) {
@@ -65,6 +61,10 @@ bool PureFunction::accepts(const py::list& values, std::size_t kw) const {
     }
   }
   return true;
+}
+
+bool PureFunction::accepts(const py::list& values, std::size_t kw) const {
+  return (kw == 0 || keywords) && arguments_bounded(values, /*leading_unbounded=*/1);
 }
 
 const PureFunction* find_pure_function(const py::object& callable) {

@@ -16,6 +16,11 @@ struct PureFunction {
   bool accepts(const pybind11::list& values, std::size_t kw) const;
 };
 
+// Whether folding may run on these argument values: sequences of bounded length, and integers of
+// bounded size past the first `leading_unbounded` arguments (counts and widths such as
+// round(5, -10**9) or "x".zfill(10**9) would make huge results).
+bool arguments_bounded(const pybind11::list& values, std::size_t leading_unbounded);
+
 // The pure function `callable` is, or nullptr.
 const PureFunction* find_pure_function(const pybind11::object& callable);
 

@@ -128,17 +128,10 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
     return capture::Translation::declined("module or class body (not a function frame)");
   }
   // Code that looks at its own frame would see the resume functions' frames after a break.
-  static const char* const kIntrospection[] = {
-      "locals",    "vars",         "dir",          "eval",   "exec",     "super",
-      "_getframe", "currentframe", "getframeinfo", "f_back", "f_locals", "settrace"};
-  for (const py::handle name : py::reinterpret_borrow<py::tuple>(co->co_names)) {
-    const std::string n = py::str(name).cast<std::string>();
-    for (const char* bad : kIntrospection) {
-      if (n == bad) {
-        return capture::Translation::declined("the function uses " + n +
-                                              ", which looks at its own frame");
-      }
-    }
+  const std::string introspection = frame_introspection(co);
+  if (!introspection.empty()) {
+    return capture::Translation::declined("the function uses " + introspection +
+                                          ", which looks at its own frame");
   }
   const auto code = bytecode::Bytecode::decode(reinterpret_cast<PyObject*>(co));
   record->instructions = code.size();
@@ -167,7 +160,9 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
     return capture::Translation::declined("the frame's globals are not a dict");
   }
 
-  if (!resume_info(reinterpret_cast<PyObject*>(co)).is_none()) {
+  // A resume function's prologue ends at its first unconditional jump.
+  const bool is_resume = !resume_info(reinterpret_cast<PyObject*>(co)).is_none();
+  if (is_resume) {
     for (std::size_t k = 0; k < code.size(); ++k) {
       if (bytecode::opcode_info(code.at(k).opcode).is_unconditional_jump()) {
         inputs.resume_prologue_end = k;
@@ -190,18 +185,11 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
   }
   CodeGen gen(code, cache->translator_data, &guards);
   py::object transformed;
-  if (result.kind == SimulationResult::Kind::kBreak &&
-      !resume_info(reinterpret_cast<PyObject*>(co)).is_none()) {
+  if (result.kind == SimulationResult::Kind::kBreak && is_resume &&
+      result.last <= inputs.resume_prologue_end) {
     // A resume function that cannot get past its own prologue would only make another like it.
-    for (std::size_t k = 0; k < code.size(); ++k) {
-      if (bytecode::opcode_info(code.at(k).opcode).is_unconditional_jump()) {
-        if (result.last <= k) {
-          return capture::Translation::failed(
-              "the resume function's prologue could not be simulated: " + result.reason);
-        }
-        break;
-      }
-    }
+    return capture::Translation::failed("the resume function's prologue could not be simulated: " +
+                                        result.reason);
   }
   if (result.kind == SimulationResult::Kind::kBreak) {
     BreakRecord b;
