@@ -41,7 +41,7 @@ if mode == "translate":
     declined = collections.Counter(r["declined"] for r in translator.records() if r["declined"])
     codes = {id(r["original"]): r["original"] for r in records}
     stats = [cap.stats(c) for c in codes.values()]
-    reasons = collections.Counter(re.sub(r" \(.*?:\d+\)", "", r["failure"]).split(":")[0]
+    reasons = collections.Counter(re.sub(r" \(.*?:\d+\)", "", r["failure"])[:100]
                                   for r in records if r["failure"])
     out.update({
         "frames": len(records),

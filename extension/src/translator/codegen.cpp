@@ -2,9 +2,12 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 #include <functional>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "bytecode/opcode_table.hpp"
@@ -343,8 +346,12 @@ struct CodeGen::Emitter {
     switch (t.kind) {
       case Tracker::Kind::kLocal: {
         const auto i = static_cast<std::size_t>(t.index);
-        if (t.deref) {
-          emit("LOAD_DEREF", t.index);  // free variables are never stored by generated code
+        if (t.deref || (i < kinds.size() &&
+                        (static_cast<unsigned char>(kinds[i]) & version::kFastCell) != 0)) {
+          // A free variable's contents, or an argument that MAKE_CELL (in the prefix) moved into
+          // its cell: read through the cell, whose contents the generated code writes only after
+          // every load.
+          emit("LOAD_DEREF", t.index);
           return true;
         }
         if (i < overwritten.size() && !overwritten[i]) {
@@ -378,37 +385,240 @@ struct CodeGen::Emitter {
     return false;
   }
 
-  // The frame's assignments to globals, in order.
-  // `on_stack(v)` is how deep v already lies on the stack (1 = top), or 0: a list made in the frame
-  // that is there is copied, not built twice.
-  void store_globals(const std::vector<std::pair<py::object, VarPtr>>& stores,
-                     const std::function<std::size_t(const Variable*)>& on_stack) {
-    for (const auto& [name, value] : stores) {
-      const std::size_t depth = value->is_mutable_created() ? on_stack(value.get()) : 0;
-      if (depth > 0) {
-        emit("COPY", static_cast<int>(depth));
-      } else {
-        load(value);
+  // The side effects of the frame, replayed once every value the generated code needs is loaded:
+  // assignments to globals (the last one of each name, in order of first assignment), writes to
+  // cells whose contents changed, and `del x[:]` of input lists. Every value is loaded before any
+  // effect happens (a value may be read through what an effect changes), in reverse order, so
+  // that the effects then run in order, each taking its values from the top.
+  // `on_stack(v)` is how deep v already lies on the stack (1 = top), or 0: a value made in the
+  // frame that is there is copied, not built twice.
+  void emit_effects(const SimulationResult& r,
+                    const std::function<std::size_t(const Variable*)>& on_stack) {
+    struct Effect {
+      enum Kind : std::uint8_t { kStoreGlobal, kStoreDeref, kDeleteDeref, kClear };
+      Kind kind;
+      py::object name;
+      int slot = -1;
+      VarPtr value;   // pushed first
+      VarPtr target;  // pushed above it
+    };
+    std::vector<Effect> effects;
+    for (std::size_t k = 0; k < r.global_stores.size(); ++k) {
+      const auto& [name, value] = r.global_stores[k];
+      bool seen = false;
+      for (std::size_t j = 0; j < k && !seen; ++j) {
+        seen = PyObject_RichCompareBool(r.global_stores[j].first.ptr(), name.ptr(), Py_EQ) == 1;
       }
-      emit("STORE_GLOBAL", bc.add_name(py::str(name).cast<std::string>()));
+      PyErr_Clear();
+      if (seen) {
+        continue;
+      }
+      VarPtr last = value;
+      for (std::size_t j = k + 1; j < r.global_stores.size(); ++j) {
+        if (PyObject_RichCompareBool(r.global_stores[j].first.ptr(), name.ptr(), Py_EQ) == 1) {
+          last = r.global_stores[j].second;
+        }
+      }
+      PyErr_Clear();
+      effects.push_back(Effect{Effect::kStoreGlobal, name, -1, last, nullptr});
     }
-  }
-
-  // del list[:] for each list received from outside that the frame emptied. Every list is loaded
-  // before any is emptied (one may be reached through another: a resume function's argument list).
-  void clear_lists(const std::vector<VarPtr>& lists) {
-    for (const VarPtr& list : lists) {
-      if (!load_tracked(list)) {
+    for (const VarPtr& cell : r.cells) {
+      const VarPtr now = cell->contents();
+      if (now == cell->initial_contents()) {
+        continue;
+      }
+      if (cell->slot() >= 0) {
+        effects.push_back(Effect{now ? Effect::kStoreDeref : Effect::kDeleteDeref, py::object(),
+                                 cell->slot(), now, nullptr});
+      } else if (cell->outside()) {
+        throw CodegenError("a write to a cell made outside the translation");
+      }
+      // A cell made by an inlined call is built with its final contents where it is needed.
+    }
+    for (const VarPtr& list : r.cleared_lists) {
+      if (!list->tracker().is_input()) {
         throw CodegenError("cannot load " + list->describe() + " to empty it");
       }
+      effects.push_back(Effect{Effect::kClear, py::object(), -1, nullptr, list});
     }
-    for (std::size_t k = 0; k < lists.size(); ++k) {
-      load_const(py::reinterpret_steal<py::object>(PySlice_New(nullptr, nullptr, nullptr)));
-      emit("DELETE_SUBSCR");
+    std::size_t pushed = 0;
+    auto push_value = [&](const VarPtr& v) {
+      const std::size_t depth = v->is_mutable_created() ? on_stack(v.get()) : 0;
+      if (depth > 0) {
+        emit("COPY", static_cast<int>(depth + pushed));
+      } else {
+        load(v);
+      }
+      ++pushed;
+    };
+    for (auto it = effects.rbegin(); it != effects.rend(); ++it) {
+      if (it->value) {
+        push_value(it->value);
+      }
+      if (it->target) {
+        push_value(it->target);
+      }
+    }
+    for (const Effect& ef : effects) {
+      switch (ef.kind) {
+        case Effect::kStoreGlobal:
+          emit("STORE_GLOBAL", bc.add_name(py::str(ef.name).cast<std::string>()));
+          break;
+        case Effect::kStoreDeref:
+          emit("STORE_DEREF", ef.slot);
+          break;
+        case Effect::kDeleteDeref:
+          emit("DELETE_DEREF", ef.slot);
+          break;
+        case Effect::kClear:
+          load_const(py::reinterpret_steal<py::object>(PySlice_New(nullptr, nullptr, nullptr)));
+          emit("DELETE_SUBSCR");
+          break;
+      }
     }
   }
 
+  // Calls the constant `callable` with the values `push_args` pushes (`nargs` of them).
+  void call_constant(const py::object& callable, const std::function<void()>& push_args,
+                     int nargs) {
+    if constexpr (version::kNullBeforeCallable) {
+      emit("PUSH_NULL");
+      load_const(callable);
+    } else {
+      load_const(callable);
+      emit("PUSH_NULL");
+    }
+    push_args();
+    if constexpr (version::kHasPrecall) {
+      emit("PRECALL", nargs);
+    }
+    emit("CALL", nargs);
+  }
+
+  // Values being loaded (a value that contains itself cannot be rebuilt).
+  std::set<const Variable*> loading;
+
+  // Shared values made in the frame -> the local that keeps them once built (see assign_homes).
+  std::map<const Variable*, int> home;
+
   void load(const VarPtr& v) {
+    // A value made in the frame is built once: later loads read it from its home local, or fail.
+    const bool once = v->is_mutable_created();
+    if (once) {
+      const auto it = built.find(v.get());
+      if (it != built.end()) {
+        if (it->second < 0) {
+          throw CodegenError("a value made in the frame is referenced twice");
+        }
+        emit("LOAD_FAST", it->second);
+        return;
+      }
+      built[v.get()] = -1;
+    }
+    if (!loading.insert(v.get()).second) {
+      throw CodegenError("a value made in the frame contains itself");
+    }
+    load_value(v);
+    loading.erase(v.get());
+    if (const auto h = home.find(v.get()); once && h != home.end()) {
+      emit("COPY", 1);
+      emit("STORE_FAST", h->second);
+      built[v.get()] = h->second;
+      overwritten[static_cast<std::size_t>(h->second)] = true;
+      current[static_cast<std::size_t>(h->second)] = v;
+    }
+  }
+
+  // Counts the references to values made in the frame within `v` (a value built once is looked
+  // into once; an immutable container is rebuilt, and so looked into, at every reference).
+  struct Refs {
+    std::map<const Variable*, int> count;
+    std::vector<const Variable*> order;  // first reference first
+    std::set<int> entry_locals;          // locals whose entry values are read (LOAD_FAST)
+  };
+  // Values made in the frame that `roots` refer to more than once are built once, into a home
+  // local: `preferred` (the local that ends up holding the value), else the next of `scratch`.
+  // Returns the scratch locals used.
+  std::vector<int> assign_homes(const std::vector<VarPtr>& roots,
+                                const std::map<const Variable*, int>& preferred,
+                                const std::vector<int>& scratch) {
+    Refs refs;
+    for (const VarPtr& v : roots) {
+      count_refs(v, &refs);
+    }
+    // A local whose entry value is still to be read, or that is some value's home, is no scratch.
+    std::set<int> taken(refs.entry_locals.begin(), refs.entry_locals.end());
+    for (const auto& [v, i] : preferred) {
+      if (refs.count[v] >= 2) {
+        taken.insert(i);
+      }
+    }
+    std::vector<int> usable;
+    for (const int i : scratch) {
+      if (taken.insert(i).second) {
+        usable.push_back(i);
+      }
+    }
+    std::vector<int> used;
+    for (const Variable* v : refs.order) {
+      if (refs.count[v] < 2) {
+        continue;
+      }
+      if (const auto p = preferred.find(v); p != preferred.end()) {
+        home[v] = p->second;
+      } else if (used.size() < usable.size()) {
+        home[v] = usable[used.size()];
+        used.push_back(home[v]);
+      }
+    }
+    return used;
+  }
+
+  static void count_refs(const VarPtr& v, Refs* refs) {
+    if (!v) {
+      return;
+    }
+    for (const Tracker* t = &v->tracker(); t->is_input(); t = &t->base->tracker()) {
+      if (t->kind == Tracker::Kind::kLocal && !t->deref) {
+        refs->entry_locals.insert(t->index);
+      }
+      if (!t->base) {
+        break;
+      }
+    }
+    if (v->is_mutable_created()) {
+      if (refs->count[v.get()]++ > 0) {
+        return;
+      }
+      refs->order.push_back(v.get());
+    }
+    switch (v->kind()) {
+      case Variable::Kind::kTuple:
+      case Variable::Kind::kList:
+      case Variable::Kind::kMethod:
+      case Variable::Kind::kIter:
+      case Variable::Kind::kFunction:
+        for (const VarPtr& item : v->items()) {
+          count_refs(item, refs);
+        }
+        if (v->kind() == Variable::Kind::kFunction) {
+          for (const Variable::Part p :
+               {Variable::kDefaults, Variable::kKwDefaults, Variable::kAnnotations}) {
+            count_refs(v->part(p), refs);
+          }
+        }
+        return;
+      case Variable::Kind::kCell:
+        if (v->is_mutable_created()) {
+          count_refs(v->contents(), refs);
+        }
+        return;
+      default:
+        return;
+    }
+  }
+
+  void load_value(const VarPtr& v) {
     switch (v->kind()) {
       case Variable::Kind::kNull:
         emit("PUSH_NULL");
@@ -436,19 +646,77 @@ struct CodeGen::Emitter {
         emit("BUILD_TUPLE", static_cast<int>(v->items().size()));
         return;
       case Variable::Kind::kList: {
-        const auto it = built.find(v.get());
-        if (it != built.end()) {
-          if (it->second < 0) {
-            throw CodegenError("a list made in the frame is referenced twice");
-          }
-          emit("LOAD_FAST", it->second);
-          return;
-        }
         for (const VarPtr& item : v->items()) {
           load(item);
         }
         emit("BUILD_LIST", static_cast<int>(v->items().size()));
-        built[v.get()] = -1;
+        return;
+      }
+      case Variable::Kind::kCell: {
+        if (v->slot() >= 0) {
+          emit(version::kMakeFunctionHasFlags ? "LOAD_CLOSURE" : "LOAD_FAST", v->slot());
+          return;
+        }
+        if (v->tracker().is_input()) {
+          if (!load_tracked(v)) {
+            throw CodegenError("cannot load " + v->describe() + " again");
+          }
+          return;
+        }
+        // A cell an inlined call made: types.CellType(contents) (or an empty one).
+        const VarPtr contents = v->contents();
+        call_constant(
+            py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(&PyCell_Type)),
+            [&] {
+              if (contents) {
+                load(contents);
+              }
+            },
+            contents ? 1 : 0);
+        return;
+      }
+      case Variable::Kind::kFunction: {
+        const std::array<const VarPtr*, 3> parts = {&v->part(Variable::kDefaults),
+                                                    &v->part(Variable::kKwDefaults),
+                                                    &v->part(Variable::kAnnotations)};
+        constexpr int kClosure = 8;
+        auto load_closure = [&] {
+          for (const VarPtr& cell : v->items()) {
+            load(cell);
+          }
+          emit("BUILD_TUPLE", static_cast<int>(v->items().size()));
+        };
+        const bool has_closure = v->value().attr("co_freevars").cast<py::tuple>().size() > 0;
+        if constexpr (version::kMakeFunctionHasFlags) {
+          int flags = 0;
+          for (int bit = 0; bit < 3; ++bit) {
+            if (*parts[static_cast<std::size_t>(bit)]) {
+              load(*parts[static_cast<std::size_t>(bit)]);
+              flags |= 1 << bit;
+            }
+          }
+          if (has_closure) {
+            load_closure();
+            flags |= kClosure;
+          }
+          load_const(v->value());
+          emit("MAKE_FUNCTION", flags);
+        } else {
+          load_const(v->value());
+          emit("MAKE_FUNCTION");
+          for (int bit = 0; bit < 3; ++bit) {
+            if (*parts[static_cast<std::size_t>(bit)]) {
+              load(*parts[static_cast<std::size_t>(bit)]);
+              emit("SWAP", 2);
+              emit("SET_FUNCTION_ATTRIBUTE", 1 << bit);
+            }
+          }
+          if (has_closure) {
+            load_closure();
+            emit("SWAP", 2);
+            emit("SET_FUNCTION_ATTRIBUTE", kClosure);
+          }
+        }
         return;
       }
       case Variable::Kind::kMethod:
@@ -510,11 +778,34 @@ py::object CodeGen::for_return(const SimulationResult& r) {
       bytecode::Bytecode::from_instructions(prefix_of(original_), original_.template_code().ptr());
   Emitter e(bc, original_.localsplus_kinds(), guards_, r.entry_locals);
   e.pos = original_.at(r.last).position;
+  {
+    // Values made in the frame referred to more than once are built once into a local (the frame
+    // returns: any plain local serves, best one that was unbound at entry).
+    std::vector<VarPtr> roots = {r.value};
+    for (const auto& store : r.global_stores) {
+      roots.push_back(store.second);
+    }
+    for (const VarPtr& cell : r.cells) {
+      if (cell->slot() >= 0) {
+        roots.push_back(cell->contents());
+      }
+    }
+    std::vector<int> scratch;
+    const std::string& kinds = original_.localsplus_kinds();
+    for (const bool unbound_first : {true, false}) {
+      for (std::size_t i = 0; i < kinds.size(); ++i) {
+        if (is_plain_local(static_cast<unsigned char>(kinds[i])) &&
+            (!r.entry_locals[i]) == unbound_first) {
+          scratch.push_back(static_cast<int>(i));
+        }
+      }
+    }
+    e.assign_homes(roots, {}, scratch);
+  }
   e.load(r.value);
-  e.store_globals(r.global_stores, [&r](const Variable* v) -> std::size_t {
+  e.emit_effects(r, [&r](const Variable* v) -> std::size_t {
     return v == r.value.get() ? 1 : 0;  // the returned value is on top
   });
-  e.clear_lists(r.cleared_lists);
   e.emit("RETURN_VALUE");
   e.finish_into(bc);
   return bc.assemble();
@@ -530,6 +821,42 @@ std::vector<bool> CodeGen::emit_state(Emitter& e, const SimulationResult& r, std
   std::vector<bool> kept_null(keep, false);
   std::map<const Variable*, std::size_t> on_stack;  // lists built for the stack -> position
   std::size_t pushed = 0;
+
+  // Values made in the frame that the state holds in more than one place: built once, into the
+  // local that ends up holding them, or into a local unbound at the break (deleted again below).
+  std::vector<VarPtr> roots = r.state.stack;
+  std::map<const Variable*, int> preferred;
+  std::vector<int> scratch;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto kind = static_cast<unsigned char>(kinds[i]);
+    if (!is_plain_local(kind)) {
+      continue;
+    }
+    const VarPtr& v = r.state.locals[i];
+    if (!v) {
+      scratch.push_back(static_cast<int>(i));
+    } else if (v != r.entry_locals[i]) {
+      roots.push_back(v);
+      preferred.emplace(v.get(), static_cast<int>(i));
+    }
+  }
+  // A local that gets a new value at the end can hold another value until then.
+  for (std::size_t i = 0; i < n; ++i) {
+    const VarPtr& v = r.state.locals[i];
+    if (is_plain_local(static_cast<unsigned char>(kinds[i])) && v && v != r.entry_locals[i]) {
+      scratch.push_back(static_cast<int>(i));
+    }
+  }
+  for (const auto& store : r.global_stores) {
+    roots.push_back(store.second);
+  }
+  for (const VarPtr& cell : r.cells) {
+    if (cell->slot() >= 0) {  // the writes replayed (other cells are built where referenced)
+      roots.push_back(cell->contents());
+    }
+  }
+  const std::vector<int> scratch_used = e.assign_homes(roots, preferred, scratch);
+
   for (std::size_t k = 0; k < depth_before; ++k) {
     const VarPtr& v = r.state.stack[k];
     if (k < keep && v->kind() == Variable::Kind::kNull) {
@@ -557,6 +884,9 @@ std::vector<bool> CodeGen::emit_state(Emitter& e, const SimulationResult& r, std
       continue;
     }
     const VarPtr& v = r.state.locals[i];
+    if (v && v->kind() == Variable::Kind::kCell && v->slot() == static_cast<int>(i)) {
+      continue;  // the cell the prefix made (MAKE_CELL)
+    }
     if (cell_slot && !v) {
       throw CodegenError("a cell slot was emptied");
     }
@@ -590,6 +920,11 @@ std::vector<bool> CodeGen::emit_state(Emitter& e, const SimulationResult& r, std
     e.emit("STORE_FAST", static_cast<int>(*it));
     e.overwritten[*it] = true;
     e.current[*it] = r.state.locals[*it];
+    for (auto& [value, slot] : e.built) {
+      if (slot == static_cast<int>(*it) && value != r.state.locals[*it].get()) {
+        slot = -1;  // that value's scratch home is overwritten: no more references to it
+      }
+    }
     if (r.state.locals[*it]->is_mutable_created()) {
       e.built[r.state.locals[*it].get()] = static_cast<int>(*it);  // loaded from there from now on
     }
@@ -600,15 +935,22 @@ std::vector<bool> CodeGen::emit_state(Emitter& e, const SimulationResult& r, std
     e.overwritten[i] = true;
     e.current[i] = r.state.locals[i];
   }
-  e.store_globals(r.global_stores, [&](const Variable* v) -> std::size_t {
+  e.emit_effects(r, [&](const Variable* v) -> std::size_t {
     const auto it = on_stack.find(v);
     return it == on_stack.end() ? 0 : pushed - it->second;
   });
-  e.clear_lists(r.cleared_lists);
   for (const std::size_t i : deleted) {
     e.emit("DELETE_FAST", static_cast<int>(i));
     e.overwritten[i] = true;
     e.current[i] = nullptr;
+  }
+  for (const int i : scratch_used) {
+    // A scratch local unbound at the break is unbound again (one that got its value is kept).
+    const auto u = static_cast<std::size_t>(i);
+    if (!r.state.locals[u] && std::find(deleted.begin(), deleted.end(), u) == deleted.end()) {
+      e.emit("DELETE_FAST", i);
+      e.current[u] = nullptr;
+    }
   }
 
   return kept_null;

@@ -86,6 +86,11 @@ namespace {
   X(DELETE_SUBSCR)                 \
   X(STORE_GLOBAL)                  \
   X(LOAD_DEREF)                    \
+  X(STORE_DEREF)                   \
+  X(DELETE_DEREF)                  \
+  X(LOAD_CLOSURE)                  \
+  X(MAKE_FUNCTION)                 \
+  X(SET_FUNCTION_ATTRIBUTE)        \
   X(CALL_INTRINSIC_1)              \
   X(KW_NAMES)                      \
   X(PRECALL)                       \
@@ -252,34 +257,117 @@ OpcodeExecutor::OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs
     t.kind = Tracker::Kind::kLocal;
     t.index = static_cast<int>(i);
     t.key = names[i];
-    // A free variable's slot stands for its cell's contents (what the closure gave the frame).
+    // A free variable's slot holds the closure's cell: its contents are what the frame received
+    // (read by guards and generated code through the cell, LOAD_DEREF).
     const auto kind = static_cast<unsigned char>(code.localsplus_kinds()[i]);
     t.deref =
         (kind & bytecode::version::kFastFree) != 0 && (kind & bytecode::version::kFastCell) == 0;
+    const bool free = t.deref;
     locals_[i] = Variable::from_input(inputs.locals[i], std::move(t));
+    if (free) {
+      locals_[i] = Variable::cell(locals_[i], static_cast<int>(i), /*outside=*/true);
+    }
+  }
+  // A free slot whose cell is empty is still the closure's cell.
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto kind = static_cast<unsigned char>(code.localsplus_kinds()[i]);
+    if (!locals_[i] && (kind & bytecode::version::kFastFree) != 0 &&
+        (kind & bytecode::version::kFastCell) == 0) {
+      locals_[i] = Variable::cell(nullptr, static_cast<int>(i), /*outside=*/true);
+    }
   }
   entry_locals_ = locals_;
 }
 
 OpcodeExecutor::OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs& inputs,
                                GuardSet* guards, std::vector<VarPtr> locals, int depth,
-                               UndoLog* undo, std::size_t simulated,
-                               std::vector<std::pair<py::object, VarPtr>>* global_stores)
+                               Shared* shared, std::size_t simulated)
     : code_(code),
       inputs_(inputs),
       guards_(guards),
       locals_(std::move(locals)),
-      global_stores_(global_stores),
       depth_(depth),
-      undo_(undo) {
+      shared_(shared) {
   entry_locals_ = locals_;
   result_.simulated = simulated;
 }
 
 void OpcodeExecutor::remember(const VarPtr& list) {
   if (depth_ > 0) {
-    undo_->emplace_back(list, list->items());
+    shared_->undo.emplace_back(list, list->items());
   }
+}
+
+VarPtr OpcodeExecutor::cell_at(int index) {
+  if (index < 0 || static_cast<std::size_t>(index) >= locals_.size()) {
+    fail("a local index out of range (malformed bytecode)");
+  }
+  VarPtr c = locals_[static_cast<std::size_t>(index)];
+  if (!c || c->kind() != Variable::Kind::kCell) {
+    graph_break("a cell the translator does not model");
+  }
+  return c;
+}
+
+void OpcodeExecutor::write_cell(const VarPtr& cell, VarPtr contents) {
+  // Code outside the translation may hold the same cell under another name (a sibling closure, the
+  // caller's frame): a write to it runs for real, so that every read after it sees the cell itself.
+  // Cells the frame made (MAKE_CELL here or in an inlined call) are seen by simulated code only.
+  if (cell->outside()) {
+    graph_break("a write to a cell that code outside the translation may share");
+  }
+  remember(cell);
+  if (std::find(shared_->cells.begin(), shared_->cells.end(), cell) == shared_->cells.end()) {
+    shared_->cells.push_back(cell);
+  }
+  cell->set_contents(std::move(contents));
+}
+
+void OpcodeExecutor::make_function(int flags) {
+  // 3.11/3.12: [defaults?, kwdefaults?, annotations?, closure?, code] (by flag 1, 2, 4, 8); 3.13
+  // sets them afterwards with SET_FUNCTION_ATTRIBUTE.
+  const VarPtr code = peek(1);
+  if (code->tracker().is_input() || !PyCode_Check(code->value().ptr())) {
+    graph_break("MAKE_FUNCTION of " + code->describe());
+  }
+  std::size_t depth = 2;
+  VarPtr closure;
+  std::array<VarPtr, 3> parts;
+  constexpr int kClosure = 8;
+  if ((flags & kClosure) != 0) {
+    closure = peek(depth++);
+  }
+  for (int bit = 2; bit >= 0; --bit) {
+    if ((flags & (1 << bit)) != 0) {
+      parts[static_cast<std::size_t>(bit)] = peek(depth++);
+    }
+  }
+  std::vector<VarPtr> cells;
+  if (closure) {
+    if (closure->kind() != Variable::Kind::kTuple) {
+      graph_break("a closure that is not a tuple of cells");
+    }
+    for (const VarPtr& c : closure->items()) {
+      if (c->kind() != Variable::Kind::kCell) {
+        graph_break("a closure that is not a tuple of cells");
+      }
+    }
+    cells = closure->items();
+  }
+  const auto* co = reinterpret_cast<PyCodeObject*>(code->value().ptr());
+  // (3.13 sets the closure afterwards.)
+  if (bytecode::version::kMakeFunctionHasFlags &&
+      cells.size() != static_cast<std::size_t>(co->co_nfreevars)) {
+    graph_break("a closure of the wrong size");
+  }
+  VarPtr fn = Variable::function(code->value(), std::move(cells));
+  for (int bit = 0; bit < 3; ++bit) {
+    fn->part(static_cast<Variable::Part>(bit)) = parts[static_cast<std::size_t>(bit)];
+  }
+  for (std::size_t k = 1; k < depth; ++k) {
+    pop();
+  }
+  push(std::move(fn));
 }
 
 SimulationResult OpcodeExecutor::run() {
@@ -301,7 +389,8 @@ SimulationResult OpcodeExecutor::run() {
   }
   result_.entry_locals = entry_locals_;
   result_.cleared_lists = cleared_;
-  result_.global_stores = *global_stores_;
+  result_.global_stores = shared_->global_stores;
+  result_.cells = shared_->cells;
   return std::move(result_);
 }
 
@@ -314,8 +403,6 @@ void OpcodeExecutor::graph_break(const std::string& reason) {
   result_.lineno = ins.position.line;
   result_.state.locals = locals_;
   result_.state.stack = stack_;
-  result_.cleared_lists = cleared_;
-  result_.global_stores = *global_stores_;
   throw Stop{};
 }
 
@@ -413,7 +500,7 @@ py::object OpcodeExecutor::constant_value(const VarPtr& v) {
 
 VarPtr OpcodeExecutor::load_global(const py::object& name) {
   // A global this frame (or an inlined callee) assigned: that value.
-  for (auto it = global_stores_->rbegin(); it != global_stores_->rend(); ++it) {
+  for (auto it = shared_->global_stores.rbegin(); it != shared_->global_stores.rend(); ++it) {
     if (PyObject_RichCompareBool(it->first.ptr(), name.ptr(), Py_EQ) == 1) {
       return it->second;
     }
@@ -680,14 +767,16 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
     call_list_method(callable, args, nargs + extra);
     return;
   }
-  if (callable->kind() != Variable::Kind::kObject && callable->kind() != Variable::Kind::kConst) {
+  const bool made_function = callable->kind() == Variable::Kind::kFunction;
+  if (callable->kind() != Variable::Kind::kObject && callable->kind() != Variable::Kind::kConst &&
+      !made_function) {
     graph_break("a call of " + callable->describe());
   }
-  const PureFunction* pure = find_pure_function(callable->value());
-  const bool const_method = is_constant_method(callable->value());
+  const PureFunction* pure = made_function ? nullptr : find_pure_function(callable->value());
+  const bool const_method = !made_function && is_constant_method(callable->value());
   if (pure == nullptr && !const_method) {
     std::string why = "not a pure builtin or a function of this module";
-    if (PyFunction_Check(callable->value().ptr())) {
+    if (made_function || PyFunction_Check(callable->value().ptr())) {
       VarPtr result = inline_call(callable, args, kwnames, &why);
       if (result) {
         for (std::size_t i = 0; i < nargs + 2 + extra; ++i) {
@@ -743,29 +832,67 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
 
 VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<VarPtr>& args,
                                    const py::object& kwnames, std::string* why) {
-  auto* fn = reinterpret_cast<PyFunctionObject*>(callable->value().ptr());
-  auto* co = reinterpret_cast<PyCodeObject*>(fn->func_code);
   auto no = [why](const std::string& reason) -> VarPtr {
     *why = "not inlined: " + reason;
     return nullptr;
   };
+  // A function made in the frame (its parts are Variables) or one received from outside (its
+  // parts are read through trackers on it, and guarded where used).
+  const bool made = callable->kind() == Variable::Kind::kFunction;
+  auto* fn = made ? nullptr : reinterpret_cast<PyFunctionObject*>(callable->value().ptr());
+  auto* co = reinterpret_cast<PyCodeObject*>(made ? callable->value().ptr() : fn->func_code);
+  PyObject* globals = made ? inputs_.globals : fn->func_globals;
   if (depth_ + 1 > kMaxInlineDepth) {
     return no("calls nested deeper than " + std::to_string(kMaxInlineDepth));
   }
-  if (fn->func_globals != inputs_.globals) {
+  if (globals != inputs_.globals) {
     return no("a function of another module");
-  }
-  if (fn->func_closure != nullptr || co->co_ncellvars > 0 || co->co_nfreevars > 0) {
-    return no("a closure or a function with cells");
   }
   if ((co->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_VARKEYWORDS)) != 0) {
     return no("a generator, coroutine or **kwargs function");
   }
-  if (!capture::skip_rules().reason_to_skip(co, fn->func_globals).empty()) {
+  if (!capture::skip_rules().reason_to_skip(co, globals).empty()) {
     return no("its module is skipped");
   }
   if (!frame_introspection(co).empty()) {
     return no("it looks at its own frame");
+  }
+  const auto callable_attr = [&callable](const char* attr, PyObject* value) {
+    Tracker t;
+    t.kind = Tracker::Kind::kAttr;
+    t.key = py::str(attr);
+    t.base = callable;
+    return Variable::from_input(value, std::move(t));
+  };
+  // The closure's cells.
+  std::vector<VarPtr> closure;
+  if (made) {
+    closure = callable->items();
+  } else if (fn->func_closure != nullptr) {
+    if (!callable->tracker().is_input()) {
+      return no("a closure the translator cannot read again");
+    }
+    const VarPtr cells = callable_attr("__closure__", fn->func_closure);
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(fn->func_closure); ++k) {
+      PyObject* cell = PyTuple_GET_ITEM(fn->func_closure, k);  // borrowed
+      Tracker ct;
+      ct.kind = Tracker::Kind::kItem;
+      ct.key = py::int_(k);
+      ct.base = cells;
+      const VarPtr cell_object = Variable::object(py::reinterpret_borrow<py::object>(cell), ct);
+      VarPtr contents;
+      if (PyCell_GET(cell) != nullptr) {
+        Tracker t;
+        t.kind = Tracker::Kind::kAttr;
+        t.key = py::str("cell_contents");
+        t.base = cell_object;
+        contents = Variable::from_input(PyCell_GET(cell), std::move(t));
+      }
+      closure.push_back(Variable::cell(std::move(contents), -1, /*outside=*/true, std::move(ct)));
+    }
+  }
+  if (closure.size() != static_cast<std::size_t>(co->co_nfreevars)) {
+    return no("a closure of the wrong size");
   }
   // Bind the arguments as CPython would; anything that would raise stays a real call.
   const auto nkw = kwnames ? static_cast<std::size_t>(PyTuple_GET_SIZE(kwnames.ptr())) : 0;
@@ -797,17 +924,28 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
     }
     locals[slot] = args[npos + k];
   }
-  const auto callable_attr = [&callable](const char* attr, PyObject* value) {
-    Tracker t;
-    t.kind = Tracker::Kind::kAttr;
-    t.key = py::str(attr);
-    t.base = callable;
-    return Variable::from_input(value, std::move(t));
-  };
-  const std::size_t ndefaults = fn->func_defaults != nullptr
-                                    ? static_cast<std::size_t>(PyTuple_GET_SIZE(fn->func_defaults))
-                                    : 0;
-  VarPtr defaults;
+  // Positional defaults: the made function's tuple (built inside, or a constant), or the
+  // function's __defaults__ read through it.
+  std::vector<VarPtr> defaults;
+  if (made) {
+    const VarPtr& d = callable->part(Variable::kDefaults);
+    if (d && d->kind() == Variable::Kind::kTuple) {
+      defaults = d->items();
+    } else if (d && d->is_const() && PyTuple_CheckExact(d->value().ptr())) {
+      guards_->value(d);
+      for (const py::handle item : py::reinterpret_borrow<py::tuple>(d->value())) {
+        defaults.push_back(Variable::constant(py::reinterpret_borrow<py::object>(item)));
+      }
+    } else if (d) {
+      return no("defaults that are not a tuple");
+    }
+  }
+  const std::size_t ndefaults =
+      made ? defaults.size()
+           : (fn->func_defaults != nullptr
+                  ? static_cast<std::size_t>(PyTuple_GET_SIZE(fn->func_defaults))
+                  : 0);
+  VarPtr defaults_var;
   for (std::size_t i = 0; i < argcount; ++i) {
     if (locals[i]) {
       continue;
@@ -815,17 +953,21 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
     if (i + ndefaults < argcount) {
       return no("a missing argument");
     }
-    if (!defaults) {
-      defaults = callable_attr("__defaults__", fn->func_defaults);
-      guards_->identity(defaults);
+    const std::size_t j = i - (argcount - ndefaults);
+    if (made) {
+      locals[i] = defaults[j];
+      continue;
+    }
+    if (!defaults_var) {
+      defaults_var = callable_attr("__defaults__", fn->func_defaults);
+      guards_->identity(defaults_var);
     }
     Tracker t;
     t.kind = Tracker::Kind::kItem;
-    t.key = py::int_(i - (argcount - ndefaults));
-    t.base = defaults;
+    t.key = py::int_(j);
+    t.base = defaults_var;
     locals[i] = Variable::from_input(
-        PyTuple_GET_ITEM(fn->func_defaults, static_cast<Py_ssize_t>(i - (argcount - ndefaults))),
-        std::move(t));
+        PyTuple_GET_ITEM(fn->func_defaults, static_cast<Py_ssize_t>(j)), std::move(t));
   }
   for (std::size_t i = argcount; i < argcount + kwonly; ++i) {
     if (!locals[i]) {
@@ -839,29 +981,37 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
     }
     locals[argcount + kwonly] = Variable::tuple(std::move(rest));
   }
-  // The translation relies on this function and its code.
-  guards_->identity(callable);
-  guards_->identity(callable_attr("__code__", fn->func_code));
+  const std::size_t first_free = locals.size() - closure.size();
+  for (std::size_t k = 0; k < closure.size(); ++k) {
+    locals[first_free + k] = closure[k];
+  }
+  if (!made) {
+    // The translation relies on this function and its code.
+    guards_->identity(callable);
+    guards_->identity(callable_attr("__code__", fn->func_code));
+  }
 
-  const bytecode::Bytecode code = bytecode::Bytecode::decode(fn->func_code);
+  const bytecode::Bytecode code = bytecode::Bytecode::decode(reinterpret_cast<PyObject*>(co));
   FrameInputs inputs;
   inputs.code = co;
-  inputs.globals = fn->func_globals;
+  inputs.globals = globals;
   inputs.builtins = inputs_.builtins;
-  const std::size_t mark = undo_->size();
-  const std::size_t stores_mark = global_stores_->size();
-  OpcodeExecutor callee(code, inputs, guards_, std::move(locals), depth_ + 1, undo_,
-                        result_.simulated, global_stores_);
+  const std::size_t mark = shared_->undo.size();
+  const std::size_t stores_mark = shared_->global_stores.size();
+  const std::size_t cells_mark = shared_->cells.size();
+  OpcodeExecutor callee(code, inputs, guards_, std::move(locals), depth_ + 1, shared_,
+                        result_.simulated);
   SimulationResult r = callee.run();
   result_.simulated = r.simulated;
   result_.folded += r.folded;
   if (r.kind != SimulationResult::Kind::kReturn) {
-    // Undo what the callee did to lists built inside, newest first.
-    while (undo_->size() > mark) {
-      undo_->back().first->items() = std::move(undo_->back().second);
-      undo_->pop_back();
+    // Undo what the callee did to lists and cells, newest first.
+    while (shared_->undo.size() > mark) {
+      shared_->undo.back().first->items() = std::move(shared_->undo.back().second);
+      shared_->undo.pop_back();
     }
-    global_stores_->resize(stores_mark);
+    shared_->global_stores.resize(stores_mark);
+    shared_->cells.resize(cells_mark);
     const std::string name = py::str(co->co_name).cast<std::string>();
     return no(name + " " + (r.kind == SimulationResult::Kind::kBreak ? "breaks" : "fails") +
               " at line " + std::to_string(r.lineno) + ": " + r.reason);
@@ -978,7 +1128,13 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
                        op == Op::DELETE_FAST;
   const bool pair_op = op == Op::LOAD_FAST_LOAD_FAST || op == Op::STORE_FAST_LOAD_FAST ||
                        op == Op::STORE_FAST_STORE_FAST;
-  if ((fast_op && cell_slot(ins.arg) &&
+  // LOAD_FAST of a cell slot pushes the cell itself (3.13 builds closures so).
+  const bool load_cell =
+      (op == Op::LOAD_FAST || op == Op::LOAD_FAST_CHECK) && cell_slot(ins.arg) &&
+      static_cast<std::size_t>(ins.arg) < locals_.size() &&
+      locals_[static_cast<std::size_t>(ins.arg)] &&
+      locals_[static_cast<std::size_t>(ins.arg)]->kind() == Variable::Kind::kCell;
+  if ((fast_op && cell_slot(ins.arg) && !load_cell &&
        !(op == Op::STORE_FAST && pc_ < inputs_.resume_prologue_end)) ||
       (pair_op && (cell_slot(ins.arg >> 4) || cell_slot(ins.arg & 15)))) {
     graph_break("a fast-local access to a cell");
@@ -996,11 +1152,19 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
     case Op::RESUME:
       started_ = true;
       return;
-    case Op::MAKE_CELL:
+    case Op::MAKE_CELL: {
       if (started_) {
         graph_break("MAKE_CELL inside the body (an inlined comprehension's cell)");
       }
+      // The slot's value (an argument, or nothing) moves into a new cell; in the translated frame
+      // the generated code's prefix makes the same cell there.
+      if (ins.arg < 0 || static_cast<std::size_t>(ins.arg) >= locals_.size()) {
+        fail("a local index out of range (malformed bytecode)");
+      }
+      VarPtr& slot = locals_[static_cast<std::size_t>(ins.arg)];
+      slot = Variable::cell(slot, depth_ == 0 ? ins.arg : -1, /*outside=*/false);
       return;
+    }
     case Op::LOAD_FAST:
     case Op::LOAD_FAST_CHECK:
       push(local_or_break(ins.arg));
@@ -1017,6 +1181,20 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       return;
     case Op::STORE_FAST: {
       VarPtr v = pop();
+      if (cell_slot(ins.arg) && v->kind() == Variable::Kind::kObject && v->tracker().is_input() &&
+          PyCell_Check(v->value().ptr())) {
+        // A resume function's prologue stores its caller's cell: its contents are read through
+        // it (cell_contents) and written back through it.
+        VarPtr contents;
+        if (PyObject* c = PyCell_GET(v->value().ptr()); c != nullptr) {
+          Tracker t;
+          t.kind = Tracker::Kind::kAttr;
+          t.key = py::str("cell_contents");
+          t.base = v;
+          contents = Variable::from_input(c, std::move(t));
+        }
+        v = Variable::cell(std::move(contents), -1, /*outside=*/true, v->tracker());
+      }
       store_local(ins.arg, v->kind() == Variable::Kind::kNull ? nullptr : v);
       return;
     }
@@ -1506,22 +1684,65 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       return;
     }
     case Op::LOAD_DEREF: {
-      // A free variable: the contents of the closure's cell, unchanged while the frame is
-      // simulated (only this frame's STORE_DEREF, which breaks, or code run for real could change
-      // it). A cell of this frame runs for real.
-      const auto i = static_cast<std::size_t>(ins.arg);
-      const auto kind = i < kinds.size() ? static_cast<unsigned char>(kinds[i]) : 0;
-      const bool free_only =
-          (kind & bytecode::version::kFastFree) != 0 && (kind & bytecode::version::kFastCell) == 0;
-      if (!free_only || !locals_[i] || !locals_[i]->tracker().deref) {
-        graph_break("a cell variable (LOAD_DEREF of this frame's cell or an empty cell)");
+      VarPtr v = cell_at(ins.arg)->contents();
+      if (!v) {
+        graph_break("a read of an empty cell (raises NameError)");
       }
-      push(locals_[i]);
+      push(std::move(v));
+      return;
+    }
+    case Op::LOAD_CLOSURE:
+      push(cell_at(ins.arg));
+      return;
+    case Op::STORE_DEREF: {
+      const VarPtr cell = cell_at(ins.arg);
+      write_cell(cell, peek(1));
+      pop();
+      return;
+    }
+    case Op::DELETE_DEREF: {
+      const VarPtr cell = cell_at(ins.arg);
+      if (!cell->contents()) {
+        graph_break("del of an empty cell (raises NameError)");
+      }
+      write_cell(cell, nullptr);
+      return;
+    }
+    case Op::MAKE_FUNCTION:
+      make_function(bytecode::version::kMakeFunctionHasFlags ? ins.arg : 0);
+      return;
+    case Op::SET_FUNCTION_ATTRIBUTE: {
+      // 3.13: [value, function] -> function.
+      const VarPtr fn = peek(1);
+      const VarPtr value = peek(2);
+      constexpr int kClosure = 8;
+      if (fn->kind() != Variable::Kind::kFunction || ins.arg <= 0 || ins.arg > kClosure ||
+          (ins.arg & (ins.arg - 1)) != 0) {
+        graph_break("SET_FUNCTION_ATTRIBUTE on " + fn->describe());
+      }
+      if (ins.arg == kClosure) {
+        const auto* co = reinterpret_cast<PyCodeObject*>(fn->value().ptr());
+        bool cells = value->kind() == Variable::Kind::kTuple &&
+                     value->items().size() == static_cast<std::size_t>(co->co_nfreevars);
+        for (std::size_t k = 0; cells && k < value->items().size(); ++k) {
+          cells = value->items()[k]->kind() == Variable::Kind::kCell;
+        }
+        if (!cells) {
+          graph_break("a closure that is not a tuple of cells");
+        }
+        fn->items() = value->items();
+      } else {
+        const int bit = ins.arg == 1 ? 0 : (ins.arg == 2 ? 1 : 2);
+        fn->part(static_cast<Variable::Part>(bit)) = value;
+      }
+      pop();
+      pop();
+      push(fn);
       return;
     }
     case Op::STORE_GLOBAL: {
       // Recorded, and replayed by the generated code once it has loaded every value it needs.
-      global_stores_->emplace_back(names[static_cast<std::size_t>(ins.arg)], pop());
+      shared_->global_stores.emplace_back(names[static_cast<std::size_t>(ins.arg)], pop());
       return;
     }
     case Op::DELETE_SUBSCR: {

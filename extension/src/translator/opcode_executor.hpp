@@ -42,6 +42,8 @@ struct SimulationResult {
   std::vector<VarPtr> cleared_lists;
   // Globals the frame assigned (STORE_GLOBAL), in order: replayed by the generated code too.
   std::vector<std::pair<pybind11::object, VarPtr>> global_stores;
+  // Cells the frame wrote (their contents now differ from their initial contents, or not).
+  std::vector<VarPtr> cells;
   std::size_t simulated = 0;  // instructions simulated
   std::size_t folded = 0;     // operations folded at translation time
 };
@@ -70,16 +72,22 @@ class OpcodeExecutor {
 
   // Calls inlined into one another, at most (deeper calls break the graph).
   static constexpr int kMaxInlineDepth = 8;
-  // Lists built inside, with their items before a change, so that an inlined call that cannot
-  // finish is undone.
+  // Lists and cells changed by an inlined call, with their items before the change, so that a call
+  // that cannot finish is undone.
   using UndoLog = std::vector<std::pair<VarPtr, std::vector<VarPtr>>>;
+  // What inlined calls share with the frame that runs them.
+  struct Shared {
+    UndoLog undo;
+    std::vector<std::pair<pybind11::object, VarPtr>> global_stores;  // STORE_GLOBAL, in order
+    std::vector<VarPtr> cells;  // cells written (STORE_DEREF, DELETE_DEREF), first write first
+  };
 
   OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs& inputs, GuardSet* guards);
-  // An inlined call: the callee's locals start as `locals` (the caller's Variables); it shares the
-  // caller's guards, undo log and instruction budget.
+  // An inlined call: the callee's locals start as `locals` (the caller's Variables; its free slots
+  // hold the closure's cells); it shares the caller's guards, side-effect state and instruction
+  // budget.
   OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs& inputs, GuardSet* guards,
-                 std::vector<VarPtr> locals, int depth, UndoLog* undo, std::size_t simulated,
-                 std::vector<std::pair<pybind11::object, VarPtr>>* global_stores);
+                 std::vector<VarPtr> locals, int depth, Shared* shared, std::size_t simulated);
   SimulationResult run();
 
  private:
@@ -114,6 +122,10 @@ class OpcodeExecutor {
   VarPtr inline_call(const VarPtr& callable, const std::vector<VarPtr>& args,
                      const pybind11::object& kwnames, std::string* why);
   void remember(const VarPtr& list);
+  // The cell in local `index`, or a graph break.
+  VarPtr cell_at(int index);
+  void write_cell(const VarPtr& cell, VarPtr contents);
+  void make_function(int flags);
   static bool is_constant_method(const pybind11::object& callable);
   bool truth(const VarPtr& v, bool* value);
   void branch(const bytecode::Instruction& ins, bool jump_if);
@@ -131,12 +143,9 @@ class OpcodeExecutor {
   bool in_group_ = false;
   pybind11::object kwnames_;     // set by KW_NAMES for the next CALL
   std::vector<VarPtr> cleared_;  // input lists emptied by `del x[:]`
-  // Globals assigned so far (shared with inlined callees, which have the same globals).
-  std::vector<std::pair<pybind11::object, VarPtr>> own_global_stores_;
-  std::vector<std::pair<pybind11::object, VarPtr>>* global_stores_ = &own_global_stores_;
-  int depth_ = 0;  // inlined calls this frame is nested in
-  UndoLog own_undo_;
-  UndoLog* undo_ = &own_undo_;
+  int depth_ = 0;                // inlined calls this frame is nested in
+  Shared own_shared_;
+  Shared* shared_ = &own_shared_;
   SimulationResult result_;
 };
 

@@ -76,6 +76,21 @@ VarPtr Variable::method(VarPtr self, py::object name) {
   return v;
 }
 
+VarPtr Variable::cell(VarPtr contents, int slot, bool outside, Tracker tracker) {
+  auto v = std::make_shared<Variable>(Kind::kCell, py::none(), std::move(tracker));
+  v->slot_ = slot;
+  v->outside_ = outside;
+  v->initial_ = contents;
+  v->set_contents(std::move(contents));
+  return v;
+}
+
+VarPtr Variable::function(py::object code, std::vector<VarPtr> closure) {
+  auto v = std::make_shared<Variable>(Kind::kFunction, std::move(code), Tracker{});
+  v->items_ = std::move(closure);
+  return v;
+}
+
 VarPtr Variable::from_input(py::handle value, Tracker tracker) {
   const auto object = py::reinterpret_borrow<py::object>(value);
   return is_constant_value(value) ? constant(object, std::move(tracker))
@@ -98,6 +113,13 @@ std::string Variable::describe() const {
       return "iterator over " + short_repr(value_) + " at " + std::to_string(position_);
     case Kind::kMethod:
       return "method " + py::str(value_).cast<std::string>() + " of a " + items_[0]->describe();
+    case Kind::kCell:
+      return items_.empty() ? "an empty cell" : "a cell of " + items_[0]->describe();
+    case Kind::kFunction:
+      return "function " +
+             py::str(reinterpret_cast<PyCodeObject*>(value_.ptr())->co_qualname)
+                 .cast<std::string>() +
+             " (made in the frame)";
   }
   return "?";
 }

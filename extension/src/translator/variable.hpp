@@ -6,6 +6,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -48,6 +49,11 @@ class Variable {
     kIter,    // an iterator built inside over the constant sequence `value` (a tuple, str, bytes
               // or range), next at `position`
     kMethod,  // the method `value` (its name) of the list built inside `items[0]`
+    kCell,  // a cell: `items` holds its contents (empty: an empty cell). It is the frame's cell or
+            // free slot `slot()`, a cell reached from outside (its tracker), or one made by an
+            // inlined call (MAKE_CELL there)
+    kFunction,  // a function made inside (MAKE_FUNCTION): `value` its code, `items` its closure
+                // cells, `parts()` its defaults, keyword defaults and annotations (or nullptr)
   };
 
   Variable(Kind kind, pybind11::object value, Tracker tracker)
@@ -60,6 +66,11 @@ class Variable {
   static VarPtr list(std::vector<VarPtr> items);
   static VarPtr iter(pybind11::object sequence, Py_ssize_t position);
   static VarPtr method(VarPtr self, pybind11::object name);
+  // A cell holding `contents` (nullptr: empty); `slot` >= 0 for the frame's own cell or free slot;
+  // `outside`: a cell object that exists outside the translation (a free variable's, a function's
+  // closure, a resume function's argument), which other code may share.
+  static VarPtr cell(VarPtr contents, int slot, bool outside, Tracker tracker = {});
+  static VarPtr function(pybind11::object code, std::vector<VarPtr> closure);
   // The Variable for a value received from outside: a constant when its type is one of the
   // immutable constant types (exactly), else an object.
   static VarPtr from_input(pybind11::handle value, Tracker tracker);
@@ -74,8 +85,30 @@ class Variable {
   void set_position(Py_ssize_t p) { position_ = p; }
 
   bool is_const() const { return kind_ == Kind::kConst; }
-  // Mutable and made inside: generated code must build it exactly once.
-  bool is_mutable_created() const { return kind_ == Kind::kList && !tracker_.is_input(); }
+  // Mutable (or compared by identity) and made inside: generated code must build it exactly once.
+  bool is_mutable_created() const {
+    return (kind_ == Kind::kList || kind_ == Kind::kFunction ||
+            (kind_ == Kind::kCell && slot_ < 0)) &&
+           !tracker_.is_input();
+  }
+
+  // kCell: the slot of the frame (of the translated code, not of an inlined call) that holds it,
+  // or -1; its contents (nullptr: empty) and what they were when the translation first saw it.
+  int slot() const { return slot_; }
+  bool outside() const { return outside_; }
+  VarPtr contents() const { return items_.empty() ? nullptr : items_[0]; }
+  void set_contents(VarPtr v) {
+    items_.clear();
+    if (v) {
+      items_.push_back(std::move(v));
+    }
+  }
+  const VarPtr& initial_contents() const { return initial_; }
+
+  // kFunction: its defaults (a tuple), keyword defaults (a dict) and annotations, or nullptr.
+  enum Part : std::uint8_t { kDefaults = 0, kKwDefaults = 1, kAnnotations = 2 };
+  VarPtr& part(Part p) { return parts_[p]; }
+  const VarPtr& part(Part p) const { return parts_[p]; }
 
   // "int 3", "list of 2", "object <function f>" (for reasons and logs).
   std::string describe() const;
@@ -86,6 +119,10 @@ class Variable {
   Tracker tracker_;
   std::vector<VarPtr> items_;
   Py_ssize_t position_ = 0;
+  int slot_ = -1;
+  bool outside_ = false;
+  VarPtr initial_;
+  std::array<VarPtr, 3> parts_;
 };
 
 // "x", "globals()['np']", "x.attr[0]": where a tracked value comes from.

@@ -378,11 +378,11 @@ def calls_locals_user(a):
 
 
 FRESH_CASES = [
-    case(cell_arg_after_break, 1, breaks=by_version(5, 5, 6)),
-    case(cell_local_after_break, 1, breaks=by_version(6, 6, 7)),
+    case(cell_arg_after_break, 1, breaks=2),
+    case(cell_local_after_break, 1, breaks=2),
     case(tuple_inner_list, ([1],), breaks=7),
     # del globals()[...] breaks on the module dict: describing it must not repr() what the module holds.
-    case(shadow_builtin, (1, 2), breaks=5),
+    case(shadow_builtin, (1, 2), breaks=4),
     case(rebind_module_constant, 7, breaks=0),
     case(recursive, 5, breaks=0),
     case(varargs_after_break, 1, 2, k=3, breaks=4),
@@ -514,7 +514,7 @@ CALL_CASES = [
     case(kw_only, 1, b=2, c=3),
     case(positional_only, 3, 4, c=5),
     case(builtin_keywords, (3, 1, 2), breaks=3),
-    case(builtin_key_lambda, (3, 1, 2), breaks=2),
+    case(builtin_key_lambda, (3, 1, 2), breaks=1),
     case(call_bad_arity, 1, breaks=1),
     case(call_bad_keyword, 1, breaks=1),
 ]
@@ -620,17 +620,17 @@ def partial_call(a):
 
 
 CLOSURE_CASES = [
-    case(lambda_call, 1, breaks=1),
-    case(lambda_default, 3, breaks=by_version(1, 1, 2)),
-    case(nested_def, 2, breaks=1),
-    case(nested_def_defaults, 4, breaks=by_version(1, 1, 2)),
-    case(closure_read, 5, breaks=by_version(3, 3, 4)),
-    case(closure_nonlocal, 1, breaks=by_version(8, 8, 9)),
-    case(closure_counter, 3, breaks=by_version(11, 11, 13)),
-    case(closure_cell_after_break, 3, breaks=by_version(6, 6, 7)),
-    case(returns_function, 3, breaks=by_version(4, 4, 5)),
-    case(closure_late_binding_caller, 3, breaks=by_version(6, 1, 1)),
-    case(decorated, 1, breaks=4),
+    case(lambda_call, 1, breaks=0),
+    case(lambda_default, 3, breaks=0),
+    case(nested_def, 2, breaks=0),
+    case(nested_def_defaults, 4, breaks=0),
+    case(closure_read, 5, breaks=0),
+    case(closure_nonlocal, 1, breaks=0),
+    case(closure_counter, 3, breaks=0),
+    case(closure_cell_after_break, 3, breaks=1),
+    case(returns_function, 3, breaks=1),
+    case(closure_late_binding_caller, 3, breaks=by_version(0, 1, 1)),
+    case(decorated, 1, breaks=3),
     case(partial_call, 1, breaks=2),
 ]
 
@@ -1084,15 +1084,15 @@ CLASS_CASES = [
     case(super_call, 1, breaks=7),
     case(super_after_print, 1, breaks=4),
     case(class_and_static, 3, breaks=6),
-    case(dunder_methods, 5, breaks=16),
+    case(dunder_methods, 5, breaks=15),
     case(isinstance_checks, 1, breaks=6),
     case(getattr_default, Point(1, 2), breaks=3),
     case(missing_attribute, Point(1, 2), breaks=1),
     case(class_attr_read, 2, breaks=2),
     case(attribute_of_printing_repr, PrintingRepr(), breaks=1),
     case(attribute_of_recording_repr, RecordingRepr(), init={"g_repr_calls": []}, breaks=1),
-    case(class_body_with_print, 3, breaks=by_version(7, 7, 8)),
-    case(local_class, 3, breaks=by_version(8, 8, 9)),
+    case(class_body_with_print, 3, breaks=5),
+    case(local_class, 3, breaks=6),
 ]
 
 
@@ -1411,9 +1411,9 @@ GENERATOR_CASES = [
     case(consume_stop_iteration, 2, breaks=4),
     case(consume_send, 3, breaks=6),
     case(consume_for, 5, breaks=3),
-    case(genexp_sum, 5, breaks=3),
+    case(genexp_sum, 5, breaks=2),
     case(consume_coroutine, 2, breaks=3),
-    case(consume_yield_from, 3, breaks=by_version(4, 4, 5)),
+    case(consume_yield_from, 3, breaks=2),
 ]
 
 

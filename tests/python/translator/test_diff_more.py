@@ -262,11 +262,11 @@ CONTAINER_CASES = [
     case(tuple_nested, 5),
     case(tuple_unpack_star, (1, 2, 3, 4), breaks=2),
     case(tuple_unpack_middle, (1, 2, 3, 4, 5), breaks=1),
-    case(list_methods, 5, breaks=1, fallbacks=1),
-    case(list_index_count, 2, breaks=1, fallbacks=1),
+    case(list_methods, 5, breaks=5),
+    case(list_index_count, 2, breaks=4),
     case(list_sort_reverse, 2, breaks=2),
     case(list_remove_clear, 9, breaks=2),
-    case(list_copy_concat, 1, breaks=1, fallbacks=1),
+    case(list_copy_concat, 1, breaks=1),
     case(list_del_item, 4, breaks=2),
     case(list_slice_store, 0, breaks=1),
     case(list_to_tuple, 1, breaks=2),
@@ -778,17 +778,17 @@ def listcomp_shadowing(n):
 
 
 COMPREHENSION_CASES = [
-    case(listcomp_simple, 5, breaks=by_version(1, 0, 0)),
-    case(listcomp_filter, (1, 2, 3, 4, 5), breaks=by_version(1, 0, 0)),
-    case(listcomp_nested, 4, breaks=by_version(1, 0, 0)),
-    case(listcomp_over_arg_list, [1, 2], breaks=by_version(4, 2, 2)),
-    case(dictcomp_simple, 4, breaks=by_version(4, 1, 1)),
-    case(setcomp_simple, (1, 2, 3, 4), breaks=by_version(5, 1, 1)),
-    case(genexp_tuple, 4, breaks=3),
-    case(genexp_any_all, (1, 2, 3), breaks=6),
-    case(listcomp_uses_outer_local, 3, breaks=by_version(5, 0, 0)),
-    case(listcomp_with_print, 3, breaks=by_version(3, 1, 1)),
-    case(listcomp_shadowing, 3, breaks=by_version(1, 0, 0)),
+    case(listcomp_simple, 5, breaks=0),
+    case(listcomp_filter, (1, 2, 3, 4, 5), breaks=0),
+    case(listcomp_nested, 4, breaks=0),
+    case(listcomp_over_arg_list, [1, 2], breaks=by_version(3, 2, 2)),
+    case(dictcomp_simple, 4, breaks=by_version(3, 1, 1)),
+    case(setcomp_simple, (1, 2, 3, 4), breaks=by_version(4, 1, 1)),
+    case(genexp_tuple, 4, breaks=2),
+    case(genexp_any_all, (1, 2, 3), breaks=4),
+    case(listcomp_uses_outer_local, 3, breaks=0),
+    case(listcomp_with_print, 3, breaks=by_version(2, 1, 1)),
+    case(listcomp_shadowing, 3, breaks=0),
 ]
 
 
@@ -1212,12 +1212,12 @@ def identity_of_computed_ints(a):
 
 
 MUTABLE_CASES = [
-    case(mutable_alias_local, 1, breaks=1, fallbacks=1),
-    case(mutable_returned_twice, 1, fallbacks=1),
+    case(mutable_alias_local, 1, breaks=1),
+    case(mutable_returned_twice, 1),
     case(mutable_after_print, 1, breaks=4),
     case(mutable_inner_list, 1),
-    case(mutable_pop_empty, 1, breaks=1, fallbacks=1),
-    case(mutable_list_in_tuple, 1, fallbacks=1),
+    case(mutable_pop_empty, 1, breaks=1),
+    case(mutable_list_in_tuple, 1),
     case(mutable_to_global, 1, init={"g_saved": None}, breaks=0),
     case(mutable_local_to_callee, 1, breaks=0),
     case(mutable_local_into_arg, {}, 1, breaks=3),
