@@ -495,6 +495,138 @@ struct CodeGen::Emitter {
     emit("CALL", nargs);
   }
 
+  // Calls the bound method `name` of the value on top with the constant `arg` (or none), leaving
+  // that value (not the result) on top.
+  void call_method_keep(const char* name, const py::object& arg) {
+    emit("COPY", 1);
+    emit("LOAD_ATTR", bc.add_name(name) << version::kLoadAttrNameShift);
+    if constexpr (version::kNullBeforeCallable) {
+      emit("PUSH_NULL");
+      emit("SWAP", 2);
+    } else {
+      emit("PUSH_NULL");
+    }
+    const int nargs = arg ? 1 : 0;
+    if (arg) {
+      load_const(arg);
+    }
+    if constexpr (version::kHasPrecall) {
+      emit("PRECALL", nargs);
+    }
+    emit("CALL", nargs);
+    emit("POP_TOP");
+  }
+
+  // An iterator made in the frame, at its position: built as the frame built it, then moved on.
+  void load_iterator(const VarPtr& v) {
+    using IK = Variable::IterKind;
+    const Py_ssize_t at = v->position();
+    const bool exhausted = at < 0;
+    const auto builtin = [](const char* name) {
+      return py::reinterpret_borrow<py::object>(PyDict_GetItemString(PyEval_GetBuiltins(), name));
+    };
+    switch (v->iter_kind()) {
+      case IK::kConstSeq: {
+        const py::object rest = exhausted ? v->value()[py::slice(0, 0, 1)]
+                                          : v->value()[py::slice(at, PY_SSIZE_T_MAX, 1)];
+        load_const(rest);
+        emit("GET_ITER");
+        return;
+      }
+      case IK::kItems: {
+        const std::size_t first = exhausted ? v->snapshot().size() : static_cast<std::size_t>(at);
+        for (std::size_t i = first; i < v->snapshot().size(); ++i) {
+          load(v->snapshot()[i]);
+        }
+        emit("BUILD_TUPLE", static_cast<int>(v->snapshot().size() - first));
+        emit("GET_ITER");
+        return;
+      }
+      case IK::kList:
+        if (exhausted) {
+          emit("BUILD_LIST", 0);  // an exhausted list iterator never yields again
+        } else {
+          load(v->items()[0]);
+        }
+        emit("GET_ITER");
+        if (!exhausted && at > 0) {
+          call_method_keep("__setstate__", py::int_(at));
+        }
+        return;
+      case IK::kReversed: {
+        const VarPtr& list = v->items()[0];
+        const Py_ssize_t index = v->start() - at;
+        if (!exhausted && index > static_cast<Py_ssize_t>(list->items().size()) - 1) {
+          throw CodegenError("a reversed() iterator past its list's end");
+        }
+        call_constant(
+            builtin("reversed"),
+            [&] {
+              if (exhausted) {
+                emit("BUILD_LIST", 0);
+              } else {
+                load(list);
+              }
+            },
+            1);
+        if (!exhausted && at > 0) {
+          call_method_keep("__setstate__", py::int_(index));
+        }
+        return;
+      }
+      case IK::kEnumerate:
+        call_constant(
+            builtin("enumerate"),
+            [&] {
+              load(v->items()[0]);
+              load_const(py::int_(v->start() + std::max<Py_ssize_t>(at, 0)));
+            },
+            2);
+        return;
+      case IK::kZip:
+        call_constant(
+            builtin("zip"),
+            [&] {
+              for (const VarPtr& inner : v->items()) {
+                load(inner);
+              }
+            },
+            static_cast<int>(v->items().size()));
+        return;
+      case IK::kDictView: {
+        const VarPtr& d = v->items()[0];
+        if (v->start() != 1 && d->version() != v->seen_version()) {
+          throw CodegenError("an iterator over a dict that changed");
+        }
+        load(d);
+        emit("LOAD_ATTR", bc.add_name(py::str(v->value()).cast<std::string>())
+                              << version::kLoadAttrNameShift);
+        if constexpr (version::kNullBeforeCallable) {
+          emit("PUSH_NULL");
+          emit("SWAP", 2);
+        } else {
+          emit("PUSH_NULL");
+        }
+        if constexpr (version::kHasPrecall) {
+          emit("PRECALL", 0);
+        }
+        emit("CALL", 0);
+        if (v->start() == 1) {
+          return;  // the view itself
+        }
+        emit("GET_ITER");
+        const std::size_t steps = exhausted ? v->snapshot().size() : static_cast<std::size_t>(at);
+        for (std::size_t k = 0; k < steps; ++k) {
+          call_method_keep("__next__", py::object());
+        }
+        if (exhausted) {
+          throw CodegenError("an exhausted dict iterator");
+        }
+        return;
+      }
+    }
+  }
+
   // Values being loaded (a value that contains itself cannot be rebuilt).
   std::set<const Variable*> loading;
 
@@ -598,8 +730,14 @@ struct CodeGen::Emitter {
       case Variable::Kind::kMethod:
       case Variable::Kind::kIter:
       case Variable::Kind::kFunction:
+      case Variable::Kind::kDict:
         for (const VarPtr& item : v->items()) {
           count_refs(item, refs);
+        }
+        if (v->kind() == Variable::Kind::kIter) {
+          for (const VarPtr& item : v->snapshot()) {
+            count_refs(item, refs);
+          }
         }
         if (v->kind() == Variable::Kind::kFunction) {
           for (const Variable::Part p :
@@ -725,18 +863,22 @@ struct CodeGen::Emitter {
                               << version::kLoadAttrNameShift);
         return;
       case Variable::Kind::kIter:
-        if (v->value().is_none()) {
-          for (std::size_t i = static_cast<std::size_t>(v->position()); i < v->items().size();
-               ++i) {
-            load(v->items()[i]);
-          }
-          emit("BUILD_TUPLE",
-               static_cast<int>(v->items().size() - static_cast<std::size_t>(v->position())));
-        } else {
-          const py::object rest = v->value()[py::slice(v->position(), PY_SSIZE_T_MAX, 1)];
-          load_const(rest);
+        load_iterator(v);
+        return;
+      case Variable::Kind::kDict:
+        for (std::size_t i = 0; i < v->keys().size(); ++i) {
+          load_constant_keeping_identity(v->keys()[i]);
+          load(v->items()[i]);
         }
-        emit("GET_ITER");
+        emit("BUILD_MAP", static_cast<int>(v->keys().size()));
+        return;
+      case Variable::Kind::kSet:
+        // The same updates as the frame's (the set's table, so its order, comes out the same).
+        emit("BUILD_SET", 0);
+        for (const VarPtr& segment : v->snapshot()) {
+          load_const(segment->value());
+          emit("SET_UPDATE", 1);
+        }
         return;
     }
   }

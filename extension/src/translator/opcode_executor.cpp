@@ -84,6 +84,16 @@ namespace {
   X(END_FOR)                       \
   X(UNPACK_SEQUENCE)               \
   X(DELETE_SUBSCR)                 \
+  X(STORE_SUBSCR)                  \
+  X(BUILD_MAP)                     \
+  X(BUILD_CONST_KEY_MAP)           \
+  X(MAP_ADD)                       \
+  X(DICT_UPDATE)                   \
+  X(DICT_MERGE)                    \
+  X(BUILD_SET)                     \
+  X(SET_ADD)                       \
+  X(SET_UPDATE)                    \
+  X(CALL_FUNCTION_EX)              \
   X(STORE_GLOBAL)                  \
   X(LOAD_DEREF)                    \
   X(STORE_DEREF)                   \
@@ -294,9 +304,45 @@ OpcodeExecutor::OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs
 
 void OpcodeExecutor::remember(const VarPtr& list) {
   if (depth_ > 0) {
-    shared_->undo.emplace_back(list, list->items());
+    shared_->undo.emplace_back(list, list->save());
   }
 }
+
+void OpcodeExecutor::mutate(const VarPtr& v) {
+  remember(v);
+  v->bump();
+}
+
+namespace {
+
+// Records an update of the set built inside `set` with `keys` (in that order), or with the
+// frozenset constant `frozen`: generated code rebuilds the set by the same updates, so that its
+// table, and so its iteration order, is the one the frame's set has.
+void set_update(const VarPtr& set, const std::vector<py::object>& keys, const py::object& frozen) {
+  for (const py::object& k : keys) {
+    if (set->find_key(k) == -1) {
+      set->keys().push_back(k);
+    }
+  }
+  std::vector<VarPtr>& history = set->snapshot();
+  if (frozen) {
+    history.push_back(Variable::constant(frozen));
+    return;
+  }
+  py::list merged;
+  if (!history.empty() && PyTuple_CheckExact(history.back()->value().ptr())) {
+    for (const py::handle k : history.back()->value()) {
+      merged.append(k);
+    }
+    history.pop_back();
+  }
+  for (const py::object& k : keys) {
+    merged.append(k);
+  }
+  history.push_back(Variable::constant(py::tuple(merged)));
+}
+
+}  // namespace
 
 VarPtr OpcodeExecutor::cell_at(int index) {
   if (index < 0 || static_cast<std::size_t>(index) >= locals_.size()) {
@@ -402,7 +448,7 @@ void OpcodeExecutor::graph_break(const std::string& reason) {
   result_.reason = reason;
   result_.lineno = ins.position.line;
   result_.state.locals = locals_;
-  result_.state.stack = stack_;
+  result_.state.stack = break_stack_ != nullptr ? *break_stack_ : stack_;
   throw Stop{};
 }
 
@@ -542,11 +588,18 @@ VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
   if (base->is_mutable_created()) {
     static const char* const kListMethods[] = {"append", "extend", "pop",  "insert", "reverse",
                                                "index",  "count",  "copy", "clear"};
+    static const char* const kDictMethods[] = {"get",   "setdefault", "pop",    "update", "copy",
+                                               "clear", "keys",       "values", "items"};
+    static const char* const kSetMethods[] = {"add"};
     const std::string n = name_of(name);
-    for (const char* m : kListMethods) {
-      if (n == m) {
-        return Variable::method(base, name);
-      }
+    auto known = [&n](const auto& names) {
+      return std::any_of(std::begin(names), std::end(names),
+                         [&n](const char* m) { return n == m; });
+    };
+    if ((base->kind() == Variable::Kind::kList && known(kListMethods)) ||
+        (base->kind() == Variable::Kind::kDict && known(kDictMethods)) ||
+        (base->kind() == Variable::Kind::kSet && known(kSetMethods))) {
+      return Variable::method(base, name);
     }
     return nullptr;
   }
@@ -718,6 +771,10 @@ bool OpcodeExecutor::truth(const VarPtr& v, bool* value) {
     case Variable::Kind::kList:
       *value = !v->items().empty();
       return true;
+    case Variable::Kind::kDict:
+    case Variable::Kind::kSet:
+      *value = !v->keys().empty();
+      return true;
     default:
       return false;
   }
@@ -764,8 +821,38 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
   }
   const std::size_t nkw = kwnames ? static_cast<std::size_t>(PyTuple_GET_SIZE(kwnames.ptr())) : 0;
   if (callable->kind() == Variable::Kind::kMethod && nkw == 0) {
-    call_list_method(callable, args, nargs + extra);
-    return;
+    switch (callable->items()[0]->kind()) {
+      case Variable::Kind::kDict:
+        call_dict_method(callable, args, nargs + extra);
+        return;
+      case Variable::Kind::kSet:
+        call_set_method(callable, args, nargs + extra);
+        return;
+      default:
+        call_list_method(callable, args, nargs + extra);
+        return;
+    }
+  }
+  if (callable->kind() == Variable::Kind::kObject && PyCFunction_Check(callable->value().ptr())) {
+    if (VarPtr r = structural_call(callable->value(), args, nkw)) {
+      guards_->identity(callable);
+      for (std::size_t i = 0; i < nargs + 2 + extra; ++i) {
+        pop();
+      }
+      push(std::move(r));
+      return;
+    }
+  }
+  if (callable->kind() == Variable::Kind::kObject && PyType_Check(callable->value().ptr())) {
+    // list(...) and tuple(...) of containers built inside.
+    if (VarPtr r = structural_call(callable->value(), args, nkw)) {
+      guards_->identity(callable);
+      for (std::size_t i = 0; i < nargs + 2 + extra; ++i) {
+        pop();
+      }
+      push(std::move(r));
+      return;
+    }
   }
   const bool made_function = callable->kind() == Variable::Kind::kFunction;
   if (callable->kind() != Variable::Kind::kObject && callable->kind() != Variable::Kind::kConst &&
@@ -848,8 +935,8 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
   if (globals != inputs_.globals) {
     return no("a function of another module");
   }
-  if ((co->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_VARKEYWORDS)) != 0) {
-    return no("a generator, coroutine or **kwargs function");
+  if ((co->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) != 0) {
+    return no("a generator or coroutine function");
   }
   if (!capture::skip_rules().reason_to_skip(co, globals).empty()) {
     return no("its module is skipped");
@@ -901,11 +988,13 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
   const auto kwonly = static_cast<std::size_t>(co->co_kwonlyargcount);
   const auto posonly = static_cast<std::size_t>(co->co_posonlyargcount);
   const bool varargs = (co->co_flags & CO_VARARGS) != 0;
+  const bool varkw = (co->co_flags & CO_VARKEYWORDS) != 0;
   const auto names = py::reinterpret_borrow<py::tuple>(co->co_localsplusnames);
   std::vector<VarPtr> locals(static_cast<std::size_t>(co->co_nlocalsplus));
   if (npos > argcount && !varargs) {
     return no("too many positional arguments");
   }
+  VarPtr extra_kw = varkw ? Variable::dict({}, {}) : nullptr;
   for (std::size_t i = 0; i < npos && i < argcount; ++i) {
     locals[i] = args[i];
   }
@@ -919,6 +1008,11 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
       }
     }
     PyErr_Clear();
+    if (slot == argcount + kwonly && extra_kw && extra_kw->find_key(key) == -1) {
+      extra_kw->keys().push_back(py::reinterpret_borrow<py::object>(key));
+      extra_kw->items().push_back(args[npos + k]);
+      continue;
+    }
     if (slot == argcount + kwonly || locals[slot]) {
       return no("an unexpected or repeated keyword argument");
     }
@@ -969,10 +1063,38 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
     locals[i] = Variable::from_input(
         PyTuple_GET_ITEM(fn->func_defaults, static_cast<Py_ssize_t>(j)), std::move(t));
   }
+  // Keyword-only defaults: the made function's dict, or the function's __kwdefaults__.
+  VarPtr kwdefaults_var;
   for (std::size_t i = argcount; i < argcount + kwonly; ++i) {
-    if (!locals[i]) {
-      return no("a keyword-only argument left to its default");
+    if (locals[i]) {
+      continue;
     }
+    if (made) {
+      const VarPtr& kd = callable->part(Variable::kKwDefaults);
+      const Py_ssize_t j = kd && kd->kind() == Variable::Kind::kDict ? kd->find_key(names[i]) : -1;
+      if (j < 0) {
+        return no("a keyword-only argument without a value");
+      }
+      locals[i] = kd->items()[static_cast<std::size_t>(j)];
+      continue;
+    }
+    PyObject* value = fn->func_kwdefaults != nullptr && PyDict_CheckExact(fn->func_kwdefaults)
+                          ? PyDict_GetItemWithError(fn->func_kwdefaults, names[i].ptr())
+                          : nullptr;  // borrowed
+    if (value == nullptr) {
+      PyErr_Clear();
+      return no("a keyword-only argument without a value");
+    }
+    if (!kwdefaults_var) {
+      kwdefaults_var = callable_attr("__kwdefaults__", fn->func_kwdefaults);
+      guards_->identity(kwdefaults_var);
+      guards_->length(kwdefaults_var, PyDict_Size(fn->func_kwdefaults));
+    }
+    Tracker t;
+    t.kind = Tracker::Kind::kItem;
+    t.key = names[i];
+    t.base = kwdefaults_var;
+    locals[i] = Variable::from_input(value, std::move(t));
   }
   if (varargs) {
     std::vector<VarPtr> rest;
@@ -980,6 +1102,9 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
       rest.push_back(args[i]);
     }
     locals[argcount + kwonly] = Variable::tuple(std::move(rest));
+  }
+  if (varkw) {
+    locals[argcount + kwonly + (varargs ? 1 : 0)] = extra_kw;
   }
   const std::size_t first_free = locals.size() - closure.size();
   for (std::size_t k = 0; k < closure.size(); ++k) {
@@ -1007,7 +1132,7 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
   if (r.kind != SimulationResult::Kind::kReturn) {
     // Undo what the callee did to lists and cells, newest first.
     while (shared_->undo.size() > mark) {
-      shared_->undo.back().first->items() = std::move(shared_->undo.back().second);
+      shared_->undo.back().first->restore(std::move(shared_->undo.back().second));
       shared_->undo.pop_back();
     }
     shared_->global_stores.resize(stores_mark);
@@ -1034,7 +1159,7 @@ bool OpcodeExecutor::is_constant_method(const py::object& callable) {
 void OpcodeExecutor::call_list_method(const VarPtr& method, const std::vector<VarPtr>& args,
                                       std::size_t nargs) {
   VarPtr list = method->items()[0];
-  remember(list);
+  mutate(list);
   const std::string name = name_of(method->value());
   std::vector<VarPtr>& items = list->items();
   auto index_arg = [&](const VarPtr& v, Py_ssize_t* out) {
@@ -1091,6 +1216,589 @@ void OpcodeExecutor::call_list_method(const VarPtr& method, const std::vector<Va
     pop();
   }
   push(std::move(result));
+}
+
+py::object OpcodeExecutor::hashable_key(const VarPtr& v) {
+  if (!v->is_const() || PyObject_Hash(v->value().ptr()) == -1) {
+    PyErr_Clear();
+    return {};
+  }
+  guards_->value(v);
+  return v->value();
+}
+
+VarPtr OpcodeExecutor::make_iterator(const VarPtr& v) {
+  using IK = Variable::IterKind;
+  switch (v->kind()) {
+    case Variable::Kind::kIter: {
+      if (v->iter_kind() != IK::kDictView || v->start() != 1) {
+        return v;  // iter(it) is it
+      }
+      // A dict view: a new iterator over the dict as it is now.
+      const VarPtr& d = v->items()[0];
+      const std::string name = name_of(v->value());
+      std::vector<VarPtr> snapshot;
+      for (std::size_t j = 0; j < d->keys().size(); ++j) {
+        VarPtr k = Variable::constant(d->keys()[j]);
+        snapshot.push_back(name == "keys"     ? k
+                           : name == "values" ? d->items()[j]
+                                              : Variable::tuple({k, d->items()[j]}));
+      }
+      VarPtr it = Variable::iterator(IK::kDictView, {d}, v->value());
+      it->snapshot() = std::move(snapshot);
+      it->set_seen_version(d->version());
+      return it;
+    }
+    case Variable::Kind::kTuple:
+      return Variable::iterator(IK::kItems, v->items());
+    case Variable::Kind::kList:
+      return Variable::iterator(IK::kList, {v});
+    case Variable::Kind::kSet: {
+      std::vector<VarPtr> items;
+      if (!known_items(v, &items)) {
+        return nullptr;
+      }
+      VarPtr it = Variable::iterator(IK::kDictView, {v}, py::str("__iter__"));
+      it->snapshot() = std::move(items);
+      it->set_seen_version(v->version());
+      return it;
+    }
+    case Variable::Kind::kDict: {
+      std::vector<VarPtr> keys;
+      for (const py::object& k : v->keys()) {
+        keys.push_back(Variable::constant(k));
+      }
+      VarPtr it = Variable::iterator(IK::kDictView, {v}, py::str("keys"));
+      it->snapshot() = std::move(keys);
+      it->set_seen_version(v->version());
+      return it;
+    }
+    case Variable::Kind::kConst: {
+      PyObject* o = v->value().ptr();
+      if (!(PyTuple_CheckExact(o) || PyRange_Check(o) || PyUnicode_CheckExact(o) ||
+            PyBytes_CheckExact(o))) {
+        return nullptr;
+      }
+      const Py_ssize_t n = PyObject_Length(o);
+      if (n < 0 || static_cast<std::size_t>(n) > kMaxSteps) {
+        PyErr_Clear();
+        return nullptr;
+      }
+      guards_->value(v);
+      return Variable::iter(v->value(), 0);
+    }
+    case Variable::Kind::kObject: {
+      // A list or tuple received from outside: its items are read again by generated code as
+      // x[i], under guards on its type and length (nothing changes it while the frame is
+      // simulated). A list's iterator stays a list iterator over it.
+      PyObject* o = v->value().ptr();
+      if (!v->tracker().is_input() || !(PyList_CheckExact(o) || PyTuple_CheckExact(o)) ||
+          std::find(cleared_.begin(), cleared_.end(), v) != cleared_.end()) {
+        return nullptr;
+      }
+      const Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+      if (static_cast<std::size_t>(n) > kMaxSteps) {
+        return nullptr;
+      }
+      guards_->type(v);
+      guards_->length(v, n);
+      std::vector<VarPtr> items;
+      for (Py_ssize_t i = 0; i < n; ++i) {
+        Tracker t;
+        t.kind = Tracker::Kind::kItem;
+        t.key = py::int_(i);
+        t.base = v;
+        items.push_back(Variable::from_input(PySequence_Fast_GET_ITEM(o, i), std::move(t)));
+      }
+      if (PyTuple_CheckExact(o)) {
+        return Variable::iterator(IK::kItems, std::move(items));
+      }
+      VarPtr it = Variable::iterator(IK::kList, {v});
+      it->snapshot() = std::move(items);
+      return it;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+VarPtr OpcodeExecutor::iter_next(const VarPtr& it) {
+  using IK = Variable::IterKind;
+  const Py_ssize_t pos = it->position();
+  if (pos < 0) {
+    return nullptr;  // exhausted for good
+  }
+  VarPtr item;
+  switch (it->iter_kind()) {
+    case IK::kConstSeq:
+      if (pos < PyObject_Length(it->value().ptr())) {
+        PyObject* r = PySequence_GetItem(it->value().ptr(), pos);
+        if (r == nullptr) {
+          PyErr_Clear();
+          fail("a constant sequence could not be indexed");
+        }
+        item = Variable::constant(py::reinterpret_steal<py::object>(r));
+      }
+      break;
+    case IK::kItems:
+      if (static_cast<std::size_t>(pos) < it->snapshot().size()) {
+        item = it->snapshot()[static_cast<std::size_t>(pos)];
+      }
+      break;
+    case IK::kList: {
+      const VarPtr& list = it->items()[0];
+      const std::vector<VarPtr>& items =
+          list->kind() == Variable::Kind::kList ? list->items() : it->snapshot();
+      if (static_cast<std::size_t>(pos) < items.size()) {
+        item = items[static_cast<std::size_t>(pos)];
+      }
+      break;
+    }
+    case IK::kReversed: {
+      const std::vector<VarPtr>& items = it->items()[0]->items();
+      const Py_ssize_t index = it->start() - pos;
+      if (index >= 0 && static_cast<std::size_t>(index) < items.size()) {
+        item = items[static_cast<std::size_t>(index)];
+      }
+      break;
+    }
+    case IK::kEnumerate: {
+      VarPtr inner = iter_next(it->items()[0]);
+      if (!inner) {
+        return nullptr;
+      }
+      item = Variable::tuple({Variable::constant(py::int_(it->start() + pos)), inner});
+      break;
+    }
+    case IK::kZip: {
+      std::vector<VarPtr> parts;
+      for (const VarPtr& inner : it->items()) {
+        VarPtr next = iter_next(inner);
+        if (!next) {
+          return nullptr;  // the iterators before it have advanced, as in CPython
+        }
+        parts.push_back(std::move(next));
+      }
+      if (parts.empty()) {
+        return nullptr;
+      }
+      item = Variable::tuple(std::move(parts));
+      break;
+    }
+    case IK::kDictView:
+      if (it->start() == 1) {
+        graph_break("next() of a dict view");
+      }
+      if (it->items()[0]->version() != it->seen_version()) {
+        fail("a dict changed while it was iterated (raises RuntimeError)");
+      }
+      if (static_cast<std::size_t>(pos) < it->snapshot().size()) {
+        item = it->snapshot()[static_cast<std::size_t>(pos)];
+      }
+      break;
+  }
+  remember(it);
+  const bool leaf = it->iter_kind() != IK::kEnumerate && it->iter_kind() != IK::kZip;
+  it->set_position(item ? pos + 1 : (leaf ? -1 : pos));
+  return item;
+}
+
+bool OpcodeExecutor::known_items(const VarPtr& v, std::vector<VarPtr>* items) {
+  switch (v->kind()) {
+    case Variable::Kind::kList:
+    case Variable::Kind::kTuple:
+      *items = v->items();
+      return true;
+    case Variable::Kind::kDict:
+      items->clear();
+      for (const py::object& k : v->keys()) {
+        items->push_back(Variable::constant(k));
+      }
+      return true;
+    case Variable::Kind::kSet: {
+      // The set's own order: a real set made by the same updates iterates the same way.
+      py::set real;
+      const py::object update = real.attr("update");
+      for (const VarPtr& segment : v->snapshot()) {
+        update(segment->value());
+      }
+      items->clear();
+      for (const py::handle k : real) {
+        items->push_back(Variable::constant(py::reinterpret_borrow<py::object>(k)));
+      }
+      return true;
+    }
+    case Variable::Kind::kIter: {
+      if (v->iter_kind() != Variable::IterKind::kDictView || v->start() != 1) {
+        return false;  // an iterator: taking its items would consume it
+      }
+      const VarPtr it = make_iterator(v);
+      *items = it->snapshot();
+      return true;
+    }
+    case Variable::Kind::kConst:
+    case Variable::Kind::kObject: {
+      const VarPtr it = make_iterator(v);
+      if (!it || it->iter_kind() == Variable::IterKind::kConstSeq) {
+        if (!it || !PyTuple_CheckExact(v->value().ptr())) {
+          return false;
+        }
+        items->clear();
+        for (const py::handle item : py::reinterpret_borrow<py::tuple>(v->value())) {
+          items->push_back(Variable::constant(py::reinterpret_borrow<py::object>(item)));
+        }
+        return true;
+      }
+      *items = it->snapshot();
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<VarPtr>& args,
+                                       std::size_t nkw) {
+  using IK = Variable::IterKind;
+  PyObject* builtins = inputs_.builtins;
+  auto is_builtin = [&](const char* name) {
+    PyObject* b = builtins != nullptr && PyDict_Check(builtins)
+                      ? PyDict_GetItemString(builtins, name)  // borrowed
+                      : nullptr;
+    return b != nullptr && b == fn.ptr();
+  };
+  if (nkw > 0) {
+    return nullptr;
+  }
+  if (is_builtin("len") && args.size() == 1) {
+    const VarPtr& v = args[0];
+    switch (v->kind()) {
+      case Variable::Kind::kTuple:
+      case Variable::Kind::kList:
+        return Variable::constant(py::int_(v->items().size()));
+      case Variable::Kind::kDict:
+      case Variable::Kind::kSet:
+        return Variable::constant(py::int_(v->keys().size()));
+      case Variable::Kind::kObject: {
+        PyObject* o = v->value().ptr();
+        if (v->tracker().is_input() &&
+            (PyList_CheckExact(o) || PyTuple_CheckExact(o) || PyDict_CheckExact(o)) &&
+            std::find(cleared_.begin(), cleared_.end(), v) == cleared_.end()) {
+          const Py_ssize_t n = PyObject_Length(o);
+          guards_->type(v);
+          guards_->length(v, n);
+          return Variable::constant(py::int_(n));
+        }
+        return nullptr;
+      }
+      default:
+        return nullptr;
+    }
+  }
+  if (is_builtin("enumerate") && (args.size() == 1 || args.size() == 2)) {
+    Py_ssize_t start = 0;
+    if (args.size() == 2) {
+      if (!args[1]->is_const() || !PyLong_CheckExact(args[1]->value().ptr())) {
+        return nullptr;
+      }
+      start = PyLong_AsSsize_t(args[1]->value().ptr());
+      if (start == -1 && PyErr_Occurred() != nullptr) {
+        PyErr_Clear();
+        return nullptr;
+      }
+      guards_->value(args[1]);
+    }
+    VarPtr inner = make_iterator(args[0]);
+    if (!inner) {
+      return nullptr;
+    }
+    VarPtr it = Variable::iterator(IK::kEnumerate, {inner});
+    it->set_start(start);
+    return it;
+  }
+  if (is_builtin("zip") && !args.empty()) {
+    std::vector<VarPtr> inners;
+    for (const VarPtr& a : args) {
+      VarPtr inner = make_iterator(a);
+      if (!inner) {
+        return nullptr;
+      }
+      inners.push_back(std::move(inner));
+    }
+    return Variable::iterator(IK::kZip, std::move(inners));
+  }
+  if (is_builtin("reversed") && args.size() == 1 && args[0]->kind() == Variable::Kind::kList) {
+    VarPtr it = Variable::iterator(IK::kReversed, {args[0]});
+    it->set_start(static_cast<Py_ssize_t>(args[0]->items().size()) - 1);
+    return it;
+  }
+  if ((is_builtin("list") || is_builtin("tuple") || is_builtin("sorted")) && args.size() == 1) {
+    // The items of a value whose items are known (not of an iterator: that would consume it).
+    std::vector<VarPtr> items;
+    if (!known_items(args[0], &items)) {
+      return nullptr;
+    }
+    if (is_builtin("sorted")) {
+      // Sorted at translation time when every item is a constant.
+      py::list values;
+      for (const VarPtr& item : items) {
+        py::object c = constant_value(item);
+        if (!c) {
+          return nullptr;
+        }
+        values.append(c);
+      }
+      if (PyList_Sort(values.ptr()) < 0) {
+        PyErr_Clear();
+        return nullptr;
+      }
+      items.clear();
+      for (const py::handle c : values) {
+        items.push_back(Variable::constant(py::reinterpret_borrow<py::object>(c)));
+      }
+    }
+    return is_builtin("tuple") ? Variable::tuple(std::move(items))
+                               : Variable::list(std::move(items));
+  }
+  return nullptr;
+}
+
+void OpcodeExecutor::call_dict_method(const VarPtr& method, const std::vector<VarPtr>& args,
+                                      std::size_t nargs) {
+  const VarPtr d = method->items()[0];
+  const std::string name = name_of(method->value());
+  VarPtr result = Variable::constant(py::none());
+  auto key_at = [&](std::size_t i) {
+    py::object k = hashable_key(args[i]);
+    if (!k) {
+      graph_break("dict." + name + " with the key " + args[i]->describe());
+    }
+    return k;
+  };
+  if ((name == "get" && (args.size() == 1 || args.size() == 2)) ||
+      (name == "setdefault" && (args.size() == 1 || args.size() == 2))) {
+    const py::object k = key_at(0);
+    const Py_ssize_t i = d->find_key(k);
+    if (i == -2) {
+      graph_break("a dict key comparison raises");
+    }
+    if (i >= 0) {
+      result = d->items()[static_cast<std::size_t>(i)];
+    } else {
+      result = args.size() == 2 ? args[1] : Variable::constant(py::none());
+      if (name == "setdefault") {
+        mutate(d);
+        d->keys().push_back(k);
+        d->items().push_back(result);
+      }
+    }
+  } else if (name == "pop" && (args.size() == 1 || args.size() == 2)) {
+    const py::object k = key_at(0);
+    const Py_ssize_t i = d->find_key(k);
+    if (i == -2 || (i == -1 && args.size() == 1)) {
+      graph_break("dict.pop of a missing key (raises KeyError)");
+    }
+    if (i >= 0) {
+      mutate(d);
+      result = d->items()[static_cast<std::size_t>(i)];
+      d->keys().erase(d->keys().begin() + i);
+      d->items().erase(d->items().begin() + i);
+    } else {
+      result = args[1];
+    }
+  } else if (name == "update" && args.size() == 1 && args[0]->kind() == Variable::Kind::kDict) {
+    const VarPtr other = args[0];
+    mutate(d);
+    for (std::size_t j = 0; j < other->keys().size(); ++j) {
+      const Py_ssize_t i = d->find_key(other->keys()[j]);
+      if (i >= 0) {
+        d->items()[static_cast<std::size_t>(i)] = other->items()[j];
+      } else {
+        d->keys().push_back(other->keys()[j]);
+        d->items().push_back(other->items()[j]);
+      }
+    }
+  } else if (name == "copy" && args.empty()) {
+    result = Variable::dict(d->keys(), d->items());
+  } else if (name == "clear" && args.empty()) {
+    mutate(d);
+    d->keys().clear();
+    d->items().clear();
+  } else if ((name == "keys" || name == "values" || name == "items") && args.empty()) {
+    // A view (start 1 tells it from its iterators): modelled for iteration only.
+    result = Variable::iterator(Variable::IterKind::kDictView, {d}, py::str(name));
+    result->set_start(1);
+  } else {
+    graph_break("dict." + name + " with these arguments");
+  }
+  for (std::size_t i = 0; i < nargs + 2; ++i) {
+    pop();
+  }
+  push(std::move(result));
+}
+
+void OpcodeExecutor::call_set_method(const VarPtr& method, const std::vector<VarPtr>& args,
+                                     std::size_t nargs) {
+  const VarPtr set = method->items()[0];
+  const std::string name = name_of(method->value());
+  VarPtr result = Variable::constant(py::none());
+  if (name == "add" && args.size() == 1) {
+    const py::object k = hashable_key(args[0]);
+    if (!k) {
+      graph_break("set.add of " + args[0]->describe());
+    }
+    const Py_ssize_t i = set->find_key(k);
+    if (i == -2) {
+      graph_break("a set element comparison raises");
+    }
+    mutate(set);
+    set_update(set, {k}, py::object());
+  } else {
+    graph_break("set." + name + " with these arguments");
+  }
+  for (std::size_t i = 0; i < nargs + 2; ++i) {
+    pop();
+  }
+  push(std::move(result));
+}
+
+void OpcodeExecutor::store_subscr() {
+  // [value, container, key]: container[key] = value.
+  const VarPtr key = peek(1);
+  const VarPtr container = peek(2);
+  const VarPtr value = peek(3);
+  if (container->kind() == Variable::Kind::kDict && !container->tracker().is_input()) {
+    const py::object k = hashable_key(key);
+    const Py_ssize_t i = k ? container->find_key(k) : -2;
+    if (i == -2) {
+      graph_break("a dict store with the key " + key->describe());
+    }
+    // A new value for a key the dict has does not disturb its iterators.
+    if (i >= 0) {
+      remember(container);
+    } else {
+      mutate(container);
+    }
+    if (i >= 0) {
+      container->items()[static_cast<std::size_t>(i)] = value;
+    } else {
+      container->keys().push_back(k);
+      container->items().push_back(value);
+    }
+  } else if (container->kind() == Variable::Kind::kList && !container->tracker().is_input() &&
+             key->is_const() && PyLong_CheckExact(key->value().ptr())) {
+    const auto size = static_cast<Py_ssize_t>(container->items().size());
+    Py_ssize_t i = PyLong_AsSsize_t(key->value().ptr());
+    if (i == -1 && PyErr_Occurred() != nullptr) {
+      PyErr_Clear();
+      graph_break("an index that does not fit");
+    }
+    i = i < 0 ? i + size : i;
+    if (i < 0 || i >= size) {
+      graph_break("a list store out of range (raises IndexError)");
+    }
+    guards_->value(key);
+    mutate(container);
+    container->items()[static_cast<std::size_t>(i)] = value;
+  } else {
+    graph_break("a store into an item of " + container->describe());
+  }
+  pop();
+  pop();
+  pop();
+}
+
+void OpcodeExecutor::delete_subscr() {
+  const VarPtr key = peek(1);
+  const VarPtr container = peek(2);
+  PyObject* k = key->value().ptr();
+  const bool whole = key->is_const() && PySlice_Check(k) &&
+                     reinterpret_cast<PySliceObject*>(k)->start == Py_None &&
+                     reinterpret_cast<PySliceObject*>(k)->stop == Py_None &&
+                     reinterpret_cast<PySliceObject*>(k)->step == Py_None;
+  if (whole && container->kind() == Variable::Kind::kObject && container->tracker().is_input() &&
+      PyList_CheckExact(container->value().ptr())) {
+    // `del x[:]` of a list received from outside (how resume functions empty their argument
+    // list): replayed by the generated code after every value is loaded.
+    guards_->type(container);
+    cleared_.push_back(container);
+  } else if (container->kind() == Variable::Kind::kDict && !container->tracker().is_input()) {
+    const py::object hk = hashable_key(key);
+    const Py_ssize_t i = hk ? container->find_key(hk) : -2;
+    if (i < 0) {
+      graph_break("del of a missing dict key (raises KeyError)");
+    }
+    mutate(container);
+    container->keys().erase(container->keys().begin() + i);
+    container->items().erase(container->items().begin() + i);
+  } else if (container->kind() == Variable::Kind::kList && !container->tracker().is_input() &&
+             key->is_const() && PyLong_CheckExact(k)) {
+    const auto size = static_cast<Py_ssize_t>(container->items().size());
+    Py_ssize_t i = PyLong_AsSsize_t(k);
+    if (i == -1 && PyErr_Occurred() != nullptr) {
+      PyErr_Clear();
+      graph_break("an index that does not fit");
+    }
+    i = i < 0 ? i + size : i;
+    if (i < 0 || i >= size) {
+      graph_break("del of a list item out of range (raises IndexError)");
+    }
+    guards_->value(key);
+    mutate(container);
+    container->items().erase(container->items().begin() + i);
+  } else {
+    graph_break("del of an item of " + container->describe());
+  }
+  pop();
+  pop();
+}
+
+void OpcodeExecutor::call_function_ex(int flags) {
+  // [NULL, callable, args, kwargs?] (3.11/3.12); [callable, NULL, args, kwargs?] (3.13): a call
+  // with arguments from a tuple (or list) and a dict built inside becomes a plain call.
+  const bool has_kwargs = (flags & 1) != 0;
+  const VarPtr kwargs = has_kwargs ? peek(1) : nullptr;
+  const VarPtr args = peek(has_kwargs ? 2 : 1);
+  std::vector<VarPtr> positional;
+  if (args->kind() == Variable::Kind::kTuple || args->kind() == Variable::Kind::kList) {
+    positional = args->items();
+  } else if (args->is_const() && PyTuple_CheckExact(args->value().ptr())) {
+    guards_->value(args);
+    for (const py::handle item : py::reinterpret_borrow<py::tuple>(args->value())) {
+      positional.push_back(Variable::constant(py::reinterpret_borrow<py::object>(item)));
+    }
+  } else {
+    graph_break("a call with *args from " + args->describe());
+  }
+  py::tuple names(0);
+  if (kwargs) {
+    if (kwargs->kind() != Variable::Kind::kDict) {
+      graph_break("a call with **kwargs from " + kwargs->describe());
+    }
+    names = py::tuple(kwargs->keys().size());
+    for (std::size_t i = 0; i < kwargs->keys().size(); ++i) {
+      if (!PyUnicode_CheckExact(kwargs->keys()[i].ptr())) {
+        graph_break("a call with a keyword that is not a str (raises TypeError)");
+      }
+      names[i] = kwargs->keys()[i];
+      positional.push_back(kwargs->items()[i]);
+    }
+  }
+  // Rewrite the stack as a CALL would see it: [.., NULL/callable, callable/NULL, args...] with
+  // the keyword names passed aside; a break in the call breaks at CALL_FUNCTION_EX, with its stack.
+  const std::vector<VarPtr> saved = stack_;
+  break_stack_ = &saved;
+  pop();
+  if (has_kwargs) {
+    pop();
+  }
+  const std::size_t npos = positional.size() - static_cast<std::size_t>(names.size());
+  for (VarPtr& v : positional) {
+    push(std::move(v));
+  }
+  call(static_cast<int>(npos + static_cast<std::size_t>(names.size())),
+       names.empty() ? py::object() : py::object(names));
+  break_stack_ = nullptr;
 }
 
 void OpcodeExecutor::step(const bytecode::Instruction& ins) {
@@ -1281,6 +1989,17 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
     case Op::CONTAINS_OP: {
       const VarPtr& container = peek(1);
       const VarPtr& item = peek(2);
+      if (container->kind() == Variable::Kind::kDict || container->kind() == Variable::Kind::kSet) {
+        const py::object k = hashable_key(item);
+        const Py_ssize_t i = k ? container->find_key(k) : -2;
+        if (i == -2) {
+          graph_break("an 'in' test of " + item->describe() + " in " + container->describe());
+        }
+        pop();
+        pop();
+        push(Variable::constant(py::bool_((i >= 0) != (ins.arg == 1))));
+        return;
+      }
       const py::object c = constant_value(container);
       const py::object i = c ? constant_value(item) : py::object();
       if (!c || !i) {
@@ -1344,7 +2063,7 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       if (list->kind() != Variable::Kind::kList || list->tracker().is_input()) {
         graph_break("append to " + list->describe());
       }
-      remember(list);
+      mutate(list);
       list->items().push_back(pop());
       return;
     }
@@ -1354,7 +2073,7 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       if (list->kind() != Variable::Kind::kList || list->tracker().is_input()) {
         graph_break("extend of " + list->describe());
       }
-      remember(list);
+      mutate(list);
       if (values->kind() == Variable::Kind::kTuple || values->kind() == Variable::Kind::kList) {
         std::vector<VarPtr> add = values->items();
         pop();
@@ -1421,6 +2140,17 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
         guards_->value(k);
         key = k->value();
       }
+      if (container->kind() == Variable::Kind::kDict && op == Op::BINARY_SUBSCR) {
+        const Py_ssize_t i = container->find_key(key);
+        if (i < 0) {
+          graph_break("a dict subscript with a missing key (raises KeyError)");
+        }
+        VarPtr item = container->items()[static_cast<std::size_t>(i)];
+        pop();
+        pop();
+        push(std::move(item));
+        return;
+      }
       // Items of a tuple or list built inside, by constant index: the item's own Variable.
       if ((container->kind() == Variable::Kind::kTuple ||
            container->kind() == Variable::Kind::kList) &&
@@ -1441,6 +2171,44 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
         }
         push(std::move(item));
         return;
+      }
+      // An item of a list, tuple or dict received from outside (exact types, a constant key it
+      // has): read again by generated code as x[key], under guards on its type (and length).
+      if (container->kind() == Variable::Kind::kObject && container->tracker().is_input() &&
+          op == Op::BINARY_SUBSCR &&
+          std::find(cleared_.begin(), cleared_.end(), container) == cleared_.end()) {
+        PyObject* o = container->value().ptr();
+        PyObject* item = nullptr;  // borrowed
+        if ((PyList_CheckExact(o) || PyTuple_CheckExact(o)) && PyLong_CheckExact(key.ptr())) {
+          const Py_ssize_t size = PySequence_Fast_GET_SIZE(o);
+          const Py_ssize_t i = PyLong_AsSsize_t(key.ptr());
+          const bool overflow = i == -1 && PyErr_Occurred() != nullptr;
+          PyErr_Clear();
+          if (!overflow && i >= -size && i < size) {
+            item = PySequence_Fast_GET_ITEM(o, i < 0 ? i + size : i);
+            guards_->length(container, size);
+          }
+        } else if (PyDict_CheckExact(o) &&
+                   (PyUnicode_CheckExact(key.ptr()) || PyLong_CheckExact(key.ptr()))) {
+          item = PyDict_GetItemWithError(o, key.ptr());
+          PyErr_Clear();
+        }
+        if (item != nullptr) {
+          guards_->type(container);
+          Tracker t;
+          t.kind = Tracker::Kind::kItem;
+          t.key = key;
+          t.base = container;
+          VarPtr v = Variable::from_input(item, std::move(t));
+          if (PyDict_CheckExact(o)) {
+            guards_->type(v);  // the key is there (a missing one fails the guard)
+          }
+          for (std::size_t j = 0; j < n; ++j) {
+            pop();
+          }
+          push(std::move(v));
+          return;
+        }
       }
       const py::object c = constant_value(container);
       if (!c) {
@@ -1582,58 +2350,25 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       jump_to(ins.target);
       return;
     case Op::GET_ITER: {
-      const VarPtr v = peek(1);
-      if (v->kind() == Variable::Kind::kTuple) {
-        pop();
-        VarPtr it = Variable::iter(py::none(), 0);
-        it->items() = v->items();
-        push(std::move(it));
-        return;
+      VarPtr it = make_iterator(peek(1));
+      if (!it) {
+        graph_break("iteration over " + peek(1)->describe());
       }
-      if (v->is_const() &&
-          (PyTuple_CheckExact(v->value().ptr()) || PyRange_Check(v->value().ptr()) ||
-           PyUnicode_CheckExact(v->value().ptr()) || PyBytes_CheckExact(v->value().ptr()))) {
-        const Py_ssize_t n = PyObject_Length(v->value().ptr());
-        if (n < 0 || static_cast<std::size_t>(n) > kMaxSteps) {
-          PyErr_Clear();
-          graph_break("iteration over " + v->describe() + " (too long to unroll)");
-        }
-        guards_->value(v);
-        pop();
-        push(Variable::iter(v->value(), 0));
-        return;
-      }
-      graph_break("iteration over " + v->describe());
+      pop();
+      push(std::move(it));
+      return;
     }
     case Op::FOR_ITER: {
-      VarPtr it = peek(1);
+      const VarPtr it = peek(1);
       if (it->kind() != Variable::Kind::kIter) {
         graph_break("next() of " + it->describe());
       }
-      const Py_ssize_t pos = it->position();
-      VarPtr item;
-      if (it->value().is_none()) {  // over a tuple built inside
-        if (static_cast<std::size_t>(pos) < it->items().size()) {
-          item = it->items()[static_cast<std::size_t>(pos)];
-        }
-      } else if (pos < PyObject_Length(it->value().ptr())) {
-        PyObject* r = PySequence_GetItem(it->value().ptr(), pos);
-        if (r == nullptr) {
-          PyErr_Clear();
-          fail("a constant sequence could not be indexed");
-        }
-        item = Variable::constant(py::reinterpret_steal<py::object>(r));
-      }
+      VarPtr item = iter_next(it);
       if (!item) {
         pop();
         next_ = code_.index_of(ins.target) + kForIterExhaustSkip;
         return;
       }
-      // Iterators are values of their own: advancing makes a new one (the old may be on a break's
-      // stack elsewhere? no: iterators are never shared, but keep them immutable all the same).
-      VarPtr advanced = Variable::iter(it->value(), pos + 1);
-      advanced->items() = it->items();
-      peek(1) = std::move(advanced);
       push(std::move(item));
       return;
     }
@@ -1745,26 +2480,169 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       shared_->global_stores.emplace_back(names[static_cast<std::size_t>(ins.arg)], pop());
       return;
     }
-    case Op::DELETE_SUBSCR: {
-      // `del x[:]` of a list received from outside (how resume functions empty their argument
-      // list): replayed by the generated code after every value is loaded.
-      const VarPtr& key = peek(1);
-      const VarPtr& container = peek(2);
-      PyObject* k = key->value().ptr();
-      const bool whole = key->is_const() && PySlice_Check(k) &&
-                         reinterpret_cast<PySliceObject*>(k)->start == Py_None &&
-                         reinterpret_cast<PySliceObject*>(k)->stop == Py_None &&
-                         reinterpret_cast<PySliceObject*>(k)->step == Py_None;
-      if (!whole || container->kind() != Variable::Kind::kObject ||
-          !container->tracker().is_input() || !PyList_CheckExact(container->value().ptr())) {
-        graph_break("del of an item of " + container->describe());
+    case Op::DELETE_SUBSCR:
+      delete_subscr();
+      return;
+    case Op::STORE_SUBSCR:
+      store_subscr();
+      return;
+    case Op::BUILD_MAP:
+    case Op::BUILD_CONST_KEY_MAP: {
+      const auto n = static_cast<std::size_t>(ins.arg);
+      std::vector<py::object> keys;
+      std::vector<VarPtr> values;
+      const VarPtr key_tuple = op == Op::BUILD_CONST_KEY_MAP ? peek(1) : nullptr;
+      if (key_tuple &&
+          (!key_tuple->is_const() || !PyTuple_CheckExact(key_tuple->value().ptr()) ||
+           static_cast<std::size_t>(PyTuple_GET_SIZE(key_tuple->value().ptr())) != n)) {
+        graph_break("BUILD_CONST_KEY_MAP with keys " + key_tuple->describe());
       }
-      guards_->type(container);
-      cleared_.push_back(container);
+      const std::size_t below = key_tuple ? 1 : 0;
+      const std::size_t per = key_tuple ? 1 : 2;
+      VarPtr d = Variable::dict({}, {});
+      for (std::size_t j = 0; j < n; ++j) {
+        const std::size_t at = below + per * (n - j);  // depth of item j's first value
+        VarPtr value = key_tuple ? peek(at) : peek(at - 1);
+        py::object k;
+        if (key_tuple) {
+          k = py::reinterpret_borrow<py::object>(
+              PyTuple_GET_ITEM(key_tuple->value().ptr(), static_cast<Py_ssize_t>(j)));
+          if (PyObject_Hash(k.ptr()) == -1) {
+            PyErr_Clear();
+            k = py::object();
+          }
+        } else {
+          k = hashable_key(peek(at));
+        }
+        const Py_ssize_t i = k ? d->find_key(k) : -2;
+        if (i == -2) {
+          graph_break("a dict with a key that is not a hashable constant");
+        }
+        if (i >= 0) {
+          d->items()[static_cast<std::size_t>(i)] = std::move(value);
+        } else {
+          d->keys().push_back(std::move(k));
+          d->items().push_back(std::move(value));
+        }
+      }
+      if (key_tuple) {
+        guards_->value(key_tuple);
+      }
+      for (std::size_t j = 0; j < per * n + below; ++j) {
+        pop();
+      }
+      push(std::move(d));
+      return;
+    }
+    case Op::MAP_ADD: {
+      // [dict, ..., key, value] with the dict at depth arg + 2.
+      const VarPtr d = peek(static_cast<std::size_t>(ins.arg) + 2);
+      const VarPtr key = peek(2);
+      const VarPtr value = peek(1);
+      if (d->kind() != Variable::Kind::kDict) {
+        graph_break("MAP_ADD to " + d->describe());
+      }
+      const py::object k = hashable_key(key);
+      const Py_ssize_t i = k ? d->find_key(k) : -2;
+      if (i == -2) {
+        graph_break("a dict item with the key " + key->describe());
+      }
+      mutate(d);
+      if (i >= 0) {
+        d->items()[static_cast<std::size_t>(i)] = value;
+      } else {
+        d->keys().push_back(k);
+        d->items().push_back(value);
+      }
       pop();
       pop();
       return;
     }
+    case Op::DICT_UPDATE:
+    case Op::DICT_MERGE: {
+      const VarPtr d = peek(static_cast<std::size_t>(ins.arg) + 1);
+      const VarPtr other = peek(1);
+      if (d->kind() != Variable::Kind::kDict || other->kind() != Variable::Kind::kDict) {
+        graph_break("a dict update of " + d->describe() + " with " + other->describe());
+      }
+      for (const py::object& k : other->keys()) {
+        if (op == Op::DICT_MERGE && (d->find_key(k) != -1 || !PyUnicode_CheckExact(k.ptr()))) {
+          graph_break("keyword arguments repeated or not str (raises TypeError)");
+        }
+      }
+      mutate(d);
+      for (std::size_t j = 0; j < other->keys().size(); ++j) {
+        const Py_ssize_t i = d->find_key(other->keys()[j]);
+        if (i >= 0) {
+          d->items()[static_cast<std::size_t>(i)] = other->items()[j];
+        } else {
+          d->keys().push_back(other->keys()[j]);
+          d->items().push_back(other->items()[j]);
+        }
+      }
+      pop();
+      return;
+    }
+    case Op::BUILD_SET: {
+      const auto n = static_cast<std::size_t>(ins.arg);
+      VarPtr set = Variable::set({});
+      std::vector<py::object> keys;
+      for (std::size_t j = n; j > 0; --j) {
+        py::object k = hashable_key(peek(j));
+        const Py_ssize_t i = k ? set->find_key(k) : -2;
+        if (i == -2) {
+          graph_break("a set of " + peek(j)->describe());
+        }
+        keys.push_back(std::move(k));
+      }
+      if (!keys.empty()) {
+        set_update(set, keys, py::object());
+      }
+      for (std::size_t j = 0; j < n; ++j) {
+        pop();
+      }
+      push(std::move(set));
+      return;
+    }
+    case Op::SET_ADD:
+    case Op::SET_UPDATE: {
+      const VarPtr set = peek(static_cast<std::size_t>(ins.arg) + 1);
+      const VarPtr value = peek(1);
+      if (set->kind() != Variable::Kind::kSet) {
+        graph_break("a set update of " + set->describe());
+      }
+      std::vector<VarPtr> values;
+      if (op == Op::SET_ADD) {
+        values.push_back(value);
+      } else if (value->kind() == Variable::Kind::kTuple ||
+                 value->kind() == Variable::Kind::kList) {
+        values = value->items();
+      } else if (value->is_const() && (PyTuple_CheckExact(value->value().ptr()) ||
+                                       PyFrozenSet_CheckExact(value->value().ptr()))) {
+        guards_->value(value);
+        for (const py::handle item : value->value()) {
+          values.push_back(Variable::constant(py::reinterpret_borrow<py::object>(item)));
+        }
+      } else {
+        graph_break("a set update with " + value->describe());
+      }
+      std::vector<py::object> keys;
+      for (const VarPtr& v : values) {
+        py::object k = hashable_key(v);
+        if (!k || set->find_key(k) == -2) {
+          graph_break("a set of " + v->describe());
+        }
+        keys.push_back(std::move(k));
+      }
+      mutate(set);
+      const bool frozen = value->is_const() && PyFrozenSet_CheckExact(value->value().ptr());
+      set_update(set, keys, frozen ? value->value() : py::object());
+      pop();
+      return;
+    }
+    case Op::CALL_FUNCTION_EX:
+      call_function_ex(ins.arg);
+      return;
     case Op::KW_NAMES:
       if (!in_group_) {
         in_group_ = true;

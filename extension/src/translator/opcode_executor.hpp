@@ -74,7 +74,7 @@ class OpcodeExecutor {
   static constexpr int kMaxInlineDepth = 8;
   // Lists and cells changed by an inlined call, with their items before the change, so that a call
   // that cannot finish is undone.
-  using UndoLog = std::vector<std::pair<VarPtr, std::vector<VarPtr>>>;
+  using UndoLog = std::vector<std::pair<VarPtr, Variable::State>>;
   // What inlined calls share with the frame that runs them.
   struct Shared {
     UndoLog undo;
@@ -122,6 +122,25 @@ class OpcodeExecutor {
   VarPtr inline_call(const VarPtr& callable, const std::vector<VarPtr>& args,
                      const pybind11::object& kwnames, std::string* why);
   void remember(const VarPtr& list);
+  // `v` (a list, dict or set built inside) is about to change.
+  void mutate(const VarPtr& v);
+  // iter(v) as GET_ITER does it, or nullptr when it is not modelled.
+  VarPtr make_iterator(const VarPtr& v);
+  // next(it): the item, or nullptr when it is exhausted (fails when it cannot tell).
+  VarPtr iter_next(const VarPtr& it);
+  // A builtin that works on the structure of modelled values (len, enumerate, zip, reversed,
+  // list, tuple): its result, or nullptr.
+  VarPtr structural_call(const pybind11::object& fn, const std::vector<VarPtr>& args,
+                         std::size_t nkw);
+  // The items iterating `v` would give, when they are known without consuming anything.
+  bool known_items(const VarPtr& v, std::vector<VarPtr>* items);
+  void call_dict_method(const VarPtr& method, const std::vector<VarPtr>& args, std::size_t nargs);
+  void call_set_method(const VarPtr& method, const std::vector<VarPtr>& args, std::size_t nargs);
+  // The constant hashable key `v` (guarded), or a null object.
+  pybind11::object hashable_key(const VarPtr& v);
+  void store_subscr();
+  void delete_subscr();
+  void call_function_ex(int flags);
   // The cell in local `index`, or a graph break.
   VarPtr cell_at(int index);
   void write_cell(const VarPtr& cell, VarPtr contents);
@@ -141,7 +160,9 @@ class OpcodeExecutor {
   std::size_t group_first_ = 0;  // KW_NAMES / PRECALL that belong to the coming CALL
   bool started_ = false;         // past the code's first RESUME (its prefix)
   bool in_group_ = false;
-  pybind11::object kwnames_;     // set by KW_NAMES for the next CALL
+  pybind11::object kwnames_;  // set by KW_NAMES for the next CALL
+  // The stack a break reports instead of the current one (CALL_FUNCTION_EX rewrites its stack).
+  const std::vector<VarPtr>* break_stack_ = nullptr;
   std::vector<VarPtr> cleared_;  // input lists emptied by `del x[:]`
   int depth_ = 0;                // inlined calls this frame is nested in
   Shared own_shared_;

@@ -70,6 +70,45 @@ VarPtr Variable::iter(py::object sequence, Py_ssize_t position) {
   return v;
 }
 
+VarPtr Variable::iterator(IterKind kind, std::vector<VarPtr> parts, py::object value) {
+  auto v =
+      std::make_shared<Variable>(Kind::kIter, value ? std::move(value) : py::none(), Tracker{});
+  v->iter_kind_ = kind;
+  if (kind == IterKind::kItems) {
+    v->snapshot_ = std::move(parts);
+  } else {
+    v->items_ = std::move(parts);
+  }
+  return v;
+}
+
+VarPtr Variable::dict(std::vector<py::object> keys, std::vector<VarPtr> values) {
+  auto v = std::make_shared<Variable>(Kind::kDict, py::none(), Tracker{});
+  v->keys_ = std::move(keys);
+  v->items_ = std::move(values);
+  return v;
+}
+
+VarPtr Variable::set(std::vector<py::object> keys) {
+  auto v = std::make_shared<Variable>(Kind::kSet, py::none(), Tracker{});
+  v->keys_ = std::move(keys);
+  return v;
+}
+
+Py_ssize_t Variable::find_key(const py::handle& key) const {
+  for (std::size_t i = 0; i < keys_.size(); ++i) {
+    const int eq = PyObject_RichCompareBool(keys_[i].ptr(), key.ptr(), Py_EQ);
+    if (eq < 0) {
+      PyErr_Clear();
+      return -2;
+    }
+    if (eq == 1) {
+      return static_cast<Py_ssize_t>(i);
+    }
+  }
+  return -1;
+}
+
 VarPtr Variable::method(VarPtr self, py::object name) {
   auto v = std::make_shared<Variable>(Kind::kMethod, std::move(name), Tracker{});
   v->items_.push_back(std::move(self));
@@ -110,7 +149,11 @@ std::string Variable::describe() const {
     case Kind::kNull:
       return "NULL";
     case Kind::kIter:
-      return "iterator over " + short_repr(value_) + " at " + std::to_string(position_);
+      return "iterator at " + std::to_string(position_);
+    case Kind::kDict:
+      return "dict of " + std::to_string(keys_.size());
+    case Kind::kSet:
+      return "set of " + std::to_string(keys_.size());
     case Kind::kMethod:
       return "method " + py::str(value_).cast<std::string>() + " of a " + items_[0]->describe();
     case Kind::kCell:

@@ -46,14 +46,28 @@ class Variable {
     kTuple,   // a tuple built inside: `items`
     kList,    // a list built inside: `items`
     kNull,    // the NULL pushed for calls
-    kIter,    // an iterator built inside over the constant sequence `value` (a tuple, str, bytes
-              // or range), next at `position`
-    kMethod,  // the method `value` (its name) of the list built inside `items[0]`
+    kIter,    // an iterator built inside (see IterKind), next at `position`; advanced in place
+    kMethod,  // the method `value` (its name) of the list, dict or set built inside `items[0]`
     kCell,  // a cell: `items` holds its contents (empty: an empty cell). It is the frame's cell or
             // free slot `slot()`, a cell reached from outside (its tracker), or one made by an
             // inlined call (MAKE_CELL there)
     kFunction,  // a function made inside (MAKE_FUNCTION): `value` its code, `items` its closure
                 // cells, `parts()` its defaults, keyword defaults and annotations (or nullptr)
+    kDict,      // a dict built inside: `keys()` (constants) and `items` (the values), in order
+    kSet,  // a set built inside: `keys()` (constants), in insertion order (never removed from),
+           // and `snapshot()` the updates that made it (constant tuples and frozensets)
+  };
+
+  // What a kIter iterates over.
+  enum class IterKind : std::uint8_t {
+    kConstSeq,   // the constant sequence `value` (a tuple, str, bytes or range)
+    kItems,      // the Variables `snapshot()` (a tuple built inside, or an input's items)
+    kList,       // the list built inside `items[0]`, read live as CPython's list iterator does
+    kReversed,   // reversed(): the list `items[0]` from index `start()` down, read live
+    kEnumerate,  // enumerate(`items[0]`, start())
+    kZip,        // zip(*`items`)
+    kDictView,   // iter(d.`value`()) of the dict `items[0]`: `snapshot()` taken at version
+                 // `seen_version()` (a later change of the dict makes the next step fail)
   };
 
   Variable(Kind kind, pybind11::object value, Tracker tracker)
@@ -65,6 +79,10 @@ class Variable {
   static VarPtr tuple(std::vector<VarPtr> items);
   static VarPtr list(std::vector<VarPtr> items);
   static VarPtr iter(pybind11::object sequence, Py_ssize_t position);
+  // An iterator of `kind` over `parts` (see IterKind).
+  static VarPtr iterator(IterKind kind, std::vector<VarPtr> parts, pybind11::object value = {});
+  static VarPtr dict(std::vector<pybind11::object> keys, std::vector<VarPtr> values);
+  static VarPtr set(std::vector<pybind11::object> keys);
   static VarPtr method(VarPtr self, pybind11::object name);
   // A cell holding `contents` (nullptr: empty); `slot` >= 0 for the frame's own cell or free slot;
   // `outside`: a cell object that exists outside the translation (a free variable's, a function's
@@ -87,10 +105,46 @@ class Variable {
   bool is_const() const { return kind_ == Kind::kConst; }
   // Mutable (or compared by identity) and made inside: generated code must build it exactly once.
   bool is_mutable_created() const {
-    return (kind_ == Kind::kList || kind_ == Kind::kFunction ||
-            (kind_ == Kind::kCell && slot_ < 0)) &&
+    return (kind_ == Kind::kList || kind_ == Kind::kFunction || kind_ == Kind::kDict ||
+            kind_ == Kind::kSet || kind_ == Kind::kIter || (kind_ == Kind::kCell && slot_ < 0)) &&
            !tracker_.is_input();
   }
+
+  // The state that changes in place (lists, dicts, sets, cells, iterators), saved so that an
+  // inlined call that cannot finish is undone.
+  struct State {
+    std::vector<VarPtr> items;
+    std::vector<pybind11::object> keys;
+    std::vector<VarPtr> snapshot;
+    Py_ssize_t position = 0;
+    std::uint64_t version = 0;
+  };
+  State save() const { return State{items_, keys_, snapshot_, position_, version_}; }
+  void restore(State s) {
+    items_ = std::move(s.items);
+    keys_ = std::move(s.keys);
+    snapshot_ = std::move(s.snapshot);
+    position_ = s.position;
+    version_ = s.version;
+  }
+  // kList, kDict, kSet: changed once more (dict iterators made before fail).
+  void bump() { ++version_; }
+  std::uint64_t version() const { return version_; }
+
+  // kDict, kSet: the keys (constants).
+  std::vector<pybind11::object>& keys() { return keys_; }
+  const std::vector<pybind11::object>& keys() const { return keys_; }
+  // kDict: the index of `key` among keys(), or -1 (-2: the comparison raised).
+  Py_ssize_t find_key(const pybind11::handle& key) const;
+
+  // kIter.
+  IterKind iter_kind() const { return iter_kind_; }
+  std::vector<VarPtr>& snapshot() { return snapshot_; }
+  const std::vector<VarPtr>& snapshot() const { return snapshot_; }
+  Py_ssize_t start() const { return start_; }
+  void set_start(Py_ssize_t s) { start_ = s; }
+  std::uint64_t seen_version() const { return seen_version_; }
+  void set_seen_version(std::uint64_t v) { seen_version_ = v; }
 
   // kCell: the slot of the frame (of the translated code, not of an inlined call) that holds it,
   // or -1; its contents (nullptr: empty) and what they were when the translation first saw it.
@@ -121,6 +175,12 @@ class Variable {
   Py_ssize_t position_ = 0;
   int slot_ = -1;
   bool outside_ = false;
+  std::vector<pybind11::object> keys_;
+  std::uint64_t version_ = 0;
+  IterKind iter_kind_ = IterKind::kConstSeq;
+  std::vector<VarPtr> snapshot_;
+  Py_ssize_t start_ = 0;
+  std::uint64_t seen_version_ = 0;
   VarPtr initial_;
   std::array<VarPtr, 3> parts_;
 };
