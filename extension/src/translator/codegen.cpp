@@ -395,7 +395,16 @@ struct CodeGen::Emitter {
   void emit_effects(const SimulationResult& r,
                     const std::function<std::size_t(const Variable*)>& on_stack) {
     struct Effect {
-      enum Kind : std::uint8_t { kStoreGlobal, kStoreDeref, kDeleteDeref, kClear };
+      enum Kind : std::uint8_t {
+        kStoreGlobal,
+        kDeleteGlobal,
+        kStoreDeref,
+        kDeleteDeref,
+        kCallMethod,  // name(*value): a change to the list or dict received from outside
+        kStoreAttr,
+        kDeleteAttr,
+        kClear
+      };
       Kind kind;
       py::object name;
       int slot = -1;
@@ -420,7 +429,18 @@ struct CodeGen::Emitter {
         }
       }
       PyErr_Clear();
-      effects.push_back(Effect{Effect::kStoreGlobal, name, -1, last, nullptr});
+      effects.push_back(
+          Effect{last ? Effect::kStoreGlobal : Effect::kDeleteGlobal, name, -1, last, nullptr});
+    }
+    for (const ModelOp& op : r.model_ops) {
+      std::vector<VarPtr> call = {r.modeled};
+      call.insert(call.end(), op.args.begin(), op.args.end());
+      effects.push_back(
+          Effect{Effect::kCallMethod, op.method, -1, Variable::tuple(std::move(call)), nullptr});
+    }
+    for (const AttrStore& a : r.attr_stores) {
+      effects.push_back(Effect{a.value ? Effect::kStoreAttr : Effect::kDeleteAttr, a.name, -1,
+                               a.value, a.object});
     }
     for (const VarPtr& cell : r.cells) {
       const VarPtr now = cell->contents();
@@ -463,6 +483,28 @@ struct CodeGen::Emitter {
       switch (ef.kind) {
         case Effect::kStoreGlobal:
           emit("STORE_GLOBAL", bc.add_name(py::str(ef.name).cast<std::string>()));
+          break;
+        case Effect::kDeleteGlobal:
+          emit("DELETE_GLOBAL", bc.add_name(py::str(ef.name).cast<std::string>()));
+          break;
+        case Effect::kCallMethod:  // [args]: method(*args)
+          load_const(ef.name);
+          if constexpr (version::kNullBeforeCallable) {
+            emit("PUSH_NULL");  // [args, method, NULL] -> [NULL, method, args]
+            emit("SWAP", 3);
+          } else {
+            emit("SWAP", 2);  // [method, args] -> [method, NULL, args]
+            emit("PUSH_NULL");
+            emit("SWAP", 2);
+          }
+          emit("CALL_FUNCTION_EX", 0);
+          emit("POP_TOP");
+          break;
+        case Effect::kStoreAttr:  // [value, object]
+          emit("STORE_ATTR", bc.add_name(py::str(ef.name).cast<std::string>()));
+          break;
+        case Effect::kDeleteAttr:  // [object]
+          emit("DELETE_ATTR", bc.add_name(py::str(ef.name).cast<std::string>()));
           break;
         case Effect::kStoreDeref:
           emit("STORE_DEREF", ef.slot);
@@ -927,6 +969,12 @@ py::object CodeGen::for_return(const SimulationResult& r) {
     for (const auto& store : r.global_stores) {
       roots.push_back(store.second);
     }
+    for (const ModelOp& op : r.model_ops) {
+      roots.insert(roots.end(), op.args.begin(), op.args.end());
+    }
+    for (const AttrStore& a : r.attr_stores) {
+      roots.push_back(a.value);
+    }
     for (const VarPtr& cell : r.cells) {
       if (cell->slot() >= 0) {
         roots.push_back(cell->contents());
@@ -991,6 +1039,12 @@ std::vector<bool> CodeGen::emit_state(Emitter& e, const SimulationResult& r, std
   }
   for (const auto& store : r.global_stores) {
     roots.push_back(store.second);
+  }
+  for (const ModelOp& op : r.model_ops) {
+    roots.insert(roots.end(), op.args.begin(), op.args.end());
+  }
+  for (const AttrStore& a : r.attr_stores) {
+    roots.push_back(a.value);
   }
   for (const VarPtr& cell : r.cells) {
     if (cell->slot() >= 0) {  // the writes replayed (other cells are built where referenced)

@@ -89,6 +89,14 @@ void GuardSet::length(const VarPtr& v, Py_ssize_t n) {
   add(v, std::move(c), what);
 }
 
+void GuardSet::dict_keys(const VarPtr& v, const py::tuple& keys) {
+  capture::GuardCheck c;
+  c.kind = capture::GuardCheck::Kind::kDictKeys;
+  c.expected = keys;
+  const std::string what = c.describe();
+  add(v, std::move(c), what);
+}
+
 void GuardSet::global_absent(const py::object& name) {
   const std::string line = "globals()[" + py::repr(name).cast<std::string>() + "]: no such value";
   if (!seen_.insert(line).second) {

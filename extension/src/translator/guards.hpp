@@ -25,6 +25,8 @@ class GuardSet {
   void identity(const VarPtr& v);
   void type(const VarPtr& v);
   void length(const VarPtr& v, Py_ssize_t n);
+  // list(v.keys()) == keys, in order.
+  void dict_keys(const VarPtr& v, const pybind11::tuple& keys);
   // LOAD_GLOBAL found `name` in the builtins: no global of that name may appear.
   void global_absent(const pybind11::object& name);
 

@@ -94,6 +94,9 @@ namespace {
   X(SET_ADD)                       \
   X(SET_UPDATE)                    \
   X(CALL_FUNCTION_EX)              \
+  X(STORE_ATTR)                    \
+  X(DELETE_ATTR)                   \
+  X(DELETE_GLOBAL)                 \
   X(STORE_GLOBAL)                  \
   X(LOAD_DEREF)                    \
   X(STORE_DEREF)                   \
@@ -313,6 +316,148 @@ void OpcodeExecutor::mutate(const VarPtr& v) {
   v->bump();
 }
 
+VarPtr OpcodeExecutor::model_of(const VarPtr& v) const {
+  return v && v == shared_->modeled ? shared_->model : nullptr;
+}
+
+void OpcodeExecutor::record_model_op(const char* name, std::vector<VarPtr> args) {
+  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(shared_->modeled->value().ptr()));
+  ModelOp op;
+  op.method = py::reinterpret_borrow<py::object>(type).attr(name);
+  op.args = std::move(args);
+  shared_->model_ops.push_back(std::move(op));
+}
+
+void OpcodeExecutor::read_input(const VarPtr& v) {
+  if (shared_->modeled && v != shared_->modeled && v->kind() == Variable::Kind::kObject &&
+      v->tracker().is_input()) {
+    graph_break("a read of " + v->describe() +
+                " after a change to another object received from outside (they may be one)");
+  }
+}
+
+VarPtr OpcodeExecutor::model_for_write(const VarPtr& v) {
+  if (VarPtr m = model_of(v)) {
+    return m;
+  }
+  PyObject* o = v->value().ptr();
+  if (v->kind() != Variable::Kind::kObject || !v->tracker().is_input() ||
+      !(PyList_CheckExact(o) || PyDict_CheckExact(o)) || o == inputs_.globals ||
+      o == inputs_.builtins || std::find(cleared_.begin(), cleared_.end(), v) != cleared_.end()) {
+    return nullptr;  // (a namespace: LOAD_GLOBAL reads it directly)
+  }
+  if (shared_->modeled) {
+    graph_break("a change to a second object received from outside (they may be one)");
+  }
+  if (PyDict_CheckExact(o) && !shared_->attr_stores.empty()) {
+    graph_break(
+        "a change to a dict received from outside after attribute stores (it may be an "
+        "object's __dict__)");
+  }
+  // The contents, read through it (x[i], d[k]) by the generated code before it replays the
+  // change, under guards on its type and length (or keys).
+  auto item = [&v](const py::handle& key, PyObject* value) {
+    Tracker t;
+    t.kind = Tracker::Kind::kItem;
+    t.key = py::reinterpret_borrow<py::object>(key);
+    t.base = v;
+    return Variable::from_input(value, std::move(t));
+  };
+  VarPtr model;
+  if (PyList_CheckExact(o)) {
+    std::vector<VarPtr> items;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(o); ++i) {
+      items.push_back(item(py::int_(i), PyList_GET_ITEM(o, i)));
+    }
+    guards_->type(v);
+    guards_->length(v, PyList_GET_SIZE(o));
+    model = Variable::list(std::move(items));
+  } else {
+    std::vector<py::object> keys;
+    std::vector<VarPtr> values;
+    PyObject* key = nullptr;
+    PyObject* value = nullptr;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(o, &pos, &key, &value) != 0) {  // borrowed
+      if (!(PyUnicode_CheckExact(key) || PyLong_CheckExact(key))) {
+        graph_break("a change to a dict with keys that are not str or int");
+      }
+      keys.push_back(py::reinterpret_borrow<py::object>(key));
+      values.push_back(item(key, value));
+    }
+    guards_->type(v);
+    py::tuple key_tuple(keys.size());
+    for (std::size_t j = 0; j < keys.size(); ++j) {
+      key_tuple[j] = keys[j];
+    }
+    guards_->dict_keys(v, key_tuple);
+    model = Variable::dict(std::move(keys), std::move(values));
+  }
+  shared_->modeled = v;
+  shared_->model = model;
+  return model;
+}
+
+void OpcodeExecutor::store_attr(const bytecode::Instruction& ins, bool del) {
+  // obj.name = value (or del obj.name) on a plain instance received from outside: generic
+  // attribute setting (no __setattr__, no data descriptor of that name in its class), replayed in
+  // order once every value is loaded. Reads of attributes stay real (they break).
+  const py::object name = code_.names()[static_cast<std::size_t>(ins.arg)];
+  const VarPtr obj = peek(1);
+  PyObject* o = obj->value().ptr();
+  PyTypeObject* type = Py_TYPE(o);
+  const bool plain = obj->kind() == Variable::Kind::kObject && obj->tracker().is_input() &&
+                     !PyModule_Check(o) && !PyType_Check(o) &&
+                     type->tp_setattro == PyObject_GenericSetAttr && type->tp_dictoffset != 0;
+  PyObject* descr = plain ? _PyType_Lookup(type, name.ptr()) : nullptr;  // borrowed
+  if (!plain || (descr != nullptr && Py_TYPE(descr)->tp_descr_set != nullptr)) {
+    graph_break(std::string(del ? "del of" : "a store to") + " attribute '" + name_of(name) +
+                "' of " + obj->describe());
+  }
+  if (shared_->model && shared_->model->kind() == Variable::Kind::kDict) {
+    graph_break(
+        "an attribute store after a change to a dict received from outside (it may be "
+        "the object's __dict__)");
+  }
+  guards_->type(obj);
+  if (del) {
+    // The attribute must be in the instance's dict (a guard reads it: missing fails).
+    PyObject* dict = PyObject_GenericGetDict(o, nullptr);
+    const bool has = dict != nullptr && PyDict_Contains(dict, name.ptr()) == 1;
+    Py_XDECREF(dict);
+    PyErr_Clear();
+    bool stored = false;
+    for (const AttrStore& a : shared_->attr_stores) {
+      if (a.object == obj && PyObject_RichCompareBool(a.name.ptr(), name.ptr(), Py_EQ) == 1) {
+        stored = a.value != nullptr;
+      }
+    }
+    PyErr_Clear();
+    if (!has && !stored) {
+      graph_break("del of a missing attribute '" + name_of(name) + "' (raises AttributeError)");
+    }
+    if (has && !stored) {
+      Tracker t;
+      t.kind = Tracker::Kind::kAttr;
+      t.key = name;
+      t.base = obj;
+      const auto current =
+          py::reinterpret_steal<py::object>(PyObject_GenericGetAttr(o, name.ptr()));
+      PyErr_Clear();
+      if (!current) {
+        graph_break("del of an attribute that cannot be read");
+      }
+      guards_->type(Variable::from_input(current, std::move(t)));
+    }
+    shared_->attr_stores.push_back(AttrStore{obj, name, nullptr});
+    pop();
+    return;
+  }
+  shared_->attr_stores.push_back(AttrStore{obj, name, peek(2)});
+  pop();
+  pop();
+}
+
 namespace {
 
 // Records an update of the set built inside `set` with `keys` (in that order), or with the
@@ -437,6 +582,10 @@ SimulationResult OpcodeExecutor::run() {
   result_.cleared_lists = cleared_;
   result_.global_stores = shared_->global_stores;
   result_.cells = shared_->cells;
+  result_.modeled = shared_->modeled;
+  result_.model = shared_->model;
+  result_.model_ops = shared_->model_ops;
+  result_.attr_stores = shared_->attr_stores;
   return std::move(result_);
 }
 
@@ -548,9 +697,13 @@ VarPtr OpcodeExecutor::load_global(const py::object& name) {
   // A global this frame (or an inlined callee) assigned: that value.
   for (auto it = shared_->global_stores.rbegin(); it != shared_->global_stores.rend(); ++it) {
     if (PyObject_RichCompareBool(it->first.ptr(), name.ptr(), Py_EQ) == 1) {
-      return it->second;
+      return it->second;  // nullptr: deleted
     }
     PyErr_Clear();
+  }
+  const std::string cache_key = "global " + name_of(name);
+  if (const auto it = shared_->loaded.find({nullptr, cache_key}); it != shared_->loaded.end()) {
+    return it->second;  // one Variable per global (a change through one is seen by the other)
   }
   Tracker t;
   t.kind = Tracker::Kind::kGlobal;
@@ -565,7 +718,9 @@ VarPtr OpcodeExecutor::load_global(const py::object& name) {
     PyErr_Clear();
     return nullptr;
   }
-  return Variable::from_input(value, std::move(t));
+  VarPtr v = Variable::from_input(value, std::move(t));
+  shared_->loaded[{nullptr, cache_key}] = v;
+  return v;
 }
 
 VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
@@ -573,6 +728,14 @@ VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
   // (whose type is a builtin immutable type).
   if (base->kind() == Variable::Kind::kObject && PyModule_CheckExact(base->value().ptr())) {
     PyObject* dict = PyModule_GetDict(base->value().ptr());  // borrowed
+    if (shared_->modeled && shared_->modeled->value().ptr() == dict) {
+      graph_break("a module attribute read after a change to the module's namespace");
+    }
+    const std::string cache_key = "attr " + name_of(name);
+    if (const auto it = shared_->loaded.find({base.get(), cache_key});
+        it != shared_->loaded.end()) {
+      return it->second;  // one Variable per place (a change through one is seen by the other)
+    }
     PyObject* value = dict != nullptr ? PyDict_GetItemWithError(dict, name.ptr()) : nullptr;
     if (value == nullptr) {
       PyErr_Clear();
@@ -583,7 +746,9 @@ VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
     t.kind = Tracker::Kind::kAttr;
     t.key = name;
     t.base = base;
-    return Variable::from_input(value, std::move(t));
+    VarPtr v = Variable::from_input(value, std::move(t));
+    shared_->loaded[{base.get(), cache_key}] = v;
+    return v;
   }
   if (base->is_mutable_created()) {
     static const char* const kListMethods[] = {"append", "extend", "pop",  "insert", "reverse",
@@ -600,6 +765,22 @@ VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
         (base->kind() == Variable::Kind::kDict && known(kDictMethods)) ||
         (base->kind() == Variable::Kind::kSet && known(kSetMethods))) {
       return Variable::method(base, name);
+    }
+    return nullptr;
+  }
+  if (base->kind() == Variable::Kind::kObject && base->tracker().is_input() &&
+      (PyList_CheckExact(base->value().ptr()) || PyDict_CheckExact(base->value().ptr()))) {
+    // A method of a list or dict received from outside: called on its model (see call()).
+    static const char* const kMethods[] = {"append", "extend", "pop",        "insert", "reverse",
+                                           "clear",  "get",    "setdefault", "update"};
+    const std::string n = name_of(name);
+    const bool list = PyList_CheckExact(base->value().ptr());
+    for (const char* m : kMethods) {
+      if (n == m && (list ? n != "get" && n != "setdefault" && n != "update"
+                          : n != "append" && n != "extend" && n != "insert" && n != "reverse")) {
+        guards_->type(base);
+        return Variable::method(base, name);
+      }
     }
     return nullptr;
   }
@@ -820,6 +1001,24 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
     args.push_back(peek(i + extra));
   }
   const std::size_t nkw = kwnames ? static_cast<std::size_t>(PyTuple_GET_SIZE(kwnames.ptr())) : 0;
+  if (callable->kind() == Variable::Kind::kMethod && nkw == 0 &&
+      callable->items()[0]->kind() == Variable::Kind::kObject) {
+    // A method of a list or dict received from outside: run on its model, replayed later.
+    const VarPtr model = model_for_write(callable->items()[0]);
+    if (!model) {
+      graph_break("a call of " + callable->describe());
+    }
+    const VarPtr on_model = Variable::method(model, callable->value());
+    if (model->kind() == Variable::Kind::kDict) {
+      call_dict_method(on_model, args, nargs + extra);
+    } else {
+      call_list_method(on_model, args, nargs + extra);
+    }
+    if (name_of(callable->value()) != "get") {
+      record_model_op(name_of(callable->value()).c_str(), args);
+    }
+    return;
+  }
   if (callable->kind() == Variable::Kind::kMethod && nkw == 0) {
     switch (callable->items()[0]->kind()) {
       case Variable::Kind::kDict:
@@ -1124,6 +1323,9 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
   const std::size_t mark = shared_->undo.size();
   const std::size_t stores_mark = shared_->global_stores.size();
   const std::size_t cells_mark = shared_->cells.size();
+  const std::size_t attrs_mark = shared_->attr_stores.size();
+  const std::size_t ops_mark = shared_->model_ops.size();
+  const bool modeled_before = shared_->modeled != nullptr;
   OpcodeExecutor callee(code, inputs, guards_, std::move(locals), depth_ + 1, shared_,
                         result_.simulated);
   SimulationResult r = callee.run();
@@ -1137,6 +1339,12 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
     }
     shared_->global_stores.resize(stores_mark);
     shared_->cells.resize(cells_mark);
+    shared_->attr_stores.resize(attrs_mark);
+    shared_->model_ops.resize(ops_mark);
+    if (!modeled_before) {
+      shared_->modeled = nullptr;
+      shared_->model = nullptr;
+    }
     const std::string name = py::str(co->co_name).cast<std::string>();
     return no(name + " " + (r.kind == SimulationResult::Kind::kBreak ? "breaks" : "fails") +
               " at line " + std::to_string(r.lineno) + ": " + r.reason);
@@ -1296,6 +1504,10 @@ VarPtr OpcodeExecutor::make_iterator(const VarPtr& v) {
           std::find(cleared_.begin(), cleared_.end(), v) != cleared_.end()) {
         return nullptr;
       }
+      if (VarPtr m = model_of(v)) {
+        return Variable::iterator(IK::kList, {v});  // read live from the model
+      }
+      read_input(v);
       const Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
       if (static_cast<std::size_t>(n) > kMaxSteps) {
         return nullptr;
@@ -1347,8 +1559,10 @@ VarPtr OpcodeExecutor::iter_next(const VarPtr& it) {
       break;
     case IK::kList: {
       const VarPtr& list = it->items()[0];
-      const std::vector<VarPtr>& items =
-          list->kind() == Variable::Kind::kList ? list->items() : it->snapshot();
+      const VarPtr model = model_of(list);
+      const std::vector<VarPtr>& items = list->kind() == Variable::Kind::kList ? list->items()
+                                         : model                               ? model->items()
+                                                                               : it->snapshot();
       if (static_cast<std::size_t>(pos) < items.size()) {
         item = items[static_cast<std::size_t>(pos)];
       }
@@ -1481,9 +1695,14 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
         return Variable::constant(py::int_(v->keys().size()));
       case Variable::Kind::kObject: {
         PyObject* o = v->value().ptr();
+        if (VarPtr m = model_of(v)) {
+          return Variable::constant(
+              py::int_(m->kind() == Variable::Kind::kDict ? m->keys().size() : m->items().size()));
+        }
         if (v->tracker().is_input() &&
             (PyList_CheckExact(o) || PyTuple_CheckExact(o) || PyDict_CheckExact(o)) &&
             std::find(cleared_.begin(), cleared_.end(), v) == cleared_.end()) {
+          read_input(v);
           const Py_ssize_t n = PyObject_Length(o);
           guards_->type(v);
           guards_->length(v, n);
@@ -1663,10 +1882,16 @@ void OpcodeExecutor::call_set_method(const VarPtr& method, const std::vector<Var
 }
 
 void OpcodeExecutor::store_subscr() {
-  // [value, container, key]: container[key] = value.
+  // [value, container, key]: container[key] = value (a container received from outside: on its
+  // model).
   const VarPtr key = peek(1);
-  const VarPtr container = peek(2);
+  VarPtr container = peek(2);
   const VarPtr value = peek(3);
+  if (container->kind() == Variable::Kind::kObject && (key->is_const())) {
+    if (VarPtr m = model_for_write(container)) {
+      container = m;
+    }
+  }
   if (container->kind() == Variable::Kind::kDict && !container->tracker().is_input()) {
     const py::object k = hashable_key(key);
     const Py_ssize_t i = k ? container->find_key(k) : -2;
@@ -1703,6 +1928,9 @@ void OpcodeExecutor::store_subscr() {
   } else {
     graph_break("a store into an item of " + container->describe());
   }
+  if (container == shared_->model) {
+    record_model_op("__setitem__", {key, value});
+  }
   pop();
   pop();
   pop();
@@ -1710,19 +1938,29 @@ void OpcodeExecutor::store_subscr() {
 
 void OpcodeExecutor::delete_subscr() {
   const VarPtr key = peek(1);
-  const VarPtr container = peek(2);
+  VarPtr container = peek(2);
   PyObject* k = key->value().ptr();
   const bool whole = key->is_const() && PySlice_Check(k) &&
                      reinterpret_cast<PySliceObject*>(k)->start == Py_None &&
                      reinterpret_cast<PySliceObject*>(k)->stop == Py_None &&
                      reinterpret_cast<PySliceObject*>(k)->step == Py_None;
   if (whole && container->kind() == Variable::Kind::kObject && container->tracker().is_input() &&
-      PyList_CheckExact(container->value().ptr())) {
+      PyList_CheckExact(container->value().ptr()) && !model_of(container) &&
+      pc_ < inputs_.resume_prologue_end) {
     // `del x[:]` of a list received from outside (how resume functions empty their argument
     // list): replayed by the generated code after every value is loaded.
     guards_->type(container);
     cleared_.push_back(container);
-  } else if (container->kind() == Variable::Kind::kDict && !container->tracker().is_input()) {
+    pop();
+    pop();
+    return;
+  }
+  if (container->kind() == Variable::Kind::kObject && key->is_const()) {
+    if (VarPtr m = model_for_write(container)) {
+      container = m;  // a container received from outside: changed on its model
+    }
+  }
+  if (container->kind() == Variable::Kind::kDict && !container->tracker().is_input()) {
     const py::object hk = hashable_key(key);
     const Py_ssize_t i = hk ? container->find_key(hk) : -2;
     if (i < 0) {
@@ -1746,8 +1984,15 @@ void OpcodeExecutor::delete_subscr() {
     guards_->value(key);
     mutate(container);
     container->items().erase(container->items().begin() + i);
+  } else if (whole && container->kind() == Variable::Kind::kList &&
+             !container->tracker().is_input()) {
+    mutate(container);
+    container->items().clear();
   } else {
-    graph_break("del of an item of " + container->describe());
+    graph_break("del of an item of " + peek(2)->describe());
+  }
+  if (container == shared_->model) {
+    record_model_op("__delitem__", {key});
   }
   pop();
   pop();
@@ -1989,9 +2234,11 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
     case Op::CONTAINS_OP: {
       const VarPtr& container = peek(1);
       const VarPtr& item = peek(2);
-      if (container->kind() == Variable::Kind::kDict || container->kind() == Variable::Kind::kSet) {
+      const VarPtr model = model_of(container);
+      if (container->kind() == Variable::Kind::kDict || container->kind() == Variable::Kind::kSet ||
+          (model && model->kind() == Variable::Kind::kDict)) {
         const py::object k = hashable_key(item);
-        const Py_ssize_t i = k ? container->find_key(k) : -2;
+        const Py_ssize_t i = k ? (model ? model : container)->find_key(k) : -2;
         if (i == -2) {
           graph_break("an 'in' test of " + item->describe() + " in " + container->describe());
         }
@@ -2174,9 +2421,32 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       }
       // An item of a list, tuple or dict received from outside (exact types, a constant key it
       // has): read again by generated code as x[key], under guards on its type (and length).
+      if (VarPtr m = op == Op::BINARY_SUBSCR ? model_of(container) : nullptr) {
+        // An item of a container the frame changed: from its model.
+        VarPtr item;
+        if (m->kind() == Variable::Kind::kDict) {
+          const Py_ssize_t i = m->find_key(key);
+          item = i >= 0 ? m->items()[static_cast<std::size_t>(i)] : nullptr;
+        } else if (PyLong_CheckExact(key.ptr())) {
+          const auto size = static_cast<Py_ssize_t>(m->items().size());
+          Py_ssize_t i = PyLong_AsSsize_t(key.ptr());
+          PyErr_Clear();
+          i = i < 0 ? i + size : i;
+          item = i >= 0 && i < size ? m->items()[static_cast<std::size_t>(i)] : nullptr;
+        }
+        if (!item) {
+          graph_break("a subscript of " + container->describe() + " that raises");
+        }
+        for (std::size_t j = 0; j < n; ++j) {
+          pop();
+        }
+        push(std::move(item));
+        return;
+      }
       if (container->kind() == Variable::Kind::kObject && container->tracker().is_input() &&
           op == Op::BINARY_SUBSCR &&
           std::find(cleared_.begin(), cleared_.end(), container) == cleared_.end()) {
+        read_input(container);
         PyObject* o = container->value().ptr();
         PyObject* item = nullptr;  // borrowed
         if ((PyList_CheckExact(o) || PyTuple_CheckExact(o)) && PyLong_CheckExact(key.ptr())) {
@@ -2381,31 +2651,12 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
     case Op::UNPACK_SEQUENCE: {
       const VarPtr v = peek(1);
       std::vector<VarPtr> items;
-      if (v->kind() == Variable::Kind::kTuple || v->kind() == Variable::Kind::kList) {
-        items = v->items();
-      } else if (v->is_const() && PyTuple_CheckExact(v->value().ptr())) {
-        for (const py::handle item : py::reinterpret_borrow<py::tuple>(v->value())) {
-          items.push_back(Variable::constant(py::reinterpret_borrow<py::object>(item)));
-        }
-        guards_->value(v);
-      } else if (v->kind() == Variable::Kind::kObject && v->tracker().is_input() &&
-                 (PyList_CheckExact(v->value().ptr()) || PyTuple_CheckExact(v->value().ptr())) &&
-                 std::find(cleared_.begin(), cleared_.end(), v) == cleared_.end() &&
-                 PySequence_Size(v->value().ptr()) == ins.arg) {
-        // A list or tuple received from outside: its items, read again by generated code as x[i]
-        // (nothing runs in between), under guards on its type and length.
-        guards_->type(v);
-        guards_->length(v, ins.arg);
-        for (Py_ssize_t i = 0; i < ins.arg; ++i) {
-          Tracker t;
-          t.kind = Tracker::Kind::kItem;
-          t.key = py::int_(i);
-          t.base = v;
-          items.push_back(Variable::from_input(
-              py::reinterpret_borrow<py::object>(PySequence_Fast_GET_ITEM(v->value().ptr(), i)),
-              std::move(t)));
-        }
-      } else {
+      // Lists, tuples, dicts and sets built inside, constant tuples, lists and tuples received
+      // from outside (their items read again as x[i], under guards on type and length).
+      const VarPtr m = model_of(v);
+      if (m && m->kind() == Variable::Kind::kList) {
+        items = m->items();
+      } else if (m || v->kind() == Variable::Kind::kIter || !known_items(v, &items)) {
         graph_break("unpacking " + v->describe());
       }
       if (items.size() != static_cast<std::size_t>(ins.arg)) {
@@ -2480,6 +2731,26 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       shared_->global_stores.emplace_back(names[static_cast<std::size_t>(ins.arg)], pop());
       return;
     }
+    case Op::DELETE_GLOBAL: {
+      // The global must exist (the frame assigned it, or a guard checks it is there).
+      const py::object name = names[static_cast<std::size_t>(ins.arg)];
+      VarPtr current = load_global(name);
+      if (!current ||
+          (current->tracker().kind == Tracker::Kind::kGlobal && current->tracker().index == 1)) {
+        graph_break("del of a global that does not exist (raises NameError)");
+      }
+      if (current->tracker().kind == Tracker::Kind::kGlobal) {
+        guards_->type(current);
+      }
+      shared_->global_stores.emplace_back(name, nullptr);
+      return;
+    }
+    case Op::STORE_ATTR:
+      store_attr(ins, false);
+      return;
+    case Op::DELETE_ATTR:
+      store_attr(ins, true);
+      return;
     case Op::DELETE_SUBSCR:
       delete_subscr();
       return;

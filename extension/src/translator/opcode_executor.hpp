@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,20 @@ namespace sot::translator {
 struct FrameState {
   std::vector<VarPtr> locals;  // by localsplus index; nullptr = unbound (or a cell / free slot)
   std::vector<VarPtr> stack;   // bottom first
+};
+
+// A change to the list or dict received from outside: type(x).<method>(x, *args), replayed as
+// such (the same operations in the same order, so that anything watching the object - a sort in
+// progress - sees what it would have seen).
+struct ModelOp {
+  pybind11::object method;  // the method descriptor, e.g. list.append
+  std::vector<VarPtr> args;
+};
+
+struct AttrStore {
+  VarPtr object;
+  pybind11::object name;
+  VarPtr value;  // nullptr: deleted
 };
 
 struct SimulationResult {
@@ -44,6 +59,12 @@ struct SimulationResult {
   std::vector<std::pair<pybind11::object, VarPtr>> global_stores;
   // Cells the frame wrote (their contents now differ from their initial contents, or not).
   std::vector<VarPtr> cells;
+  // The list or dict received from outside that the frame changed, and its new contents; the
+  // attributes it set or deleted on objects received from outside, in order.
+  VarPtr modeled;
+  VarPtr model;
+  std::vector<ModelOp> model_ops;
+  std::vector<AttrStore> attr_stores;
   std::size_t simulated = 0;  // instructions simulated
   std::size_t folded = 0;     // operations folded at translation time
 };
@@ -80,6 +101,16 @@ class OpcodeExecutor {
     UndoLog undo;
     std::vector<std::pair<pybind11::object, VarPtr>> global_stores;  // STORE_GLOBAL, in order
     std::vector<VarPtr> cells;  // cells written (STORE_DEREF, DELETE_DEREF), first write first
+    // The one list or dict received from outside whose contents the frame changes, and its
+    // contents as the frame changes them (a list or dict Variable, never loaded itself).
+    VarPtr modeled;
+    VarPtr model;
+    std::vector<ModelOp> model_ops;
+    // Attributes set (value) or deleted (nullptr) on objects received from outside, in order.
+    std::vector<AttrStore> attr_stores;
+    // The Variables of globals and module attributes loaded so far ((nullptr, "global name"),
+    // (module, "attr name")): the same place gives the same Variable.
+    std::map<std::pair<const Variable*, std::string>, VarPtr> loaded;
   };
 
   OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs& inputs, GuardSet* guards);
@@ -124,6 +155,17 @@ class OpcodeExecutor {
   void remember(const VarPtr& list);
   // `v` (a list, dict or set built inside) is about to change.
   void mutate(const VarPtr& v);
+  // The contents of the list or dict `v` received from outside, as the frame changed them, or
+  // nullptr when it has not changed them.
+  VarPtr model_of(const VarPtr& v) const;
+  // The model of `v` for a change (made on the first change: only one such object per frame).
+  VarPtr model_for_write(const VarPtr& v);
+  // Records type(x).<name>(x, *args) on the changed object x for the generated code to replay.
+  void record_model_op(const char* name, std::vector<VarPtr> args);
+  // Breaks when `v`, received from outside, could be an object the frame changed through another
+  // name (read before any change, or through its model, it is what the generated code sees).
+  void read_input(const VarPtr& v);
+  void store_attr(const bytecode::Instruction& ins, bool del);
   // iter(v) as GET_ITER does it, or nullptr when it is not modelled.
   VarPtr make_iterator(const VarPtr& v);
   // next(it): the item, or nullptr when it is exhausted (fails when it cannot tell).

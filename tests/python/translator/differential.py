@@ -37,16 +37,28 @@ class Outcome:
                 "kwargs": self.kwargs, "stdout": self.stdout, "globals": self.globals}
 
 
-def same(a, b):
-    """Equal, with NaN equal to NaN and types compared exactly (1 is not 1.0 nor True)."""
+def same(a, b, seen=None):
+    """Equal, with NaN equal to NaN and types compared exactly (1 is not 1.0 nor True); instances of classes
+    without their own __eq__ compare by their attributes (cycles allowed)."""
     if type(a) is not type(b):
         return False
+    seen = set() if seen is None else seen
+    if (id(a), id(b)) in seen:
+        return True
     if isinstance(a, float) and a != a:
         return b != b
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        seen.add((id(a), id(b)))
+        return len(a) == len(b) and all(same(x, y, seen) for x, y in zip(a, b))
     if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+        seen.add((id(a), id(b)))
+        return a.keys() == b.keys() and all(same(a[k], b[k], seen) for k in a)
+    if type(a).__eq__ is object.__eq__ and type(a).__module__ not in ("builtins",):
+        seen.add((id(a), id(b)))
+        slots = [n for c in type(a).__mro__ for n in getattr(c, "__slots__", ())]
+        state_a = dict(getattr(a, "__dict__", {}), **{n: getattr(a, n, None) for n in slots})
+        state_b = dict(getattr(b, "__dict__", {}), **{n: getattr(b, n, None) for n in slots})
+        return same(state_a, state_b, seen)
     return a == b
 
 
