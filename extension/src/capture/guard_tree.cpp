@@ -238,6 +238,13 @@ bool GuardCheck::passes(PyObject* value, std::vector<Py_ssize_t>* symbols) const
       return array_matches(*this, value, symbols);
     case Kind::kAbsent:
       return false;  // only reached when the value exists
+    case Kind::kTypeVersion: {
+      auto* type = reinterpret_cast<PyTypeObject*>(expected.ptr());
+      // (3.13 no longer sets Py_TPFLAGS_VALID_VERSION_TAG: a tag of 0 is the invalid one.)
+      return Py_TYPE(value) == type && version != 0 && type->tp_version_tag == version &&
+             (PY_VERSION_HEX >= 0x030D0000 ||
+              PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG));
+    }
   }
   return false;
 }
@@ -269,6 +276,9 @@ std::string GuardCheck::describe() const {
     }
     case Kind::kAbsent:
       return "no such value";
+    case Kind::kTypeVersion:
+      return "type " + std::string(reinterpret_cast<PyTypeObject*>(expected.ptr())->tp_name) +
+             " at version " + std::to_string(version);
   }
   return "?";
 }

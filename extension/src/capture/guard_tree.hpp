@@ -38,6 +38,8 @@ struct GuardCheck {
     kArray,        // buffer meta: format, ndim, shape, C-contiguous when required
     kAbsent,       // there is no such value (a global that must not exist, so that a builtin of
                    // that name is what LOAD_GLOBAL finds)
+    kTypeVersion,  // type(v) is T and T's version tag is unchanged (neither T nor a base changed
+                   // since: attribute lookups through T find what they found)
   };
   // kArray shape entries: a size (>= 0), kAnyDim, or symbol(k): a dynamic dimension of at least 2,
   // equal to every other dimension with the same symbol in the tree (bound on first sight).
@@ -50,7 +52,7 @@ struct GuardCheck {
   std::vector<Py_ssize_t> shape;  // kArray
   std::string format;             // kArray: the buffer's element format, e.g. "d"
   bool contiguous = false;        // kArray
-  std::uint64_t version = 0;      // kDictVersion
+  std::uint64_t version = 0;      // kDictVersion, kTypeVersion
 
   // Never leaves a Python error set. `symbols` holds the sizes bound to shape symbols so far in
   // this evaluation (-1: unbound); a kArray check binds and compares them.

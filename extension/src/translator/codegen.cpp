@@ -914,6 +914,18 @@ struct CodeGen::Emitter {
         }
         emit("BUILD_MAP", static_cast<int>(v->keys().size()));
         return;
+      case Variable::Kind::kSuper: {
+        const py::object super_type =
+            py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(&PySuper_Type));
+        call_constant(
+            super_type,
+            [&] {
+              load(v->items()[0]);
+              load(v->items()[1]);
+            },
+            2);
+        return;
+      }
       case Variable::Kind::kSet:
         // The same updates as the frame's (the set's table, so its order, comes out the same).
         emit("BUILD_SET", 0);

@@ -89,6 +89,48 @@ void GuardSet::length(const VarPtr& v, Py_ssize_t n) {
   add(v, std::move(c), what);
 }
 
+bool GuardSet::type_version(const VarPtr& v) {
+  auto* type = Py_TYPE(v->value().ptr());
+  // (3.13 no longer sets Py_TPFLAGS_VALID_VERSION_TAG: a tag of 0 is the invalid one.)
+  const auto valid = [type] {
+    return type->tp_version_tag != 0 &&
+           (PY_VERSION_HEX >= 0x030D0000 || PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG));
+  };
+  if (!valid()) {
+    // Assign one (a lookup does on 3.11: the method cache needs one).
+#if PY_VERSION_HEX >= 0x030C0000
+    (void)PyUnstable_Type_AssignVersionTag(type);
+#else
+    (void)_PyType_Lookup(type, py::str("__class__").ptr());
+#endif
+  }
+  if (!valid()) {
+    return false;
+  }
+  capture::GuardCheck c;
+  c.kind = capture::GuardCheck::Kind::kTypeVersion;
+  c.expected = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(type));
+  c.version = type->tp_version_tag;
+  const std::string what = c.describe();
+  add(v, std::move(c), what);
+  return true;
+}
+
+void GuardSet::absent(const Tracker& t) {
+  capture::GuardNode* n = node(t);
+  if (n == nullptr) {
+    return;
+  }
+  const std::string line = n->path + ": no such value";
+  if (!seen_.insert(line).second) {
+    return;
+  }
+  capture::GuardCheck c;
+  c.kind = capture::GuardCheck::Kind::kAbsent;
+  n->checks.insert(n->checks.begin(), std::move(c));
+  lines_.push_back(line);
+}
+
 void GuardSet::dict_keys(const VarPtr& v, const py::tuple& keys) {
   capture::GuardCheck c;
   c.kind = capture::GuardCheck::Kind::kDictKeys;

@@ -25,6 +25,11 @@ class GuardSet {
   void identity(const VarPtr& v);
   void type(const VarPtr& v);
   void length(const VarPtr& v, Py_ssize_t n);
+  // type(v) is its type now, and that type has not changed since (false: it has no version tag,
+  // nothing was added).
+  bool type_version(const VarPtr& v);
+  // The place `t` (an item or attribute chain) holds no value.
+  void absent(const Tracker& t);
   // list(v.keys()) == keys, in order.
   void dict_keys(const VarPtr& v, const pybind11::tuple& keys);
   // LOAD_GLOBAL found `name` in the builtins: no global of that name may appear.

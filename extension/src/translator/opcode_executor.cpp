@@ -97,6 +97,7 @@ namespace {
   X(STORE_ATTR)                    \
   X(DELETE_ATTR)                   \
   X(DELETE_GLOBAL)                 \
+  X(LOAD_SUPER_ATTR)               \
   X(STORE_GLOBAL)                  \
   X(LOAD_DEREF)                    \
   X(STORE_DEREF)                   \
@@ -231,14 +232,14 @@ std::string name_of(const py::handle& o) {
 
 }  // namespace
 
-std::string frame_introspection(PyCodeObject* co) {
+std::string frame_introspection(PyCodeObject* co, bool allow_super) {
   static const char* const kNames[] = {"locals",       "vars",   "dir",       "eval",
                                        "exec",         "super",  "_getframe", "currentframe",
                                        "getframeinfo", "f_back", "f_locals",  "settrace"};
   for (const py::handle name : py::reinterpret_borrow<py::tuple>(co->co_names)) {
     std::string n = name_of(name);
     for (const char* frame_name : kNames) {
-      if (n == frame_name) {
+      if (n == frame_name && !(allow_super && n == "super")) {
         return n;
       }
     }
@@ -1058,6 +1059,61 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
       !made_function) {
     graph_break("a call of " + callable->describe());
   }
+  if (callable->kind() == Variable::Kind::kObject &&
+      callable->value().ptr() == reinterpret_cast<PyObject*>(&PySuper_Type) && args.empty() &&
+      nkw == 0 && depth_ > 0) {
+    // super() in an inlined method: super(__class__, <first argument>).
+    const auto names = py::reinterpret_borrow<py::tuple>(inputs_.code->co_localsplusnames);
+    VarPtr cls;
+    for (std::size_t i = 0; i < locals_.size(); ++i) {
+      if (name_of(names[i]) == "__class__" && locals_[i] &&
+          locals_[i]->kind() == Variable::Kind::kCell) {
+        cls = locals_[i]->contents();
+      }
+    }
+    VarPtr self = inputs_.code->co_argcount > 0 ? locals_[0] : nullptr;
+    if (self && self->kind() == Variable::Kind::kCell) {
+      self = self->contents();
+    }
+    if (!cls || !self) {
+      graph_break("super() without __class__ or a first argument (raises RuntimeError)");
+    }
+    guards_->identity(callable);
+    VarPtr sup = std::make_shared<Variable>(Variable::Kind::kSuper, py::none(), Tracker{});
+    sup->items() = {cls, self};
+    for (std::size_t i = 0; i < nargs + 2 + extra; ++i) {
+      pop();
+    }
+    push(std::move(sup));
+    return;
+  }
+  if (callable->kind() == Variable::Kind::kObject && PyMethod_Check(callable->value().ptr()) &&
+      PyFunction_Check(PyMethod_Function(callable->value().ptr())) &&
+      callable->tracker().is_input()) {
+    // A bound method of a Python function: the function, inlined with its instance first.
+    Tracker ft;
+    ft.kind = Tracker::Kind::kAttr;
+    ft.key = py::str("__func__");
+    ft.base = callable;
+    const VarPtr fn = Variable::from_input(PyMethod_Function(callable->value().ptr()), ft);
+    Tracker st;
+    st.kind = Tracker::Kind::kAttr;
+    st.key = py::str("__self__");
+    st.base = callable;
+    std::vector<VarPtr> with_self = {
+        Variable::from_input(PyMethod_Self(callable->value().ptr()), st)};
+    with_self.insert(with_self.end(), args.begin(), args.end());
+    std::string why;
+    VarPtr result = inline_call(fn, with_self, kwnames, &why);
+    if (!result) {
+      graph_break("a call of " + callable->describe() + " (" + why + ")");
+    }
+    for (std::size_t i = 0; i < nargs + 2 + extra; ++i) {
+      pop();
+    }
+    push(std::move(result));
+    return;
+  }
   const PureFunction* pure = made_function ? nullptr : find_pure_function(callable->value());
   const bool const_method = !made_function && is_constant_method(callable->value());
   if (pure == nullptr && !const_method) {
@@ -1140,7 +1196,8 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
   if (!capture::skip_rules().reason_to_skip(co, globals).empty()) {
     return no("its module is skipped");
   }
-  if (!frame_introspection(co).empty()) {
+  // (An inlined call has no frame of its own: a zero-argument super() in it is simulated.)
+  if (!frame_introspection(co, /*allow_super=*/true).empty()) {
     return no("it looks at its own frame");
   }
   const auto callable_attr = [&callable](const char* attr, PyObject* value) {
@@ -2046,6 +2103,207 @@ void OpcodeExecutor::call_function_ex(int flags) {
   break_stack_ = nullptr;
 }
 
+void OpcodeExecutor::super_attr(const VarPtr& cls, const VarPtr& self, const py::object& name,
+                                bool method) {
+  PyObject* c = cls->value().ptr();
+  PyObject* o = self->value().ptr();
+  if (cls->kind() != Variable::Kind::kObject || !PyType_Check(c) ||
+      self->kind() != Variable::Kind::kObject || !self->tracker().is_input() || PyType_Check(o) ||
+      !cls->tracker().is_input()) {
+    graph_break("super() of " + cls->describe() + " and " + self->describe());
+  }
+  PyTypeObject* type = Py_TYPE(o);
+  PyObject* mro = type->tp_mro;  // borrowed
+  Py_ssize_t start = -1;
+  for (Py_ssize_t i = 0; mro != nullptr && i < PyTuple_GET_SIZE(mro); ++i) {
+    if (PyTuple_GET_ITEM(mro, i) == c) {
+      start = i + 1;
+    }
+  }
+  if (start < 0 || !guards_->type_version(self)) {
+    graph_break("super() whose class is not in the instance's MRO");
+  }
+  guards_->identity(cls);
+  for (Py_ssize_t i = start; i < PyTuple_GET_SIZE(mro); ++i) {
+    auto* base = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i));
+    PyObject* found = PyDict_GetItemWithError(base->tp_dict, name.ptr());  // borrowed
+    if (found == nullptr) {
+      PyErr_Clear();
+      continue;
+    }
+    // self.__class__.__mro__[i].name: the class's function, or a plain class attribute.
+    Tracker ct;
+    ct.kind = Tracker::Kind::kAttr;
+    ct.key = py::str("__class__");
+    ct.base = self;
+    Tracker mt;
+    mt.kind = Tracker::Kind::kAttr;
+    mt.key = py::str("__mro__");
+    mt.base =
+        Variable::object(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(type)), ct);
+    Tracker bt;
+    bt.kind = Tracker::Kind::kItem;
+    bt.key = py::int_(i);
+    bt.base = Variable::object(py::reinterpret_borrow<py::object>(mro), mt);
+    Tracker at;
+    at.kind = Tracker::Kind::kAttr;
+    at.key = name;
+    at.base =
+        Variable::object(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(base)), bt);
+    VarPtr v = Variable::from_input(found, at);
+    if (PyFunction_Check(found) && method) {
+      push(std::move(v));  // [function, self]
+      push(self);
+      return;
+    }
+    if (!PyFunction_Check(found) && Py_TYPE(found)->tp_descr_get == nullptr) {
+      push_callable(std::move(v), method);
+      return;
+    }
+    graph_break("super()." + name_of(name) + " is a descriptor the translator does not model");
+  }
+  graph_break("super()." + name_of(name) + " is not found (raises AttributeError)");
+}
+
+bool OpcodeExecutor::load_instance_attr(const VarPtr& base, const py::object& name, bool method) {
+  // obj.name on an instance whose type uses the generic attribute lookup (no __getattribute__ or
+  // __getattr__), decided the way CPython decides it, without running user code; the type's
+  // version is guarded (a change to the class or a base retranslates).
+  PyObject* o = base->value().ptr();
+  PyTypeObject* type = Py_TYPE(o);
+  if (base->kind() != Variable::Kind::kObject || !base->tracker().is_input() || PyModule_Check(o) ||
+      PyType_Check(o) || type->tp_getattro != PyObject_GenericGetAttr ||
+      (type->tp_flags & Py_TPFLAGS_HEAPTYPE) == 0) {
+    return false;
+  }
+  if (shared_->model && shared_->model->kind() == Variable::Kind::kDict) {
+    graph_break(
+        "an attribute read after a change to a dict received from outside (it may be "
+        "the object's __dict__)");
+  }
+  // Attributes this frame set: the value it set (on the same Variable; another could alias).
+  for (auto it = shared_->attr_stores.rbegin(); it != shared_->attr_stores.rend(); ++it) {
+    if (it->object != base) {
+      graph_break(
+          "an attribute read after an attribute store to another object (they may be "
+          "one)");
+    }
+    if (PyObject_RichCompareBool(it->name.ptr(), name.ptr(), Py_EQ) == 1) {
+      if (!it->value) {
+        graph_break("a read of a deleted attribute (raises AttributeError)");
+      }
+      push_callable(it->value, method);
+      return true;
+    }
+    PyErr_Clear();
+  }
+  PyObject* descr = _PyType_Lookup(type, name.ptr());  // borrowed
+  const bool data_descr = descr != nullptr && Py_TYPE(descr)->tp_descr_set != nullptr;
+  auto attr_of = [](const VarPtr& b, const char* attr) {
+    Tracker t;
+    t.kind = Tracker::Kind::kAttr;
+    t.key = py::str(attr);
+    t.base = b;
+    return t;
+  };
+  const auto cls = [&]() {
+    return Variable::object(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(type)),
+                            attr_of(base, "__class__"));
+  };
+  if (!guards_->type_version(base)) {
+    graph_break("an attribute of an instance whose type has no version tag");
+  }
+  const std::string cache_key = "attr " + name_of(name);
+  if (data_descr) {
+    if (PyObject_TypeCheck(descr, &PyProperty_Type)) {
+      // A property: its getter, inlined with the instance (type(obj).name.fget(obj)).
+      const py::object fget = py::reinterpret_borrow<py::object>(descr).attr("fget");
+      if (!PyFunction_Check(fget.ptr())) {
+        graph_break("a property whose getter is not a Python function");
+      }
+      Tracker pt = attr_of(cls(), "");
+      pt.key = name;
+      const VarPtr prop = Variable::object(py::reinterpret_borrow<py::object>(descr), pt);
+      const VarPtr getter = Variable::from_input(fget, attr_of(prop, "fget"));
+      std::string why;
+      VarPtr value = inline_call(getter, {base}, py::object(), &why);
+      if (!value) {
+        graph_break("the property '" + name_of(name) + "' (" + why + ")");
+      }
+      push_callable(std::move(value), method);
+      return true;
+    }
+    if (Py_TYPE(descr) != &PyMemberDescr_Type) {
+      return false;  // another data descriptor: run for real
+    }
+    // A slot: read at translation time (a member descriptor runs no user code).
+  } else if (descr != nullptr && PyFunction_Check(descr)) {
+    // A method: the class's function, not shadowed by the instance's dict.
+    if (type->tp_dictoffset != 0) {
+      Tracker dict = attr_of(base, "__dict__");
+      Tracker item;
+      item.kind = Tracker::Kind::kItem;
+      item.key = name;
+      item.base = Variable::object(py::none(), dict);
+      PyObject* own = PyObject_GenericGetDict(o, nullptr);
+      const bool shadowed = own != nullptr && PyDict_Contains(own, name.ptr()) == 1;
+      Py_XDECREF(own);
+      PyErr_Clear();
+      if (!shadowed) {
+        guards_->absent(item);
+        Tracker ft = attr_of(cls(), "");
+        ft.key = name;
+        const VarPtr fn = Variable::object(py::reinterpret_borrow<py::object>(descr), ft);
+        if (method) {
+          push(fn);  // [function, self]: CALL passes self first
+          push(base);
+        } else {
+          // A bound method (a new one at each read, as in CPython); called, it is inlined.
+          Tracker mt = attr_of(base, "");
+          mt.key = name;
+          push_callable(
+              Variable::object(py::reinterpret_steal<py::object>(PyMethod_New(descr, o)), mt),
+              false);
+        }
+        return true;
+      }
+    }
+  } else if (descr != nullptr && Py_TYPE(descr)->tp_descr_get != nullptr) {
+    return false;  // classmethod, staticmethod, other descriptors: run for real
+  }
+  // The instance's dict, a slot, or a plain class attribute: getattr(obj, name), read again by
+  // the generated code (guards check what the translation relies on).
+  if (const auto it = shared_->loaded.find({base.get(), cache_key}); it != shared_->loaded.end()) {
+    push_callable(it->second, method);
+    return true;
+  }
+  PyObject* value = PyObject_GenericGetAttr(o, name.ptr());
+  if (value == nullptr) {
+    PyErr_Clear();
+    graph_break("a missing attribute '" + name_of(name) + "' (raises AttributeError)");
+  }
+  Tracker t = attr_of(base, "");
+  t.key = name;
+  VarPtr v = Variable::from_input(py::reinterpret_steal<py::object>(value), std::move(t));
+  if (descr != nullptr && !data_descr && type->tp_dictoffset != 0) {
+    // A class attribute: the instance's dict must not get one of that name.
+    PyObject* own = PyObject_GenericGetDict(o, nullptr);
+    const bool shadowed = own != nullptr && PyDict_Contains(own, name.ptr()) == 1;
+    Py_XDECREF(own);
+    PyErr_Clear();
+    if (!shadowed) {
+      Tracker item;
+      item.kind = Tracker::Kind::kItem;
+      item.key = name;
+      item.base = Variable::object(py::none(), attr_of(base, "__dict__"));
+      guards_->absent(item);
+    }
+  }
+  shared_->loaded[{base.get(), cache_key}] = v;
+  push_callable(std::move(v), method);
+  return true;
+}
+
 void OpcodeExecutor::step(const bytecode::Instruction& ins) {
   using bytecode::version::kCompareOpShift;
   using bytecode::version::kLoadAttrNameShift;
@@ -2197,8 +2455,26 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       const py::object name = names[static_cast<std::size_t>(
           ins.arg >> (op == Op::LOAD_METHOD ? 0 : kLoadAttrNameShift))];
       VarPtr base = peek(1);
+      if (base->kind() == Variable::Kind::kSuper) {
+        const std::vector<VarPtr> before = stack_;
+        break_stack_ = &before;
+        pop();
+        super_attr(base->items()[0], base->items()[1], name, method);
+        break_stack_ = nullptr;
+        return;
+      }
       VarPtr v = load_attr(base, name);
       if (!v) {
+        // (pushes the attribute itself, or the function and the instance for a method call)
+        const std::vector<VarPtr> before = stack_;
+        break_stack_ = &before;
+        pop();
+        const bool done = load_instance_attr(base, name, method);
+        break_stack_ = nullptr;
+        if (done) {
+          return;
+        }
+        stack_ = before;
         graph_break("attribute '" + name_of(name) + "' of " + base->describe());
       }
       pop();
@@ -2220,12 +2496,33 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
         const PyObject* o = v->value().ptr();
         return v->is_const() && (o == Py_None || o == Py_True || o == Py_False || o == Py_Ellipsis);
       };
-      if (!(a->is_const() && b->is_const() && (singleton(a) || singleton(b)))) {
+      // A value that is not a constant is no singleton: an object received from outside (its
+      // type guarded) or made inside. Two Variables are one object; values made inside are
+      // distinct.
+      auto not_singleton = [&](const VarPtr& v) {
+        if (v->kind() == Variable::Kind::kObject && v->tracker().is_input()) {
+          guards_->type(v);
+          return true;
+        }
+        return v->is_mutable_created();
+      };
+      bool identical = false;
+      if (a == b && (a->kind() == Variable::Kind::kObject || a->is_mutable_created())) {
+        identical = true;
+      } else if (a->is_mutable_created() && b->is_mutable_created()) {
+        identical = false;
+      } else if ((singleton(a) && !b->is_const() && not_singleton(b)) ||
+                 (singleton(b) && !a->is_const() && not_singleton(a))) {
+        guards_->value(singleton(a) ? a : b);
+        identical = false;
+      } else if (a->is_const() && b->is_const() && (singleton(a) || singleton(b))) {
+        guards_->value(a);
+        guards_->value(b);
+        identical = a->value().ptr() == b->value().ptr();
+      } else {
         graph_break("an identity test of " + a->describe() + " and " + b->describe());
       }
-      guards_->value(a);
-      guards_->value(b);
-      const bool same = (a->value().ptr() == b->value().ptr()) != (ins.arg == 1);
+      const bool same = identical != (ins.arg == 1);
       pop();
       pop();
       push(Variable::constant(py::bool_(same)));
@@ -2588,11 +2885,15 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
     case Op::POP_JUMP_FORWARD_IF_NOT_NONE:
     case Op::POP_JUMP_BACKWARD_IF_NOT_NONE: {
       const VarPtr& v = peek(1);
-      if (!v->is_const()) {
+      bool is_none = false;
+      if (v->is_const()) {
+        guards_->value(v);
+        is_none = v->value().is_none();
+      } else if (v->kind() == Variable::Kind::kObject && v->tracker().is_input()) {
+        guards_->type(v);  // not None, and stays not None
+      } else if (!v->is_mutable_created() && v->kind() != Variable::Kind::kTuple) {
         graph_break("a jump on whether " + v->describe() + " is None");
       }
-      guards_->value(v);
-      const bool is_none = v->value().is_none();
       const bool want_none = op == Op::POP_JUMP_IF_NONE || op == Op::POP_JUMP_FORWARD_IF_NONE ||
                              op == Op::POP_JUMP_BACKWARD_IF_NONE;
       pop();
@@ -2748,6 +3049,25 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
     case Op::STORE_ATTR:
       store_attr(ins, false);
       return;
+    case Op::LOAD_SUPER_ATTR: {
+      // 3.12+: [super, class, self] -> the attribute (bit 0: a method load; bit 1: super(C, s)).
+      const VarPtr self = peek(1);
+      const VarPtr cls = peek(2);
+      const VarPtr sup = peek(3);
+      if (sup->kind() != Variable::Kind::kObject ||
+          sup->value().ptr() != reinterpret_cast<PyObject*>(&PySuper_Type)) {
+        graph_break("LOAD_SUPER_ATTR with " + sup->describe());
+      }
+      guards_->identity(sup);
+      const std::vector<VarPtr> before = stack_;
+      break_stack_ = &before;
+      pop();
+      pop();
+      pop();
+      super_attr(cls, self, names[static_cast<std::size_t>(ins.arg >> 2)], (ins.arg & 1) != 0);
+      break_stack_ = nullptr;
+      return;
+    }
     case Op::DELETE_ATTR:
       store_attr(ins, true);
       return;

@@ -81,7 +81,7 @@ struct FrameInputs {
 
 // The name `co` uses that looks at its own frame (locals, vars, super, sys._getframe, ...), or
 // empty: such code would see the frames of resume functions (not translated, not inlined).
-std::string frame_introspection(PyCodeObject* co);
+std::string frame_introspection(PyCodeObject* co, bool allow_super = false);
 
 // The opcodes (of this Python) the executor simulates; every other one is a graph break.
 std::vector<std::string> simulated_opcode_names();
@@ -166,6 +166,12 @@ class OpcodeExecutor {
   // name (read before any change, or through its model, it is what the generated code sees).
   void read_input(const VarPtr& v);
   void store_attr(const bytecode::Instruction& ins, bool del);
+  // LOAD_ATTR of an instance of a user class: pushes the value (or, for a method call, the class's
+  // function and the instance) and returns true, or returns false (not modelled).
+  bool load_instance_attr(const VarPtr& base, const pybind11::object& name, bool method);
+  // super(cls, self).name: pushes the method and the instance (method loads) or a class
+  // attribute's value; breaks when it cannot tell.
+  void super_attr(const VarPtr& cls, const VarPtr& self, const pybind11::object& name, bool method);
   // iter(v) as GET_ITER does it, or nullptr when it is not modelled.
   VarPtr make_iterator(const VarPtr& v);
   // next(it): the item, or nullptr when it is exhausted (fails when it cannot tell).

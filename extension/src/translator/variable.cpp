@@ -154,6 +154,8 @@ std::string Variable::describe() const {
       return "dict of " + std::to_string(keys_.size());
     case Kind::kSet:
       return "set of " + std::to_string(keys_.size());
+    case Kind::kSuper:
+      return "super()";
     case Kind::kMethod:
       return "method " + py::str(value_).cast<std::string>() + " of a " + items_[0]->describe();
     case Kind::kCell:

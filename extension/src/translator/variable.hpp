@@ -54,8 +54,9 @@ class Variable {
     kFunction,  // a function made inside (MAKE_FUNCTION): `value` its code, `items` its closure
                 // cells, `parts()` its defaults, keyword defaults and annotations (or nullptr)
     kDict,      // a dict built inside: `keys()` (constants) and `items` (the values), in order
-    kSet,  // a set built inside: `keys()` (constants), in insertion order (never removed from),
-           // and `snapshot()` the updates that made it (constant tuples and frozensets)
+    kSet,    // a set built inside: `keys()` (constants), in insertion order (never removed from),
+             // and `snapshot()` the updates that made it (constant tuples and frozensets)
+    kSuper,  // super(items[0], items[1]): a zero-argument super() of an inlined method
   };
 
   // What a kIter iterates over.

@@ -294,7 +294,7 @@ CASES = [
     case(varargs_closure, 1, breaks=0),
     case(closure_over_loop_var, 4, breaks=0),
     case(inner_returns_inner, 1, breaks=0),
-    case(function_identity, 2, breaks=2),
+    case(function_identity, 2, breaks=0),
     case(function_stored_in_global, 3, breaks=0),
     case(global_read_then_assigned, init={"g_a": 1, "g_b": 2}, breaks=0),
     case(global_assigned_twice, init={"g_a": 1}, breaks=0),

@@ -956,7 +956,7 @@ def namedtuple_ops(p):
 
 
 SUBCLASS_CASES = [
-    case(str_subclass, MyStr("ab"), breaks=7),
+    case(str_subclass, MyStr("ab"), breaks=5),
     case(int_subclass, MyInt(4), breaks=6),
     case(float_subclass, MyFloat(1.5), breaks=2),
     case(tuple_subclass, MyTuple((1, 2, 3)), breaks=4),
@@ -1212,7 +1212,7 @@ def identity_of_computed_ints(a):
 
 
 MUTABLE_CASES = [
-    case(mutable_alias_local, 1, breaks=1),
+    case(mutable_alias_local, 1, breaks=0),
     case(mutable_returned_twice, 1),
     case(mutable_after_print, 1, breaks=1),
     case(mutable_inner_list, 1),
