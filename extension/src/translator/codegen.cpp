@@ -856,6 +856,9 @@ struct CodeGen::Emitter {
         return;
       }
       case Variable::Kind::kFunction: {
+        if (v->globals()) {
+          throw CodegenError("a function made by an inlined function of another module");
+        }
         const std::array<const VarPtr*, 3> parts = {&v->part(Variable::kDefaults),
                                                     &v->part(Variable::kKwDefaults),
                                                     &v->part(Variable::kAnnotations)};
@@ -1193,6 +1196,19 @@ py::object CodeGen::for_break(const SimulationResult& r) {
   // any store. NULLs (of calls pending below the breaking instruction's inputs) cannot be passed
   // to a resume function: they are left out here and pushed again by the resume function's
   // prologue.
+  // An instruction that reads or writes a cell slot as a plain local (3.12's inlined comprehensions
+  // save and restore a cell that way) would leave the frame's cells unfit to pass on.
+  {
+    const bytecode::ArgKind ak = bytecode::opcode_info(last.opcode).arg_kind;
+    auto cell = [&kinds](int i) {
+      return i >= 0 && static_cast<std::size_t>(i) < kinds.size() &&
+             is_cell_or_free(static_cast<unsigned char>(kinds[static_cast<std::size_t>(i)]));
+    };
+    if ((ak == bytecode::ArgKind::kLocal && cell(last.arg)) ||
+        (ak == bytecode::ArgKind::kLocalPair && (cell(last.arg >> 4) || cell(last.arg & 15)))) {
+      throw CodegenError("a graph break at a plain access to a cell slot");
+    }
+  }
   const int consumed = inputs_of(last);
   const std::size_t depth_before = r.state.stack.size();
   bool any_null = false;

@@ -553,6 +553,7 @@ void OpcodeExecutor::make_function(int flags) {
     graph_break("a closure of the wrong size");
   }
   VarPtr fn = Variable::function(code->value(), std::move(cells));
+  fn->globals() = inputs_.globals_var;
   for (int bit = 0; bit < 3; ++bit) {
     fn->part(static_cast<Variable::Part>(bit)) = parts[static_cast<std::size_t>(bit)];
   }
@@ -695,6 +696,35 @@ py::object OpcodeExecutor::constant_value(const VarPtr& v) {
 }
 
 VarPtr OpcodeExecutor::load_global(const py::object& name) {
+  if (inputs_.globals_var) {
+    // A function of another module: fn.__globals__[name], or fn.__builtins__[name] when its
+    // globals have no such name (guarded absent).
+    if (shared_->modeled && shared_->modeled->value().ptr() == inputs_.globals) {
+      graph_break("a global read after a change to that module's namespace");
+    }
+    const std::string key = "global " + name_of(name);
+    if (const auto it = shared_->loaded.find({inputs_.globals_var.get(), key});
+        it != shared_->loaded.end()) {
+      return it->second;
+    }
+    Tracker t;
+    t.kind = Tracker::Kind::kItem;
+    t.key = name;
+    t.base = inputs_.globals_var;
+    PyObject* value = PyDict_GetItemWithError(inputs_.globals, name.ptr());  // borrowed
+    if (value == nullptr && PyErr_Occurred() == nullptr) {
+      guards_->absent(t);
+      t.base = inputs_.builtins_var;
+      value = PyDict_GetItemWithError(inputs_.builtins, name.ptr());
+    }
+    if (value == nullptr) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    VarPtr v = Variable::from_input(value, std::move(t));
+    shared_->loaded[{inputs_.globals_var.get(), key}] = v;
+    return v;
+  }
   // A global this frame (or an inlined callee) assigned: that value.
   for (auto it = shared_->global_stores.rbegin(); it != shared_->global_stores.rend(); ++it) {
     if (PyObject_RichCompareBool(it->first.ptr(), name.ptr(), Py_EQ) == 1) {
@@ -1183,12 +1213,41 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
   const bool made = callable->kind() == Variable::Kind::kFunction;
   auto* fn = made ? nullptr : reinterpret_cast<PyFunctionObject*>(callable->value().ptr());
   auto* co = reinterpret_cast<PyCodeObject*>(made ? callable->value().ptr() : fn->func_code);
-  PyObject* globals = made ? inputs_.globals : fn->func_globals;
+  // A made function has the globals of the frame that made it (recorded when foreign).
+  PyObject* globals =
+      made ? (callable->globals() ? callable->globals()->value().ptr() : inputs_.globals)
+           : fn->func_globals;
   if (depth_ + 1 > kMaxInlineDepth) {
     return no("calls nested deeper than " + std::to_string(kMaxInlineDepth));
   }
-  if (globals != inputs_.globals) {
-    return no("a function of another module");
+  VarPtr globals_var = inputs_.globals_var;
+  VarPtr builtins_var = inputs_.builtins_var;
+  if (made && callable->globals()) {
+    // Made by an inlined function of another module: that function's globals and builtins.
+    globals_var = callable->globals();
+    Tracker bt = globals_var->tracker();
+    bt.key = py::str("__builtins__");
+    builtins_var =
+        Variable::object(py::reinterpret_borrow<py::object>(inputs_.builtins), std::move(bt));
+  } else if (globals != inputs_.globals) {
+    // Another module's function: its globals are read through it (fn.__globals__), so it must be
+    // an object the guards can reach, with the same builtins.
+    if (made || !callable->tracker().is_input() || fn->func_builtins != inputs_.builtins ||
+        !PyDict_CheckExact(globals)) {
+      return no("a function of another module that the guards cannot reach");
+    }
+    Tracker gt;
+    gt.kind = Tracker::Kind::kAttr;
+    gt.key = py::str("__globals__");
+    gt.base = callable;
+    globals_var = Variable::object(py::reinterpret_borrow<py::object>(globals), gt);
+    Tracker bt = gt;
+    bt.key = py::str("__builtins__");
+    builtins_var =
+        Variable::object(py::reinterpret_borrow<py::object>(fn->func_builtins), std::move(bt));
+  }
+  if (globals_var && !builtins_var) {
+    return no("a function of another module whose builtins are not known");
   }
   if ((co->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) != 0) {
     return no("a generator or coroutine function");
@@ -1377,6 +1436,8 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
   inputs.code = co;
   inputs.globals = globals;
   inputs.builtins = inputs_.builtins;
+  inputs.globals_var = globals == inputs_.globals ? inputs_.globals_var : globals_var;
+  inputs.builtins_var = globals == inputs_.globals ? inputs_.builtins_var : builtins_var;
   const std::size_t mark = shared_->undo.size();
   const std::size_t stores_mark = shared_->global_stores.size();
   const std::size_t cells_mark = shared_->cells.size();
@@ -3028,6 +3089,9 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       return;
     }
     case Op::STORE_GLOBAL: {
+      if (inputs_.globals_var) {
+        graph_break("an assignment to a global of another module");
+      }
       // Recorded, and replayed by the generated code once it has loaded every value it needs.
       shared_->global_stores.emplace_back(names[static_cast<std::size_t>(ins.arg)], pop());
       return;
@@ -3035,6 +3099,9 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
     case Op::DELETE_GLOBAL: {
       // The global must exist (the frame assigned it, or a guard checks it is there).
       const py::object name = names[static_cast<std::size_t>(ins.arg)];
+      if (inputs_.globals_var) {
+        graph_break("del of a global of another module");
+      }
       VarPtr current = load_global(name);
       if (!current ||
           (current->tracker().kind == Tracker::Kind::kGlobal && current->tracker().index == 1)) {

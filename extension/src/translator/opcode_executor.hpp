@@ -71,8 +71,12 @@ struct SimulationResult {
 
 struct FrameInputs {
   PyCodeObject* code = nullptr;
-  PyObject* globals = nullptr;           // borrowed
-  PyObject* builtins = nullptr;          // borrowed
+  PyObject* globals = nullptr;   // borrowed
+  PyObject* builtins = nullptr;  // borrowed
+  // For an inlined function of another module: its globals and builtins as tracked values
+  // (fn.__globals__, fn.__builtins__); nullptr for the translated frame's own globals.
+  VarPtr globals_var;
+  VarPtr builtins_var;
   std::vector<pybind11::object> locals;  // the frame's localsplus values at entry (null = unbound)
   // For a resume function: the index of its prologue's jump; its STORE_FASTs before it may fill
   // cell slots with the caller's cells. 0 for other code.

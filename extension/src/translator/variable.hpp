@@ -159,6 +159,10 @@ class Variable {
     }
   }
   const VarPtr& initial_contents() const { return initial_; }
+  // kFunction: the globals it was made with when they are another module's (see FrameInputs), or
+  // nullptr (the translated frame's).
+  VarPtr& globals() { return initial_; }
+  const VarPtr& globals() const { return initial_; }
 
   // kFunction: its defaults (a tuple), keyword defaults (a dict) and annotations, or nullptr.
   enum Part : std::uint8_t { kDefaults = 0, kKwDefaults = 1, kAnnotations = 2 };
