@@ -546,10 +546,10 @@ void OpcodeExecutor::make_function(int flags) {
     }
     cells = closure->items();
   }
-  const auto* co = reinterpret_cast<PyCodeObject*>(code->value().ptr());
   // (3.13 sets the closure afterwards.)
   if (bytecode::version::kMakeFunctionHasFlags &&
-      cells.size() != static_cast<std::size_t>(co->co_nfreevars)) {
+      cells.size() != static_cast<std::size_t>(
+                          reinterpret_cast<PyCodeObject*>(code->value().ptr())->co_nfreevars)) {
     graph_break("a closure of the wrong size");
   }
   VarPtr fn = Variable::function(code->value(), std::move(cells));
@@ -1944,7 +1944,7 @@ void OpcodeExecutor::call_dict_method(const VarPtr& method, const std::vector<Va
       result = args[1];
     }
   } else if (name == "update" && args.size() == 1 && args[0]->kind() == Variable::Kind::kDict) {
-    const VarPtr other = args[0];
+    const VarPtr& other = args[0];
     mutate(d);
     for (std::size_t j = 0; j < other->keys().size(); ++j) {
       const Py_ssize_t i = d->find_key(other->keys()[j]);
