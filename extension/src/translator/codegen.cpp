@@ -625,6 +625,17 @@ struct CodeGen::Emitter {
             },
             2);
         return;
+      case IK::kMap:
+      case IK::kFilter:
+        call_constant(
+            builtin(v->iter_kind() == IK::kMap ? "map" : "filter"),
+            [&] {
+              for (const VarPtr& part : v->items()) {
+                load(part);
+              }
+            },
+            static_cast<int>(v->items().size()));
+        return;
       case IK::kZip:
         call_constant(
             builtin("zip"),

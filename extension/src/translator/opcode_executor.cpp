@@ -312,6 +312,34 @@ void OpcodeExecutor::remember(const VarPtr& list) {
   }
 }
 
+OpcodeExecutor::Mark OpcodeExecutor::mark() const {
+  Mark m;
+  m.undo = shared_->undo.size();
+  m.stores = shared_->global_stores.size();
+  m.cells = shared_->cells.size();
+  m.attrs = shared_->attr_stores.size();
+  m.ops = shared_->model_ops.size();
+  m.cleared = cleared_.size();
+  m.modeled = shared_->modeled != nullptr;
+  return m;
+}
+
+void OpcodeExecutor::rollback(const Mark& m) {
+  while (shared_->undo.size() > m.undo) {
+    shared_->undo.back().first->restore(std::move(shared_->undo.back().second));
+    shared_->undo.pop_back();
+  }
+  shared_->global_stores.resize(m.stores);
+  shared_->cells.resize(m.cells);
+  shared_->attr_stores.resize(m.attrs);
+  shared_->model_ops.resize(m.ops);
+  cleared_.resize(m.cleared);
+  if (!m.modeled) {
+    shared_->modeled = nullptr;
+    shared_->model = nullptr;
+  }
+}
+
 void OpcodeExecutor::mutate(const VarPtr& v) {
   remember(v);
   v->bump();
@@ -1438,31 +1466,14 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
   inputs.builtins = inputs_.builtins;
   inputs.globals_var = globals == inputs_.globals ? inputs_.globals_var : globals_var;
   inputs.builtins_var = globals == inputs_.globals ? inputs_.builtins_var : builtins_var;
-  const std::size_t mark = shared_->undo.size();
-  const std::size_t stores_mark = shared_->global_stores.size();
-  const std::size_t cells_mark = shared_->cells.size();
-  const std::size_t attrs_mark = shared_->attr_stores.size();
-  const std::size_t ops_mark = shared_->model_ops.size();
-  const bool modeled_before = shared_->modeled != nullptr;
+  const Mark before = mark();
   OpcodeExecutor callee(code, inputs, guards_, std::move(locals), depth_ + 1, shared_,
                         result_.simulated);
   SimulationResult r = callee.run();
   result_.simulated = r.simulated;
   result_.folded += r.folded;
   if (r.kind != SimulationResult::Kind::kReturn) {
-    // Undo what the callee did to lists and cells, newest first.
-    while (shared_->undo.size() > mark) {
-      shared_->undo.back().first->restore(std::move(shared_->undo.back().second));
-      shared_->undo.pop_back();
-    }
-    shared_->global_stores.resize(stores_mark);
-    shared_->cells.resize(cells_mark);
-    shared_->attr_stores.resize(attrs_mark);
-    shared_->model_ops.resize(ops_mark);
-    if (!modeled_before) {
-      shared_->modeled = nullptr;
-      shared_->model = nullptr;
-    }
+    rollback(before);  // everything the callee did, newest first
     const std::string name = py::str(co->co_name).cast<std::string>();
     return no(name + " " + (r.kind == SimulationResult::Kind::kBreak ? "breaks" : "fails") +
               " at line " + std::to_string(r.lineno) + ": " + r.reason);
@@ -1702,6 +1713,63 @@ VarPtr OpcodeExecutor::iter_next(const VarPtr& it) {
       item = Variable::tuple({Variable::constant(py::int_(it->start() + pos)), inner});
       break;
     }
+    case IK::kMap:
+    case IK::kFilter: {
+      // The step runs the function: when it cannot be simulated the iterators are put back and the
+      // FOR_ITER runs for real (a graph break there).
+      std::vector<std::pair<VarPtr, Variable::State>> saved;
+      for (std::size_t k = 1; k < it->items().size(); ++k) {
+        saved.emplace_back(it->items()[k], it->items()[k]->save());
+      }
+      auto restore = [&saved] {
+        for (auto& [v, state] : saved) {
+          v->restore(state);
+        }
+      };
+      for (;;) {
+        std::vector<VarPtr> parts;
+        for (std::size_t k = 1; k < it->items().size(); ++k) {
+          VarPtr next = iter_next(it->items()[k]);
+          if (!next) {
+            return nullptr;
+          }
+          parts.push_back(std::move(next));
+        }
+        const VarPtr& fn = it->items()[0];
+        if (it->iter_kind() == IK::kFilter && fn->is_const() && fn->value().is_none()) {
+          bool keep = false;
+          if (!truth(parts[0], &keep)) {
+            restore();
+            graph_break("filter(None, ...) of " + parts[0]->describe());
+          }
+          if (keep) {
+            item = parts[0];
+            break;
+          }
+          continue;
+        }
+        std::string why;
+        VarPtr r = call_value(fn, parts, &why);
+        if (!r) {
+          restore();
+          graph_break("a call of " + fn->describe() + " in a map or filter (" + why + ")");
+        }
+        if (it->iter_kind() == IK::kMap) {
+          item = std::move(r);
+          break;
+        }
+        bool keep = false;
+        if (!truth(r, &keep)) {
+          restore();
+          graph_break("the truth of " + r->describe() + " in a filter");
+        }
+        if (keep) {
+          item = parts[0];
+          break;
+        }
+      }
+      break;
+    }
     case IK::kZip: {
       std::vector<VarPtr> parts;
       for (const VarPtr& inner : it->items()) {
@@ -1730,7 +1798,8 @@ VarPtr OpcodeExecutor::iter_next(const VarPtr& it) {
       break;
   }
   remember(it);
-  const bool leaf = it->iter_kind() != IK::kEnumerate && it->iter_kind() != IK::kZip;
+  const bool leaf = it->iter_kind() != IK::kEnumerate && it->iter_kind() != IK::kZip &&
+                    it->iter_kind() != IK::kMap && it->iter_kind() != IK::kFilter;
   it->set_position(item ? pos + 1 : (leaf ? -1 : pos));
   return item;
 }
@@ -1787,6 +1856,49 @@ bool OpcodeExecutor::known_items(const VarPtr& v, std::vector<VarPtr>* items) {
     default:
       return false;
   }
+}
+
+std::vector<VarPtr> OpcodeExecutor::take(const VarPtr& it, bool all) {
+  std::vector<std::pair<VarPtr, Variable::State>> saved;
+  std::vector<VarPtr> todo = {it};
+  while (!todo.empty()) {
+    VarPtr v = todo.back();
+    todo.pop_back();
+    if (v->kind() != Variable::Kind::kIter) {
+      continue;
+    }
+    saved.emplace_back(v, v->save());
+    for (const VarPtr& part : v->items()) {
+      todo.push_back(part);
+    }
+  }
+  const Mark before = mark();
+  std::vector<VarPtr> items;
+  try {
+    for (;;) {
+      VarPtr item = iter_next(it);
+      if (!item) {
+        break;
+      }
+      items.push_back(std::move(item));
+      if (!all) {
+        break;
+      }
+      if (items.size() > kMaxSteps) {
+        graph_break("an iterator too long to unroll");
+      }
+    }
+  } catch (const Stop&) {
+    if (result_.kind == SimulationResult::Kind::kBreak) {
+      // (calls that finished are undone too: the real instruction runs them again)
+      rollback(before);
+      for (auto& [v, state] : saved) {
+        v->restore(std::move(state));
+      }
+    }
+    throw;
+  }
+  return items;
 }
 
 VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<VarPtr>& args,
@@ -1864,6 +1976,17 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
     }
     return Variable::iterator(IK::kZip, std::move(inners));
   }
+  if ((is_builtin("map") && args.size() >= 2) || (is_builtin("filter") && args.size() == 2)) {
+    std::vector<VarPtr> parts = {args[0]};
+    for (std::size_t k = 1; k < args.size(); ++k) {
+      VarPtr inner = make_iterator(args[k]);
+      if (!inner) {
+        return nullptr;
+      }
+      parts.push_back(std::move(inner));
+    }
+    return Variable::iterator(is_builtin("map") ? IK::kMap : IK::kFilter, std::move(parts));
+  }
   if (is_builtin("reversed") && args.size() == 1 && args[0]->kind() == Variable::Kind::kList) {
     VarPtr it = Variable::iterator(IK::kReversed, {args[0]});
     it->set_start(static_cast<Py_ssize_t>(args[0]->items().size()) - 1);
@@ -1872,7 +1995,10 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
   if ((is_builtin("list") || is_builtin("tuple") || is_builtin("sorted")) && args.size() == 1) {
     // The items of a value whose items are known (not of an iterator: that would consume it).
     std::vector<VarPtr> items;
-    if (!known_items(args[0], &items)) {
+    if (args[0]->kind() == Variable::Kind::kIter &&
+        !(args[0]->start() == 1 && args[0]->iter_kind() == IK::kDictView)) {
+      items = take(args[0], true);  // consumed, as list(it) consumes it
+    } else if (!known_items(args[0], &items)) {
       return nullptr;
     }
     if (is_builtin("sorted")) {
@@ -1898,6 +2024,46 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
                                : Variable::list(std::move(items));
   }
   return nullptr;
+}
+
+VarPtr OpcodeExecutor::call_value(const VarPtr& fn, const std::vector<VarPtr>& args,
+                                  std::string* why) {
+  if (fn->kind() == Variable::Kind::kFunction ||
+      (fn->kind() == Variable::Kind::kObject && PyFunction_Check(fn->value().ptr()))) {
+    return inline_call(fn, args, py::object(), why);
+  }
+  const PureFunction* pure =
+      fn->kind() == Variable::Kind::kObject ? find_pure_function(fn->value()) : nullptr;
+  if (pure == nullptr) {
+    *why = "not a pure builtin or a function the translator inlines";
+    return nullptr;
+  }
+  py::list values;
+  for (const VarPtr& a : args) {
+    py::object v = constant_value(a);
+    if (!v) {
+      *why = "an argument that is not a constant";
+      return nullptr;
+    }
+    values.append(v);
+  }
+  if (!pure->accepts(values, 0)) {
+    *why = "arguments it does not fold";
+    return nullptr;
+  }
+  PyObject* r = PyObject_Call(fn->value().ptr(), py::tuple(values).ptr(), nullptr);
+  if (r == nullptr) {
+    PyErr_Clear();
+    *why = "it raises";
+    return nullptr;
+  }
+  VarPtr v = make_result(py::reinterpret_steal<py::object>(r));
+  if (!v) {
+    *why = "a value it does not model";
+    return nullptr;
+  }
+  guards_->identity(fn);
+  return v;
 }
 
 void OpcodeExecutor::call_dict_method(const VarPtr& method, const std::vector<VarPtr>& args,
@@ -2995,7 +3161,8 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       if (it->kind() != Variable::Kind::kIter) {
         graph_break("next() of " + it->describe());
       }
-      VarPtr item = iter_next(it);
+      std::vector<VarPtr> one = take(it, false);
+      VarPtr item = one.empty() ? nullptr : one[0];
       if (!item) {
         pop();
         next_ = code_.index_of(ins.target) + kForIterExhaustSkip;

@@ -157,6 +157,14 @@ class OpcodeExecutor {
   VarPtr inline_call(const VarPtr& callable, const std::vector<VarPtr>& args,
                      const pybind11::object& kwnames, std::string* why);
   void remember(const VarPtr& list);
+  // Where the side-effect state stands, to undo everything after it (an inlined call or a step of
+  // a map/filter that cannot finish).
+  struct Mark {
+    std::size_t undo = 0, stores = 0, cells = 0, attrs = 0, ops = 0, cleared = 0;
+    bool modeled = false;
+  };
+  Mark mark() const;
+  void rollback(const Mark& m);
   // `v` (a list, dict or set built inside) is about to change.
   void mutate(const VarPtr& v);
   // The contents of the list or dict `v` received from outside, as the frame changed them, or
@@ -180,6 +188,10 @@ class OpcodeExecutor {
   VarPtr make_iterator(const VarPtr& v);
   // next(it): the item, or nullptr when it is exhausted (fails when it cannot tell).
   VarPtr iter_next(const VarPtr& it);
+  // Items of `it` by iter_next: one (`all` false; nullptr at the end) or all of them. A graph
+  // break on the way (a map or filter function that cannot be simulated) first puts `it`, the
+  // iterators in it and every side effect of the calls back as they were.
+  std::vector<VarPtr> take(const VarPtr& it, bool all);
   // A builtin that works on the structure of modelled values (len, enumerate, zip, reversed,
   // list, tuple): its result, or nullptr.
   VarPtr structural_call(const pybind11::object& fn, const std::vector<VarPtr>& args,
@@ -193,6 +205,9 @@ class OpcodeExecutor {
   void store_subscr();
   void delete_subscr();
   void call_function_ex(int flags);
+  // fn(*args) for an inlinable function or a pure builtin on constants: the result, or nullptr
+  // (`why` says why; nothing it did is left behind).
+  VarPtr call_value(const VarPtr& fn, const std::vector<VarPtr>& args, std::string* why);
   // The cell in local `index`, or a graph break.
   VarPtr cell_at(int index);
   void write_cell(const VarPtr& cell, VarPtr contents);

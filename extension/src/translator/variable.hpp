@@ -69,6 +69,8 @@ class Variable {
     kZip,        // zip(*`items`)
     kDictView,   // iter(d.`value`()) of the dict `items[0]`: `snapshot()` taken at version
                  // `seen_version()` (a later change of the dict makes the next step fail)
+    kMap,        // map(`items[0]`, *`items[1:]`): the function called inline on each step
+    kFilter,     // filter(`items[0]`, `items[1]`): the function (or None: truth) on each item
   };
 
   Variable(Kind kind, pybind11::object value, Tracker tracker)

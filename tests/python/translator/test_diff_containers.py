@@ -269,6 +269,58 @@ def list_store_out_of_range(a):
     xs[3] = a
 
 
+def map_filter_loops(a):
+    def sq(x):
+        return x * x
+    out = []
+    for v in map(sq, [a, a + 1, a + 2]):
+        out.append(v)
+    for v in filter(lambda x: x % 2, range(7)):
+        out.append(v)
+    for v in map(lambda x, y: x - y, [5, 6, 7], (1, 1)):
+        out.append(v)
+    for v in filter(None, [0, 1, "", "s"]):
+        out.append(v)
+    return out
+
+
+def map_with_break(a):
+    # The function prints: the step runs for real, and the map is rebuilt where it stands.
+    seen = []
+
+    def noisy(x):
+        print("noisy", x)
+        seen.append(x)
+        return x + a
+    out = []
+    for v in map(noisy, [1, 2, 3]):
+        out.append(v)
+    return out, seen
+
+
+def filter_side_effect_then_break(a):
+    calls = []
+
+    def keep(x):
+        calls.append(x)
+        if x == 2:
+            print("two")
+        return x > 1
+    return [v for v in filter(keep, [1, 2, 3])], calls
+
+
+def zip_with_map_that_breaks(a):
+    # zip advances the list iterator before the map's function breaks: both are put back, so the real step
+    # pairs the same items.
+    def noisy(x):
+        print("noisy", x)
+        return -x
+    out = []
+    for p, q in zip([10, 20, 30], map(noisy, [1, 2, 3])):
+        out.append(p + q)
+    return out
+
+
 def input_dict_len(d):
     return len(d) + 1
 
@@ -307,6 +359,10 @@ CASES = [
     case(list_stores_and_deletes, 5, breaks=0),
     case(list_store_out_of_range, 5, breaks=1),
     case(input_dict_len, {"a": 1, "b": 2}, breaks=0),
+    case(map_filter_loops, 1, breaks=0),
+    case(zip_with_map_that_breaks, 1, breaks=2),
+    case(map_with_break, 1, breaks=2),
+    case(filter_side_effect_then_break, 1, breaks=by_version(3, 2, 2)),
 ]
 
 
