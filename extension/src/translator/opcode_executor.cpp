@@ -1976,6 +1976,69 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
     }
     return Variable::iterator(IK::kZip, std::move(inners));
   }
+  if ((is_builtin("type") && args.size() == 1) || (is_builtin("isinstance") && args.size() == 2)) {
+    // type(x), isinstance(x, C): decided by x's type (guarded) when the classes have no
+    // metaclass of their own (no __instancecheck__ to run).
+    const VarPtr& v = args[0];
+    py::object type;
+    if (v->kind() == Variable::Kind::kObject && v->tracker().is_input()) {
+      guards_->type(v);
+      type = py::reinterpret_borrow<py::object>(
+          reinterpret_cast<PyObject*>(Py_TYPE(v->value().ptr())));
+    } else if (v->is_const()) {
+      guards_->value(v);
+      type = py::reinterpret_borrow<py::object>(
+          reinterpret_cast<PyObject*>(Py_TYPE(v->value().ptr())));
+    } else {
+      static const std::pair<Variable::Kind, PyTypeObject*> kMade[] = {
+          {Variable::Kind::kList, &PyList_Type},
+          {Variable::Kind::kTuple, &PyTuple_Type},
+          {Variable::Kind::kDict, &PyDict_Type},
+          {Variable::Kind::kSet, &PySet_Type},
+          {Variable::Kind::kFunction, &PyFunction_Type}};
+      for (const auto& [kind, t] : kMade) {
+        if (v->kind() == kind) {
+          type = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(t));
+        }
+      }
+    }
+    if (!type) {
+      return nullptr;
+    }
+    if (is_builtin("type")) {
+      if (v->kind() == Variable::Kind::kObject) {
+        Tracker t;
+        t.kind = Tracker::Kind::kAttr;
+        t.key = py::str("__class__");
+        t.base = v;
+        return Variable::object(type, std::move(t));
+      }
+      return Variable::object(type, Tracker{});  // a builtin type: a constant of the code
+    }
+    const VarPtr& classes = args[1];
+    std::vector<VarPtr> parts;
+    if (classes->kind() == Variable::Kind::kTuple) {
+      parts = classes->items();
+    } else {
+      parts.push_back(classes);
+    }
+    py::tuple checked(parts.size());
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      PyObject* c = parts[k]->value().ptr();
+      if (parts[k]->kind() != Variable::Kind::kObject || !PyType_Check(c) ||
+          reinterpret_cast<PyObject*>(Py_TYPE(c)) != reinterpret_cast<PyObject*>(&PyType_Type)) {
+        return nullptr;  // a metaclass could define __instancecheck__: run it for real
+      }
+      guards_->identity(parts[k]);
+      checked[k] = parts[k]->value();
+    }
+    int found = 0;
+    for (const py::handle c : checked) {
+      found = found != 0 || PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(type.ptr()),
+                                             reinterpret_cast<PyTypeObject*>(c.ptr())) != 0;
+    }
+    return Variable::constant(py::bool_(found != 0));
+  }
   if ((is_builtin("map") && args.size() >= 2) || (is_builtin("filter") && args.size() == 2)) {
     std::vector<VarPtr> parts = {args[0]};
     for (std::size_t k = 1; k < args.size(); ++k) {
@@ -2734,8 +2797,15 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
         return v->is_mutable_created();
       };
       bool identical = false;
+      const bool inputs =
+          a->kind() == Variable::Kind::kObject && b->kind() == Variable::Kind::kObject;
       if (a == b && (a->kind() == Variable::Kind::kObject || a->is_mutable_created())) {
         identical = true;
+      } else if (inputs && (PyType_Check(a->value().ptr()) || PyType_Check(b->value().ptr()))) {
+        // Classes (type(x) is C): decided by identity, both guarded.
+        guards_->identity(a);
+        guards_->identity(b);
+        identical = a->value().ptr() == b->value().ptr();
       } else if (a->is_mutable_created() && b->is_mutable_created()) {
         identical = false;
       } else if ((singleton(a) && !b->is_const() && not_singleton(b)) ||

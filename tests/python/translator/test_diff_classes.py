@@ -117,6 +117,28 @@ def super_chain(m):
     return m.value(1)
 
 
+def type_checks(o):
+    out = [isinstance(o, Scaler), isinstance(o, (Child, Node)), isinstance(3, int), isinstance([1], list)]
+    out.append(type(o) is Child)
+    out.append(type(o) is Scaler)
+    if isinstance(o, Child):
+        out.append(o.scale(1))
+    return out
+
+
+class Meta(type):
+    def __instancecheck__(cls, instance):
+        return True
+
+
+class AnythingGoes(metaclass=Meta):
+    pass
+
+
+def instancecheck_metaclass(o):
+    return isinstance(o, AnythingGoes)
+
+
 def method_call(s):
     return s.scale(2), s.twice(1)
 
@@ -184,12 +206,15 @@ CASES = [
     case(instance_shadows_method, Scaler(1), breaks=0),
     case(store_then_read, Scaler(1), breaks=0),
     case(bound_method_value, Scaler(1), breaks=0),
-    case(classmethod_and_staticmethod, Scaler(1), breaks=6),
+    case(classmethod_and_staticmethod, Scaler(1), breaks=5),
     case(setter_property, WithSetter(), breaks=1),
     case(list_attribute_mutated, Scaler(1), breaks=0),
     case(linked_nodes, Node(1, Node(2, Node(3))), breaks=0),
     case(missing_attribute, Scaler(1), breaks=1),
     case(super_calls, Derived(), breaks=0),
+    case(type_checks, Child(1), breaks=0),
+    case(type_checks, Scaler(1), breaks=0),
+    case(instancecheck_metaclass, 1, breaks=1),
     case(super_chain, MoreDerived(), breaks=0),
 ]
 

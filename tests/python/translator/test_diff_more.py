@@ -956,8 +956,8 @@ def namedtuple_ops(p):
 
 
 SUBCLASS_CASES = [
-    case(str_subclass, MyStr("ab"), breaks=5),
-    case(int_subclass, MyInt(4), breaks=6),
+    case(str_subclass, MyStr("ab"), breaks=4),
+    case(int_subclass, MyInt(4), breaks=5),
     case(float_subclass, MyFloat(1.5), breaks=2),
     case(tuple_subclass, MyTuple((1, 2, 3)), breaks=4),
     case(int_enum, Color.RED, breaks=6),
