@@ -8,5 +8,6 @@ namespace sot::module {
 void bind_bytecode(pybind11::module_& m);
 void bind_capture(pybind11::module_& m);
 void bind_translator(pybind11::module_& m);
+void bind_graph(pybind11::module_& m);
 
 }  // namespace sot::module

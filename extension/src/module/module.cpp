@@ -31,4 +31,5 @@ PYBIND11_MODULE(_sot, m) {
   sot::module::bind_bytecode(m);
   sot::module::bind_capture(m);
   sot::module::bind_translator(m);
+  sot::module::bind_graph(m);
 }

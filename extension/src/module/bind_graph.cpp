@@ -1,0 +1,83 @@
+// `sot._sot.graph`: NumPy's dtype promotion and shape rules as the graph IR implements them
+// (checked against NumPy itself by the Python tests).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "graph/dtype.hpp"
+#include "graph/shape.hpp"
+#include "module/bindings.hpp"
+
+namespace py = pybind11;
+
+namespace sot::module {
+
+namespace {
+
+graph::DType dtype_arg(const std::string& n) {
+  const auto t = graph::dtype_from_name(n);
+  if (!t) {
+    throw py::value_error("not a numeric dtype the graph knows: " + n);
+  }
+  return *t;
+}
+
+}  // namespace
+
+void bind_graph(py::module_& m) {
+  py::module_ g = m.def_submodule("graph", "The graph IR's NumPy rules (dtypes, shapes).");
+  g.def(
+      "dtypes",
+      []() {
+        std::vector<std::string> out;
+        out.reserve(graph::kDTypeCount);
+        for (int i = 0; i < graph::kDTypeCount; ++i) {
+          out.emplace_back(graph::name(static_cast<graph::DType>(i)));
+        }
+        return out;
+      },
+      "The names of the numeric dtypes the graph knows.");
+  g.def(
+      "promote_types",
+      [](const std::string& a, const std::string& b) {
+        return std::string(graph::name(graph::promote_types(dtype_arg(a), dtype_arg(b))));
+      },
+      py::arg("a"), py::arg("b"), "np.promote_types(a, b), by name.");
+  g.def(
+      "broadcast_shapes",
+      [](const graph::Shape& a, const graph::Shape& b) {
+        std::string error;
+        const auto s = graph::broadcast_shapes(a, b, &error);
+        if (!s) {
+          throw py::value_error(error);
+        }
+        return py::tuple(py::cast(*s));
+      },
+      py::arg("a"), py::arg("b"), "np.broadcast_shapes(a, b) for two shapes.");
+  g.def(
+      "reduced_shape",
+      [](const graph::Shape& s, const py::object& axis, bool keepdims) {
+        std::vector<int> axes;
+        const bool all = axis.is_none();
+        if (!all) {
+          if (py::isinstance<py::int_>(axis)) {
+            axes.push_back(axis.cast<int>());
+          } else {
+            axes = axis.cast<std::vector<int>>();
+          }
+        }
+        std::string error;
+        const auto normal =
+            graph::normalize_axes(axes, all, static_cast<int>(s.size()), &error);
+        if (!normal) {
+          throw py::value_error(error);
+        }
+        return py::tuple(py::cast(graph::reduced_shape(s, *normal, keepdims)));
+      },
+      py::arg("shape"), py::arg("axis") = py::none(), py::arg("keepdims") = false,
+      "The shape of a reduction over `axis` (None: all; an int or a tuple of ints).");
+}
+
+}  // namespace sot::module
