@@ -40,4 +40,23 @@ std::optional<DType> dtype_from_name(std::string_view n);
 // np.promote_types(a, b): the smallest dtype both cast to safely.
 DType promote_types(DType a, DType b);
 
+// A Python scalar (bool, int, float, complex) mixed with an array in an operation.
+struct PyScalar {
+  enum class Kind : std::uint8_t { kBool, kInt, kFloat, kComplex };
+  Kind kind = Kind::kInt;
+  long double value = 0;  // kBool, kInt, kFloat; kComplex: the real part
+  long double imag = 0;   // kComplex
+};
+
+// How Python scalars take part in promotion: NumPy 1.x looks at the value (the smallest dtype that
+// holds it, when its kind is not above the array's); NumPy 2.x (NEP 50) treats them as "weak": the
+// array's dtype wins within its kind.
+enum class ScalarPromotion : std::uint8_t { kValueBased, kWeak };
+
+// The result dtype of an operation on an array of `array` and the Python scalar `s`
+// (np.result_type(array, s)), or nullopt and `error` when NumPy raises (NEP 50: a Python int out
+// of the array's range).
+std::optional<DType> result_type_with_scalar(DType array, const PyScalar& s, ScalarPromotion mode,
+                                             std::string* error);
+
 }  // namespace sot::graph

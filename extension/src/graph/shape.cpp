@@ -27,8 +27,8 @@ std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b, std::strin
           t.erase(std::remove(t.begin(), t.end(), ' '), t.end());
           return t;
         };
-        *error = "operands could not be broadcast together with shapes " + compact(a) + " " +
-                 compact(b);
+        *error =
+            "operands could not be broadcast together with shapes " + compact(a) + " " + compact(b);
       }
       return std::nullopt;
     }

@@ -46,6 +46,52 @@ void bind_graph(py::module_& m) {
       },
       py::arg("a"), py::arg("b"), "np.promote_types(a, b), by name.");
   g.def(
+      "result_type_with_scalar",
+      [](const std::string& array, const py::object& scalar, bool weak) {
+        graph::PyScalar s;
+        if (PyBool_Check(scalar.ptr())) {
+          s.kind = graph::PyScalar::Kind::kBool;
+          s.value = scalar.ptr() == Py_True ? 1 : 0;
+        } else if (PyLong_CheckExact(scalar.ptr())) {
+          s.kind = graph::PyScalar::Kind::kInt;
+          s.value = static_cast<long double>(scalar.cast<double>());
+          // Exact for the integers that matter at the edges of the integer types.
+          int overflow = 0;
+          const long long v = PyLong_AsLongLongAndOverflow(scalar.ptr(), &overflow);
+          if (overflow == 0) {
+            s.value = static_cast<long double>(v);
+          } else if (overflow > 0) {
+            const unsigned long long u = PyLong_AsUnsignedLongLong(scalar.ptr());
+            if (PyErr_Occurred() != nullptr) {
+              PyErr_Clear();
+            } else {
+              s.value = static_cast<long double>(u);
+            }
+          }
+        } else if (PyFloat_CheckExact(scalar.ptr())) {
+          s.kind = graph::PyScalar::Kind::kFloat;
+          s.value = PyFloat_AS_DOUBLE(scalar.ptr());
+        } else if (PyComplex_CheckExact(scalar.ptr())) {
+          s.kind = graph::PyScalar::Kind::kComplex;
+          s.value = PyComplex_RealAsDouble(scalar.ptr());
+          s.imag = PyComplex_ImagAsDouble(scalar.ptr());
+        } else {
+          throw py::type_error("not a Python bool, int, float or complex");
+        }
+        std::string error;
+        const auto t = graph::result_type_with_scalar(
+            dtype_arg(array), s,
+            weak ? graph::ScalarPromotion::kWeak : graph::ScalarPromotion::kValueBased, &error);
+        if (!t) {
+          throw py::value_error(error);
+        }
+        return std::string(graph::name(*t));
+      },
+      py::arg("array"), py::arg("scalar"), py::arg("weak"),
+      "np.result_type(<array of dtype array>, scalar): NumPy 1.x value-based (weak=False) or NEP "
+      "50 "
+      "(weak=True).");
+  g.def(
       "broadcast_shapes",
       [](const graph::Shape& a, const graph::Shape& b) {
         std::string error;
@@ -69,8 +115,7 @@ void bind_graph(py::module_& m) {
           }
         }
         std::string error;
-        const auto normal =
-            graph::normalize_axes(axes, all, static_cast<int>(s.size()), &error);
+        const auto normal = graph::normalize_axes(axes, all, static_cast<int>(s.size()), &error);
         if (!normal) {
           throw py::value_error(error);
         }

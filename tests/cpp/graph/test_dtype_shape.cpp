@@ -39,6 +39,36 @@ TEST(DType, PromotionCorners) {
   }
 }
 
+TEST(DType, PythonScalars) {
+  std::string error;
+  const auto int_scalar = [](long double v) {
+    PyScalar s;
+    s.kind = PyScalar::Kind::kInt;
+    s.value = v;
+    return s;
+  };
+  PyScalar f;
+  f.kind = PyScalar::Kind::kFloat;
+  f.value = 1e5L;
+  // NumPy 1.x: by value.
+  EXPECT_EQ(
+      result_type_with_scalar(DType::kInt8, int_scalar(100), ScalarPromotion::kValueBased, &error),
+      DType::kInt8);
+  EXPECT_EQ(
+      result_type_with_scalar(DType::kInt8, int_scalar(200), ScalarPromotion::kValueBased, &error),
+      DType::kInt16);
+  EXPECT_EQ(result_type_with_scalar(DType::kFloat16, f, ScalarPromotion::kValueBased, &error),
+            DType::kFloat32);
+  // NEP 50: the array's dtype within its kind; an int out of range raises.
+  EXPECT_EQ(result_type_with_scalar(DType::kFloat16, f, ScalarPromotion::kWeak, &error),
+            DType::kFloat16);
+  EXPECT_EQ(result_type_with_scalar(DType::kInt8, f, ScalarPromotion::kWeak, &error),
+            DType::kFloat64);
+  EXPECT_FALSE(
+      result_type_with_scalar(DType::kInt8, int_scalar(300), ScalarPromotion::kWeak, &error));
+  EXPECT_EQ(error, "Python integer out of bounds for int8");
+}
+
 TEST(Shape, Broadcasting) {
   std::string error;
   EXPECT_EQ(broadcast_shapes({2, 3}, {3}, &error), (Shape{2, 3}));

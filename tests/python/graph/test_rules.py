@@ -52,3 +52,57 @@ def test_reduced_shape_matches_numpy(axis, keepdims):
             rules.reduced_shape((2, 3, 4), axis, keepdims)
         return
     assert rules.reduced_shape((2, 3, 4), axis, keepdims) == expected
+
+
+SCALARS = [True, False, 0, 1, 100, 127, 128, 200, 255, 256, 1000, 32767, 32768, 65535, 65536, 2**31 - 1, 2**31,
+           2**32 - 1, 2**32, 2**63 - 1, 2**63, 2**64 - 1, -1, -128, -129, -32768, -32769, -2**31, -2**31 - 1,
+           -2**63, 0.0, 1.5, -2.5, 65000.0, 64999.0, 1e5, 3.5e38, 3e38, -1e300, float("inf"), float("nan"),
+           1j, 1.5 + 2j, 1e5 + 1j, 1e39j]
+
+
+def numpy_result(dtype, scalar):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.result_type(np.empty(0, dtype), scalar).name
+
+
+@pytest.mark.parametrize("dtype", [
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+    "float64", "complex64", "complex128"])
+def test_value_based_scalar_promotion_matches_numpy_1(dtype):
+    if not np.__version__.startswith("1."):
+        pytest.skip("value-based casting is NumPy 1.x")
+    mismatches = []
+    for s in SCALARS:
+        try:
+            theirs = numpy_result(dtype, s)
+        except (OverflowError, TypeError, ValueError):
+            continue
+        ours = rules.result_type_with_scalar(dtype, s, False)
+        if ours != theirs:
+            mismatches.append((s, ours, theirs))
+    assert not mismatches
+
+
+@pytest.mark.parametrize("dtype", [
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+    "float64", "complex64", "complex128"])
+def test_weak_scalar_promotion_matches_nep50(dtype):
+    # NumPy 1.24 has NEP 50 as an experimental state; NumPy 2 has it always.
+    if hasattr(np, "_set_promotion_state"):
+        np._set_promotion_state("weak")
+    try:
+        mismatches = []
+        for s in SCALARS:
+            try:
+                ours = rules.result_type_with_scalar(dtype, s, True)
+            except ValueError:
+                continue  # out of range for the array's integer type: NumPy 2 raises there
+            theirs = numpy_result(dtype, s)
+            if ours != theirs:
+                mismatches.append((s, ours, theirs))
+        assert not mismatches
+    finally:
+        if hasattr(np, "_set_promotion_state"):
+            np._set_promotion_state("legacy")
