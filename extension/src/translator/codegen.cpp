@@ -541,6 +541,13 @@ struct CodeGen::Emitter {
   // that value (not the result) on top.
   void call_method_keep(const char* name, const py::object& arg) {
     emit("COPY", 1);
+    call_attribute(name, arg);
+    emit("POP_TOP");
+  }
+
+  // Replaces the value on top by the result of calling its attribute `name` with the constant
+  // `arg` (or none).
+  void call_attribute(const std::string& name, const py::object& arg) {
     emit("LOAD_ATTR", bc.add_name(name) << version::kLoadAttrNameShift);
     if constexpr (version::kNullBeforeCallable) {
       emit("PUSH_NULL");
@@ -556,7 +563,6 @@ struct CodeGen::Emitter {
       emit("PRECALL", nargs);
     }
     emit("CALL", nargs);
-    emit("POP_TOP");
   }
 
   // An iterator made in the frame, at its position: built as the frame built it, then moved on.
@@ -652,18 +658,7 @@ struct CodeGen::Emitter {
           throw CodegenError("an iterator over a dict that changed");
         }
         load(d);
-        emit("LOAD_ATTR", bc.add_name(py::str(v->value()).cast<std::string>())
-                              << version::kLoadAttrNameShift);
-        if constexpr (version::kNullBeforeCallable) {
-          emit("PUSH_NULL");
-          emit("SWAP", 2);
-        } else {
-          emit("PUSH_NULL");
-        }
-        if constexpr (version::kHasPrecall) {
-          emit("PRECALL", 0);
-        }
-        emit("CALL", 0);
+        call_attribute(py::str(v->value()).cast<std::string>(), py::object());
         if (v->start() == 1) {
           return;  // the view itself
         }
@@ -976,6 +971,24 @@ CodeGen::CodeGen(const bytecode::Bytecode& original, py::dict resume_cache, Guar
 
 namespace {
 
+// The values the replayed side effects load (see Emitter::emit_effects), added to `roots`.
+void add_effect_values(const SimulationResult& r, std::vector<VarPtr>* roots) {
+  for (const auto& store : r.global_stores) {
+    roots->push_back(store.second);
+  }
+  for (const ModelOp& op : r.model_ops) {
+    roots->insert(roots->end(), op.args.begin(), op.args.end());
+  }
+  for (const AttrStore& a : r.attr_stores) {
+    roots->push_back(a.value);
+  }
+  for (const VarPtr& cell : r.cells) {
+    if (cell->slot() >= 0) {  // the writes replayed (other cells are built where referenced)
+      roots->push_back(cell->contents());
+    }
+  }
+}
+
 std::vector<Instruction> prefix_of(const bytecode::Bytecode& bc) {
   const std::size_t end = prefix_end(bc);
   return {bc.instructions().begin(), bc.instructions().begin() + static_cast<long>(end)};
@@ -992,20 +1005,7 @@ py::object CodeGen::for_return(const SimulationResult& r) {
     // Values made in the frame referred to more than once are built once into a local (the frame
     // returns: any plain local serves, best one that was unbound at entry).
     std::vector<VarPtr> roots = {r.value};
-    for (const auto& store : r.global_stores) {
-      roots.push_back(store.second);
-    }
-    for (const ModelOp& op : r.model_ops) {
-      roots.insert(roots.end(), op.args.begin(), op.args.end());
-    }
-    for (const AttrStore& a : r.attr_stores) {
-      roots.push_back(a.value);
-    }
-    for (const VarPtr& cell : r.cells) {
-      if (cell->slot() >= 0) {
-        roots.push_back(cell->contents());
-      }
-    }
+    add_effect_values(r, &roots);
     std::vector<int> scratch;
     const std::string& kinds = original_.localsplus_kinds();
     for (const bool unbound_first : {true, false}) {
@@ -1063,20 +1063,7 @@ std::vector<bool> CodeGen::emit_state(Emitter& e, const SimulationResult& r, std
       scratch.push_back(static_cast<int>(i));
     }
   }
-  for (const auto& store : r.global_stores) {
-    roots.push_back(store.second);
-  }
-  for (const ModelOp& op : r.model_ops) {
-    roots.insert(roots.end(), op.args.begin(), op.args.end());
-  }
-  for (const AttrStore& a : r.attr_stores) {
-    roots.push_back(a.value);
-  }
-  for (const VarPtr& cell : r.cells) {
-    if (cell->slot() >= 0) {  // the writes replayed (other cells are built where referenced)
-      roots.push_back(cell->contents());
-    }
-  }
+  add_effect_values(r, &roots);
   const std::vector<int> scratch_used = e.assign_homes(roots, preferred, scratch);
 
   for (std::size_t k = 0; k < depth_before; ++k) {

@@ -230,6 +230,15 @@ std::string name_of(const py::handle& o) {
   return py::str(o).cast<std::string>();
 }
 
+// Whether the instance `o` has `name` in its own __dict__ (without running user code).
+bool instance_dict_has(PyObject* o, const py::object& name) {
+  PyObject* dict = PyObject_GenericGetDict(o, nullptr);
+  const bool has = dict != nullptr && PyDict_Contains(dict, name.ptr()) == 1;
+  Py_XDECREF(dict);
+  PyErr_Clear();
+  return has;
+}
+
 }  // namespace
 
 std::string frame_introspection(PyCodeObject* co, bool allow_super) {
@@ -386,10 +395,7 @@ VarPtr OpcodeExecutor::model_for_write(const VarPtr& v) {
   // The contents, read through it (x[i], d[k]) by the generated code before it replays the
   // change, under guards on its type and length (or keys).
   auto item = [&v](const py::handle& key, PyObject* value) {
-    Tracker t;
-    t.kind = Tracker::Kind::kItem;
-    t.key = py::reinterpret_borrow<py::object>(key);
-    t.base = v;
+    Tracker t = Tracker::item(v, py::reinterpret_borrow<py::object>(key));
     return Variable::from_input(value, std::move(t));
   };
   VarPtr model;
@@ -451,10 +457,7 @@ void OpcodeExecutor::store_attr(const bytecode::Instruction& ins, bool del) {
   guards_->type(obj);
   if (del) {
     // The attribute must be in the instance's dict (a guard reads it: missing fails).
-    PyObject* dict = PyObject_GenericGetDict(o, nullptr);
-    const bool has = dict != nullptr && PyDict_Contains(dict, name.ptr()) == 1;
-    Py_XDECREF(dict);
-    PyErr_Clear();
+    const bool has = instance_dict_has(o, name);
     bool stored = false;
     for (const AttrStore& a : shared_->attr_stores) {
       if (a.object == obj && PyObject_RichCompareBool(a.name.ptr(), name.ptr(), Py_EQ) == 1) {
@@ -466,10 +469,7 @@ void OpcodeExecutor::store_attr(const bytecode::Instruction& ins, bool del) {
       graph_break("del of a missing attribute '" + name_of(name) + "' (raises AttributeError)");
     }
     if (has && !stored) {
-      Tracker t;
-      t.kind = Tracker::Kind::kAttr;
-      t.key = name;
-      t.base = obj;
+      Tracker t = Tracker::attr(obj, name);
       const auto current =
           py::reinterpret_steal<py::object>(PyObject_GenericGetAttr(o, name.ptr()));
       PyErr_Clear();
@@ -735,10 +735,7 @@ VarPtr OpcodeExecutor::load_global(const py::object& name) {
         it != shared_->loaded.end()) {
       return it->second;
     }
-    Tracker t;
-    t.kind = Tracker::Kind::kItem;
-    t.key = name;
-    t.base = inputs_.globals_var;
+    Tracker t = Tracker::item(inputs_.globals_var, name);
     PyObject* value = PyDict_GetItemWithError(inputs_.globals, name.ptr());  // borrowed
     if (value == nullptr && PyErr_Occurred() == nullptr) {
       guards_->absent(t);
@@ -801,10 +798,7 @@ VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
       return nullptr;
     }
     guards_->identity(base);
-    Tracker t;
-    t.kind = Tracker::Kind::kAttr;
-    t.key = name;
-    t.base = base;
+    Tracker t = Tracker::attr(base, name);
     VarPtr v = Variable::from_input(value, std::move(t));
     shared_->loaded[{base.get(), cache_key}] = v;
     return v;
@@ -855,11 +849,8 @@ VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
       return nullptr;
     }
     guards_->value(base);
-    Tracker t;
-    t.kind = Tracker::Kind::kAttr;
-    t.key = name;
-    t.base = Variable::constant(base->value());  // rebuilt from the constant, not re-read
-    return Variable::from_input(attr, std::move(t));
+    // (rebuilt from the constant, not re-read)
+    return Variable::from_input(attr, Tracker::attr(Variable::constant(base->value()), name));
   }
   return nullptr;
 }
@@ -1091,24 +1082,19 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
         return;
     }
   }
-  if (callable->kind() == Variable::Kind::kObject && PyCFunction_Check(callable->value().ptr())) {
-    if (VarPtr r = structural_call(callable->value(), args, nkw)) {
-      guards_->identity(callable);
-      for (std::size_t i = 0; i < nargs + 2 + extra; ++i) {
-        pop();
-      }
-      push(std::move(r));
-      return;
+  // The call's values (callable, self or NULL, arguments) give way to its result.
+  const auto replace_call = [&](VarPtr result) {
+    for (std::size_t i = 0; i < nargs + 2 + extra; ++i) {
+      pop();
     }
-  }
-  if (callable->kind() == Variable::Kind::kObject && PyType_Check(callable->value().ptr())) {
-    // list(...) and tuple(...) of containers built inside.
+    push(std::move(result));
+  };
+  // Builtin functions and types (len, zip, list, type, ...) on the structure of modelled values.
+  if (callable->kind() == Variable::Kind::kObject &&
+      (PyCFunction_Check(callable->value().ptr()) || PyType_Check(callable->value().ptr()))) {
     if (VarPtr r = structural_call(callable->value(), args, nkw)) {
       guards_->identity(callable);
-      for (std::size_t i = 0; i < nargs + 2 + extra; ++i) {
-        pop();
-      }
-      push(std::move(r));
+      replace_call(std::move(r));
       return;
     }
   }
@@ -1139,25 +1125,16 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
     guards_->identity(callable);
     VarPtr sup = std::make_shared<Variable>(Variable::Kind::kSuper, py::none(), Tracker{});
     sup->items() = {cls, self};
-    for (std::size_t i = 0; i < nargs + 2 + extra; ++i) {
-      pop();
-    }
-    push(std::move(sup));
+    replace_call(std::move(sup));
     return;
   }
   if (callable->kind() == Variable::Kind::kObject && PyMethod_Check(callable->value().ptr()) &&
       PyFunction_Check(PyMethod_Function(callable->value().ptr())) &&
       callable->tracker().is_input()) {
     // A bound method of a Python function: the function, inlined with its instance first.
-    Tracker ft;
-    ft.kind = Tracker::Kind::kAttr;
-    ft.key = py::str("__func__");
-    ft.base = callable;
+    Tracker ft = Tracker::attr(callable, py::str("__func__"));
     const VarPtr fn = Variable::from_input(PyMethod_Function(callable->value().ptr()), ft);
-    Tracker st;
-    st.kind = Tracker::Kind::kAttr;
-    st.key = py::str("__self__");
-    st.base = callable;
+    Tracker st = Tracker::attr(callable, py::str("__self__"));
     std::vector<VarPtr> with_self = {
         Variable::from_input(PyMethod_Self(callable->value().ptr()), st)};
     with_self.insert(with_self.end(), args.begin(), args.end());
@@ -1166,10 +1143,7 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
     if (!result) {
       graph_break("a call of " + callable->describe() + " (" + why + ")");
     }
-    for (std::size_t i = 0; i < nargs + 2 + extra; ++i) {
-      pop();
-    }
-    push(std::move(result));
+    replace_call(std::move(result));
     return;
   }
   const PureFunction* pure = made_function ? nullptr : find_pure_function(callable->value());
@@ -1179,10 +1153,7 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
     if (made_function || PyFunction_Check(callable->value().ptr())) {
       VarPtr result = inline_call(callable, args, kwnames, &why);
       if (result) {
-        for (std::size_t i = 0; i < nargs + 2 + extra; ++i) {
-          pop();
-        }
-        push(std::move(result));
+        replace_call(std::move(result));
         return;
       }
     }
@@ -1224,10 +1195,7 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
     graph_break("a call of " + callable->describe() + " made a value it does not model");
   }
   guards_->identity(callable);
-  for (std::size_t i = 0; i < nargs + 2 + extra; ++i) {
-    pop();
-  }
-  push(std::move(v));
+  replace_call(std::move(v));
 }
 
 VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<VarPtr>& args,
@@ -1264,10 +1232,7 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
         !PyDict_CheckExact(globals)) {
       return no("a function of another module that the guards cannot reach");
     }
-    Tracker gt;
-    gt.kind = Tracker::Kind::kAttr;
-    gt.key = py::str("__globals__");
-    gt.base = callable;
+    Tracker gt = Tracker::attr(callable, py::str("__globals__"));
     globals_var = Variable::object(py::reinterpret_borrow<py::object>(globals), gt);
     Tracker bt = gt;
     bt.key = py::str("__builtins__");
@@ -1288,11 +1253,7 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
     return no("it looks at its own frame");
   }
   const auto callable_attr = [&callable](const char* attr, PyObject* value) {
-    Tracker t;
-    t.kind = Tracker::Kind::kAttr;
-    t.key = py::str(attr);
-    t.base = callable;
-    return Variable::from_input(value, std::move(t));
+    return Variable::from_input(value, Tracker::attr(callable, py::str(attr)));
   };
   // The closure's cells.
   std::vector<VarPtr> closure;
@@ -1305,17 +1266,11 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
     const VarPtr cells = callable_attr("__closure__", fn->func_closure);
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(fn->func_closure); ++k) {
       PyObject* cell = PyTuple_GET_ITEM(fn->func_closure, k);  // borrowed
-      Tracker ct;
-      ct.kind = Tracker::Kind::kItem;
-      ct.key = py::int_(k);
-      ct.base = cells;
+      Tracker ct = Tracker::item(cells, py::int_(k));
       const VarPtr cell_object = Variable::object(py::reinterpret_borrow<py::object>(cell), ct);
       VarPtr contents;
       if (PyCell_GET(cell) != nullptr) {
-        Tracker t;
-        t.kind = Tracker::Kind::kAttr;
-        t.key = py::str("cell_contents");
-        t.base = cell_object;
+        Tracker t = Tracker::attr(cell_object, py::str("cell_contents"));
         contents = Variable::from_input(PyCell_GET(cell), std::move(t));
       }
       closure.push_back(Variable::cell(std::move(contents), -1, /*outside=*/true, std::move(ct)));
@@ -1399,10 +1354,7 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
       defaults_var = callable_attr("__defaults__", fn->func_defaults);
       guards_->identity(defaults_var);
     }
-    Tracker t;
-    t.kind = Tracker::Kind::kItem;
-    t.key = py::int_(j);
-    t.base = defaults_var;
+    Tracker t = Tracker::item(defaults_var, py::int_(j));
     locals[i] = Variable::from_input(
         PyTuple_GET_ITEM(fn->func_defaults, static_cast<Py_ssize_t>(j)), std::move(t));
   }
@@ -1433,10 +1385,7 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
       guards_->identity(kwdefaults_var);
       guards_->length(kwdefaults_var, PyDict_Size(fn->func_kwdefaults));
     }
-    Tracker t;
-    t.kind = Tracker::Kind::kItem;
-    t.key = names[i];
-    t.base = kwdefaults_var;
+    Tracker t = Tracker::item(kwdefaults_var, names[i]);
     locals[i] = Variable::from_input(value, std::move(t));
   }
   if (varargs) {
@@ -1645,10 +1594,7 @@ VarPtr OpcodeExecutor::make_iterator(const VarPtr& v) {
       guards_->length(v, n);
       std::vector<VarPtr> items;
       for (Py_ssize_t i = 0; i < n; ++i) {
-        Tracker t;
-        t.kind = Tracker::Kind::kItem;
-        t.key = py::int_(i);
-        t.base = v;
+        Tracker t = Tracker::item(v, py::int_(i));
         items.push_back(Variable::from_input(PySequence_Fast_GET_ITEM(o, i), std::move(t)));
       }
       if (PyTuple_CheckExact(o)) {
@@ -1715,17 +1661,8 @@ VarPtr OpcodeExecutor::iter_next(const VarPtr& it) {
     }
     case IK::kMap:
     case IK::kFilter: {
-      // The step runs the function: when it cannot be simulated the iterators are put back and the
-      // FOR_ITER runs for real (a graph break there).
-      std::vector<std::pair<VarPtr, Variable::State>> saved;
-      for (std::size_t k = 1; k < it->items().size(); ++k) {
-        saved.emplace_back(it->items()[k], it->items()[k]->save());
-      }
-      auto restore = [&saved] {
-        for (auto& [v, state] : saved) {
-          v->restore(state);
-        }
-      };
+      // The step runs the function: when it cannot be simulated the graph breaks here, and take()
+      // puts the iterators and the calls' side effects back so that the step runs for real.
       for (;;) {
         std::vector<VarPtr> parts;
         for (std::size_t k = 1; k < it->items().size(); ++k) {
@@ -1739,7 +1676,6 @@ VarPtr OpcodeExecutor::iter_next(const VarPtr& it) {
         if (it->iter_kind() == IK::kFilter && fn->is_const() && fn->value().is_none()) {
           bool keep = false;
           if (!truth(parts[0], &keep)) {
-            restore();
             graph_break("filter(None, ...) of " + parts[0]->describe());
           }
           if (keep) {
@@ -1751,7 +1687,6 @@ VarPtr OpcodeExecutor::iter_next(const VarPtr& it) {
         std::string why;
         VarPtr r = call_value(fn, parts, &why);
         if (!r) {
-          restore();
           graph_break("a call of " + fn->describe() + " in a map or filter (" + why + ")");
         }
         if (it->iter_kind() == IK::kMap) {
@@ -1760,7 +1695,6 @@ VarPtr OpcodeExecutor::iter_next(const VarPtr& it) {
         }
         bool keep = false;
         if (!truth(r, &keep)) {
-          restore();
           graph_break("the truth of " + r->describe() + " in a filter");
         }
         if (keep) {
@@ -2007,10 +1941,7 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
     }
     if (is_builtin("type")) {
       if (v->kind() == Variable::Kind::kObject) {
-        Tracker t;
-        t.kind = Tracker::Kind::kAttr;
-        t.key = py::str("__class__");
-        t.base = v;
+        Tracker t = Tracker::attr(v, py::str("__class__"));
         return Variable::object(type, std::move(t));
       }
       return Variable::object(type, Tracker{});  // a builtin type: a constant of the code
@@ -2422,25 +2353,15 @@ void OpcodeExecutor::super_attr(const VarPtr& cls, const VarPtr& self, const py:
       continue;
     }
     // self.__class__.__mro__[i].name: the class's function, or a plain class attribute.
-    Tracker ct;
-    ct.kind = Tracker::Kind::kAttr;
-    ct.key = py::str("__class__");
-    ct.base = self;
-    Tracker mt;
-    mt.kind = Tracker::Kind::kAttr;
-    mt.key = py::str("__mro__");
-    mt.base =
-        Variable::object(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(type)), ct);
-    Tracker bt;
-    bt.kind = Tracker::Kind::kItem;
-    bt.key = py::int_(i);
-    bt.base = Variable::object(py::reinterpret_borrow<py::object>(mro), mt);
-    Tracker at;
-    at.kind = Tracker::Kind::kAttr;
-    at.key = name;
-    at.base =
-        Variable::object(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(base)), bt);
-    VarPtr v = Variable::from_input(found, at);
+    const VarPtr cls_of_self =
+        Variable::object(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(type)),
+                         Tracker::attr(self, py::str("__class__")));
+    const VarPtr mro_var = Variable::object(py::reinterpret_borrow<py::object>(mro),
+                                            Tracker::attr(cls_of_self, py::str("__mro__")));
+    const VarPtr base_var =
+        Variable::object(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(base)),
+                         Tracker::item(mro_var, py::int_(i)));
+    VarPtr v = Variable::from_input(found, Tracker::attr(base_var, name));
     if (PyFunction_Check(found) && method) {
       push(std::move(v));  // [function, self]
       push(self);
@@ -2489,16 +2410,14 @@ bool OpcodeExecutor::load_instance_attr(const VarPtr& base, const py::object& na
   }
   PyObject* descr = _PyType_Lookup(type, name.ptr());  // borrowed
   const bool data_descr = descr != nullptr && Py_TYPE(descr)->tp_descr_set != nullptr;
-  auto attr_of = [](const VarPtr& b, const char* attr) {
-    Tracker t;
-    t.kind = Tracker::Kind::kAttr;
-    t.key = py::str(attr);
-    t.base = b;
-    return t;
+  // The instance's dict holds no `name` (a guard on obj.__dict__[name] being absent).
+  const auto guard_not_in_dict = [&]() {
+    guards_->absent(Tracker::item(
+        Variable::object(py::none(), Tracker::attr(base, py::str("__dict__"))), name));
   };
   const auto cls = [&]() {
     return Variable::object(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(type)),
-                            attr_of(base, "__class__"));
+                            Tracker::attr(base, py::str("__class__")));
   };
   if (!guards_->type_version(base)) {
     graph_break("an attribute of an instance whose type has no version tag");
@@ -2511,10 +2430,9 @@ bool OpcodeExecutor::load_instance_attr(const VarPtr& base, const py::object& na
       if (!PyFunction_Check(fget.ptr())) {
         graph_break("a property whose getter is not a Python function");
       }
-      Tracker pt = attr_of(cls(), "");
-      pt.key = name;
-      const VarPtr prop = Variable::object(py::reinterpret_borrow<py::object>(descr), pt);
-      const VarPtr getter = Variable::from_input(fget, attr_of(prop, "fget"));
+      const VarPtr prop =
+          Variable::object(py::reinterpret_borrow<py::object>(descr), Tracker::attr(cls(), name));
+      const VarPtr getter = Variable::from_input(fget, Tracker::attr(prop, py::str("fget")));
       std::string why;
       VarPtr value = inline_call(getter, {base}, py::object(), &why);
       if (!value) {
@@ -2529,34 +2447,20 @@ bool OpcodeExecutor::load_instance_attr(const VarPtr& base, const py::object& na
     // A slot: read at translation time (a member descriptor runs no user code).
   } else if (descr != nullptr && PyFunction_Check(descr)) {
     // A method: the class's function, not shadowed by the instance's dict.
-    if (type->tp_dictoffset != 0) {
-      Tracker dict = attr_of(base, "__dict__");
-      Tracker item;
-      item.kind = Tracker::Kind::kItem;
-      item.key = name;
-      item.base = Variable::object(py::none(), dict);
-      PyObject* own = PyObject_GenericGetDict(o, nullptr);
-      const bool shadowed = own != nullptr && PyDict_Contains(own, name.ptr()) == 1;
-      Py_XDECREF(own);
-      PyErr_Clear();
-      if (!shadowed) {
-        guards_->absent(item);
-        Tracker ft = attr_of(cls(), "");
-        ft.key = name;
-        const VarPtr fn = Variable::object(py::reinterpret_borrow<py::object>(descr), ft);
-        if (method) {
-          push(fn);  // [function, self]: CALL passes self first
-          push(base);
-        } else {
-          // A bound method (a new one at each read, as in CPython); called, it is inlined.
-          Tracker mt = attr_of(base, "");
-          mt.key = name;
-          push_callable(
-              Variable::object(py::reinterpret_steal<py::object>(PyMethod_New(descr, o)), mt),
-              false);
-        }
-        return true;
+    if (type->tp_dictoffset != 0 && !instance_dict_has(o, name)) {
+      guard_not_in_dict();
+      const VarPtr fn =
+          Variable::object(py::reinterpret_borrow<py::object>(descr), Tracker::attr(cls(), name));
+      if (method) {
+        push(fn);  // [function, self]: CALL passes self first
+        push(base);
+      } else {
+        // A bound method (a new one at each read, as in CPython); called, it is inlined.
+        push_callable(Variable::object(py::reinterpret_steal<py::object>(PyMethod_New(descr, o)),
+                                       Tracker::attr(base, name)),
+                      false);
       }
+      return true;
     }
   } else if (descr != nullptr && Py_TYPE(descr)->tp_descr_get != nullptr) {
     return false;  // classmethod, staticmethod, other descriptors: run for real
@@ -2572,22 +2476,10 @@ bool OpcodeExecutor::load_instance_attr(const VarPtr& base, const py::object& na
     PyErr_Clear();
     graph_break("a missing attribute '" + name_of(name) + "' (raises AttributeError)");
   }
-  Tracker t = attr_of(base, "");
-  t.key = name;
-  VarPtr v = Variable::from_input(py::reinterpret_steal<py::object>(value), std::move(t));
-  if (descr != nullptr && !data_descr && type->tp_dictoffset != 0) {
-    // A class attribute: the instance's dict must not get one of that name.
-    PyObject* own = PyObject_GenericGetDict(o, nullptr);
-    const bool shadowed = own != nullptr && PyDict_Contains(own, name.ptr()) == 1;
-    Py_XDECREF(own);
-    PyErr_Clear();
-    if (!shadowed) {
-      Tracker item;
-      item.kind = Tracker::Kind::kItem;
-      item.key = name;
-      item.base = Variable::object(py::none(), attr_of(base, "__dict__"));
-      guards_->absent(item);
-    }
+  VarPtr v =
+      Variable::from_input(py::reinterpret_steal<py::object>(value), Tracker::attr(base, name));
+  if (descr != nullptr && !data_descr && type->tp_dictoffset != 0 && !instance_dict_has(o, name)) {
+    guard_not_in_dict();  // a class attribute: the instance's dict must not get one of that name
   }
   shared_->loaded[{base.get(), cache_key}] = v;
   push_callable(std::move(v), method);
@@ -2688,10 +2580,7 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
         // it (cell_contents) and written back through it.
         VarPtr contents;
         if (PyObject* c = PyCell_GET(v->value().ptr()); c != nullptr) {
-          Tracker t;
-          t.kind = Tracker::Kind::kAttr;
-          t.key = py::str("cell_contents");
-          t.base = v;
+          Tracker t = Tracker::attr(v, py::str("cell_contents"));
           contents = Variable::from_input(c, std::move(t));
         }
         v = Variable::cell(std::move(contents), -1, /*outside=*/true, v->tracker());
@@ -3059,10 +2948,7 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
         }
         if (item != nullptr) {
           guards_->type(container);
-          Tracker t;
-          t.kind = Tracker::Kind::kItem;
-          t.key = key;
-          t.base = container;
+          Tracker t = Tracker::item(container, key);
           VarPtr v = Variable::from_input(item, std::move(t));
           if (PyDict_CheckExact(o)) {
             guards_->type(v);  // the key is there (a missing one fails the guard)

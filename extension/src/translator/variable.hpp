@@ -34,6 +34,20 @@ struct Tracker {
   // A value the frame received (a local at entry, a global, or reached from one): loadable by
   // generated code and checkable by guards.
   bool is_input() const { return kind != Kind::kCreated; }
+
+  // getattr(base, name) and base[key].
+  static Tracker attr(VarPtr base, pybind11::object name) {
+    Tracker t;
+    t.kind = Kind::kAttr;
+    t.key = std::move(name);
+    t.base = std::move(base);
+    return t;
+  }
+  static Tracker item(VarPtr base, pybind11::object key) {
+    Tracker t = attr(std::move(base), std::move(key));
+    t.kind = Kind::kItem;
+    return t;
+  }
 };
 
 class Variable {
