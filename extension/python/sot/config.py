@@ -13,6 +13,9 @@ Environment variables:
     graph backend by name (default ``numpy``).
 ``SOT_DYNAMIC_SHAPES``
     ``1`` (default) makes a dimension symbolic after it changes once; ``0`` recompiles for every new shape.
+``SOT_CHECK_GRAPHS``
+    ``1`` checks every graph op's result against the dtype and shape the translator worked out (raises
+    AssertionError on a difference; for tests, default ``0``).
 """
 
 import os
@@ -73,6 +76,7 @@ class Config:
     cache_limit: int = 8
     backend: str = "numpy"
     dynamic_shapes: bool = True
+    check_graphs: bool = False
 
     # environment variable and parser of each field
     _ENV = {
@@ -81,6 +85,7 @@ class Config:
         "cache_limit": ("SOT_CACHE_LIMIT", _parse_positive_int),
         "backend": ("SOT_BACKEND", _parse_name),
         "dynamic_shapes": ("SOT_DYNAMIC_SHAPES", _parse_bool),
+        "check_graphs": ("SOT_CHECK_GRAPHS", _parse_bool),
     }
 
     @classmethod

@@ -28,36 +28,47 @@ SymbolicTranslator = _t.SymbolicTranslator
 _LOG_BITS = {"breaks": _t.LOG_BREAKS, "bytecode": _t.LOG_BYTECODE, "guards": _t.LOG_GUARDS}
 
 
-def new_translator(records=False):
-    """A translator configured from ``sot.config`` (strict mode, log channels)."""
+def _check_backend(backend):
+    names = _sot.graph.backends()
+    if backend not in names:
+        raise ValueError(f"unknown backend {backend!r}; available: {', '.join(map(repr, names))}")
+    return backend
+
+
+def new_translator(records=False, backend=None):
+    """A translator configured from ``sot.config`` (strict mode, log channels, graph backend)."""
     t = SymbolicTranslator()
     t.keep_records = records
     t.strict = config.strict
     t.log = sum(bit for channel, bit in _LOG_BITS.items() if config.logs(channel))
+    t.backend = _check_backend(backend if backend is not None else config.backend)
+    t.check_graphs = config.check_graphs
     return t
 
 
-_default = None
+_defaults = {}
 
 
-def default_translator():
-    """The translator that ``symbolic_translate``/``jit`` functions share (made on first use)."""
-    global _default
-    if _default is None:
-        _default = new_translator()
-    return _default
+def default_translator(backend=None):
+    """The translator that ``symbolic_translate``/``jit`` functions of one backend share (made on first use)."""
+    key = backend if backend is not None else config.backend
+    if key not in _defaults:
+        _defaults[key] = new_translator(backend=key)
+    return _defaults[key]
 
 
 def symbolic_translate(fn, backend=None):
-    """A callable that runs ``fn`` with capture on for ``fn`` and everything it calls outside skipped modules."""
+    """A callable that runs ``fn`` with capture on for ``fn`` and everything it calls outside skipped modules;
+    captured NumPy graphs run on ``backend`` (a name from ``sot._sot.graph.backends()``; default
+    ``sot.config.backend``)."""
     if not callable(fn):
         raise TypeError(f"symbolic_translate expects a callable, not {type(fn).__name__}")
-    if backend is not None and backend != "numpy":
-        raise ValueError(f"unknown backend {backend!r}; available: 'numpy'")
+    if backend is not None:
+        _check_backend(backend)
 
     @functools.wraps(fn)
     def translated(*args, **kwargs):
-        with _capture.capture(default_translator()):
+        with _capture.capture(default_translator(backend)):
             return fn(*args, **kwargs)
 
     translated.__sot_original__ = fn
@@ -87,8 +98,8 @@ class BreakReason:
 
 @dataclasses.dataclass
 class Explanation:
-    """What translating one call did. ``graphs`` and ``op_count`` count captured array graphs (none until the
-    array capture lands: every translation so far is pure Python)."""
+    """What translating one call did: the NumPy graphs captured (``graphs``: one dict per graph with its text,
+    JSON form, op counts and the function it belongs to), breaks, guards, bytecode."""
     value: object
     graph_count: int
     graph_break_count: int
@@ -105,6 +116,10 @@ class Explanation:
     def __str__(self):
         lines = [f"graphs: {self.graph_count}, graph breaks: {self.graph_break_count}, ops: {self.op_count}, "
                  f"translation time: {self.compile_time_s * 1e3:.2f} ms"]
+        for g in self.graphs:
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(g["op_counts"].items()))
+            lines.append(f"graph of {g['function']}: {g['ops']} ops ({counts})")
+            lines.extend(f"  {line}" for line in g["text"].splitlines())
         for b in self.break_reasons:
             lines.append(f"  break in {b.function} at {b.filename}:{b.lineno}: {b.reason}")
         for f in self.fallbacks:
@@ -136,9 +151,11 @@ def explain(fn, *args, **kwargs):
     with _capture.capture(translator):
         value = fn(*args, **kwargs)
     records = translator.records()
-    breaks, guards, fallbacks, original, transformed = [], [], [], [], []
+    breaks, guards, fallbacks, original, transformed, graphs = [], [], [], [], [], []
     for r in records:
         name = _code_name(r["original"])
+        if r["transformed"] is not None:
+            graphs.extend(dict(g, function=name) for g in r["graphs"])
         breaks.extend(BreakReason(b["reason"], b["filename"], b["lineno"], name) for b in r["breaks"])
         guards.extend(f"{name}: {g}" for g in r["guards"])
         if r["failure"]:
@@ -149,7 +166,8 @@ def explain(fn, *args, **kwargs):
             for resume in r["resumes"]:
                 transformed.append(f"--- {_code_name(resume['code'])} (resume function)\n{_dis_text(resume['code'])}")
     return Explanation(
-        value=value, graph_count=0, graph_break_count=len(breaks), op_count=0, graphs=[], break_reasons=breaks,
+        value=value, graph_count=len(graphs), graph_break_count=len(breaks),
+        op_count=sum(g["ops"] for g in graphs), graphs=graphs, break_reasons=breaks,
         guards=guards, original_bytecode="\n".join(original), transformed_bytecode="\n".join(transformed),
         compile_time_s=sum(r["seconds"] for r in records), fallbacks=fallbacks, translations=records)
 

@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "graph/backend.hpp"
 #include "graph/dtype.hpp"
+#include "graph/graph.hpp"
 #include "graph/shape.hpp"
 #include "module/bindings.hpp"
 
@@ -49,33 +51,7 @@ void bind_graph(py::module_& m) {
       "result_type_with_scalar",
       [](const std::string& array, const py::object& scalar, bool weak) {
         graph::PyScalar s;
-        if (PyBool_Check(scalar.ptr())) {
-          s.kind = graph::PyScalar::Kind::kBool;
-          s.value = scalar.ptr() == Py_True ? 1 : 0;
-        } else if (PyLong_CheckExact(scalar.ptr())) {
-          s.kind = graph::PyScalar::Kind::kInt;
-          s.value = static_cast<long double>(scalar.cast<double>());
-          // Exact for the integers that matter at the edges of the integer types.
-          int overflow = 0;
-          const long long v = PyLong_AsLongLongAndOverflow(scalar.ptr(), &overflow);
-          if (overflow == 0) {
-            s.value = static_cast<long double>(v);
-          } else if (overflow > 0) {
-            const unsigned long long u = PyLong_AsUnsignedLongLong(scalar.ptr());
-            if (PyErr_Occurred() != nullptr) {
-              PyErr_Clear();
-            } else {
-              s.value = static_cast<long double>(u);
-            }
-          }
-        } else if (PyFloat_CheckExact(scalar.ptr())) {
-          s.kind = graph::PyScalar::Kind::kFloat;
-          s.value = PyFloat_AS_DOUBLE(scalar.ptr());
-        } else if (PyComplex_CheckExact(scalar.ptr())) {
-          s.kind = graph::PyScalar::Kind::kComplex;
-          s.value = PyComplex_RealAsDouble(scalar.ptr());
-          s.imag = PyComplex_ImagAsDouble(scalar.ptr());
-        } else {
+        if (!graph::python_scalar(scalar.ptr(), &s)) {
           throw py::type_error("not a Python bool, int, float or complex");
         }
         std::string error;
@@ -91,6 +67,7 @@ void bind_graph(py::module_& m) {
       "np.result_type(<array of dtype array>, scalar): NumPy 1.x value-based (weak=False) or NEP "
       "50 "
       "(weak=True).");
+  g.def("backends", &graph::backend_names, "The names of the graph backends.");
   g.def(
       "broadcast_shapes",
       [](const graph::Shape& a, const graph::Shape& b) {

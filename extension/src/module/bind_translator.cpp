@@ -49,6 +49,19 @@ py::dict record_dict(const translator::TranslationRecord& r) {
   d["instructions"] = r.instructions;
   d["simulated"] = r.simulated;
   d["folded"] = r.folded;
+  py::list graphs;
+  for (const translator::GraphRecord& g : r.graphs) {
+    py::dict gd;
+    gd["compiled"] = g.compiled;
+    gd["text"] = g.text;
+    gd["json"] = g.json;
+    gd["op_counts"] = g.op_counts;
+    gd["ops"] = g.ops;
+    gd["inputs"] = g.inputs;
+    gd["outputs"] = g.outputs;
+    graphs.append(gd);
+  }
+  d["graphs"] = graphs;
   return d;
 }
 
@@ -65,6 +78,9 @@ void bind_translator(py::module_& parent) {
       .def_readwrite("keep_records", &T::keep_records)
       .def_readwrite("strict", &T::strict)
       .def_readwrite("log", &T::log)
+      .def_readwrite("backend", &T::backend)
+      .def_readwrite("check_graphs", &T::check_graphs)
+      .def_readonly("graphs", &T::graphs)
       .def_readonly("translations", &T::translations)
       .def_readonly("failures", &T::failures)
       .def_readonly("breaks", &T::breaks)

@@ -13,6 +13,7 @@
 #include "bytecode/opcode_table.hpp"
 #include "bytecode/version.hpp"
 #include "capture/code_cache.hpp"
+#include "graph/backend.hpp"
 
 namespace py = pybind11;
 
@@ -209,6 +210,51 @@ struct CodeGen::Emitter {
   std::vector<VarPtr> current;    // what each local holds at this point of the generated code
   std::vector<bool> overwritten;  // stored by the generated code (no longer the entry value)
   std::map<const Variable*, int> built;  // mutable containers built so far -> local holding it
+
+  // The compiled graph the code calls (None: no graph), its inputs (Variables received from
+  // outside) and the arrays it returns, in order. With one output referenced once the call is made
+  // where that array is loaded ("lazy"); otherwise first, its outputs stored into home locals.
+  py::object graph_fn = py::none();
+  std::vector<VarPtr> graph_inputs;
+  std::vector<const Variable*> graph_outputs;
+  bool graph_lazy = false;
+  bool graph_done = false;
+
+  void emit_graph_call() {
+    call_constant(
+        graph_fn,
+        [&] {
+          for (const VarPtr& in : graph_inputs) {
+            load(in);
+          }
+        },
+        static_cast<int>(graph_inputs.size()));
+    graph_done = true;
+  }
+
+  // The eager call: before anything else, outputs into their homes.
+  void emit_graph_prologue() {
+    if (graph_fn.is_none() || graph_lazy) {
+      return;
+    }
+    emit_graph_call();
+    if (graph_outputs.empty()) {
+      emit("POP_TOP");
+      return;
+    }
+    if (graph_outputs.size() > 1) {
+      emit("UNPACK_SEQUENCE", static_cast<int>(graph_outputs.size()));
+    }
+    for (const Variable* v : graph_outputs) {
+      const auto h = home.find(v);
+      if (h == home.end()) {
+        throw CodegenError("no free local to hold the graph's outputs");
+      }
+      emit("STORE_FAST", h->second);
+      built[v] = h->second;
+      overwritten[static_cast<std::size_t>(h->second)] = true;
+    }
+  }
 
   // `entry`: the Variables of the frame's locals at entry (what each local holds before any store).
   Emitter(bytecode::Bytecode& target, const std::string& k, GuardSet* g,
@@ -721,15 +767,19 @@ struct CodeGen::Emitter {
   // Returns the scratch locals used.
   std::vector<int> assign_homes(const std::vector<VarPtr>& roots,
                                 const std::map<const Variable*, int>& preferred,
-                                const std::vector<int>& scratch) {
+                                const std::vector<int>& scratch,
+                                const std::set<const Variable*>& must_home = {}) {
     Refs refs;
     for (const VarPtr& v : roots) {
       count_refs(v, &refs);
     }
+    for (const VarPtr& in : graph_inputs) {
+      count_refs(in, &refs);  // (their locals' entry values are read)
+    }
     // A local whose entry value is still to be read, or that is some value's home, is no scratch.
     std::set<int> taken(refs.entry_locals.begin(), refs.entry_locals.end());
     for (const auto& [v, i] : preferred) {
-      if (refs.count[v] >= 2) {
+      if (refs.count[v] >= 2 || must_home.count(v) != 0) {
         taken.insert(i);
       }
     }
@@ -741,14 +791,19 @@ struct CodeGen::Emitter {
     }
     std::vector<int> used;
     for (const Variable* v : refs.order) {
-      if (refs.count[v] < 2) {
+      const bool must = must_home.count(v) != 0;
+      if (refs.count[v] < 2 && !must) {
         continue;
       }
-      if (const auto p = preferred.find(v); p != preferred.end()) {
+      // (A graph output is stored first: not into a local whose entry value is still to be read.)
+      if (const auto p = preferred.find(v);
+          p != preferred.end() && !(must && refs.entry_locals.count(p->second) != 0)) {
         home[v] = p->second;
       } else if (used.size() < usable.size()) {
         home[v] = usable[used.size()];
         used.push_back(home[v]);
+      } else if (must) {
+        throw CodegenError("no free local to hold the graph's outputs");
       }
     }
     return used;
@@ -935,6 +990,13 @@ struct CodeGen::Emitter {
             2);
         return;
       }
+      case Variable::Kind::kArray:
+        if (graph_lazy && !graph_done && graph_outputs.size() == 1 &&
+            graph_outputs[0] == v.get()) {
+          emit_graph_call();
+          return;
+        }
+        throw CodegenError("a NumPy value the graph does not output");
       case Variable::Kind::kSet:
         // The same updates as the frame's (the set's table, so its order, comes out the same).
         emit("BUILD_SET", 0);
@@ -996,6 +1058,53 @@ std::vector<Instruction> prefix_of(const bytecode::Bytecode& bc) {
 
 }  // namespace
 
+std::set<const Variable*> CodeGen::prepare_graph(Emitter& e, const SimulationResult& r,
+                                                 std::vector<VarPtr>* roots) {
+  graphs_.clear();
+  if (!r.arrays || r.arrays->graph.ops().empty()) {
+    return {};
+  }
+  // The arrays the generated code needs: the graph's outputs, in first-reference order.
+  Emitter::Refs refs;
+  for (const VarPtr& v : *roots) {
+    Emitter::count_refs(v, &refs);
+  }
+  std::vector<const Variable*> outputs;
+  std::vector<int> ids;
+  for (const Variable* v : refs.order) {
+    if (v->kind() == Variable::Kind::kArray) {
+      outputs.push_back(v);
+      ids.push_back(v->graph_id());
+    }
+  }
+  if (outputs.empty() && !r.arrays->graph.has_mutation()) {
+    return {};  // nothing needs the graph: it does not run
+  }
+  graph::Backend* backend = graph::find_backend(graph_options_.backend);
+  if (backend == nullptr) {
+    throw CodegenError("no graph backend called '" + graph_options_.backend + "'");
+  }
+  const graph::Graph g = r.arrays->graph.optimized(&ids);
+  GraphRecord record;
+  record.compiled = backend->compile(g, ids, graph_options_.check);
+  record.text = g.text(ids);
+  record.json = g.json(ids);
+  record.op_counts = g.op_counts();
+  record.ops = g.ops().size();
+  record.inputs = g.inputs().size();
+  record.outputs = ids.size();
+  e.graph_fn = record.compiled;
+  graphs_.push_back(std::move(record));
+  e.graph_inputs = r.arrays->inputs;
+  e.graph_outputs = outputs;
+  e.graph_lazy = outputs.size() == 1 && refs.count[outputs[0]] == 1;
+  std::set<const Variable*> must;
+  if (!e.graph_lazy) {
+    must.insert(outputs.begin(), outputs.end());
+  }
+  return must;
+}
+
 py::object CodeGen::for_return(const SimulationResult& r) {
   bytecode::Bytecode bc =
       bytecode::Bytecode::from_instructions(prefix_of(original_), original_.template_code().ptr());
@@ -1016,7 +1125,9 @@ py::object CodeGen::for_return(const SimulationResult& r) {
         }
       }
     }
-    e.assign_homes(roots, {}, scratch);
+    const std::set<const Variable*> must = prepare_graph(e, r, &roots);
+    e.assign_homes(roots, {}, scratch, must);
+    e.emit_graph_prologue();
   }
   e.load(r.value);
   e.emit_effects(r, [&r](const Variable* v) -> std::size_t {
@@ -1064,7 +1175,9 @@ std::vector<bool> CodeGen::emit_state(Emitter& e, const SimulationResult& r, std
     }
   }
   add_effect_values(r, &roots);
-  const std::vector<int> scratch_used = e.assign_homes(roots, preferred, scratch);
+  const std::set<const Variable*> must = prepare_graph(e, r, &roots);
+  const std::vector<int> scratch_used = e.assign_homes(roots, preferred, scratch, must);
+  e.emit_graph_prologue();
 
   for (std::size_t k = 0; k < depth_before; ++k) {
     const VarPtr& v = r.state.stack[k];

@@ -10,6 +10,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstddef>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -39,6 +40,23 @@ pybind11::object resume_info(PyObject* code);
 // Records that `resume` resumes `of` (a user's code object or a resume function) at `offset`.
 void register_resume(const pybind11::object& resume, const pybind11::object& of, int offset);
 
+// A graph the generated code calls (compiled by the selected backend), for explain().
+struct GraphRecord {
+  pybind11::object compiled;
+  std::string text;
+  pybind11::dict json;
+  pybind11::dict op_counts;
+  std::size_t ops = 0;
+  std::size_t inputs = 0;
+  std::size_t outputs = 0;
+};
+
+// How captured graphs are compiled.
+struct GraphOptions {
+  std::string backend = "numpy";
+  bool check = false;  // compare every op's result with the graph's dtype and shape (tests)
+};
+
 class CodeGen {
  public:
   // `original` is the decoded original code; `resume_cache` a dict that keeps resume functions
@@ -52,6 +70,9 @@ class CodeGen {
   // state is rebuilt and the original's instructions continue from the break in this frame.
   pybind11::object for_continuation(const SimulationResult& r);
   const std::vector<ResumeFunction>& resumes() const { return resumes_; }
+  // The graphs the last generated code calls (none, or one).
+  const std::vector<GraphRecord>& graphs() const { return graphs_; }
+  void set_graph_options(GraphOptions o) { graph_options_ = std::move(o); }
 
   // The resume function of `original` resuming at instruction `index` with a stack of
   // nulls.size() values (true: a NULL its prologue pushes; false: a value passed as an argument),
@@ -62,11 +83,17 @@ class CodeGen {
  private:
   struct Emitter;
   std::vector<bool> emit_state(Emitter& e, const SimulationResult& r, std::size_t keep);
+  // Compiles the captured graph for the values `roots` refer to (and its in-place changes), sets
+  // `e` up to call it, and returns the arrays that need a home local (see Emitter).
+  std::set<const Variable*> prepare_graph(Emitter& e, const SimulationResult& r,
+                                          std::vector<VarPtr>* roots);
 
   const bytecode::Bytecode& original_;
   pybind11::dict resume_cache_;
   GuardSet* guards_;
   std::vector<ResumeFunction> resumes_;
+  std::vector<GraphRecord> graphs_;
+  GraphOptions graph_options_;
 };
 
 }  // namespace sot::translator

@@ -81,6 +81,17 @@ void GuardSet::type(const VarPtr& v) {
   add(v, std::move(c), what);
 }
 
+void GuardSet::array(const VarPtr& v, const std::string& format,
+                     const std::vector<Py_ssize_t>& shape) {
+  capture::GuardCheck c;
+  c.kind = capture::GuardCheck::Kind::kArray;
+  c.format = format;
+  c.length = static_cast<Py_ssize_t>(shape.size());
+  c.shape = shape;
+  const std::string what = c.describe();
+  add(v, std::move(c), what);
+}
+
 void GuardSet::length(const VarPtr& v, Py_ssize_t n) {
   capture::GuardCheck c;
   c.kind = capture::GuardCheck::Kind::kLen;

@@ -330,6 +330,9 @@ OpcodeExecutor::Mark OpcodeExecutor::mark() const {
   m.ops = shared_->model_ops.size();
   m.cleared = cleared_.size();
   m.modeled = shared_->modeled != nullptr;
+  if (shared_->arrays) {
+    m.graph = shared_->arrays->mark();
+  }
   return m;
 }
 
@@ -346,6 +349,9 @@ void OpcodeExecutor::rollback(const Mark& m) {
   if (!m.modeled) {
     shared_->modeled = nullptr;
     shared_->model = nullptr;
+  }
+  if (shared_->arrays) {
+    shared_->arrays->rollback(m.graph);
   }
 }
 
@@ -616,6 +622,7 @@ SimulationResult OpcodeExecutor::run() {
   result_.model = shared_->model;
   result_.model_ops = shared_->model_ops;
   result_.attr_stores = shared_->attr_stores;
+  result_.arrays = shared_->arrays;
   return std::move(result_);
 }
 
@@ -780,6 +787,9 @@ VarPtr OpcodeExecutor::load_global(const py::object& name) {
 }
 
 VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
+  if (VarPtr v = array_attr(base, name)) {
+    return v;
+  }
   // Attributes are read without running user code: a module's own dict, or a method of a constant
   // (whose type is a builtin immutable type).
   if (base->kind() == Variable::Kind::kObject && PyModule_CheckExact(base->value().ptr())) {
@@ -856,6 +866,9 @@ VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
 }
 
 void OpcodeExecutor::binary_op(int op) {
+  if (array_binary_op(op)) {
+    return;
+  }
   const VarPtr b = peek(1);
   const VarPtr a = peek(2);
   constexpr int kAdd = 0;
@@ -965,6 +978,9 @@ void OpcodeExecutor::compare_op(int op) {
     fail("unknown comparison " + std::to_string(op));
   }
   static const std::array<const char*, 6> symbols = {"<", "<=", "==", "!=", ">", ">="};
+  if (array_compare_op(op)) {
+    return;
+  }
   const py::object av = constant_value(a);
   const py::object bv = (av ? constant_value(b) : py::object());
   if (!av || !bv) {
@@ -1013,6 +1029,9 @@ bool OpcodeExecutor::truth(const VarPtr& v, bool* value) {
 
 void OpcodeExecutor::branch(const bytecode::Instruction& ins, bool jump_if) {
   bool value = false;
+  if (peek(1)->kind() == Variable::Kind::kArray) {
+    graph_break("data-dependent branch: a jump on the truth of a " + peek(1)->describe());
+  }
   if (!truth(peek(1), &value)) {
     graph_break("a jump on the truth of " + peek(1)->describe());
   }
@@ -1051,6 +1070,23 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
     args.push_back(peek(i + extra));
   }
   const std::size_t nkw = kwnames ? static_cast<std::size_t>(PyTuple_GET_SIZE(kwnames.ptr())) : 0;
+  // NumPy functions and array methods: captured into the graph (or a break with the reason).
+  if (VarPtr r = array_call(callable, args, kwnames)) {
+    for (std::size_t i = 0; i < nargs + 2 + extra; ++i) {
+      pop();
+    }
+    push(std::move(r));
+    return;
+  }
+  if (callable->kind() == Variable::Kind::kObject && args.size() == 1 &&
+      args[0]->kind() == Variable::Kind::kArray &&
+      (callable->value().ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type) ||
+       callable->value().ptr() == reinterpret_cast<PyObject*>(&PyLong_Type) ||
+       callable->value().ptr() == reinterpret_cast<PyObject*>(&PyBool_Type) ||
+       callable->value().ptr() == reinterpret_cast<PyObject*>(&PyComplex_Type))) {
+    graph_break(py::str(callable->value().attr("__name__")).cast<std::string>() +
+                "() of a " + args[0]->describe() + " needs its data");
+  }
   if (callable->kind() == Variable::Kind::kMethod && nkw == 0 &&
       callable->items()[0]->kind() == Variable::Kind::kObject) {
     // A method of a list or dict received from outside: run on its model, replayed later.
@@ -1857,6 +1893,13 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
       case Variable::Kind::kDict:
       case Variable::Kind::kSet:
         return Variable::constant(py::int_(v->keys().size()));
+      case Variable::Kind::kArray: {
+        const graph::ValueInfo& info = array_info(v->graph_id());
+        if (info.ndim() == 0) {
+          return nullptr;  // TypeError: len() of unsized object
+        }
+        return Variable::constant(py::int_(info.shape[0]));
+      }
       case Variable::Kind::kObject: {
         PyObject* o = v->value().ptr();
         if (VarPtr m = model_of(v)) {
@@ -2162,6 +2205,9 @@ void OpcodeExecutor::call_set_method(const VarPtr& method, const std::vector<Var
 void OpcodeExecutor::store_subscr() {
   // [value, container, key]: container[key] = value (a container received from outside: on its
   // model).
+  if (array_store_subscr()) {
+    return;
+  }
   const VarPtr key = peek(1);
   VarPtr container = peek(2);
   const VarPtr value = peek(3);
@@ -2756,17 +2802,25 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       if (ins.arg != kUnaryPositive) {
         graph_break("intrinsic function " + std::to_string(ins.arg) + " is not simulated");
       }
-      unary(PyNumber_Positive);
+      if (!array_unary("pos")) {
+        unary(PyNumber_Positive);
+      }
       return;
     }
     case Op::UNARY_NEGATIVE:
-      unary(PyNumber_Negative);
+      if (!array_unary("neg")) {
+        unary(PyNumber_Negative);
+      }
       return;
     case Op::UNARY_POSITIVE:
-      unary(PyNumber_Positive);
+      if (!array_unary("pos")) {
+        unary(PyNumber_Positive);
+      }
       return;
     case Op::UNARY_INVERT:
-      unary(PyNumber_Invert);
+      if (!array_unary("invert")) {
+        unary(PyNumber_Invert);
+      }
       return;
     case Op::UNARY_NOT:
     case Op::TO_BOOL: {
@@ -2850,6 +2904,9 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
     case Op::BINARY_SUBSCR:
     case Op::BINARY_SLICE: {
       const std::size_t n = op == Op::BINARY_SLICE ? 3 : 2;
+      if (array_subscript(n)) {
+        return;
+      }
       VarPtr container = peek(n);
       py::object key;
       if (op == Op::BINARY_SLICE) {

@@ -8,11 +8,15 @@
 #include <pybind11/pybind11.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "bytecode/bytecode.hpp"
+#include "graph/rules.hpp"
+#include "translator/array_state.hpp"
 #include "translator/guards.hpp"
 #include "translator/variable.hpp"
 
@@ -67,6 +71,8 @@ struct SimulationResult {
   std::vector<AttrStore> attr_stores;
   std::size_t simulated = 0;  // instructions simulated
   std::size_t folded = 0;     // operations folded at translation time
+  // The NumPy operations captured (nullptr: none); kArray Variables are its values.
+  std::shared_ptr<ArrayState> arrays;
 };
 
 struct FrameInputs {
@@ -115,6 +121,8 @@ class OpcodeExecutor {
     // The Variables of globals and module attributes loaded so far ((nullptr, "global name"),
     // (module, "attr name")): the same place gives the same Variable.
     std::map<std::pair<const Variable*, std::string>, VarPtr> loaded;
+    // The NumPy graph (made on the first array operation).
+    std::shared_ptr<ArrayState> arrays;
   };
 
   OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs& inputs, GuardSet* guards);
@@ -162,6 +170,7 @@ class OpcodeExecutor {
   struct Mark {
     std::size_t undo = 0, stores = 0, cells = 0, attrs = 0, ops = 0, cleared = 0;
     bool modeled = false;
+    ArrayState::Mark graph;
   };
   Mark mark() const;
   void rollback(const Mark& m);
@@ -213,6 +222,41 @@ class OpcodeExecutor {
   void write_cell(const VarPtr& cell, VarPtr contents);
   void make_function(int flags);
   static bool is_constant_method(const pybind11::object& callable);
+
+  // NumPy (array_ops.cpp). Each returns false (or nullptr) when its operands are not NumPy values,
+  // pushes or returns the captured result, or breaks the graph with a NumPy reason.
+  ArrayState& arrays();
+  // An operand of a NumPy operation: a graph value (an array made in the frame, or an ndarray or
+  // NumPy scalar received from outside, which becomes a graph input under guards), or a Python
+  // number (its value guarded).
+  struct ArrayOperand {
+    enum class Kind : std::uint8_t { kNone, kValue, kPython };
+    Kind kind = Kind::kNone;
+    int id = -1;
+    graph::PyScalar scalar;
+    pybind11::object constant;  // kPython
+  };
+  ArrayOperand array_operand(const VarPtr& v);
+  bool is_array_like(const VarPtr& v);
+  const graph::ValueInfo& array_info(int id);
+  VarPtr add_array_op(graph::Op op, graph::ValueInfo info);
+  bool array_binary_op(int op);
+  bool array_compare_op(int op);
+  bool array_unary(const char* which);
+  bool array_subscript(std::size_t n);
+  bool array_store_subscr();
+  VarPtr array_attr(const VarPtr& base, const pybind11::object& name);
+  // A NumPy function or an array method called with `args` (keywords last, named by kwnames): its
+  // result, or nullptr when `callable` is neither.
+  VarPtr array_call(const VarPtr& callable, const std::vector<VarPtr>& args,
+                    const pybind11::object& kwnames);
+  VarPtr numpy_function(const std::string& name, const VarPtr& callable,
+                        const std::vector<VarPtr>& args,
+                        const std::vector<std::pair<std::string, VarPtr>>& kwargs,
+                        const VarPtr& self);
+  // The value of a static argument (an axis, a shape, a dtype): a constant (guarded), or a null
+  // object.
+  pybind11::object static_arg(const VarPtr& v);
   bool truth(const VarPtr& v, bool* value);
   void branch(const bytecode::Instruction& ins, bool jump_if);
 

@@ -89,6 +89,9 @@ capture::Translation SymbolicTranslator::translate(const capture::FrameInfo& fra
     record.failure = t.reason;
   }
   breaks += record.breaks.size();
+  if (t.outcome == capture::Translation::Outcome::kTranslated) {
+    graphs += record.graphs.size();
+  }
   if ((log & kLogBreaks) != 0) {
     for (const BreakRecord& b : record.breaks) {
       std::cerr << "sot: graph break in " << display_name(reinterpret_cast<PyObject*>(frame.code))
@@ -184,6 +187,7 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
     throw py::error_already_set();
   }
   CodeGen gen(code, cache->translator_data, &guards);
+  gen.set_graph_options(GraphOptions{backend, check_graphs});
   py::object transformed;
   if (result.kind == SimulationResult::Kind::kBreak && is_resume &&
       result.last <= inputs.resume_prologue_end) {
@@ -223,6 +227,7 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
     transformed = gen.for_return(result);
   }
   record->resumes = gen.resumes();
+  record->graphs = gen.graphs();
   record->guards = guards.lines();
   py::object guard = guards.tree()->size() == 0 ? py::none() : py::cast(guards.tree());
   return capture::Translation::translated(std::move(transformed), std::move(guard));

@@ -36,6 +36,7 @@ struct TranslationRecord {
   std::size_t instructions = 0;  // in the original code
   std::size_t simulated = 0;
   std::size_t folded = 0;
+  std::vector<GraphRecord> graphs;  // the graph the transformed code calls (none or one)
 };
 
 class SymbolicTranslator final : public capture::Translator {
@@ -44,6 +45,8 @@ class SymbolicTranslator final : public capture::Translator {
 
   bool keep_records = false;
   bool strict = false;  // a graph break is a failure (raised under the runtime's strict mode)
+  std::string backend = "numpy";  // the graph backend, by name
+  bool check_graphs = false;      // check every graph op's result against the rules (tests)
   unsigned log = 0;     // kLog* bits: what to print to stderr
   static constexpr unsigned kLogBreaks = 1;
   static constexpr unsigned kLogBytecode = 2;
@@ -55,6 +58,7 @@ class SymbolicTranslator final : public capture::Translator {
   std::uint64_t translations = 0;
   std::uint64_t failures = 0;
   std::uint64_t breaks = 0;
+  std::uint64_t graphs = 0;  // graphs captured (one per transformed code that calls one)
 
  private:
   capture::Translation run(const capture::FrameInfo& frame, TranslationRecord* record);

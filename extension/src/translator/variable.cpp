@@ -136,8 +136,17 @@ VarPtr Variable::from_input(py::handle value, Tracker tracker) {
                                   : Variable::object(object, std::move(tracker));
 }
 
+VarPtr Variable::array(int id, std::string text) {
+  auto v = std::make_shared<Variable>(Kind::kArray, py::none(), Tracker{});
+  v->slot_ = id;
+  v->text_ = std::move(text);
+  return v;
+}
+
 std::string Variable::describe() const {
   switch (kind_) {
+    case Kind::kArray:
+      return "NumPy value " + text_;
     case Kind::kConst:
       return std::string(Py_TYPE(value_.ptr())->tp_name) + " " + short_repr(value_);
     case Kind::kObject:
@@ -172,6 +181,9 @@ std::string Variable::describe() const {
 std::string tracker_path(const Tracker& tracker, const py::tuple& localsplus_names) {
   switch (tracker.kind) {
     case Tracker::Kind::kLocal:
+      if (tracker.key) {
+        return py::str(tracker.key).cast<std::string>();
+      }
       return py::str(localsplus_names[static_cast<std::size_t>(tracker.index)]).cast<std::string>();
     case Tracker::Kind::kGlobal:
       return py::str(tracker.key).cast<std::string>();

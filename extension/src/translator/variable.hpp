@@ -71,6 +71,8 @@ class Variable {
     kSet,    // a set built inside: `keys()` (constants), in insertion order (never removed from),
              // and `snapshot()` the updates that made it (constant tuples and frozensets)
     kSuper,  // super(items[0], items[1]): a zero-argument super() of an inlined method
+    kArray,  // a NumPy array or scalar the frame computed: value `graph_id()` of the frame's graph
+             // (see ArrayState); its dtype and shape are known, its contents are not
   };
 
   // What a kIter iterates over.
@@ -106,6 +108,8 @@ class Variable {
   // closure, a resume function's argument), which other code may share.
   static VarPtr cell(VarPtr contents, int slot, bool outside, Tracker tracker = {});
   static VarPtr function(pybind11::object code, std::vector<VarPtr> closure);
+  // The graph value `id` (see ArrayState), described as `text` ("float64[3, 4]").
+  static VarPtr array(int id, std::string text);
   // The Variable for a value received from outside: a constant when its type is one of the
   // immutable constant types (exactly), else an object.
   static VarPtr from_input(pybind11::handle value, Tracker tracker);
@@ -123,7 +127,8 @@ class Variable {
   // Mutable (or compared by identity) and made inside: generated code must build it exactly once.
   bool is_mutable_created() const {
     return (kind_ == Kind::kList || kind_ == Kind::kFunction || kind_ == Kind::kDict ||
-            kind_ == Kind::kSet || kind_ == Kind::kIter || (kind_ == Kind::kCell && slot_ < 0)) &&
+            kind_ == Kind::kSet || kind_ == Kind::kIter || kind_ == Kind::kArray ||
+            (kind_ == Kind::kCell && slot_ < 0)) &&
            !tracker_.is_input();
   }
 
@@ -180,6 +185,9 @@ class Variable {
   VarPtr& globals() { return initial_; }
   const VarPtr& globals() const { return initial_; }
 
+  // kArray: its value in the graph.
+  int graph_id() const { return slot_; }
+
   // kFunction: its defaults (a tuple), keyword defaults (a dict) and annotations, or nullptr.
   enum Part : std::uint8_t { kDefaults = 0, kKwDefaults = 1, kAnnotations = 2 };
   VarPtr& part(Part p) { return parts_[p]; }
@@ -204,6 +212,7 @@ class Variable {
   std::uint64_t seen_version_ = 0;
   VarPtr initial_;
   std::array<VarPtr, 3> parts_;
+  std::string text_;  // kArray
 };
 
 // "x", "globals()['np']", "x.attr[0]": where a tracked value comes from.

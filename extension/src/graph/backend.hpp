@@ -1,0 +1,42 @@
+// Backends run graphs. Each compiles a Graph (with its outputs) into a Python callable
+// `f(*inputs)` that returns the outputs: the value itself for one output, a tuple for several, None
+// for none. Backends are found by name ("numpy" now; "cpu" and "cuda" register themselves the same
+// way later).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.hpp"
+
+namespace sot::graph {
+
+class Backend {
+ public:
+  Backend() = default;
+  virtual ~Backend() = default;
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+  Backend(Backend&&) = delete;
+  Backend& operator=(Backend&&) = delete;
+
+  virtual std::string name() const = 0;
+  // `check`: after every op, compare the array it made with what the graph says (dtype, shape,
+  // scalar or array) and raise AssertionError on a difference (for tests).
+  virtual pybind11::object compile(const Graph& graph, const std::vector<int>& outputs,
+                                   bool check) = 0;
+};
+
+// The backend called `name`, or nullptr.
+Backend* find_backend(const std::string& name);
+std::vector<std::string> backend_names();
+void register_backend(std::unique_ptr<Backend> backend);
+
+// The reference backend: every op is the NumPy call the user's code made, in order, so results are
+// bit-exact with eager NumPy (views stay views, in-place ops change the same arrays).
+std::unique_ptr<Backend> make_numpy_backend();
+
+}  // namespace sot::graph
