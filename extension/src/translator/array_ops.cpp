@@ -793,8 +793,32 @@ VarPtr OpcodeExecutor::array_call(const VarPtr& callable, const std::vector<VarP
   if (np.is_none()) {
     return nullptr;
   }
+  PyObject* fn = callable->value().ptr();
+  if (PyType_Check(fn) != 0 && PyObject_IsSubclass(fn, np.attr("generic").ptr()) == 1) {
+    // A NumPy scalar type called on a Python number: np.float32(2.0).
+    const py::object dt = np.attr("dtype")(callable->value());
+    const auto dtype = graph::dtype_from_name(str_of(dt.attr("name")));
+    if (dtype && dt.attr("type").ptr() == fn && positional.size() == 1 && kwargs.empty() &&
+        positional[0]->kind() == Variable::Kind::kConst) {
+      const ArrayOperand v = array_operand(positional[0]);
+      if (v.kind == ArrayOperand::Kind::kPython && v.scalar.kind != graph::PyScalar::Kind::kComplex) {
+        guards_->identity(callable);
+        graph::Op g;
+        g.name = "scalar";
+        g.fn = callable->value();
+        g.args = {Arg::constant_of(v.constant)};
+        ValueInfo info;
+        info.dtype = *dtype;
+        info.scalar = true;
+        return add_array_op(std::move(g), info);
+      }
+    }
+    graph_break("numpy " + str_of(callable->value().attr("__name__")) + "() of " +
+                (positional.empty() ? std::string("nothing") : positional[0]->describe()));
+  }
+  PyErr_Clear();
   const auto& table = numpy_table(np);
-  const auto it = table.find(callable->value().ptr());
+  const auto it = table.find(fn);
   if (it == table.end()) {
     const std::string shown = numpy_name(callable->value());
     if (shown.empty()) {

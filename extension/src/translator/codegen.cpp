@@ -213,12 +213,18 @@ struct CodeGen::Emitter {
 
   // The compiled graph the code calls (None: no graph), its inputs (Variables received from
   // outside) and the arrays it returns, in order. With one output referenced once the call is made
-  // where that array is loaded ("lazy"); otherwise first, its outputs stored into home locals.
+  // where that array is loaded ("lazy"). Otherwise it is made first and its result (the output, or
+  // the tuple of outputs) stays at the bottom of the value stack while the state is rebuilt: each
+  // load of an output copies it from there (no local is needed), and remove_graph_result() drops
+  // it at the end.
   py::object graph_fn = py::none();
   std::vector<VarPtr> graph_inputs;
   std::vector<const Variable*> graph_outputs;
   bool graph_lazy = false;
   bool graph_done = false;
+  bool result_on_stack = false;
+  int above = 0;  // values on the stack above the graph's result (while it is there)
+  bool depth_known = true;
 
   void emit_graph_call() {
     call_constant(
@@ -232,28 +238,49 @@ struct CodeGen::Emitter {
     graph_done = true;
   }
 
-  // The eager call: before anything else, outputs into their homes.
   void emit_graph_prologue() {
     if (graph_fn.is_none() || graph_lazy) {
       return;
     }
     emit_graph_call();
     if (graph_outputs.empty()) {
-      emit("POP_TOP");
+      emit("POP_TOP");  // in-place changes only
       return;
     }
+    result_on_stack = true;
+    above = 0;
+    depth_known = true;
+  }
+
+  // Output `v` copied from the graph's result at the bottom of the stack.
+  void load_graph_output(const Variable* v) {
+    if (!depth_known) {
+      throw CodegenError("a graph output loaded after a jump");
+    }
+    const auto it = std::find(graph_outputs.begin(), graph_outputs.end(), v);
+    if (it == graph_outputs.end()) {
+      throw CodegenError("a NumPy value the graph does not output");
+    }
+    emit("COPY", above + 1);
     if (graph_outputs.size() > 1) {
-      emit("UNPACK_SEQUENCE", static_cast<int>(graph_outputs.size()));
+      load_const(py::int_(it - graph_outputs.begin()));
+      emit("BINARY_SUBSCR");
     }
-    for (const Variable* v : graph_outputs) {
-      const auto h = home.find(v);
-      if (h == home.end()) {
-        throw CodegenError("no free local to hold the graph's outputs");
-      }
-      emit("STORE_FAST", h->second);
-      built[v] = h->second;
-      overwritten[static_cast<std::size_t>(h->second)] = true;
+  }
+
+  // Drops the graph's result from below the `above` values above it.
+  void remove_graph_result() {
+    if (!result_on_stack) {
+      return;
     }
+    if (!depth_known) {
+      throw CodegenError("the graph's result cannot be removed after a jump");
+    }
+    for (int k = 2; k <= above + 1; ++k) {
+      emit("SWAP", k);
+    }
+    emit("POP_TOP");
+    result_on_stack = false;
   }
 
   // `entry`: the Variables of the frame's locals at entry (what each local holds before any store).
@@ -269,6 +296,14 @@ struct CodeGen::Emitter {
     ins.arg = arg;
     ins.position = pos;
     out.push_back(ins);
+    if (result_on_stack) {
+      int effect = 0;
+      if (bytecode::stack_effect(op, arg, false, &effect)) {
+        above += effect;
+      } else {
+        depth_known = false;
+      }
+    }
   }
   void emit(const char* name, int arg = 0) { emit(opcode(name), arg); }
   int new_label() {
@@ -277,6 +312,7 @@ struct CodeGen::Emitter {
   }
   void place(int label) { labels[static_cast<std::size_t>(label)] = static_cast<long>(out.size()); }
   void emit_jump_op(const char* name, int label) {
+    depth_known = depth_known && !result_on_stack;
     Instruction ins;
     ins.opcode = jump_opcode(name);
     ins.position = pos;
@@ -284,6 +320,7 @@ struct CodeGen::Emitter {
     out.push_back(ins);
   }
   void emit_jump(const Instruction& original, int label) {
+    depth_known = depth_known && !result_on_stack;
     Instruction ins;
     ins.opcode = original.opcode;
     ins.arg = original.arg;
@@ -729,6 +766,11 @@ struct CodeGen::Emitter {
 
   void load(const VarPtr& v) {
     // A value made in the frame is built once: later loads read it from its home local, or fail.
+    // (A graph output is copied from the graph's result at each load.)
+    if (v->kind() == Variable::Kind::kArray && result_on_stack) {
+      load_graph_output(v.get());
+      return;
+    }
     const bool once = v->is_mutable_created();
     if (once) {
       const auto it = built.find(v.get());
@@ -767,19 +809,20 @@ struct CodeGen::Emitter {
   // Returns the scratch locals used.
   std::vector<int> assign_homes(const std::vector<VarPtr>& roots,
                                 const std::map<const Variable*, int>& preferred,
-                                const std::vector<int>& scratch,
-                                const std::set<const Variable*>& must_home = {}) {
+                                const std::vector<int>& scratch) {
     Refs refs;
     for (const VarPtr& v : roots) {
       count_refs(v, &refs);
     }
-    for (const VarPtr& in : graph_inputs) {
-      count_refs(in, &refs);  // (their locals' entry values are read)
+    if (graph_lazy) {
+      for (const VarPtr& in : graph_inputs) {
+        count_refs(in, &refs);  // (their locals' entry values are read on the way)
+      }
     }
     // A local whose entry value is still to be read, or that is some value's home, is no scratch.
     std::set<int> taken(refs.entry_locals.begin(), refs.entry_locals.end());
     for (const auto& [v, i] : preferred) {
-      if (refs.count[v] >= 2 || must_home.count(v) != 0) {
+      if (refs.count[v] >= 2) {
         taken.insert(i);
       }
     }
@@ -791,19 +834,15 @@ struct CodeGen::Emitter {
     }
     std::vector<int> used;
     for (const Variable* v : refs.order) {
-      const bool must = must_home.count(v) != 0;
-      if (refs.count[v] < 2 && !must) {
+      // (Graph outputs are copied from the graph's result: no home.)
+      if (refs.count[v] < 2 || (v->kind() == Variable::Kind::kArray && !graph_lazy)) {
         continue;
       }
-      // (A graph output is stored first: not into a local whose entry value is still to be read.)
-      if (const auto p = preferred.find(v);
-          p != preferred.end() && !(must && refs.entry_locals.count(p->second) != 0)) {
+      if (const auto p = preferred.find(v); p != preferred.end()) {
         home[v] = p->second;
       } else if (used.size() < usable.size()) {
         home[v] = usable[used.size()];
         used.push_back(home[v]);
-      } else if (must) {
-        throw CodegenError("no free local to hold the graph's outputs");
       }
     }
     return used;
@@ -1058,11 +1097,20 @@ std::vector<Instruction> prefix_of(const bytecode::Bytecode& bc) {
 
 }  // namespace
 
-std::set<const Variable*> CodeGen::prepare_graph(Emitter& e, const SimulationResult& r,
-                                                 std::vector<VarPtr>* roots) {
+std::vector<int> CodeGen::homes_and_graph(Emitter& e, const SimulationResult& r,
+                                          std::vector<VarPtr>* roots,
+                                          const std::map<const Variable*, int>& preferred,
+                                          const std::vector<int>& scratch) {
+  prepare_graph(e, r, roots);
+  std::vector<int> used = e.assign_homes(*roots, preferred, scratch);
+  e.emit_graph_prologue();
+  return used;
+}
+
+void CodeGen::prepare_graph(Emitter& e, const SimulationResult& r, std::vector<VarPtr>* roots) {
   graphs_.clear();
   if (!r.arrays || r.arrays->graph.ops().empty()) {
-    return {};
+    return;
   }
   // The arrays the generated code needs: the graph's outputs, in first-reference order.
   Emitter::Refs refs;
@@ -1078,31 +1126,29 @@ std::set<const Variable*> CodeGen::prepare_graph(Emitter& e, const SimulationRes
     }
   }
   if (outputs.empty() && !r.arrays->graph.has_mutation()) {
-    return {};  // nothing needs the graph: it does not run
+    return;  // nothing needs the graph: it does not run
   }
   graph::Backend* backend = graph::find_backend(graph_options_.backend);
   if (backend == nullptr) {
     throw CodegenError("no graph backend called '" + graph_options_.backend + "'");
   }
-  const graph::Graph g = r.arrays->graph.optimized(&ids);
-  GraphRecord record;
-  record.compiled = backend->compile(g, ids, graph_options_.check);
-  record.text = g.text(ids);
-  record.json = g.json(ids);
-  record.op_counts = g.op_counts();
-  record.ops = g.ops().size();
-  record.inputs = g.inputs().size();
-  record.outputs = ids.size();
-  e.graph_fn = record.compiled;
-  graphs_.push_back(std::move(record));
+  auto compile = [&](std::vector<int> outs) {
+    const graph::Graph g = r.arrays->graph.optimized(&outs);
+    GraphRecord record;
+    record.compiled = backend->compile(g, outs, graph_options_.check);
+    record.text = g.text(outs);
+    record.json = g.json(outs);
+    record.op_counts = g.op_counts();
+    record.ops = g.ops().size();
+    record.inputs = g.inputs().size();
+    record.outputs = outs.size();
+    graphs_.push_back(record);
+    return record.compiled;
+  };
   e.graph_inputs = r.arrays->inputs;
+  e.graph_fn = compile(ids);
   e.graph_outputs = outputs;
   e.graph_lazy = outputs.size() == 1 && refs.count[outputs[0]] == 1;
-  std::set<const Variable*> must;
-  if (!e.graph_lazy) {
-    must.insert(outputs.begin(), outputs.end());
-  }
-  return must;
 }
 
 py::object CodeGen::for_return(const SimulationResult& r) {
@@ -1125,14 +1171,13 @@ py::object CodeGen::for_return(const SimulationResult& r) {
         }
       }
     }
-    const std::set<const Variable*> must = prepare_graph(e, r, &roots);
-    e.assign_homes(roots, {}, scratch, must);
-    e.emit_graph_prologue();
+    homes_and_graph(e, r, &roots, {}, scratch);
   }
   e.load(r.value);
   e.emit_effects(r, [&r](const Variable* v) -> std::size_t {
     return v == r.value.get() ? 1 : 0;  // the returned value is on top
   });
+  e.remove_graph_result();
   e.emit("RETURN_VALUE");
   e.finish_into(bc);
   return bc.assemble();
@@ -1175,9 +1220,7 @@ std::vector<bool> CodeGen::emit_state(Emitter& e, const SimulationResult& r, std
     }
   }
   add_effect_values(r, &roots);
-  const std::set<const Variable*> must = prepare_graph(e, r, &roots);
-  const std::vector<int> scratch_used = e.assign_homes(roots, preferred, scratch, must);
-  e.emit_graph_prologue();
+  const std::vector<int> scratch_used = homes_and_graph(e, r, &roots, preferred, scratch);
 
   for (std::size_t k = 0; k < depth_before; ++k) {
     const VarPtr& v = r.state.stack[k];
@@ -1274,7 +1317,7 @@ std::vector<bool> CodeGen::emit_state(Emitter& e, const SimulationResult& r, std
       e.current[u] = nullptr;
     }
   }
-
+  e.remove_graph_result();
   return kept_null;
 }
 

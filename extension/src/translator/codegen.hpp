@@ -10,6 +10,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstddef>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -83,10 +84,14 @@ class CodeGen {
  private:
   struct Emitter;
   std::vector<bool> emit_state(Emitter& e, const SimulationResult& r, std::size_t keep);
-  // Compiles the captured graph for the values `roots` refer to (and its in-place changes), sets
-  // `e` up to call it, and returns the arrays that need a home local (see Emitter).
-  std::set<const Variable*> prepare_graph(Emitter& e, const SimulationResult& r,
-                                          std::vector<VarPtr>* roots);
+  // Compiles the captured graph for the values `roots` refer to (and its in-place changes) and
+  // sets `e` up to call it.
+  void prepare_graph(Emitter& e, const SimulationResult& r, std::vector<VarPtr>* roots);
+  // Home locals for the values built once, the graph prepared and its eager call emitted: the
+  // scratch locals used.
+  std::vector<int> homes_and_graph(Emitter& e, const SimulationResult& r, std::vector<VarPtr>* roots,
+                                   const std::map<const Variable*, int>& preferred,
+                                   const std::vector<int>& scratch);
 
   const bytecode::Bytecode& original_;
   pybind11::dict resume_cache_;

@@ -1,0 +1,140 @@
+"""The NumPy differential harness: run a function plainly and translated (twice: the second call from the
+cache) and compare what a caller sees - the result (arrays: type, dtype, shape and every element, NaN equal to
+NaN; NumPy scalars: exact type and value), which arguments the result shares memory with or is, the arguments
+after the call (in-place changes), the module's ``g_*`` globals and stdout, or the exception. The reference
+backend runs the user's own NumPy calls, so elements are compared exactly.
+
+Also checks the capture: the graphs called by the first call's translations (``graphs``), its graph breaks
+(``breaks``) and that the second call hit the cache. Every op's result is checked against the dtype and shape
+the translator worked out (``check_graphs``)."""
+
+import contextlib
+import copy
+import io
+import os
+import traceback
+
+import pytest
+
+import sot
+from sot import capture as cap
+
+np = pytest.importorskip("numpy")
+
+
+def _arrays_in(value, out):
+    if isinstance(value, np.ndarray):
+        out.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _arrays_in(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _arrays_in(v, out)
+    return out
+
+
+class Outcome:
+    def __init__(self, fn, args, kwargs, translator=None):
+        self.args = copy.deepcopy(args)
+        self.kwargs = copy.deepcopy(kwargs)
+        out = io.StringIO()
+        self.value = self.error = None
+        with contextlib.redirect_stdout(out):
+            try:
+                with cap.capture(translator) if translator is not None else contextlib.nullcontext():
+                    self.value = fn(*self.args, **self.kwargs)
+            except Exception as exc:  # noqa: BLE001 - every exception is compared
+                self.error = (type(exc), str(exc))
+        self.stdout = out.getvalue()
+        self.globals = {k: copy.deepcopy(v) for k, v in fn.__globals__.items() if k.startswith("g_")}
+        # Aliasing: for each array in the result, which argument arrays it is or shares memory with.
+        ins = _arrays_in((self.args, self.kwargs), [])
+        self.aliases = [tuple((o is a, bool(np.shares_memory(o, a))) for a in ins)
+                        for o in _arrays_in(self.value, [])]
+
+    def view(self):
+        return {"value": self.value, "error": self.error, "args": self.args, "kwargs": self.kwargs,
+                "stdout": self.stdout, "globals": self.globals, "aliases": self.aliases}
+
+
+def same(a, b):
+    """Equal in type, dtype, shape and every element (NaN equal to NaN)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    if isinstance(a, np.generic):
+        return a.dtype == b.dtype and (bool(a == b) or (a != a and b != b))
+    if isinstance(a, float) and a != a:
+        return b != b
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def check(fn, *args, graphs=1, breaks=0, fallbacks=0, **kwargs):
+    plain = Outcome(fn, args, kwargs)
+    sot.reset()
+    cap.clear(fn)
+    translator = sot.translate.new_translator(records=True)
+    translator.check_graphs = True
+    runs = []
+    first_records = None
+    for _ in range(2):
+        runs.append(Outcome(fn, args, kwargs, translator))
+        if first_records is None:
+            first_records = translator.records()
+    expected = plain.view()
+    for i, run in enumerate(runs):
+        got = run.view()
+        for key in expected:
+            assert same(got[key], expected[key]), (
+                f"call {i + 1} translated differs in {key}: {got[key]!r} != {expected[key]!r}")
+    failures = [f"{r['original'].co_name}: {r['failure']}" for r in first_records if r["failure"]]
+    assert len(failures) == fallbacks, f"fallbacks {failures}"
+    got_breaks = [b["reason"] for r in first_records for b in r["breaks"]]
+    got_graphs = [g for r in first_records if r["transformed"] is not None for g in r["graphs"]]
+    assert (len(got_graphs), len(got_breaks)) == (graphs, breaks), (
+        f"{len(got_graphs)} graphs and {len(got_breaks)} breaks, expected {graphs} and {breaks}: "
+        + "; ".join(got_breaks) + "\n" + "\n".join(g["text"] for g in got_graphs))
+    stats = cap.stats(fn)
+    if fallbacks == 0:
+        assert stats["translations"] >= 1 and stats["fallbacks"] == 0, stats
+        assert stats["hits"] >= 1, f"the second call did not hit the cache: {stats}"
+    return first_records
+
+
+def case(fn, *args, graphs=1, breaks=0, fallbacks=0, **kwargs):
+    """One differential case: ``fn(*args, **kwargs)`` with its expected counts."""
+    return pytest.param(fn, args, kwargs, graphs, breaks, fallbacks, id=fn.__name__)
+
+
+def run_cases(cases):
+    return pytest.mark.parametrize("fn,args,kwargs,graphs,breaks,fallbacks", cases)
+
+
+def isolated_check(fn, args, kwargs, graphs, breaks, fallbacks):
+    """``check`` in a forked child, so that a crash fails this case and not the whole session."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        try:
+            check(fn, *args, graphs=graphs, breaks=breaks, fallbacks=fallbacks, **kwargs)
+            report = b""
+        except BaseException:  # noqa: BLE001 - everything goes back to the parent
+            report = traceback.format_exc().encode()
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(report)
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        report = pipe.read().decode()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        pytest.fail(f"the translated run crashed (signal {os.WTERMSIG(status)})", pytrace=False)
+    if report:
+        pytest.fail(report, pytrace=False)
