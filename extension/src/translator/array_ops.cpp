@@ -526,6 +526,38 @@ bool OpcodeExecutor::array_binary_op(int op) {
 bool OpcodeExecutor::array_compare_op(int op) {
   const VarPtr b = peek(1);
   const VarPtr a = peek(2);
+  // x.dtype == np.float32, x.dtype != "int8": dtypes are immutable, compared now.
+  const py::object np = numpy_module();
+  auto is_dtype = [&](const VarPtr& v) {
+    return !np.is_none() && v->kind() == Variable::Kind::kObject && !v->tracker().is_input() &&
+           PyObject_TypeCheck(v->value().ptr(),
+                              reinterpret_cast<PyTypeObject*>(np.attr("dtype").ptr())) != 0;
+  };
+  if ((op == Py_EQ || op == Py_NE) && (is_dtype(a) || is_dtype(b))) {
+    const VarPtr& other = is_dtype(a) ? b : a;
+    py::object value;
+    if (other->kind() == Variable::Kind::kObject) {
+      value = other->value();
+      if (!(PyType_Check(value.ptr()) || is_dtype(other))) {
+        return false;
+      }
+      guards_->identity(other);
+    } else if (other->is_const()) {
+      value = constant_value(other);
+    } else {
+      return false;
+    }
+    const py::object mine = is_dtype(a) ? a->value() : b->value();
+    const int eq = PyObject_RichCompareBool(mine.ptr(), value.ptr(), op);
+    if (eq < 0) {
+      PyErr_Clear();
+      return false;
+    }
+    pop();
+    pop();
+    push(Variable::constant(py::bool_(eq == 1)));
+    return true;
+  }
   if (!is_array_like(a) && !is_array_like(b)) {
     return false;
   }

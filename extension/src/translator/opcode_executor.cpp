@@ -1886,6 +1886,14 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
   }
   if (is_builtin("len") && args.size() == 1) {
     const VarPtr& v = args[0];
+    if (v->kind() == Variable::Kind::kObject && is_array_like(v)) {
+      const ArrayOperand a = array_operand(v);
+      const graph::ValueInfo& info = array_info(a.id);
+      if (a.kind != ArrayOperand::Kind::kValue || info.ndim() == 0) {
+        return nullptr;
+      }
+      return Variable::constant(py::int_(info.shape[0]));
+    }
     switch (v->kind()) {
       case Variable::Kind::kTuple:
       case Variable::Kind::kList:
@@ -1966,6 +1974,12 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
       guards_->value(v);
       type = py::reinterpret_borrow<py::object>(
           reinterpret_cast<PyObject*>(Py_TYPE(v->value().ptr())));
+    } else if (v->kind() == Variable::Kind::kArray) {
+      // An ndarray, or the NumPy scalar type of its dtype.
+      const graph::ValueInfo& info = array_info(v->graph_id());
+      const py::object np = arrays().numpy;
+      type = info.scalar ? np.attr("dtype")(std::string(graph::name(info.dtype))).attr("type")
+                         : np.attr("ndarray");
     } else {
       static const std::pair<Variable::Kind, PyTypeObject*> kMade[] = {
           {Variable::Kind::kList, &PyList_Type},
