@@ -43,6 +43,7 @@ def new_translator(records=False, backend=None):
     t.log = sum(bit for channel, bit in _LOG_BITS.items() if config.logs(channel))
     t.backend = _check_backend(backend if backend is not None else config.backend)
     t.check_graphs = config.check_graphs
+    t.dynamic_shapes = config.dynamic_shapes
     return t
 
 

@@ -396,9 +396,24 @@ std::optional<ValueInfo> matmul_result(const ValueInfo& a, const ValueInfo& b, s
     *why = "matmul: Input operand does not have enough dimensions";
     return std::nullopt;
   }
-  if (has_symbols(a) || has_symbols(b)) {
-    *why = "matmul of dynamic shapes";
-    return std::nullopt;
+  // Shape symbols: the rows of `a` and the columns of `b` carry theirs; a contracted or batch
+  // dimension that is dynamic is not handled (the caller specializes and asks again).
+  const int rows_sym = a.ndim() >= 2 ? sym(a, static_cast<std::size_t>(a.ndim() - 2)) : -1;
+  const int cols_sym = b.ndim() >= 2 ? sym(b, static_cast<std::size_t>(b.ndim() - 1)) : -1;
+  {
+    const int ka = sym(a, static_cast<std::size_t>(a.ndim() - 1));
+    const int kb = sym(b, static_cast<std::size_t>(b.ndim() >= 2 ? b.ndim() - 2 : 0));
+    bool batch_sym = false;
+    for (int d = 0; d + 2 < a.ndim(); ++d) {
+      batch_sym = batch_sym || sym(a, static_cast<std::size_t>(d)) >= 0;
+    }
+    for (int d = 0; d + 2 < b.ndim(); ++d) {
+      batch_sym = batch_sym || sym(b, static_cast<std::size_t>(d)) >= 0;
+    }
+    if (ka != kb || batch_sym) {
+      *why = "matmul over a dynamic dimension";
+      return std::nullopt;
+    }
   }
   Shape sa = a.shape;
   Shape sb = b.shape;
@@ -429,6 +444,15 @@ std::optional<ValueInfo> matmul_result(const ValueInfo& a, const ValueInfo& b, s
     out.push_back(sb.back());
   }
   ValueInfo r = array_info(promote_types(a.dtype, b.dtype), out);
+  if (rows_sym >= 0 || cols_sym >= 0) {
+    r.symbols.assign(out.size(), -1);
+    if (!a1) {
+      r.symbols[out.size() - (b1 ? 1 : 2)] = rows_sym;
+    }
+    if (!b1) {
+      r.symbols[out.size() - 1] = cols_sym;
+    }
+  }
   r.scalar = out.empty();
   return r;
 }

@@ -282,9 +282,13 @@ void bind_capture(py::module_& parent) {
           cache->counters = capture::Counters{};
           cache->reasons.clear();
           cache->decision = capture::CodeCache::Decision::kUndecided;
+          if (cache->translator_data.contains("shapes")) {
+            PyDict_DelItemString(cache->translator_data.ptr(), "shapes");  // (dynamic shapes)
+          }
         }
       },
-      py::arg("fn"), "Drop the cache entries and counters of a function or code object.");
+      py::arg("fn"),
+      "Drop the cache entries, counters and shape history of a function or code object.");
   m.def(
       "mark_do_not_translate",
       [](const py::object& fn) {

@@ -80,6 +80,7 @@ void bind_translator(py::module_& parent) {
       .def_readwrite("log", &T::log)
       .def_readwrite("backend", &T::backend)
       .def_readwrite("check_graphs", &T::check_graphs)
+      .def_readwrite("dynamic_shapes", &T::dynamic_shapes)
       .def_readonly("graphs", &T::graphs)
       .def_readonly("translations", &T::translations)
       .def_readonly("failures", &T::failures)

@@ -281,9 +281,25 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
         if (operands[0].is_python || operands[1].is_python) {
           refuse("a Python scalar operand (raises ValueError)");
         }
-        info = graph::matmul_result(operands[0].info, operands[1].info, &why);
+        const int a0 = array_operand(args[0]).id;
+        const int a1 = array_operand(args[1]).id;
+        info = retry_static({a0, a1}, [&] {
+          why.clear();
+          return graph::matmul_result(array_info(a0), array_info(a1), &why);
+        });
       } else {
-        info = graph::ufunc_result(name, kind, operands, st.promotion, &why);
+        std::vector<int> ids;
+        for (const VarPtr& a : args) {
+          ids.push_back(array_operand(a).id);
+        }
+        info = retry_static(ids, [&] {
+          why.clear();
+          std::vector<Operand> ops;
+          for (const VarPtr& a : args) {
+            ops.push_back(operand_of(a));
+          }
+          return graph::ufunc_result(name, kind, ops, st.promotion, &why);
+        });
       }
       if (!info) {
         refuse(why);
@@ -370,12 +386,21 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
     }
     return c;
   };
+  // Rules that carry shape symbols through; the others need sizes (symbols specialized).
+  static const char* const kSymbolic[] = {
+      "sum",       "prod",     "mean",     "max",         "min",     "argmax",     "argmin",
+      "any",       "all",      "var",      "std",         "transpose", "swapaxes", "moveaxis",
+      "expand_dims", "squeeze", "copy",    "astype",      "round",   "zeros_like", "ones_like",
+      "empty_like", "full_like"};
+  const bool symbolic = std::any_of(std::begin(kSymbolic), std::end(kSymbolic),
+                                    [&](const char* n) { return name == n; });
   auto array_param = [&](const char* p) -> ValueInfo {
     const VarPtr v = get(p);
     if (!v || !is_array_like(v)) {
       refuse(std::string("a non-array ") + p + (v ? " (" + v->describe() + ")" : ""));
     }
-    return array_info(array_operand(v).id);
+    const int id = array_operand(v).id;
+    return symbolic ? array_info(id) : static_info(id);
   };
   auto dtype_param = [&](const char* p) -> std::optional<DType> {
     const py::object spec = value_of(p);
@@ -541,7 +566,7 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
       if (!is_array_like(item)) {
         refuse("an item that is not an array (" + item->describe() + ")");
       }
-      in.push_back(array_info(array_operand(item).id));
+      in.push_back(static_info(array_operand(item).id));
     }
     const py::object axis = value_of("axis");
     if (axis.is_none() && get("axis")) {
@@ -612,10 +637,18 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
     if (!get("x") || !get("y")) {
       refuse("one-argument where (the result's shape depends on the data)");
     }
-    const Operand c = operand_of(get("condition"));
+    std::vector<int> ids;
+    for (const char* p : {"condition", "x", "y"}) {
+      ids.push_back(array_operand(get(p)).id);
+    }
+    auto shape = retry_static(ids, [&] {
+      why.clear();
+      return graph::broadcast_info({operand_of(get("condition")), operand_of(get("x")),
+                                    operand_of(get("y"))},
+                                   &why);
+    });
     const Operand x = operand_of(get("x"));
     const Operand y = operand_of(get("y"));
-    auto shape = graph::broadcast_info({c, x, y}, &why);
     const auto t = shape ? graph::result_dtype({x, y}, st.promotion, &why) : std::nullopt;
     if (!t) {
       refuse(why);

@@ -3,6 +3,8 @@
 // op calls what the user's code called (the same function or operator with the same arguments),
 // so the reference backend is bit-exact; the rules of graph/rules.hpp give each result its dtype
 // and shape without running anything. What is not modelled breaks the graph with a NumPy reason.
+#include <pybind11/stl.h>
+
 #include <algorithm>
 #include <array>
 #include <map>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "translator/array_state.hpp"
+#include "translator/guards.hpp"
 #include "translator/opcode_executor.hpp"
 
 namespace py = pybind11;
@@ -26,12 +29,56 @@ using graph::ValueInfo;
 void ArrayState::rollback(const Mark& m) {
   graph.truncate(m.values, m.ops, m.inputs);
   inputs.resize(std::min(inputs.size(), m.inputs));
+  meta.resize(std::min(meta.size(), m.inputs));
   for (auto it = ids.begin(); it != ids.end();) {
     if (static_cast<std::size_t>(it->second) >= m.values) {
       it = ids.erase(it);
     } else {
       ++it;
     }
+  }
+}
+
+void ArrayState::specialize(const ValueInfo& info) {
+  for (const int sym : info.symbols) {
+    if (sym >= 0 && static_cast<std::size_t>(sym) < specialized.size()) {
+      specialized[static_cast<std::size_t>(sym)] = true;
+    }
+  }
+}
+
+ValueInfo ArrayState::current(ValueInfo info) const {
+  bool any = false;
+  for (int& sym : info.symbols) {
+    if (sym >= 0 && static_cast<std::size_t>(sym) < specialized.size() &&
+        specialized[static_cast<std::size_t>(sym)]) {
+      sym = -1;
+    }
+    any = any || sym >= 0;
+  }
+  if (!any) {
+    info.symbols.clear();
+  }
+  return info;
+}
+
+void add_array_guards(const ArrayState& arrays, GuardSet* guards) {
+  for (std::size_t k = 0; k < arrays.inputs.size() && k < arrays.meta.size(); ++k) {
+    const ArrayState::InputMeta& m = arrays.meta[k];
+    if (!m.array) {
+      continue;
+    }
+    std::vector<Py_ssize_t> dims;
+    for (std::size_t d = 0; d < m.shape.size(); ++d) {
+      const int sym = d < m.symbols.size() ? m.symbols[d] : -1;
+      if (sym >= 0 && !arrays.specialized[static_cast<std::size_t>(sym)]) {
+        dims.push_back(
+            capture::GuardCheck::symbol(guards->tree()->symbol_id("s" + std::to_string(sym))));
+      } else {
+        dims.push_back(static_cast<Py_ssize_t>(m.shape[d]));
+      }
+    }
+    guards->array(arrays.inputs[k], m.format, dims);
   }
 }
 
@@ -151,12 +198,16 @@ const char* const kMethods[] = {
 // The NumPy callables this process's numpy has, by identity -> canonical name.
 const std::map<PyObject*, std::string>& numpy_table(const py::object& np) {
   static std::map<PyObject*, std::string> table;
-  static py::object seen;  // the numpy module the table was made from (kept alive)
-  if (seen.ptr() == np.ptr()) {
+  // The numpy module the table was made from: kept alive, never released (a static py::object
+  // would be released after the interpreter is gone).
+  static PyObject* seen = nullptr;
+  if (seen == np.ptr()) {
     return table;
   }
   table.clear();
-  seen = np;
+  Py_XDECREF(seen);
+  seen = np.ptr();
+  Py_INCREF(seen);
   auto add = [&](const char* attr, const std::string& canonical) {
     PyObject* f = PyObject_GetAttrString(np.ptr(), attr);
     if (f == nullptr) {
@@ -297,13 +348,38 @@ ArrayState& OpcodeExecutor::arrays() {
         a->promotion = graph::ScalarPromotion::kWeak;
       }
     }
+    a->history = shared_->shape_history;
+    a->dynamic = shared_->dynamic_shapes;
     shared_->arrays = std::move(a);
   }
   return *shared_->arrays;
 }
 
-const ValueInfo& OpcodeExecutor::array_info(int id) {
-  return arrays().graph.value(id).info;
+ValueInfo OpcodeExecutor::array_info(int id) {
+  ArrayState& a = arrays();
+  return a.current(a.graph.value(id).info);
+}
+
+ValueInfo OpcodeExecutor::static_info(int id) {
+  ArrayState& a = arrays();
+  a.specialize(a.current(a.graph.value(id).info));
+  return array_info(id);
+}
+
+std::optional<ValueInfo> OpcodeExecutor::retry_static(
+    const std::vector<int>& ids, const std::function<std::optional<ValueInfo>()>& rule) {
+  auto info = rule();
+  if (info) {
+    return info;
+  }
+  bool symbolic = false;
+  for (const int id : ids) {
+    if (id >= 0 && !array_info(id).symbols.empty()) {
+      static_info(id);
+      symbolic = true;
+    }
+  }
+  return symbolic ? rule() : info;
 }
 
 bool OpcodeExecutor::is_array_like(const VarPtr& v) {
@@ -371,16 +447,63 @@ OpcodeExecutor::ArrayOperand OpcodeExecutor::array_operand(const VarPtr& v) {
   const bool array = reinterpret_cast<PyObject*>(Py_TYPE(o)) == a.numpy.attr("ndarray").ptr();
   info.scalar = !array;
   guards_->type(v);
+  ArrayState::InputMeta meta;
+  meta.array = array;
+  const std::string path = tracker_path(v->tracker(), py::tuple());
   if (array) {
-    std::vector<Py_ssize_t> dims;
     for (const py::handle d : obj.attr("shape")) {
       info.shape.push_back(d.cast<std::int64_t>());
-      dims.push_back(d.cast<Py_ssize_t>());
     }
-    const std::string format = str_of(py::module_::import("builtins").attr("memoryview")(obj).attr("format"));
-    guards_->array(v, format, dims);
+    meta.format = str_of(py::module_::import("builtins").attr("memoryview")(obj).attr("format"));
+    meta.shape = info.shape;
+    // Dimensions that changed since an earlier translation of this code are dynamic (sizes >= 2).
+    const py::str seen_key("shape " + path);
+    const py::str dynamic_key("dynamic " + path);
+    std::vector<bool> dynamic(info.shape.size(), false);
+    if (a.history.contains(dynamic_key)) {
+      for (const py::handle d : a.history[dynamic_key]) {
+        const auto k = d.cast<std::size_t>();
+        if (k < dynamic.size()) {
+          dynamic[k] = true;
+        }
+      }
+    }
+    if (a.dynamic && a.history.contains(seen_key)) {
+      const auto before = a.history[seen_key].cast<std::vector<std::int64_t>>();
+      if (before.size() == info.shape.size()) {
+        for (std::size_t d = 0; d < before.size(); ++d) {
+          dynamic[d] = dynamic[d] || before[d] != info.shape[d];
+        }
+      }
+    }
+    py::list dyn;
+    bool any = false;
+    for (std::size_t d = 0; d < info.shape.size(); ++d) {
+      int sym = -1;
+      if (dynamic[d]) {
+        dyn.append(d);
+        if (a.dynamic && info.shape[d] >= 2) {
+          const auto it = a.symbol_of_size.find(info.shape[d]);
+          if (it != a.symbol_of_size.end()) {
+            sym = it->second;
+          } else {
+            sym = static_cast<int>(a.specialized.size());
+            a.specialized.push_back(false);
+            a.symbol_of_size[info.shape[d]] = sym;
+          }
+          any = true;
+        }
+      }
+      meta.symbols.push_back(sym);
+    }
+    a.history[seen_key] = py::tuple(py::cast(info.shape));
+    a.history[dynamic_key] = py::tuple(dyn);
+    if (any) {
+      info.symbols = meta.symbols;
+    }
   }
-  const int id = a.graph.add_input(info, tracker_path(v->tracker(), py::tuple()));
+  const int id = a.graph.add_input(info, path);
+  a.meta.push_back(std::move(meta));
   a.inputs.push_back(v);
   a.ids[v.get()] = id;
   out.kind = ArrayOperand::Kind::kValue;
@@ -473,15 +596,21 @@ bool OpcodeExecutor::array_binary_op(int op) {
     if (inplace) {
       graph_break("in-place matmul (@=)");
     }
-    info = graph::matmul_result(array_info(x.id), array_info(y.id), &why);
+    info = retry_static({x.id, y.id}, [&] {
+      why.clear();
+      return graph::matmul_result(array_info(x.id), array_info(y.id), &why);
+    });
   } else {
     if ((base == 3 || base == 9) &&
         ((x.kind == ArrayOperand::Kind::kValue && graph::kind(array_info(x.id).dtype) == 'b') ||
          (y.kind == ArrayOperand::Kind::kValue && graph::kind(array_info(y.id).dtype) == 'b'))) {
       graph_break("numpy " + name + " of booleans");
     }
-    info = graph::ufunc_result(name, binary_kind(base), {operand(x), operand(y)},
-                               arrays().promotion, &why);
+    info = retry_static({x.id, y.id}, [&] {
+      why.clear();
+      return graph::ufunc_result(name, binary_kind(base), {operand(x), operand(y)},
+                                 arrays().promotion, &why);
+    });
     if (info && base == kPower && graph::kind(info->dtype) != 'f' &&
         graph::kind(info->dtype) != 'c' &&
         !(y.kind == ArrayOperand::Kind::kPython && y.scalar.value >= 0)) {
@@ -575,8 +704,11 @@ bool OpcodeExecutor::array_compare_op(int op) {
                                                  : Operand::array(array_info(o.id));
   };
   std::string why;
-  auto info =
-      graph::ufunc_result(name, UfuncKind::kCompare, {operand(x), operand(y)}, arrays().promotion, &why);
+  auto info = retry_static({x.id, y.id}, [&] {
+    why.clear();
+    return graph::ufunc_result(name, UfuncKind::kCompare, {operand(x), operand(y)},
+                               arrays().promotion, &why);
+  });
   if (!info) {
     graph_break("numpy " + name + ": " + why);
   }
@@ -651,12 +783,14 @@ bool OpcodeExecutor::array_subscript(std::size_t n) {
                 " (advanced indexing)");
   }
   const ArrayOperand x = array_operand(container);
-  const ValueInfo& in = array_info(x.id);
-  if (in.scalar) {
+  if (array_info(x.id).scalar) {
     graph_break("indexing a NumPy scalar");
   }
   std::string why;
-  auto info = graph::index_result(in, *items, &why);
+  auto info = retry_static({x.id}, [&] {
+    why.clear();
+    return graph::index_result(array_info(x.id), *items, &why);
+  });
   if (!info) {
     graph_break("numpy indexing: " + why);
   }
@@ -694,7 +828,10 @@ bool OpcodeExecutor::array_store_subscr() {
     graph_break("assignment to a NumPy array with the index " + key->describe());
   }
   std::string why;
-  auto region = graph::index_result(target, *items, &why);
+  const auto region = retry_static({x.id}, [&] {
+    why.clear();
+    return graph::index_result(array_info(x.id), *items, &why);
+  });
   if (!region) {
     graph_break("numpy assignment: " + why);
   }
@@ -752,7 +889,9 @@ VarPtr OpcodeExecutor::array_attr(const VarPtr& base, const py::object& name) {
   if (x.kind != ArrayOperand::Kind::kValue) {
     return nullptr;
   }
-  const ValueInfo info = array_info(x.id);
+  // Sizes read as Python values: the translation relies on them (static from now on).
+  const bool sizes = n == "shape" || n == "size" || n == "nbytes";
+  const ValueInfo info = sizes ? static_info(x.id) : array_info(x.id);
   if (n == "shape") {
     py::tuple t(info.shape.size());
     for (std::size_t d = 0; d < info.shape.size(); ++d) {

@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -23,6 +24,26 @@ struct ArrayState {
   graph::ScalarPromotion promotion = graph::ScalarPromotion::kValueBased;
   pybind11::object numpy;  // the numpy module
 
+  // Dynamic shapes: a dimension of an input array that changed size since an earlier translation of
+  // the same code becomes a shape symbol (dimensions of the same size share one, "duck sizing");
+  // the guard then accepts any size >= 2 there. A symbol whose size the translation relies on (a
+  // shape read as a Python value, an op whose rule needs sizes) is specialized: static again.
+  struct InputMeta {
+    std::string format;         // the buffer's element format (guard)
+    graph::Shape shape;         // sizes at this translation
+    std::vector<int> symbols;   // per dimension: a symbol, or -1
+    bool array = false;         // an ndarray (not a NumPy scalar)
+  };
+  std::vector<InputMeta> meta;            // by graph input
+  std::vector<bool> specialized;          // by symbol
+  std::map<std::int64_t, int> symbol_of_size;
+  bool dynamic = true;                    // config: dimensions may become symbols
+  pybind11::dict history;                 // the code's translator data (shapes seen before)
+  // The symbols of `info` are static from now on.
+  void specialize(const graph::ValueInfo& info);
+  // `info` without the symbols that were specialized.
+  graph::ValueInfo current(graph::ValueInfo info) const;
+
   // Where the graph stands, to undo an inlined call that cannot finish.
   struct Mark {
     std::size_t values = 0, ops = 0, inputs = 0;
@@ -32,6 +53,10 @@ struct ArrayState {
   }
   void rollback(const Mark& m);
 };
+
+// Adds the array guards of the inputs (shape symbols as the translation left them) to `guards`.
+class GuardSet;
+void add_array_guards(const ArrayState& arrays, GuardSet* guards);
 
 // numpy, when the process has imported it (the translator never imports it), else None.
 pybind11::object numpy_module();

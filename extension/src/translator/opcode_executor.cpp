@@ -269,6 +269,8 @@ std::vector<std::string> simulated_opcode_names() {
 OpcodeExecutor::OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs& inputs,
                                GuardSet* guards)
     : code_(code), inputs_(inputs), guards_(guards) {
+  own_shared_.shape_history = inputs.shape_history;
+  own_shared_.dynamic_shapes = inputs.dynamic_shapes;
   const auto names = py::reinterpret_borrow<py::tuple>(inputs.code->co_localsplusnames);
   const auto n = static_cast<std::size_t>(inputs.code->co_nlocalsplus);
   locals_.resize(n);
@@ -1888,10 +1890,10 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
     const VarPtr& v = args[0];
     if (v->kind() == Variable::Kind::kObject && is_array_like(v)) {
       const ArrayOperand a = array_operand(v);
-      const graph::ValueInfo& info = array_info(a.id);
-      if (a.kind != ArrayOperand::Kind::kValue || info.ndim() == 0) {
+      if (a.kind != ArrayOperand::Kind::kValue || array_info(a.id).ndim() == 0) {
         return nullptr;
       }
+      const graph::ValueInfo info = static_info(a.id);
       return Variable::constant(py::int_(info.shape[0]));
     }
     switch (v->kind()) {
@@ -1902,7 +1904,7 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
       case Variable::Kind::kSet:
         return Variable::constant(py::int_(v->keys().size()));
       case Variable::Kind::kArray: {
-        const graph::ValueInfo& info = array_info(v->graph_id());
+        const graph::ValueInfo info = static_info(v->graph_id());
         if (info.ndim() == 0) {
           return nullptr;  // TypeError: len() of unsized object
         }
@@ -1976,7 +1978,7 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
           reinterpret_cast<PyObject*>(Py_TYPE(v->value().ptr())));
     } else if (v->kind() == Variable::Kind::kArray) {
       // An ndarray, or the NumPy scalar type of its dtype.
-      const graph::ValueInfo& info = array_info(v->graph_id());
+      const graph::ValueInfo info = array_info(v->graph_id());
       const py::object np = arrays().numpy;
       type = info.scalar ? np.attr("dtype")(std::string(graph::name(info.dtype))).attr("type")
                          : np.attr("ndarray");

@@ -9,7 +9,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -87,6 +89,10 @@ struct FrameInputs {
   // For a resume function: the index of its prologue's jump; its STORE_FASTs before it may fill
   // cell slots with the caller's cells. 0 for other code.
   std::size_t resume_prologue_end = 0;
+  // Shapes: the code's translator data (shapes seen by earlier translations), and whether
+  // dimensions may become dynamic.
+  pybind11::dict shape_history;
+  bool dynamic_shapes = true;
 };
 
 // The name `co` uses that looks at its own frame (locals, vars, super, sys._getframe, ...), or
@@ -121,8 +127,10 @@ class OpcodeExecutor {
     // The Variables of globals and module attributes loaded so far ((nullptr, "global name"),
     // (module, "attr name")): the same place gives the same Variable.
     std::map<std::pair<const Variable*, std::string>, VarPtr> loaded;
-    // The NumPy graph (made on the first array operation).
+    // The NumPy graph (made on the first array operation), and the top frame's shape settings.
     std::shared_ptr<ArrayState> arrays;
+    pybind11::dict shape_history;
+    bool dynamic_shapes = true;
   };
 
   OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs& inputs, GuardSet* guards);
@@ -238,7 +246,13 @@ class OpcodeExecutor {
   };
   ArrayOperand array_operand(const VarPtr& v);
   bool is_array_like(const VarPtr& v);
-  const graph::ValueInfo& array_info(int id);
+  // What the graph knows of value `id` (specialized symbols as static sizes).
+  graph::ValueInfo array_info(int id);
+  // array_info(id) with its symbols specialized first (for rules that need sizes).
+  graph::ValueInfo static_info(int id);
+  // rule(), run again with the symbols of `ids` specialized when it fails on dynamic shapes.
+  std::optional<graph::ValueInfo> retry_static(
+      const std::vector<int>& ids, const std::function<std::optional<graph::ValueInfo>()>& rule);
   VarPtr add_array_op(graph::Op op, graph::ValueInfo info);
   bool array_binary_op(int op);
   bool array_compare_op(int op);

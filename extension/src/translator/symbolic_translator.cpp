@@ -173,19 +173,28 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
       }
     }
   }
+  capture::CodeCache* cache = capture::cache_for(reinterpret_cast<PyObject*>(co));
+  if (cache == nullptr) {
+    throw py::error_already_set();
+  }
+  // Shapes seen by earlier translations of this code (forgotten by capture.clear()).
+  if (!cache->translator_data.contains("shapes")) {
+    cache->translator_data["shapes"] = py::dict();
+  }
+  inputs.shape_history = cache->translator_data["shapes"];
+  inputs.dynamic_shapes = dynamic_shapes;
   GuardSet guards;
   OpcodeExecutor executor(code, inputs, &guards);
   SimulationResult result = executor.run();
+  if (result.arrays) {
+    add_array_guards(*result.arrays, &guards);
+  }
   record->simulated = result.simulated;
   record->folded = result.folded;
   if (result.kind == SimulationResult::Kind::kFail) {
     return capture::Translation::failed(result.reason + " (" + where(co, result.lineno) + ")");
   }
 
-  capture::CodeCache* cache = capture::cache_for(reinterpret_cast<PyObject*>(co));
-  if (cache == nullptr) {
-    throw py::error_already_set();
-  }
   CodeGen gen(code, cache->translator_data, &guards);
   gen.set_graph_options(GraphOptions{backend, check_graphs});
   py::object transformed;
