@@ -58,6 +58,8 @@ test-cpp:
 
 test-python: $(BUILD)/test-jupyter
 	$(TEST_JUPYTER_ENV) $(PYTEST) tests/python
+	@echo "== NumPy capture tests again under NEP 50 promotion (NumPy 2's rules, NumPy 1.24's 'weak' state)"
+	$(TEST_JUPYTER_ENV) SOT_TEST_NUMPY_PROMOTION=weak $(PYTEST) tests/python/graph
 
 # pyenv's interpreters have no pytest of their own: they borrow Debian's pure-Python pytest (a folder of links
 # to it and its pure-Python dependencies only, so nothing compiled for 3.11 leaks in).

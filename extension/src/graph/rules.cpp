@@ -98,8 +98,15 @@ std::optional<DType> result_dtype(const std::vector<Operand>& operands, ScalarPr
       }
     }
     if (!strong) {
-      *why = "no NumPy operand";
-      return std::nullopt;
+      // Python numbers only (np.sqrt(3), np.where(c, 1, -1)): their default dtypes.
+      for (const Operand& o : operands) {
+        join(default_dtype(o.scalar));
+      }
+      if (!strong) {
+        *why = "no operand";
+        return std::nullopt;
+      }
+      return strong;
     }
     DType r = *strong;
     for (const Operand& o : operands) {

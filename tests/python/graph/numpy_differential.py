@@ -21,6 +21,10 @@ from sot import capture as cap
 
 np = pytest.importorskip("numpy")
 
+# NumPy 1.x value-based casting (legacy), or NEP 50 (NumPy 2, or 1.24's experimental "weak" state).
+LEGACY = np.__version__.startswith("1.") and (
+    not hasattr(np, "_get_promotion_state") or np._get_promotion_state() == "legacy")
+
 
 def _arrays_in(value, out):
     if isinstance(value, np.ndarray):

@@ -60,6 +60,22 @@ SCALARS = [True, False, 0, 1, 100, 127, 128, 200, 255, 256, 1000, 32767, 32768, 
            1j, 1.5 + 2j, 1e5 + 1j, 1e39j]
 
 
+class promotion_state:
+    """NumPy 1.24's promotion state set for a block (and the previous one put back)."""
+
+    def __init__(self, state):
+        self.state = state
+
+    def __enter__(self):
+        self.before = np._get_promotion_state() if hasattr(np, "_get_promotion_state") else None
+        if self.before is not None:
+            np._set_promotion_state(self.state)
+
+    def __exit__(self, *exc):
+        if self.before is not None:
+            np._set_promotion_state(self.before)
+
+
 def numpy_result(dtype, scalar):
     import warnings
     with warnings.catch_warnings():
@@ -74,14 +90,15 @@ def test_value_based_scalar_promotion_matches_numpy_1(dtype):
     if not np.__version__.startswith("1."):
         pytest.skip("value-based casting is NumPy 1.x")
     mismatches = []
-    for s in SCALARS:
-        try:
-            theirs = numpy_result(dtype, s)
-        except (OverflowError, TypeError, ValueError):
-            continue
-        ours = rules.result_type_with_scalar(dtype, s, False)
-        if ours != theirs:
-            mismatches.append((s, ours, theirs))
+    with promotion_state("legacy"):
+        for s in SCALARS:
+            try:
+                theirs = numpy_result(dtype, s)
+            except (OverflowError, TypeError, ValueError):
+                continue
+            ours = rules.result_type_with_scalar(dtype, s, False)
+            if ours != theirs:
+                mismatches.append((s, ours, theirs))
     assert not mismatches
 
 
@@ -90,9 +107,7 @@ def test_value_based_scalar_promotion_matches_numpy_1(dtype):
     "float64", "complex64", "complex128"])
 def test_weak_scalar_promotion_matches_nep50(dtype):
     # NumPy 1.24 has NEP 50 as an experimental state; NumPy 2 has it always.
-    if hasattr(np, "_set_promotion_state"):
-        np._set_promotion_state("weak")
-    try:
+    with promotion_state("weak"):
         mismatches = []
         for s in SCALARS:
             try:
@@ -103,6 +118,3 @@ def test_weak_scalar_promotion_matches_nep50(dtype):
             if ours != theirs:
                 mismatches.append((s, ours, theirs))
         assert not mismatches
-    finally:
-        if hasattr(np, "_set_promotion_state"):
-            np._set_promotion_state("legacy")
