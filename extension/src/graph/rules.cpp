@@ -1,6 +1,8 @@
 #include "graph/rules.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <map>
 #include <cmath>
 #include <numeric>
 
@@ -471,6 +473,85 @@ std::optional<ValueInfo> dot_result(const ValueInfo& a, const ValueInfo& b, std:
     return std::nullopt;
   }
   return matmul_result(a, b, why);
+}
+
+std::optional<ValueInfo> einsum_result(const std::string& subscripts,
+                                       const std::vector<ValueInfo>& operands, std::string* why) {
+  if (subscripts.find('.') != std::string::npos) {
+    *why = "einsum with an ellipsis";
+    return std::nullopt;
+  }
+  std::string spec;
+  for (const char c : subscripts) {
+    if (c != ' ') {
+      spec += c;
+    }
+  }
+  const auto arrow = spec.find("->");
+  const std::string lhs = spec.substr(0, arrow);
+  std::vector<std::string> terms;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= lhs.size(); ++i) {
+    if (i == lhs.size() || lhs[i] == ',') {
+      terms.push_back(lhs.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  if (terms.size() != operands.size()) {
+    *why = "einsum: " + std::to_string(terms.size()) + " subscripts for " +
+           std::to_string(operands.size()) + " operands";
+    return std::nullopt;
+  }
+  std::map<char, std::int64_t> size;
+  std::map<char, int> count;
+  std::optional<DType> t;
+  for (std::size_t k = 0; k < terms.size(); ++k) {
+    const ValueInfo& op = operands[k];
+    if (has_symbols(op)) {
+      *why = "einsum of dynamic shapes";
+      return std::nullopt;
+    }
+    if (static_cast<int>(terms[k].size()) != op.ndim()) {
+      *why = "einsum: operand " + std::to_string(k) + " has " + std::to_string(op.ndim()) +
+             " dimensions, its subscripts " + std::to_string(terms[k].size());
+      return std::nullopt;
+    }
+    for (std::size_t d = 0; d < terms[k].size(); ++d) {
+      const char c = terms[k][d];
+      if (std::isalpha(static_cast<unsigned char>(c)) == 0) {
+        *why = std::string("einsum: invalid subscript '") + c + "'";
+        return std::nullopt;
+      }
+      const std::int64_t n = op.shape[d];
+      if (size.count(c) != 0 && size[c] != n) {
+        *why = std::string("einsum: sizes of '") + c + "' differ";
+        return std::nullopt;
+      }
+      size[c] = n;
+      ++count[c];
+    }
+    t = t ? promote_types(*t, op.dtype) : op.dtype;
+  }
+  std::string out;
+  if (arrow == std::string::npos) {
+    for (const auto& [c, n] : count) {  // letters seen once, in alphabetical order
+      if (n == 1) {
+        out += c;
+      }
+    }
+  } else {
+    out = spec.substr(arrow + 2);
+  }
+  ValueInfo r = array_info(t.value_or(DType::kFloat64), {});
+  for (const char c : out) {
+    if (size.count(c) == 0 || std::count(out.begin(), out.end(), c) != 1) {
+      *why = std::string("einsum: output subscript '") + c + "' is not a single input subscript";
+      return std::nullopt;
+    }
+    r.shape.push_back(size[c]);
+  }
+  r.scalar = r.shape.empty();
+  return r;
 }
 
 std::optional<ValueInfo> reshape_result(const ValueInfo& in, const std::vector<std::int64_t>& shape,

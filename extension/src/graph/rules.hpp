@@ -87,6 +87,10 @@ std::optional<ValueInfo> matmul_result(const ValueInfo& a, const ValueInfo& b, s
 // np.dot for 1-d and 2-d operands (others: nullopt).
 std::optional<ValueInfo> dot_result(const ValueInfo& a, const ValueInfo& b, std::string* why);
 
+// np.einsum(subscripts, *operands) for explicit or implicit subscripts without ellipsis.
+std::optional<ValueInfo> einsum_result(const std::string& subscripts,
+                                       const std::vector<ValueInfo>& operands, std::string* why);
+
 // reshape to `shape` (one -1 allowed).
 std::optional<ValueInfo> reshape_result(const ValueInfo& in, const std::vector<std::int64_t>& shape,
                                         std::string* why);

@@ -336,6 +336,28 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
     }
   }
 
+  if (name == "einsum") {
+    if (!kwargs.empty() || args.size() < 2) {
+      refuse("keyword arguments or no operands");
+    }
+    const py::object spec = static_arg(args[0]);
+    if (!spec || !PyUnicode_Check(spec.ptr())) {
+      refuse("subscripts that are not a constant string");
+    }
+    std::vector<ValueInfo> operands;
+    for (std::size_t k = 1; k < args.size(); ++k) {
+      if (!is_array_like(args[k])) {
+        refuse("an operand that is not an array (" + args[k]->describe() + ")");
+      }
+      operands.push_back(static_info(array_operand(args[k]).id));
+    }
+    auto info = graph::einsum_result(str_of(spec), operands, &why);
+    if (!info) {
+      refuse(why);
+    }
+    return add_array_op(std::move(g), *info);
+  }
+
   // Everything else: bind the arguments to the parameters the rules read.
   const Signature* sig = signature_of(name);
   if (sig == nullptr) {

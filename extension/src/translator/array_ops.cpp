@@ -185,7 +185,7 @@ const char* const kFunctions[] = {
     "concatenate", "stack",     "split",    "where",       "clip",      "copy",
     "zeros",      "ones",       "empty",    "full",        "zeros_like", "ones_like",
     "empty_like", "full_like",  "arange",   "linspace",    "eye",       "broadcast_to",
-    "round",      "around",     "ravel",
+    "round",      "around",     "ravel",    "einsum",
 };
 
 // Methods of ndarray that are captured.

@@ -76,6 +76,8 @@ def same(a, b):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if type(a).__eq__ is object.__eq__ and hasattr(a, "__dict__"):
+        return same(vars(a), vars(b))  # instances of plain classes: by their attributes
     return a == b
 
 
