@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <structmember.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -33,6 +34,7 @@ struct Program {
     bool mutates = false;
     std::string text;  // "%3 = add(%1, %2)" for messages
     ValueInfo info;
+    std::vector<int> release;  // results no later step (nor the outputs) needs: freed after this one
   };
   std::size_t nvalues = 0;
   std::vector<int> inputs;
@@ -99,12 +101,15 @@ PyObject* run_program(const Program& p, PyObject* const* argv, std::size_t nargs
                  nargs);
     return nullptr;
   }
-  std::vector<PyObject*> slots(p.nvalues, nullptr);  // borrowed: inputs, constants; owned: results
-  std::vector<PyObject*> owned;
-  owned.reserve(p.steps.size());
+  // Inputs and constants are borrowed; results are owned, and freed as soon as nothing needs them
+  // (as eager NumPy frees temporaries: large intermediates do not pile up).
+  std::vector<PyObject*> slots(p.nvalues, nullptr);
+  std::vector<bool> owned(p.nvalues, false);
   auto release = [&] {
-    for (PyObject* o : owned) {
-      Py_DECREF(o);
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      if (owned[i]) {
+        Py_DECREF(slots[i]);
+      }
     }
   };
   for (std::size_t i = 0; i < nargs; ++i) {
@@ -169,11 +174,19 @@ PyObject* run_program(const Program& p, PyObject* const* argv, std::size_t nargs
       r = args[0];
       Py_INCREF(r);
     }
-    owned.push_back(r);
     slots[static_cast<std::size_t>(s.result)] = r;
+    owned[static_cast<std::size_t>(s.result)] = true;
     if (p.check && !check_result(s, r)) {
       release();
       return nullptr;
+    }
+    for (const int dead : s.release) {
+      const auto d = static_cast<std::size_t>(dead);
+      if (owned[d]) {
+        Py_DECREF(slots[d]);
+        slots[d] = nullptr;
+        owned[d] = false;
+      }
     }
   }
   PyObject* out = nullptr;
@@ -322,6 +335,30 @@ class NumpyBackend final : public Backend {
       }
       s.text += ")";
       program->steps.push_back(std::move(s));
+    }
+    // The last step that reads each result (outputs: never released before the end).
+    std::vector<int> last_use(graph.values().size(), -1);
+    for (std::size_t k = 0; k < program->steps.size(); ++k) {
+      const Program::Step& st = program->steps[k];
+      last_use[static_cast<std::size_t>(st.result)] =
+          std::max(last_use[static_cast<std::size_t>(st.result)], static_cast<int>(k));
+      for (const Program::Slot& a : st.args) {
+        if (a.kind == Arg::Kind::kValue) {
+          last_use[static_cast<std::size_t>(a.value)] = static_cast<int>(k);
+        }
+        for (const int v : a.values) {
+          last_use[static_cast<std::size_t>(v)] = static_cast<int>(k);
+        }
+      }
+    }
+    for (const int o : outputs) {
+      last_use[static_cast<std::size_t>(o)] = -2;
+    }
+    for (std::size_t v = 0; v < graph.values().size(); ++v) {
+      const Value& val = graph.values()[v];
+      if (val.source == Value::Source::kOp && last_use[v] >= 0) {
+        program->steps[static_cast<std::size_t>(last_use[v])].release.push_back(static_cast<int>(v));
+      }
     }
     program->name = std::to_string(graph.ops().size()) + "-op";
     PyTypeObject* type = compiled_type();
