@@ -25,7 +25,8 @@ _t = _sot.translator
 
 SymbolicTranslator = _t.SymbolicTranslator
 
-_LOG_BITS = {"breaks": _t.LOG_BREAKS, "bytecode": _t.LOG_BYTECODE, "guards": _t.LOG_GUARDS}
+_LOG_BITS = {"breaks": _t.LOG_BREAKS, "bytecode": _t.LOG_BYTECODE, "guards": _t.LOG_GUARDS,
+             "graph": _t.LOG_GRAPHS}
 
 
 def _check_backend(backend):

@@ -121,6 +121,7 @@ void bind_translator(py::module_& parent) {
   m.attr("LOG_BREAKS") = T::kLogBreaks;
   m.attr("LOG_BYTECODE") = T::kLogBytecode;
   m.attr("LOG_GUARDS") = T::kLogGuards;
+  m.attr("LOG_GRAPHS") = T::kLogGraphs;
 }
 
 }  // namespace sot::module

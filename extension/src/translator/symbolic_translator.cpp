@@ -102,6 +102,13 @@ capture::Translation SymbolicTranslator::translate(const capture::FrameInfo& fra
                 << " runs as is: " << record.failure << "\n";
     }
   }
+  if ((log & kLogGraphs) != 0 && t.outcome == capture::Translation::Outcome::kTranslated) {
+    for (const GraphRecord& g : record.graphs) {
+      std::cerr << "sot: graph of " << display_name(reinterpret_cast<PyObject*>(frame.code)) << " ("
+                << g.ops << " ops):\n"
+                << g.text;
+    }
+  }
   if ((log & kLogGuards) != 0 && !record.guards.empty()) {
     std::cerr << "sot: guards of " << display_name(reinterpret_cast<PyObject*>(frame.code))
               << ":\n";

@@ -52,6 +52,7 @@ class SymbolicTranslator final : public capture::Translator {
   static constexpr unsigned kLogBreaks = 1;
   static constexpr unsigned kLogBytecode = 2;
   static constexpr unsigned kLogGuards = 4;
+  static constexpr unsigned kLogGraphs = 8;
   std::vector<TranslationRecord> records;
   // Weak references to every code object any SymbolicTranslator translated (for reset()); shared by
   // all translators, so that translations of one that is gone can still be forgotten.
