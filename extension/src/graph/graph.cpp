@@ -193,7 +193,8 @@ bool same_op(const Op& a, const Op& b) {
     }
   }
   for (std::size_t i = 0; i < a.kwargs.size(); ++i) {
-    if (a.kwargs[i].first != b.kwargs[i].first || !same_arg(a.kwargs[i].second, b.kwargs[i].second)) {
+    if (a.kwargs[i].first != b.kwargs[i].first ||
+        !same_arg(a.kwargs[i].second, b.kwargs[i].second)) {
       return false;
     }
   }
@@ -202,10 +203,9 @@ bool same_op(const Op& a, const Op& b) {
 
 // Operations that make a new array from nothing: two of them are two arrays, never one.
 bool creates(const Op& op) {
-  static const std::set<std::string> kMakers = {"zeros", "ones",  "full",  "empty",
-                                                "zeros_like", "ones_like", "full_like",
-                                                "empty_like", "copy", "array", "arange",
-                                                "linspace", "eye"};
+  static const std::set<std::string> kMakers = {
+      "zeros",      "ones", "full",  "empty",  "zeros_like", "ones_like", "full_like",
+      "empty_like", "copy", "array", "arange", "linspace",   "eye"};
   return kMakers.count(op.name) != 0;
 }
 
@@ -268,8 +268,9 @@ py::dict info_json(const ValueInfo& info) {
 
 std::string callable_name(const py::handle& fn) {
   const py::object module = py::getattr(fn, "__module__", py::none());
-  std::string qual = py::str(py::getattr(fn, "__qualname__", py::getattr(fn, "__name__", py::str("?"))))
-                         .cast<std::string>();
+  std::string qual =
+      py::str(py::getattr(fn, "__qualname__", py::getattr(fn, "__name__", py::str("?"))))
+          .cast<std::string>();
   if (PyObject_TypeCheck(fn.ptr(), &PyMethodDescr_Type) != 0) {
     return qual;  // "ndarray.reshape"
   }

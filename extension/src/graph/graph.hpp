@@ -37,9 +37,9 @@ struct ValueInfo {
 struct Arg {
   enum class Kind : std::uint8_t { kValue, kList, kTuple, kConst };
   Kind kind = Kind::kConst;
-  int value = -1;                // kValue
-  std::vector<int> values;       // kList, kTuple
-  pybind11::object constant;     // kConst
+  int value = -1;             // kValue
+  std::vector<int> values;    // kList, kTuple
+  pybind11::object constant;  // kConst
   static Arg of(int v);
   static Arg constant_of(pybind11::object c);
   static Arg sequence(std::vector<int> vs, bool tuple);
@@ -60,10 +60,10 @@ struct Value {
   enum class Source : std::uint8_t { kInput, kConst, kOp };
   Source source = Source::kOp;
   ValueInfo info;
-  int op = -1;               // kOp: the index of the op that makes it
-  int input = -1;            // kInput: position among the graph's inputs
-  pybind11::object constant; // kConst
-  std::string name;          // kInput: where it comes from ("x", "self.w")
+  int op = -1;                // kOp: the index of the op that makes it
+  int input = -1;             // kInput: position among the graph's inputs
+  pybind11::object constant;  // kConst
+  std::string name;           // kInput: where it comes from ("x", "self.w")
 };
 
 class Graph {

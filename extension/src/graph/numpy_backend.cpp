@@ -34,7 +34,8 @@ struct Program {
     bool mutates = false;
     std::string text;  // "%3 = add(%1, %2)" for messages
     ValueInfo info;
-    std::vector<int> release;  // results no later step (nor the outputs) needs: freed after this one
+    std::vector<int>
+        release;  // results no later step (nor the outputs) needs: freed after this one
   };
   std::size_t nvalues = 0;
   std::vector<int> inputs;
@@ -142,7 +143,8 @@ PyObject* run_program(const Program& p, PyObject* const* argv, std::size_t nargs
             break;
           }
           for (Py_ssize_t k = 0; k < n; ++k) {
-            PyObject* item = slots[static_cast<std::size_t>(slot.values[static_cast<std::size_t>(k)])];
+            PyObject* item =
+                slots[static_cast<std::size_t>(slot.values[static_cast<std::size_t>(k)])];
             Py_INCREF(item);
             if (slot.kind == Arg::Kind::kList) {
               PyList_SET_ITEM(seq, k, item);
@@ -357,7 +359,8 @@ class NumpyBackend final : public Backend {
     for (std::size_t v = 0; v < graph.values().size(); ++v) {
       const Value& val = graph.values()[v];
       if (val.source == Value::Source::kOp && last_use[v] >= 0) {
-        program->steps[static_cast<std::size_t>(last_use[v])].release.push_back(static_cast<int>(v));
+        program->steps[static_cast<std::size_t>(last_use[v])].release.push_back(
+            static_cast<int>(v));
       }
     }
     program->name = std::to_string(graph.ops().size()) + "-op";
@@ -382,7 +385,9 @@ std::vector<std::unique_ptr<Backend>>& registry() {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_numpy_backend() { return std::make_unique<NumpyBackend>(); }
+std::unique_ptr<Backend> make_numpy_backend() {
+  return std::make_unique<NumpyBackend>();
+}
 
 Backend* find_backend(const std::string& name) {
   for (const auto& b : registry()) {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <map>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 namespace sot::graph {
@@ -435,8 +435,8 @@ std::optional<ValueInfo> matmul_result(const ValueInfo& a, const ValueInfo& b, s
     sb.push_back(1);
   }
   if (sa.back() != sb[sb.size() - 2]) {
-    *why = "matmul: mismatch in its core dimension (" + std::to_string(sa.back()) + " is different from " +
-           std::to_string(sb[sb.size() - 2]) + ")";
+    *why = "matmul: mismatch in its core dimension (" + std::to_string(sa.back()) +
+           " is different from " + std::to_string(sb[sb.size() - 2]) + ")";
     return std::nullopt;
   }
   const Shape ba(sa.begin(), sa.end() - 2);
@@ -586,8 +586,8 @@ std::optional<ValueInfo> reshape_result(const ValueInfo& in, const std::vector<s
     }
     out[static_cast<std::size_t>(unknown)] = total / known;
   } else if (known != total) {
-    *why = "cannot reshape array of size " + std::to_string(total) + " into shape " +
-           shape_text(out);
+    *why =
+        "cannot reshape array of size " + std::to_string(total) + " into shape " + shape_text(out);
     return std::nullopt;
   }
   return array_info(in.dtype, out);
@@ -757,7 +757,8 @@ std::optional<ValueInfo> concatenate_result(const std::vector<ValueInfo>& in, in
     }
     for (int d = 0; d < nd; ++d) {
       if (d != *a && v.shape[static_cast<std::size_t>(d)] != out[static_cast<std::size_t>(d)]) {
-        *why = "all the input array dimensions except for the concatenation axis must match exactly";
+        *why =
+            "all the input array dimensions except for the concatenation axis must match exactly";
         return std::nullopt;
       }
     }
@@ -802,8 +803,10 @@ std::optional<ValueInfo> broadcast_to_result(const ValueInfo& in, const Shape& s
   }
   auto b = broadcast_shapes(in.shape, shape, why);
   if (!b || *b != shape) {
-    *why = "input operand has more dimensions than allowed by the axis remapping, or does not "
-           "broadcast to " + shape_text(shape);
+    *why =
+        "input operand has more dimensions than allowed by the axis remapping, or does not "
+        "broadcast to " +
+        shape_text(shape);
     return std::nullopt;
   }
   return array_info(in.dtype, shape);

@@ -20,7 +20,7 @@ namespace sot::graph {
 // scalar with its value.
 struct Operand {
   bool is_python = false;
-  ValueInfo info;  // !is_python
+  ValueInfo info;   // !is_python
   PyScalar scalar;  // is_python
   static Operand array(ValueInfo i) {
     Operand o;
@@ -53,11 +53,12 @@ enum class UfuncKind : std::uint8_t {
   kCompare,      // -> bool
   kLogical,      // logical_and/or/xor/not -> bool
   kBitwise,      // bool and ints only
-  kFloat,        // exp, log, sqrt, sin, ...: bool/int8/uint8 -> float16, 16-bit -> float32, wider -> float64
-  kSame,         // negative, positive, square, ...: the input dtype (no bool for negative)
-  kAbs,          // absolute: complex -> its float
-  kRound,        // floor, ceil, trunc, rint: floats only here
-  kPredicate,    // isnan, isfinite, isinf, signbit -> bool
+  kFloat,      // exp, log, sqrt, sin, ...: bool/int8/uint8 -> float16, 16-bit -> float32, wider ->
+               // float64
+  kSame,       // negative, positive, square, ...: the input dtype (no bool for negative)
+  kAbs,        // absolute: complex -> its float
+  kRound,      // floor, ceil, trunc, rint: floats only here
+  kPredicate,  // isnan, isfinite, isinf, signbit -> bool
 };
 
 // The result of the ufunc over `operands` (elementwise with broadcasting); a 0-d result is a NumPy
@@ -67,12 +68,12 @@ std::optional<ValueInfo> ufunc_result(const std::string& name, UfuncKind kind,
                                       std::string* why);
 
 enum class ReduceKind : std::uint8_t {
-  kSum,     // sum, prod, cumsum, cumprod: small ints -> int64/uint64, bool -> int64
-  kMean,    // ints, bool -> float64
-  kVar,     // var, std: ints, bool -> float64; complex -> its float
-  kSame,    // max, min
-  kArg,     // argmax, argmin: int64, one axis or none
-  kBool,    // any, all
+  kSum,   // sum, prod, cumsum, cumprod: small ints -> int64/uint64, bool -> int64
+  kMean,  // ints, bool -> float64
+  kVar,   // var, std: ints, bool -> float64; complex -> its float
+  kSame,  // max, min
+  kArg,   // argmax, argmin: int64, one axis or none
+  kBool,  // any, all
 };
 // A reduction of `in` over `axes` (`all`: every axis) with keepdims; `dtype` overrides the
 // accumulator's dtype (sum(dtype=...)); a 0-d result is a NumPy scalar.
@@ -117,7 +118,7 @@ std::optional<ValueInfo> broadcast_to_result(const ValueInfo& in, const Shape& s
 struct IndexItem {
   enum class Kind : std::uint8_t { kInt, kSlice, kNewAxis, kEllipsis };
   Kind kind = Kind::kInt;
-  std::int64_t index = 0;                        // kInt
+  std::int64_t index = 0;                         // kInt
   std::optional<std::int64_t> start, stop, step;  // kSlice
 };
 // x[items] for basic indexing: the result (a view, or a NumPy scalar when every axis is taken by

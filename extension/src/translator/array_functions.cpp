@@ -230,9 +230,9 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
       for (const char* n : {"arctan2", "hypot"}) {
         m[n] = {UfuncKind::kFloat, 2};
       }
-      for (const char* n : {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
-                            "cbrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
-                            "cosh", "tanh", "arcsinh", "arccosh", "arctanh"}) {
+      for (const char* n : {"exp",    "exp2", "expm1", "log",  "log2",    "log10",   "log1p",
+                            "sqrt",   "cbrt", "sin",   "cos",  "tan",     "arcsin",  "arccos",
+                            "arctan", "sinh", "cosh",  "tanh", "arcsinh", "arccosh", "arctanh"}) {
         m[n] = {UfuncKind::kFloat, 1};
       }
       for (const char* n : {"square", "negative", "positive", "sign"}) {
@@ -314,19 +314,19 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
         }
         const ValueInfo target = array_info(array_operand(out).id);
         if (info->shape != target.shape) {
-          refuse("non-broadcastable output operand with shape " +
-                 graph::shape_text(target.shape) + " doesn't match the broadcast shape " +
-                 graph::shape_text(info->shape));
+          refuse("non-broadcastable output operand with shape " + graph::shape_text(target.shape) +
+                 " doesn't match the broadcast shape " + graph::shape_text(info->shape));
         }
-        const bool castable = graph::promote_types(info->dtype, target.dtype) == target.dtype ||
-                              graph::kind(info->dtype) == graph::kind(target.dtype) ||
-                              (graph::kind(info->dtype) == 'b') ||
-                              ((graph::kind(info->dtype) == 'i' || graph::kind(info->dtype) == 'u') &&
-                               (graph::kind(target.dtype) == 'f' || graph::kind(target.dtype) == 'c')) ||
-                              (graph::kind(info->dtype) == 'f' && graph::kind(target.dtype) == 'c');
+        const bool castable =
+            graph::promote_types(info->dtype, target.dtype) == target.dtype ||
+            graph::kind(info->dtype) == graph::kind(target.dtype) ||
+            (graph::kind(info->dtype) == 'b') ||
+            ((graph::kind(info->dtype) == 'i' || graph::kind(info->dtype) == 'u') &&
+             (graph::kind(target.dtype) == 'f' || graph::kind(target.dtype) == 'c')) ||
+            (graph::kind(info->dtype) == 'f' && graph::kind(target.dtype) == 'c');
         if (!castable) {
-          refuse("cannot cast ufunc output from " + std::string(graph::name(info->dtype)) +
-                 " to " + std::string(graph::name(target.dtype)) + " with casting rule 'same_kind'");
+          refuse("cannot cast ufunc output from " + std::string(graph::name(info->dtype)) + " to " +
+                 std::string(graph::name(target.dtype)) + " with casting rule 'same_kind'");
         }
         g.mutates = true;
         add_array_op(std::move(g), target);
@@ -410,10 +410,9 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
   };
   // Rules that carry shape symbols through; the others need sizes (symbols specialized).
   static const char* const kSymbolic[] = {
-      "sum",       "prod",     "mean",     "max",         "min",     "argmax",     "argmin",
-      "any",       "all",      "var",      "std",         "transpose", "swapaxes", "moveaxis",
-      "expand_dims", "squeeze", "copy",    "astype",      "round",   "zeros_like", "ones_like",
-      "empty_like", "full_like"};
+      "sum",  "prod",   "mean",  "max",        "min",       "argmax",     "argmin",      "any",
+      "all",  "var",    "std",   "transpose",  "swapaxes",  "moveaxis",   "expand_dims", "squeeze",
+      "copy", "astype", "round", "zeros_like", "ones_like", "empty_like", "full_like"};
   const bool symbolic = std::any_of(std::begin(kSymbolic), std::end(kSymbolic),
                                     [&](const char* n) { return name == n; });
   auto array_param = [&](const char* p) -> ValueInfo {
@@ -483,9 +482,9 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
   };
 
   static const std::map<std::string, ReduceKind> kReductions = {
-      {"sum", ReduceKind::kSum},    {"prod", ReduceKind::kSum},    {"mean", ReduceKind::kMean},
-      {"max", ReduceKind::kSame},   {"min", ReduceKind::kSame},    {"argmax", ReduceKind::kArg},
-      {"argmin", ReduceKind::kArg}, {"any", ReduceKind::kBool},    {"all", ReduceKind::kBool},
+      {"sum", ReduceKind::kSum},    {"prod", ReduceKind::kSum}, {"mean", ReduceKind::kMean},
+      {"max", ReduceKind::kSame},   {"min", ReduceKind::kSame}, {"argmax", ReduceKind::kArg},
+      {"argmin", ReduceKind::kArg}, {"any", ReduceKind::kBool}, {"all", ReduceKind::kBool},
       {"var", ReduceKind::kVar},    {"std", ReduceKind::kVar},
   };
   if (const auto it = kReductions.find(name); it != kReductions.end()) {
@@ -665,9 +664,8 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
     }
     auto shape = retry_static(ids, [&] {
       why.clear();
-      return graph::broadcast_info({operand_of(get("condition")), operand_of(get("x")),
-                                    operand_of(get("y"))},
-                                   &why);
+      return graph::broadcast_info(
+          {operand_of(get("condition")), operand_of(get("x")), operand_of(get("y"))}, &why);
     });
     const Operand x = operand_of(get("x"));
     const Operand y = operand_of(get("y"));
@@ -741,8 +739,7 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
     const auto t = dtype_param("dtype");
     return result(array_of(t.value_or(python_default(f.scalar)), shape_param("shape")));
   }
-  if (name == "zeros_like" || name == "ones_like" || name == "empty_like" ||
-      name == "full_like") {
+  if (name == "zeros_like" || name == "ones_like" || name == "empty_like" || name == "full_like") {
     ValueInfo in = array_param("a");
     if (name == "full_like") {
       const VarPtr fill = get("fill_value");

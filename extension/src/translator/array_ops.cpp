@@ -97,7 +97,6 @@ py::object operator_fn(const char* name) {
   return py::module_::import("operator").attr(name);
 }
 
-
 // What a NumPy function, ufunc or method is called in the op table ("absolute" for np.abs).
 struct UfuncEntry {
   const char* name;
@@ -175,24 +174,22 @@ constexpr std::array<UfuncEntry, 4> kBitwiseUfuncs = {{
     {"invert", UfuncKind::kBitwise, 1},
 }};
 
-
 // The other NumPy functions captured (the names the numpy module has them under).
 const char* const kFunctions[] = {
-    "abs",        "amax",       "amin",     "sum",         "prod",      "mean",
-    "max",        "min",        "argmax",   "argmin",      "var",       "std",
-    "any",        "all",        "cumsum",   "cumprod",     "matmul",    "dot",
-    "reshape",    "transpose",  "swapaxes", "moveaxis",    "expand_dims", "squeeze",
-    "concatenate", "stack",     "split",    "where",       "clip",      "copy",
-    "zeros",      "ones",       "empty",    "full",        "zeros_like", "ones_like",
-    "empty_like", "full_like",  "arange",   "linspace",    "eye",       "broadcast_to",
-    "round",      "around",     "ravel",    "einsum",
+    "abs",       "amax",        "amin",      "sum",         "prod",     "mean",      "max",
+    "min",       "argmax",      "argmin",    "var",         "std",      "any",       "all",
+    "cumsum",    "cumprod",     "matmul",    "dot",         "reshape",  "transpose", "swapaxes",
+    "moveaxis",  "expand_dims", "squeeze",   "concatenate", "stack",    "split",     "where",
+    "clip",      "copy",        "zeros",     "ones",        "empty",    "full",      "zeros_like",
+    "ones_like", "empty_like",  "full_like", "arange",      "linspace", "eye",       "broadcast_to",
+    "round",     "around",      "ravel",     "einsum",
 };
 
 // Methods of ndarray that are captured.
 const char* const kMethods[] = {
-    "sum",  "prod",   "mean",    "max",     "min",     "argmax",  "argmin", "var",
-    "std",  "any",    "all",     "cumsum",  "cumprod", "dot",     "reshape", "transpose",
-    "swapaxes", "squeeze", "astype", "copy", "clip",   "round",   "ravel",  "flatten",
+    "sum",      "prod",    "mean",   "max",    "min",     "argmax", "argmin",  "var",
+    "std",      "any",     "all",    "cumsum", "cumprod", "dot",    "reshape", "transpose",
+    "swapaxes", "squeeze", "astype", "copy",   "clip",    "round",  "ravel",   "flatten",
 };
 
 // The NumPy callables this process's numpy has, by identity -> canonical name.
@@ -227,8 +224,11 @@ const std::map<PyObject*, std::string>& numpy_table(const py::object& np) {
   }
   for (const char* f : kFunctions) {
     const std::string n = f;
-    add(f, n == "abs" ? "absolute" : n == "amax" ? "max" : n == "amin" ? "min"
-                                    : n == "around" ? "round" : n);
+    add(f, n == "abs"      ? "absolute"
+           : n == "amax"   ? "max"
+           : n == "amin"   ? "min"
+           : n == "around" ? "round"
+                           : n);
   }
   return table;
 }
@@ -327,11 +327,11 @@ bool same_kind_castable(DType from, DType to) {
   }
   const char f = graph::kind(from);
   const char t = graph::kind(to);
-  const auto rank = [](char k) { return k == 'b' ? 0 : (k == 'u' || k == 'i') ? 1 : k == 'f' ? 2 : 3; };
+  const auto rank = [](char k) {
+    return k == 'b' ? 0 : (k == 'u' || k == 'i') ? 1 : k == 'f' ? 2 : 3;
+  };
   return f == t || (rank(f) < rank(t));
 }
-
-
 
 }  // namespace
 
@@ -528,14 +528,14 @@ py::object OpcodeExecutor::static_arg(const VarPtr& v) {
 
 namespace {
 
-const char* const kBinaryNames[] = {"add",      "bitwise_and", "floor_divide", "left_shift",
-                                    "matmul",   "multiply",    "remainder",    "bitwise_or",
-                                    "power",    "right_shift", "subtract",     "true_divide",
+const char* const kBinaryNames[] = {"add",        "bitwise_and", "floor_divide", "left_shift",
+                                    "matmul",     "multiply",    "remainder",    "bitwise_or",
+                                    "power",      "right_shift", "subtract",     "true_divide",
                                     "bitwise_xor"};
-const char* const kOperatorFns[] = {"add", "and_", "floordiv", "lshift", "matmul", "mul", "mod",
+const char* const kOperatorFns[] = {"add", "and_", "floordiv", "lshift", "matmul",  "mul", "mod",
                                     "or_", "pow",  "rshift",   "sub",    "truediv", "xor"};
-const char* const kInplaceFns[] = {"iadd", "iand", "ifloordiv", "ilshift", "imatmul",
-                                   "imul", "imod", "ior",       "ipow",    "irshift",
+const char* const kInplaceFns[] = {"iadd", "iand",     "ifloordiv", "ilshift", "imatmul",
+                                   "imul", "imod",     "ior",       "ipow",    "irshift",
                                    "isub", "itruediv", "ixor"};
 constexpr int kInplaceBase = 13;
 constexpr int kMatmul = 4;
@@ -690,8 +690,8 @@ bool OpcodeExecutor::array_compare_op(int op) {
   if (!is_array_like(a) && !is_array_like(b)) {
     return false;
   }
-  static const char* const kNames[] = {"less", "less_equal", "equal", "not_equal", "greater",
-                                       "greater_equal"};
+  static const char* const kNames[] = {"less",      "less_equal", "equal",
+                                       "not_equal", "greater",    "greater_equal"};
   static const char* const kFns[] = {"lt", "le", "eq", "ne", "gt", "ge"};
   const std::string name = kNames[op];
   const ArrayOperand x = array_operand(a);
@@ -769,8 +769,9 @@ bool OpcodeExecutor::array_subscript(std::size_t n) {
   } else {
     const VarPtr& k = peek(1);
     if (is_array_like(k)) {
-      graph_break("indexing with an array (boolean mask or integer array: the result's shape "
-                  "depends on the data)");
+      graph_break(
+          "indexing with an array (boolean mask or integer array: the result's shape "
+          "depends on the data)");
     }
     key = constant_value(k);
     if (!key) {
@@ -845,7 +846,8 @@ bool OpcodeExecutor::array_store_subscr() {
     const auto sk = v.scalar.kind;
     if ((sk == graph::PyScalar::Kind::kComplex && !to_complex) ||
         (sk == graph::PyScalar::Kind::kFloat && !to_float && !to_complex)) {
-      graph_break("assigning a Python " + std::string(sk == graph::PyScalar::Kind::kFloat ? "float" : "complex") +
+      graph_break("assigning a Python " +
+                  std::string(sk == graph::PyScalar::Kind::kFloat ? "float" : "complex") +
                   " into a " + std::string(graph::name(target.dtype)) + " array");
     }
     if (sk == graph::PyScalar::Kind::kInt && graph::kind(target.dtype) != 'f' && !to_complex) {
@@ -972,7 +974,8 @@ VarPtr OpcodeExecutor::array_call(const VarPtr& callable, const std::vector<VarP
     if (dtype && dt.attr("type").ptr() == fn && positional.size() == 1 && kwargs.empty() &&
         positional[0]->kind() == Variable::Kind::kConst) {
       const ArrayOperand v = array_operand(positional[0]);
-      if (v.kind == ArrayOperand::Kind::kPython && v.scalar.kind != graph::PyScalar::Kind::kComplex) {
+      if (v.kind == ArrayOperand::Kind::kPython &&
+          v.scalar.kind != graph::PyScalar::Kind::kComplex) {
         guards_->identity(callable);
         graph::Op g;
         g.name = "scalar";

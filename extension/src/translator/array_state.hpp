@@ -19,8 +19,8 @@ namespace sot::translator {
 
 struct ArrayState {
   graph::Graph graph;
-  std::vector<VarPtr> inputs;             // graph input k's Variable (received from outside)
-  std::map<const Variable*, int> ids;     // input Variable -> its graph value
+  std::vector<VarPtr> inputs;          // graph input k's Variable (received from outside)
+  std::map<const Variable*, int> ids;  // input Variable -> its graph value
   graph::ScalarPromotion promotion = graph::ScalarPromotion::kValueBased;
   pybind11::object numpy;  // the numpy module
 
@@ -29,16 +29,16 @@ struct ArrayState {
   // the guard then accepts any size >= 2 there. A symbol whose size the translation relies on (a
   // shape read as a Python value, an op whose rule needs sizes) is specialized: static again.
   struct InputMeta {
-    std::string format;         // the buffer's element format (guard)
-    graph::Shape shape;         // sizes at this translation
-    std::vector<int> symbols;   // per dimension: a symbol, or -1
-    bool array = false;         // an ndarray (not a NumPy scalar)
+    std::string format;        // the buffer's element format (guard)
+    graph::Shape shape;        // sizes at this translation
+    std::vector<int> symbols;  // per dimension: a symbol, or -1
+    bool array = false;        // an ndarray (not a NumPy scalar)
   };
-  std::vector<InputMeta> meta;            // by graph input
-  std::vector<bool> specialized;          // by symbol
+  std::vector<InputMeta> meta;    // by graph input
+  std::vector<bool> specialized;  // by symbol
   std::map<std::int64_t, int> symbol_of_size;
-  bool dynamic = true;                    // config: dimensions may become symbols
-  pybind11::dict history;                 // the code's translator data (shapes seen before)
+  bool dynamic = true;     // config: dimensions may become symbols
+  pybind11::dict history;  // the code's translator data (shapes seen before)
   // The symbols of `info` are static from now on.
   void specialize(const graph::ValueInfo& info);
   // `info` without the symbols that were specialized.
@@ -48,9 +48,7 @@ struct ArrayState {
   struct Mark {
     std::size_t values = 0, ops = 0, inputs = 0;
   };
-  Mark mark() const {
-    return {graph.values().size(), graph.ops().size(), graph.inputs().size()};
-  }
+  Mark mark() const { return {graph.values().size(), graph.ops().size(), graph.inputs().size()}; }
   void rollback(const Mark& m);
 };
 

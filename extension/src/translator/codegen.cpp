@@ -1030,8 +1030,7 @@ struct CodeGen::Emitter {
         return;
       }
       case Variable::Kind::kArray:
-        if (graph_lazy && !graph_done && graph_outputs.size() == 1 &&
-            graph_outputs[0] == v.get()) {
+        if (graph_lazy && !graph_done && graph_outputs.size() == 1 && graph_outputs[0] == v.get()) {
           emit_graph_call();
           return;
         }

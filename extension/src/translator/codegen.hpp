@@ -89,7 +89,8 @@ class CodeGen {
   void prepare_graph(Emitter& e, const SimulationResult& r, std::vector<VarPtr>* roots);
   // Home locals for the values built once, the graph prepared and its eager call emitted: the
   // scratch locals used.
-  std::vector<int> homes_and_graph(Emitter& e, const SimulationResult& r, std::vector<VarPtr>* roots,
+  std::vector<int> homes_and_graph(Emitter& e, const SimulationResult& r,
+                                   std::vector<VarPtr>* roots,
                                    const std::map<const Variable*, int>& preferred,
                                    const std::vector<int>& scratch);
 

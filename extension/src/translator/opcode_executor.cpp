@@ -1086,8 +1086,8 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
        callable->value().ptr() == reinterpret_cast<PyObject*>(&PyLong_Type) ||
        callable->value().ptr() == reinterpret_cast<PyObject*>(&PyBool_Type) ||
        callable->value().ptr() == reinterpret_cast<PyObject*>(&PyComplex_Type))) {
-    graph_break(py::str(callable->value().attr("__name__")).cast<std::string>() +
-                "() of a " + args[0]->describe() + " needs its data");
+    graph_break(py::str(callable->value().attr("__name__")).cast<std::string>() + "() of a " +
+                args[0]->describe() + " needs its data");
   }
   if (callable->kind() == Variable::Kind::kMethod && nkw == 0 &&
       callable->items()[0]->kind() == Variable::Kind::kObject) {

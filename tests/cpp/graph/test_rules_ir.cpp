@@ -1,5 +1,6 @@
-// The graph IR's shape/dtype rules for ops (ufuncs, reductions, matmul, shape ops, indexing, einsum) and the IR
-// itself: text form, dead-code elimination, common subexpressions, folding, in-place ops kept in order.
+// The graph IR's shape/dtype rules for ops (ufuncs, reductions, matmul, shape ops, indexing,
+// einsum) and the IR itself: text form, dead-code elimination, common subexpressions, folding,
+// in-place ops kept in order.
 #include <gtest/gtest.h>
 #include <pybind11/embed.h>
 
@@ -31,7 +32,8 @@ TEST(Rules, UfuncDtypes) {
                    &why);
   EXPECT_EQ(r->dtype, DType::kFloat64);
   const auto b = Operand::array(arr(DType::kBool, {3}));
-  EXPECT_FALSE(ufunc_result("subtract", UfuncKind::kSubtract, {b, b}, ScalarPromotion::kWeak, &why));
+  EXPECT_FALSE(
+      ufunc_result("subtract", UfuncKind::kSubtract, {b, b}, ScalarPromotion::kWeak, &why));
   EXPECT_NE(why.find("booleans"), std::string::npos);
   PyScalar big;
   big.kind = PyScalar::Kind::kInt;
