@@ -1131,8 +1131,13 @@ void CodeGen::prepare_graph(Emitter& e, const SimulationResult& r, std::vector<V
   if (backend == nullptr) {
     throw CodegenError("no graph backend called '" + graph_options_.backend + "'");
   }
+  // The graph as the translation left it: symbols specialized on the way are static sizes.
+  graph::Graph captured = r.arrays->graph;
+  for (std::size_t i = 0; i < captured.values().size(); ++i) {
+    captured.info(static_cast<int>(i)) = r.arrays->current(captured.values()[i].info);
+  }
   auto compile = [&](std::vector<int> outs) {
-    const graph::Graph g = r.arrays->graph.optimized(&outs);
+    const graph::Graph g = captured.optimized(&outs);
     GraphRecord record;
     record.compiled = backend->compile(g, outs, graph_options_.check);
     record.text = g.text(outs);
