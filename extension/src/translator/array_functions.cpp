@@ -261,7 +261,8 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
       return m;
     }();
     if (const auto it = kUfuncKinds.find(name); it != kUfuncKinds.end()) {
-      const auto [kind, nin] = it->second;
+      const UfuncKind kind = it->second.first;
+      const int nin = it->second.second;
       if (args.size() != static_cast<std::size_t>(nin)) {
         refuse("called with " + std::to_string(args.size()) + " positional arguments");
       }
@@ -273,6 +274,7 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
         out = v;
       }
       std::vector<Operand> operands;
+      operands.reserve(args.size());
       for (const VarPtr& a : args) {
         operands.push_back(operand_of(a));
       }
@@ -289,12 +291,14 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
         });
       } else {
         std::vector<int> ids;
+        ids.reserve(args.size());
         for (const VarPtr& a : args) {
           ids.push_back(array_operand(a).id);
         }
         info = retry_static(ids, [&] {
           why.clear();
           std::vector<Operand> ops;
+          ops.reserve(args.size());
           for (const VarPtr& a : args) {
             ops.push_back(operand_of(a));
           }
@@ -382,12 +386,13 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
       bound[params[next++]] = a;
     }
   }
-  for (const auto& [k, v] : kwargs) {
-    if (std::none_of(params.begin(), params.end(), [&](const char* p) { return k == p; }) ||
+  for (const auto& kw : kwargs) {
+    const std::string& k = kw.first;
+    if (std::none_of(params.begin(), params.end(), [&k](const char* p) { return k == p; }) ||
         bound.count(k) != 0) {
       refuse("the keyword argument " + k);
     }
-    bound[k] = v;
+    bound[k] = kw.second;
   }
   auto get = [&](const char* p) -> VarPtr {
     const auto it = bound.find(p);
@@ -679,9 +684,8 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
   }
   if (name == "clip") {
     no_out();
-    const char* lo = self ? "a_min" : "a_min";
     std::vector<Operand> operands = {Operand::array(array_param(params[0]))};
-    for (const char* p : {lo, "a_max"}) {
+    for (const char* p : {"a_min", "a_max"}) {
       const VarPtr v = get(p);
       if (v && !(v->is_const() && v->value().is_none())) {
         operands.push_back(operand_of(v));

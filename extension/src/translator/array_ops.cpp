@@ -340,11 +340,12 @@ ArrayState& OpcodeExecutor::arrays() {
     auto a = std::make_shared<ArrayState>();
     a->numpy = numpy_module();
     if (!a->numpy.is_none()) {
-      const std::string version = str_of(a->numpy.attr("__version__"));
-      if (version.rfind("1.", 0) != 0) {
-        a->promotion = graph::ScalarPromotion::kWeak;
-      } else if (py::hasattr(a->numpy, "_get_promotion_state") &&
-                 str_of(a->numpy.attr("_get_promotion_state")()) == "weak") {
+      // NEP 50 in NumPy 2, or NumPy 1.24's experimental "weak" state; value-based casting
+      // otherwise.
+      const bool numpy1 = str_of(a->numpy.attr("__version__")).rfind("1.", 0) == 0;
+      const bool weak_state = py::hasattr(a->numpy, "_get_promotion_state") &&
+                              str_of(a->numpy.attr("_get_promotion_state")()) == "weak";
+      if (!numpy1 || weak_state) {
         a->promotion = graph::ScalarPromotion::kWeak;
       }
     }
