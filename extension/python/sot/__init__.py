@@ -15,7 +15,7 @@ except ImportError as _exc:  # pragma: no cover - exercised only on a broken or 
         f"(original error: {_exc})"
     ) from _exc
 
-from . import bytecode, capture
+from . import bytecode, capture, report
 from .config import Config, ConfigError, config
 from .translate import Explanation, explain, jit, reset, symbolic_translate
 
@@ -28,4 +28,4 @@ def build_info():
 
 
 __all__ = ["Config", "ConfigError", "Explanation", "build_info", "bytecode", "capture", "config", "explain", "jit",
-           "reset", "symbolic_translate", "__version__"]
+           "report", "reset", "symbolic_translate", "__version__"]

@@ -81,6 +81,7 @@ void bind_translator(py::module_& parent) {
       .def_readwrite("backend", &T::backend)
       .def_readwrite("check_graphs", &T::check_graphs)
       .def_readwrite("dynamic_shapes", &T::dynamic_shapes)
+      .def_readwrite("filter", &T::filter)
       .def_readonly("graphs", &T::graphs)
       .def_readonly("translations", &T::translations)
       .def_readonly("failures", &T::failures)

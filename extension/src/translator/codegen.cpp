@@ -381,7 +381,32 @@ struct CodeGen::Emitter {
     out.push_back(ins);
   }
 
-  void load_const(const py::object& value) { emit("LOAD_CONST", bc.add_const(value)); }
+  // A code object must stay hashable (tools hash code objects: stack_data in IPython's tracebacks,
+  // coverage): an unhashable constant (a slice before 3.12, a tuple holding one) is built instead.
+  void load_const(const py::object& value) {
+    if (PyObject_Hash(value.ptr()) == -1) {
+      PyErr_Clear();
+      if (PySlice_Check(value.ptr())) {
+        auto* sl = reinterpret_cast<PySliceObject*>(value.ptr());
+        load_const(py::reinterpret_borrow<py::object>(sl->start));
+        load_const(py::reinterpret_borrow<py::object>(sl->stop));
+        const bool step = sl->step != Py_None;
+        if (step) {
+          load_const(py::reinterpret_borrow<py::object>(sl->step));
+        }
+        emit("BUILD_SLICE", step ? 3 : 2);
+        return;
+      }
+      if (PyTuple_CheckExact(value.ptr())) {
+        for (const py::handle item : value) {
+          load_const(py::reinterpret_borrow<py::object>(item));
+        }
+        emit("BUILD_TUPLE", static_cast<int>(PyTuple_GET_SIZE(value.ptr())));
+        return;
+      }
+    }
+    emit("LOAD_CONST", bc.add_const(value));
+  }
 
   // CPython interns the strings of a code object's constants that look like identifiers, which
   // would make a string the frame computed identical to a literal of the same text: such a string
@@ -400,11 +425,10 @@ struct CodeGen::Emitter {
       load_const(value);
       return;
     }
-    py::list holder;
-    holder.append(value);
-    load_const(holder);
-    load_const(py::int_(0));
-    emit("BINARY_SUBSCR");
+    // (ASCII: made again from its bytes, a new string equal to it; a list constant holding it would
+    // leave the code object unhashable.)
+    load_const(py::bytes(PyUnicode_AsUTF8(v)));
+    call_attribute("decode", py::str("ascii"));
   }
 
   // Pushes `v` rotated below the `n` values on top of the stack.
@@ -1698,8 +1722,12 @@ py::object CodeGen::make_resume(const bytecode::Bytecode& original, std::size_t 
   }
   // del __sot_args[:]; del __sot_args (the caller's stack keeps the list until the call returns).
   add("LOAD_FAST", 0);
-  out.emplace_back();  // LOAD_CONST slice(None), completed once the Bytecode can add constants
+  // slice(None, None) built (a slice constant would leave the code object unhashable before 3.12):
+  // two LOAD_CONST None, completed once the Bytecode can add constants.
+  out.emplace_back();
   const std::size_t clear_at = out.size() - 1;
+  out.emplace_back();
+  add("BUILD_SLICE", 2);
   add("DELETE_SUBSCR", 0);
   add("DELETE_FAST", 0);
   int next_stack = 1;
@@ -1743,8 +1771,8 @@ py::object CodeGen::make_resume(const bytecode::Bytecode& original, std::size_t 
     }
     out.push_back(ins);
   }
-  {
-    Instruction& ins = out[clear_at];  // LOAD_CONST slice(None): its index is set below
+  for (const std::size_t at : {clear_at, clear_at + 1}) {
+    Instruction& ins = out[at];  // LOAD_CONST None: its index is set below
     ins.id = next_id++;
     ins.opcode = opcode("LOAD_CONST");
     ins.position = target.position;
@@ -1753,11 +1781,12 @@ py::object CodeGen::make_resume(const bytecode::Bytecode& original, std::size_t 
       bytecode::Bytecode::from_instructions(std::move(out), original.template_code().ptr());
   bc.set_localsplus(new_names, new_kinds);
   {
-    const int k =
-        bc.add_const(py::reinterpret_steal<py::object>(PySlice_New(nullptr, nullptr, nullptr)));
-    Instruction ins = bc.at(clear_at);
-    ins.arg = k;
-    bc.replace(clear_at, ins);
+    const int k = bc.add_const(py::none());
+    for (const std::size_t at : {clear_at, clear_at + 1}) {
+      Instruction ins = bc.at(at);
+      ins.arg = k;
+      bc.replace(at, ins);
+    }
   }
   auto* co = reinterpret_cast<PyCodeObject*>(original.template_code().ptr());
   bytecode::Bytecode::CodeOverrides o;

@@ -58,6 +58,10 @@ py::list& SymbolicTranslator::seen() {
 }
 
 capture::Translation SymbolicTranslator::translate(const capture::FrameInfo& frame) {
+  if (!filter.is_none() &&
+      !filter(py::handle(reinterpret_cast<PyObject*>(frame.code))).cast<bool>()) {
+    return capture::Translation::declined({});  // (not recorded: not this translator's business)
+  }
   TranslationRecord record;
   record.original = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(frame.code));
   const auto started = std::chrono::steady_clock::now();

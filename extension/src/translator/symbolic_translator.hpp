@@ -48,7 +48,10 @@ class SymbolicTranslator final : public capture::Translator {
   std::string backend = "numpy";  // the graph backend, by name
   bool check_graphs = false;      // check every graph op's result against the rules (tests)
   bool dynamic_shapes = true;     // a dimension that changes size becomes a shape symbol
-  unsigned log = 0;               // kLog* bits: what to print to stderr
+  // None, or a callable filter(code) -> bool: code it rejects is declined (e.g. the notebook's
+  // %%sot translates only functions defined in notebook cells).
+  pybind11::object filter = pybind11::none();
+  unsigned log = 0;  // kLog* bits: what to print to stderr
   static constexpr unsigned kLogBreaks = 1;
   static constexpr unsigned kLogBytecode = 2;
   static constexpr unsigned kLogGuards = 4;

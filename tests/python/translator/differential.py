@@ -88,6 +88,10 @@ def check(fn, *args, breaks=0, fallbacks=0, init=None, cached=True, **kwargs):
         for key in expected:
             assert same(got[key], expected[key]), (
                 f"call {i + 1} translated differs in {key}: {got[key]!r} != {expected[key]!r}")
+    for r in first_records:  # generated code objects stay hashable (tools such as IPython's tracebacks hash them)
+        for code in [r["transformed"]] + [x["code"] for x in r["resumes"]]:
+            if code is not None:
+                hash(code)
     got_breaks = sum(len(r["breaks"]) for r in first_records)
     failures = [f"{r['original'].co_name}: {r['failure']}" for r in first_records if r["failure"]]
     assert len(failures) == fallbacks, f"fallbacks {failures}"

@@ -1,0 +1,185 @@
+"""What translating some calls did, as data: the one model that ``sot.explain``, the notebook's ``%%sot`` report
+and logs are made from.
+
+    report = sot.report.build(translator.records())
+    for fn in report.functions:          # one per user function (its resume functions folded in)
+        fn.graph_count, fn.break_count, fn.breaks, fn.graphs, fn.guards, fn.stats, fn.seconds
+
+Each user function gathers its translations (the function's own code and every resume function made for it,
+``f.__sot_resume_<offset>``), the graph breaks with their reasons and source lines, the NumPy graphs captured,
+the guards, the cache entries and recompile reasons of its code objects, and the translation time.
+"""
+
+import dataclasses
+import linecache
+
+from . import _sot
+from . import capture as _capture
+
+
+@dataclasses.dataclass
+class BreakInfo:
+    reason: str
+    filename: str
+    lineno: int
+    source: str  # the line's text ("" when the source is not available)
+    in_place: bool
+    function: str  # the code it happened in ("f", "f.__sot_resume_42")
+
+
+@dataclasses.dataclass
+class GraphInfo:
+    function: str
+    text: str
+    json: dict
+    op_counts: dict
+    ops: int
+    inputs: int
+    outputs: int
+
+
+@dataclasses.dataclass
+class CodeReport:
+    """One translation: of the user's function or of one of its resume functions."""
+    name: str
+    original: object  # code object
+    transformed: object  # code object, or None when the original runs
+    resumes: list  # resume functions made here: dicts with "code", "offset"
+    breaks: list
+    graphs: list
+    guards: list
+    failure: str
+    declined: str
+    seconds: float
+    instructions: int
+    simulated: int
+
+
+@dataclasses.dataclass
+class FunctionReport:
+    name: str  # qualified name of the user's function
+    filename: str
+    firstlineno: int
+    code: object  # the user's code object
+    translations: list  # CodeReport, in the order they were made
+    stats: dict  # capture counters of the user's code: hits, misses, translations, fallbacks, ... and reasons
+
+    @property
+    def breaks(self):
+        return [b for t in self.translations for b in t.breaks]
+
+    @property
+    def graphs(self):
+        return [g for t in self.translations if t.transformed is not None for g in t.graphs]
+
+    @property
+    def guards(self):
+        return [f"{t.name}: {g}" for t in self.translations for g in t.guards]
+
+    @property
+    def failures(self):
+        return [f"{t.name}: {t.failure}" for t in self.translations if t.failure]
+
+    @property
+    def graph_count(self):
+        return len(self.graphs)
+
+    @property
+    def break_count(self):
+        return len(self.breaks)
+
+    @property
+    def op_count(self):
+        return sum(g.ops for g in self.graphs)
+
+    @property
+    def seconds(self):
+        return sum(t.seconds for t in self.translations)
+
+    @property
+    def recompile_reasons(self):
+        """Why cached entries did not fit (the failing guards), and fallbacks' reasons, as the runtime recorded."""
+        return list(self.stats.get("reasons", []))
+
+
+@dataclasses.dataclass
+class Report:
+    functions: list
+
+    @property
+    def graph_count(self):
+        return sum(f.graph_count for f in self.functions)
+
+    @property
+    def break_count(self):
+        return sum(f.break_count for f in self.functions)
+
+    @property
+    def op_count(self):
+        return sum(f.op_count for f in self.functions)
+
+    @property
+    def seconds(self):
+        return sum(f.seconds for f in self.functions)
+
+    @property
+    def failures(self):
+        return [x for f in self.functions for x in f.failures]
+
+    def function(self, name):
+        """The report of the function called ``name`` (its qualified or plain name)."""
+        for f in self.functions:
+            if name in (f.name, f.name.rsplit(".", 1)[-1]):
+                return f
+        raise KeyError(name)
+
+
+def code_name(code):
+    """The function's qualified name; "f.__sot_resume_42" for the resume function of f at offset 42."""
+    name = getattr(code, "co_qualname", code.co_name)
+    info = _sot.translator.resume_info(code)
+    return name if info is None else f"{name}.__sot_resume_{info[1]}"
+
+
+def user_code(code):
+    """The user's code object a (possibly resume) code object belongs to."""
+    info = _sot.translator.resume_info(code)
+    return code if info is None else info[0]
+
+
+def _stats(code):
+    try:
+        return dict(_capture.stats(code))
+    except Exception:  # noqa: BLE001 - a code object the runtime never saw
+        return {}
+
+
+def build(records):
+    """A Report from a translator's records (``SymbolicTranslator.records()``)."""
+    by_code = {}
+    for r in records:
+        original = r["original"]
+        if r["declined"] and r["transformed"] is None and not r["breaks"]:
+            continue  # module bodies and the like: nothing to report
+        user = user_code(original)
+        key = id(user)
+        if key not in by_code:
+            by_code[key] = FunctionReport(
+                name=getattr(user, "co_qualname", user.co_name), filename=user.co_filename,
+                firstlineno=user.co_firstlineno, code=user, translations=[], stats={})
+        name = code_name(original)
+        breaks = [BreakInfo(b["reason"], b["filename"], b["lineno"],
+                            linecache.getline(b["filename"], b["lineno"]).rstrip("\n") if b["lineno"] > 0 else "",
+                            b["in_place"], name) for b in r["breaks"]]
+        graphs = [GraphInfo(name, g["text"], g["json"], dict(g["op_counts"]), g["ops"], g["inputs"], g["outputs"])
+                  for g in r["graphs"]]
+        by_code[key].translations.append(CodeReport(
+            name=name, original=original, transformed=r["transformed"], resumes=list(r["resumes"]), breaks=breaks,
+            graphs=graphs, guards=list(r["guards"]), failure=r["failure"], declined=r["declined"],
+            seconds=r["seconds"], instructions=r["instructions"], simulated=r["simulated"]))
+    for f in by_code.values():
+        f.stats = _stats(f.code)
+    return Report(functions=list(by_code.values()))
+
+
+__all__ = ["BreakInfo", "CodeReport", "FunctionReport", "GraphInfo", "Report", "build", "code_name", "user_code"]

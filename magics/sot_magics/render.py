@@ -1,0 +1,270 @@
+"""Renders a ``sot.report.Report`` for the notebook: HTML (JupyterLab, Notebook, VS Code) with a plain-text
+fallback. Sections per translated function: graphs (count, ops), graph breaks (reason, the cell's source line
+highlighted), failures, guards, cache entries and recompile reasons, translation time; the original and the
+transformed bytecode side by side (aligned, new instructions highlighted, jump targets marked, source lines
+interleaved, every resume function, collapsible); each graph as text and as an SVG drawing (graphviz ``dot``)."""
+
+import difflib
+import dis
+import html
+import linecache
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+
+@dataclass
+class Options:
+    bytecode: bool = True
+    graph: bool = False
+    guards: bool = False
+
+
+CSS = """
+<style>
+.sot-report{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;margin:4px 0}
+.sot-report .sot-head{font-weight:600;margin:2px 0 6px}
+.sot-report details{border:1px solid #ddd;border-radius:4px;margin:4px 0;padding:2px 6px}
+.sot-report summary{cursor:pointer}
+.sot-report table{border-collapse:collapse;margin:4px 0}
+.sot-report td,.sot-report th{border:1px solid #e3e3e3;padding:2px 6px;text-align:left;vertical-align:top}
+.sot-report pre,.sot-report code{font-family:var(--jp-code-font-family,monospace);font-size:12px}
+.sot-report .sot-line-hit{background:#fff3b0;font-weight:600}
+.sot-report .sot-new{background:#e6ffec}
+.sot-report .sot-gone{background:#ffebe9}
+.sot-report .sot-src td{background:#f6f8fa;color:#555;font-style:italic}
+.sot-report .sot-warn{color:#9a3412;background:#fff7ed;padding:2px 6px;border-left:3px solid #f97316}
+.sot-report table.sot-bytecode td{font-family:var(--jp-code-font-family,monospace);font-size:12px;white-space:pre}
+</style>
+"""
+
+
+def _esc(text):
+    return html.escape(str(text), quote=True)
+
+
+def _snippet(filename, lineno, context=1):
+    """The cell's lines around ``lineno``, the line itself highlighted (HTML)."""
+    rows = []
+    for n in range(max(1, lineno - context), lineno + context + 1):
+        text = linecache.getline(filename, n)
+        if not text:
+            continue
+        cls = ' class="sot-line-hit"' if n == lineno else ""
+        rows.append(f"<div{cls}><code>{n:>4}  {_esc(text.rstrip())}</code></div>")
+    return "".join(rows)
+
+
+# ---- bytecode side by side ----
+
+def _instructions(code):
+    return list(dis.get_instructions(code))
+
+
+def _ins_text(ins):
+    target = ">>" if ins.is_jump_target else "  "
+    arg = f" {ins.argrepr}" if ins.argrepr else (f" {ins.arg}" if ins.arg is not None else "")
+    return f"{target}{ins.offset:>5} {ins.opname}{arg}"
+
+
+def _key(ins):
+    return (ins.opname, ins.argrepr)
+
+
+def _line_of(ins):
+    pos = getattr(ins, "positions", None)
+    if pos is not None and pos.lineno is not None:
+        return pos.lineno
+    return ins.starts_line
+
+
+def bytecode_rows(original, transformed):
+    """Aligned rows (kind, left, right): kind is "same", "new" (only in the transformed code), "gone" (only in
+    the original) or "src" (a source line, in ``left``)."""
+    left = _instructions(original)
+    right = _instructions(transformed) if transformed is not None else []
+    rows = []
+    last_line = None
+    matcher = difflib.SequenceMatcher(a=[_key(i) for i in left], b=[_key(i) for i in right], autojunk=False)
+
+    def source_row(ins):
+        nonlocal last_line
+        line = _line_of(ins)
+        if line is not None and line != last_line and line > 0:
+            last_line = line
+            text = linecache.getline(original.co_filename, line).strip()
+            rows.append(("src", f"line {line}: {text}", ""))
+
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            for a, b in zip(left[i1:i2], right[j1:j2]):
+                source_row(a)
+                rows.append(("same", _ins_text(a), _ins_text(b)))
+            continue
+        for a in left[i1:i2]:
+            source_row(a)
+            rows.append(("gone", _ins_text(a), ""))
+        for b in right[j1:j2]:
+            source_row(b)
+            rows.append(("new", "", _ins_text(b)))
+    return rows
+
+
+def bytecode_html(original, transformed, title):
+    rows = bytecode_rows(original, transformed)
+    out = [f"<details><summary>bytecode: {_esc(title)} (original | transformed; "
+           f"{sum(1 for r in rows if r[0] == 'new')} new instructions)</summary>",
+           '<table class="sot-bytecode"><tr><th>original</th><th>transformed</th></tr>']
+    for kind, left, right in rows:
+        if kind == "src":
+            out.append(f'<tr class="sot-src"><td colspan="2">{_esc(left)}</td></tr>')
+        else:
+            cls = {"new": ' class="sot-new"', "gone": ' class="sot-gone"'}.get(kind, "")
+            out.append(f"<tr{cls}><td>{_esc(left)}</td><td>{_esc(right)}</td></tr>")
+    out.append("</table></details>")
+    return "".join(out)
+
+
+def bytecode_text(original, transformed, title):
+    """A unified diff of the two dis listings (the plain-text fallback)."""
+    a = [_ins_text(i) for i in _instructions(original)]
+    b = [_ins_text(i) for i in _instructions(transformed)] if transformed is not None else []
+    diff = difflib.unified_diff(a, b, f"{title} (original)", f"{title} (transformed)", lineterm="", n=2)
+    return "\n".join(diff)
+
+
+# ---- graphs ----
+
+def graph_dot(graph_json, title="graph"):
+    """A graphviz DOT drawing of a graph's JSON form: inputs as ellipses, ops as boxes with op name, dtype and
+    shape, edges from arguments."""
+
+    def label(entry):
+        shape = ", ".join(str(d) for d in entry["shape"])
+        kind = "scalar" if entry.get("scalar") else f"[{shape}]"
+        return f"{entry['dtype']}{kind}"
+
+    lines = [f'digraph "{title}" {{', "  rankdir=TB;", '  node [fontname="monospace", fontsize=10];']
+    for entry in graph_json["inputs"]:
+        name = entry["name"].replace('"', "'")
+        lines.append(f'  v{entry["id"]} [shape=ellipse, label="{name}\\n{label(entry)}"];')
+    for entry in graph_json["constants"]:
+        text = entry["repr"].replace('"', "'")[:30]
+        lines.append(f'  v{entry["id"]} [shape=plaintext, label="{text}"];')
+    for op in graph_json["ops"]:
+        extra = " (in place)" if op["in_place"] else (" (view)" if op["view"] else "")
+        lines.append(f'  v{op["id"]} [shape=box, label="%{op["id"]} {op["op"]}{extra}\\n{label(op)}"];')
+        sources = []
+        for arg in list(op["args"]) + list(op["kwargs"].values()):
+            if "value" in arg:
+                sources.append(arg["value"])
+            sources.extend(arg.get("list", []) + arg.get("tuple", []))
+        for src in sources:
+            lines.append(f"  v{src} -> v{op['id']};")
+    for k, out in enumerate(graph_json["outputs"]):
+        lines.append(f'  out{k} [shape=plaintext, label="output {k}"];')
+        lines.append(f"  v{out} -> out{k};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def graph_svg(graph_json, title="graph"):
+    """The SVG drawing (None when graphviz's ``dot`` is not installed or fails)."""
+    dot = shutil.which("dot")
+    if dot is None:
+        return None
+    try:
+        done = subprocess.run([dot, "-Tsvg"], input=graph_dot(graph_json, title).encode(), capture_output=True,
+                              timeout=20, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    svg = done.stdout.decode("utf-8", "replace")
+    return svg[svg.find("<svg"):] if "<svg" in svg else None
+
+
+# ---- the report ----
+
+def _summary(f):
+    s = f.stats
+    return (f"{f.name}: {f.graph_count} graph{'s' if f.graph_count != 1 else ''} "
+            f"({', '.join(str(g.ops) for g in f.graphs) or 'no'} ops), {f.break_count} graph "
+            f"break{'s' if f.break_count != 1 else ''}, translated in {f.seconds * 1e3:.2f} ms; cache: "
+            f"{s.get('entries', 0)} entries, {s.get('hits', 0)} hits, {s.get('translations', 0)} translations")
+
+
+def to_text(report, options=Options()):
+    lines = [f"sot: {len(report.functions)} function(s) translated, {report.graph_count} graph(s), "
+             f"{report.break_count} graph break(s), {report.seconds * 1e3:.2f} ms"]
+    for f in report.functions:
+        lines.append("  " + _summary(f))
+        for b in f.breaks:
+            lines.append(f"    break at line {b.lineno} ({b.function}): {b.reason}")
+            if b.source:
+                lines.append(f"      {b.lineno:>4} | {b.source.strip()}")
+        for x in f.failures:
+            lines.append(f"    WARNING: runs as is: {x}")
+        for r in f.recompile_reasons:
+            lines.append(f"    recompile: {r}")
+        if options.guards:
+            lines.extend(f"    guard {g}" for g in f.guards)
+        if options.graph:
+            for g in f.graphs:
+                lines.append(f"    graph of {g.function}:")
+                lines.extend(f"      {t}" for t in g.text.splitlines())
+        if options.bytecode:
+            for t in f.translations:
+                if t.transformed is not None:
+                    lines.extend("    " + x for x in bytecode_text(t.original, t.transformed, t.name).splitlines())
+    return "\n".join(lines)
+
+
+def to_html(report, options=Options()):
+    out = [CSS, '<div class="sot-report">',
+           f'<div class="sot-head">sot: {len(report.functions)} function(s) translated, '
+           f'{report.graph_count} graph(s), {report.break_count} graph break(s), '
+           f'{report.seconds * 1e3:.2f} ms</div>']
+    if not report.functions:
+        out.append("<div>No function defined in the notebook was called in this cell.</div>")
+    for f in report.functions:
+        out.append(f'<details open class="sot-function"><summary>{_esc(_summary(f))}</summary>')
+        for x in f.failures:
+            out.append(f'<div class="sot-warn">translator failure, the original code ran: {_esc(x)}</div>')
+        if f.breaks:
+            out.append('<table class="sot-breaks"><tr><th>line</th><th>in</th><th>reason</th><th>source</th></tr>')
+            for b in f.breaks:
+                where = " (continued in place)" if b.in_place else ""
+                out.append(f"<tr><td>{b.lineno}</td><td>{_esc(b.function)}</td><td>{_esc(b.reason)}{where}</td>"
+                           f"<td>{_snippet(b.filename, b.lineno)}</td></tr>")
+            out.append("</table>")
+        if f.graphs:
+            out.append('<table class="sot-graphs"><tr><th>graph of</th><th>ops</th><th>op counts</th></tr>')
+            for g in f.graphs:
+                counts = ", ".join(f"{k} {v}" for k, v in sorted(g.op_counts.items()))
+                out.append(f"<tr><td>{_esc(g.function)}</td><td>{g.ops}</td><td>{_esc(counts)}</td></tr>")
+            out.append("</table>")
+        if f.recompile_reasons:
+            out.append("<details><summary>cache entries and recompile reasons</summary><ul>")
+            out.extend(f"<li><code>{_esc(r)}</code></li>" for r in f.recompile_reasons)
+            out.append("</ul></details>")
+        if options.guards and f.guards:
+            out.append(f"<details><summary>guards ({len(f.guards)})</summary><pre>")
+            out.append(_esc("\n".join(f.guards)))
+            out.append("</pre></details>")
+        if options.graph:
+            for k, g in enumerate(f.graphs):
+                svg = graph_svg(g.json, f"{g.function} graph {k}")
+                out.append(f'<details open class="sot-graph"><summary>graph of {_esc(g.function)}: {g.ops} ops'
+                           f"</summary><pre>{_esc(g.text)}</pre>{svg or ''}</details>")
+        if options.bytecode:
+            for t in f.translations:
+                if t.transformed is not None:
+                    out.append(bytecode_html(t.original, t.transformed, t.name))
+        out.append("</details>")
+    out.append("</div>")
+    return "".join(out)
+
+
+def svg_of(report):
+    """Every graph of the report as one SVG each (for a separate image/svg+xml output)."""
+    return [s for f in report.functions for k, g in enumerate(f.graphs)
+            if (s := graph_svg(g.json, f"{g.function} graph {k}"))]

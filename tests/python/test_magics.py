@@ -1,0 +1,191 @@
+"""The notebook magics in an in-process IPython shell: %%sot runs the cell unchanged and reports what the
+translator did (breaks at the cell's lines, graphs, guards, bytecode side by side, SVG drawings), its options,
+errors in the cell, and the line magics %sot, %sot_explain, %sot_bytecode, %sot_reset."""
+
+import io
+from contextlib import redirect_stdout
+
+import pytest
+
+pytest.importorskip("IPython")
+np = pytest.importorskip("numpy")
+
+from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+
+from sot_magics import render  # noqa: E402
+
+DEFINE = '''import numpy as np
+def f(x):
+    y = x * 2
+    if y.sum() > 0:
+        print("positive")
+    return y + 1
+'''
+
+
+@pytest.fixture(scope="module")
+def shell():
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "sot_magics")
+    ip.run_cell(DEFINE)
+    return ip
+
+
+@pytest.fixture
+def magics(shell):
+    return shell.magics_manager.registry["SotMagics"]
+
+
+def run(shell, source):
+    """Runs a cell; returns (stdout, displayed bundles, the run's result)."""
+    shown = []
+    shell.display_pub.publish = lambda data, **kw: shown.append(data)  # noqa: ARG005
+    out = io.StringIO()
+    with redirect_stdout(out):
+        result = shell.run_cell(source)
+    return out.getvalue(), shown, result
+
+
+def test_report_lists_exactly_the_two_breaks_at_their_lines(shell, magics):
+    shell.run_line_magic("sot_reset", "")
+    stdout, shown, _ = run(shell, "%%sot\nout = f(np.ones(3))\n")
+    assert "positive" in stdout
+    report = magics.last_report
+    assert [fn.name for fn in report.functions] == ["f"]
+    breaks = report.functions[0].breaks
+    # line 4: the data-dependent if; line 5: print (lines of the cell that defines f)
+    assert [(b.lineno, b.source.strip()) for b in breaks] == [(4, "if y.sum() > 0:"), (5, 'print("positive")')]
+    assert breaks[0].reason.startswith("data-dependent branch")
+    assert "print" in breaks[1].reason
+    assert report.functions[0].graph_count == 2
+    html = shown[-1]["text/html"]
+    assert 'class="sot-breaks"' in html and "sot-line-hit" in html and 'class="sot-bytecode"' in html
+    assert "sot-new" in html and "__sot_resume_" in html
+    assert "break at line 4" in shown[-1]["text/plain"]
+    assert np.array_equal(shell.user_ns["out"], np.ones(3) * 2 + 1)
+
+
+def test_cell_value_and_output_are_unchanged(shell):
+    stdout, _, _ = run(shell, "%%sot --quiet\nprint('hello')\nv = f(-np.ones(2))\n")
+    assert stdout == "hello\n"
+    assert np.array_equal(shell.user_ns["v"], -np.ones(2) * 2 + 1)
+
+
+def test_graph_and_guards_options(shell, magics):
+    _, shown, _ = run(shell, "%%sot --graph --guards --no-bytecode\nf(np.ones((2, 2)))\n")
+    html = shown[-1]["text/html"]
+    assert "<svg" in html and "multiply" in html and "guards (" in html
+    assert 'class="sot-bytecode"' not in html
+    assert "x: array format d shape (" in html and "x: type numpy.ndarray" in html
+
+
+def test_a_cell_that_hits_the_cache_still_reports_the_function(shell, magics):
+    run(shell, "%%sot --quiet\nf(np.ones(5))\n")
+    run(shell, "%%sot --quiet\nf(np.ones(5))\n")
+    report = magics.last_report
+    assert [fn.name for fn in report.functions] == ["f"]
+    assert report.functions[0].stats["hits"] >= 1 and report.functions[0].break_count == 2
+
+
+def test_quiet_shows_nothing(shell):
+    _, shown, _ = run(shell, "%%sot --quiet\nf(np.ones(2))\n")
+    assert not [s for s in shown if "text/html" in s and "sot-report" in s["text/html"]]
+
+
+def test_strict_raises_at_the_first_break(shell, magics):
+    run(shell, "%%sot --strict --quiet\nf(np.ones(2))\n")
+    error = magics.last_result.error_in_exec
+    assert isinstance(error, RuntimeError) and "graph break" in str(error)
+    run(shell, "%%sot --quiet\nf(np.ones(2))\n")  # strict mode is off again
+    assert magics.last_result.error_in_exec is None
+
+
+def test_unknown_backend_and_bad_option_are_reported(shell):
+    stdout, _, _ = run(shell, "%%sot --backend nope\nf(np.ones(2))\n")
+    assert "unknown backend 'nope'" in stdout
+    stdout, _, _ = run(shell, "%%sot --frobnicate\n1\n")
+    assert "%%sot" in stdout and "unrecognized arguments" in stdout
+
+
+def test_exception_in_the_cell_is_the_users(shell, magics):
+    run(shell, "%%sot --quiet\ndef g(v):\n    return 10 / v\ng(0)\n")
+    error = magics.last_result.error_in_exec
+    assert isinstance(error, ZeroDivisionError)
+    frames = [(fs.name, fs.line) for fs in __import__("traceback").extract_tb(error.__traceback__)]
+    assert ("g", "return 10 / v") in frames and not any("sot_magics" in (n or "") for n, _ in frames)
+    run(shell, "%%sot --quiet\ndef broken(:\n")
+    assert isinstance(magics.last_result.error_before_exec, SyntaxError)
+
+
+def test_only_notebook_functions_unless_all(shell, magics, tmp_path, monkeypatch):
+    (tmp_path / "helper_mod_for_sot.py").write_text("def helper(x):\n    return x * 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    run(shell, "import helper_mod_for_sot\ndef use(x):\n    return helper_mod_for_sot.helper(x) + 1\n")
+    run(shell, "%%sot --quiet\nuse(np.ones(2))\n")
+    names = {fn.name for fn in magics.last_report.functions}
+    assert names == {"use"}
+    shell.run_line_magic("sot_reset", "")
+    run(shell, "%%sot --quiet --all\nuse(np.ones(2))\n")
+    assert {fn.name for fn in magics.last_report.functions} >= {"use"}
+    # (with --all the helper is inlined into use's translation or translated itself)
+
+
+def test_line_magics(shell, magics):
+    stdout, _, _ = run(shell, "%sot status")
+    assert "capture off" in stdout
+    stdout, _, _ = run(shell, "%sot on")
+    assert "capture on" in stdout
+    run(shell, "def h(x):\n    return x + 1\n")
+    run(shell, "h(np.ones(2))\nh(np.ones(2))\n")
+    stdout, _, _ = run(shell, "%sot status")
+    assert "capture on" in stdout and "translations" in stdout
+    stdout, _, _ = run(shell, "%sot off")
+    assert "capture off" in stdout
+    import sot
+
+    assert sot.capture.depth() == 0  # no capture scope left open
+    stdout, _, _ = run(shell, "%sot bogus")
+    assert "usage" in stdout
+    stdout, _, _ = run(shell, "%sot_bytecode h")
+    assert "1 cache entry" in stdout and "transformed code" in stdout
+    value = shell.run_line_magic("sot_explain", "f(np.ones(3))")  # (explain starts afresh: resets caches)
+    assert np.array_equal(value, np.ones(3) * 2 + 1)
+    assert magics.last_report.functions[0].break_count == 2
+    stdout, _, _ = run(shell, "%sot_bytecode nothing_here")
+    assert "no 'nothing_here'" in stdout
+    stdout, _, _ = run(shell, "%sot_reset")
+    assert "forgotten" in stdout
+
+
+def test_usage_is_printed_by_help(shell):
+    doc = shell.find_cell_magic("sot").__doc__
+    for option in ("--bytecode", "--no-bytecode", "--graph", "--guards", "--backend", "--strict", "--quiet", "--all"):
+        assert option in doc
+
+
+def test_bytecode_rows_align_and_mark_new_instructions():
+    def plain(a):
+        return a + 1
+
+    import sot
+
+    t = sot.translate.new_translator(records=True)
+    with sot.capture.capture(t):
+        plain(np.ones(2))
+    r = t.records()[0]
+    rows = render.bytecode_rows(r["original"], r["transformed"])
+    kinds = {k for k, _, _ in rows}
+    assert {"src", "new"} <= kinds
+    assert any("RESUME" in left and "RESUME" in right for k, left, right in rows if k == "same")
+    text = render.bytecode_text(r["original"], r["transformed"], "plain")
+    assert text.startswith("--- plain (original)") and "+" in text
+
+
+def test_graph_dot_draws_inputs_ops_and_outputs():
+    import sot
+
+    e = sot.explain(lambda x: (x * 2).sum(axis=0), np.ones((2, 3)))
+    dot = render.graph_dot(e.graphs[0]["json"])
+    assert "shape=ellipse" in dot and "multiply" in dot and "sum" in dot and "output 0" in dot
+    svg = render.graph_svg(e.graphs[0]["json"])
+    assert svg is None or svg.startswith("<svg")
