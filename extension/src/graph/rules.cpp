@@ -218,6 +218,10 @@ std::optional<ValueInfo> broadcast_info(const std::vector<Operand>& operands, st
   return r;
 }
 
+bool can_cast_same_kind(DType from, DType to) {
+  return promote_types(from, to) == to || kind(from) == kind(to) || category(from) < category(to);
+}
+
 std::optional<ValueInfo> ufunc_result(const std::string& fname, UfuncKind k,
                                       const std::vector<Operand>& operands, ScalarPromotion mode,
                                       std::string* why) {

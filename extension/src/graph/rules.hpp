@@ -61,6 +61,10 @@ enum class UfuncKind : std::uint8_t {
   kPredicate,  // isnan, isfinite, isinf, signbit -> bool
 };
 
+// NumPy's same_kind casting (in-place operators, out=): a safe cast, or one within a kind or to a
+// higher kind (bool < integers < floats < complex).
+bool can_cast_same_kind(DType from, DType to);
+
 // The result of the ufunc over `operands` (elementwise with broadcasting); a 0-d result is a NumPy
 // scalar. `name` is for messages.
 std::optional<ValueInfo> ufunc_result(const std::string& name, UfuncKind kind,

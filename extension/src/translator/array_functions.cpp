@@ -90,10 +90,6 @@ const Signature* signature_of(const std::string& name) {
   return nullptr;
 }
 
-std::string str_of(const py::handle& o) {
-  return py::str(o).cast<std::string>();
-}
-
 std::optional<std::vector<int>> ints_of(const py::object& v) {
   std::vector<int> out;
   if (PyLong_CheckExact(v.ptr())) {
@@ -216,53 +212,11 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
 
   // Ufuncs called as functions: np.add(x, y), np.exp(x), with out= at most.
   if (!self) {
-    static const std::map<std::string, std::pair<UfuncKind, int>> kUfuncKinds = [] {
-      std::map<std::string, std::pair<UfuncKind, int>> m;
-      for (const char* n : {"add", "multiply", "maximum", "minimum", "fmax", "fmin"}) {
-        m[n] = {UfuncKind::kArith, 2};
-      }
-      m["subtract"] = {UfuncKind::kSubtract, 2};
-      m["true_divide"] = {UfuncKind::kTrueDivide, 2};
-      for (const char* n : {"floor_divide", "remainder", "fmod"}) {
-        m[n] = {UfuncKind::kFloorDivide, 2};
-      }
-      m["power"] = {UfuncKind::kPower, 2};
-      for (const char* n : {"arctan2", "hypot"}) {
-        m[n] = {UfuncKind::kFloat, 2};
-      }
-      for (const char* n : {"exp",    "exp2", "expm1", "log",  "log2",    "log10",   "log1p",
-                            "sqrt",   "cbrt", "sin",   "cos",  "tan",     "arcsin",  "arccos",
-                            "arctan", "sinh", "cosh",  "tanh", "arcsinh", "arccosh", "arctanh"}) {
-        m[n] = {UfuncKind::kFloat, 1};
-      }
-      for (const char* n : {"square", "negative", "positive", "sign"}) {
-        m[n] = {UfuncKind::kSame, 1};
-      }
-      m["absolute"] = {UfuncKind::kAbs, 1};
-      for (const char* n : {"fabs", "floor", "ceil", "trunc", "rint"}) {
-        m[n] = {UfuncKind::kRound, 1};
-      }
-      for (const char* n : {"isnan", "isinf", "isfinite"}) {
-        m[n] = {UfuncKind::kPredicate, 1};
-      }
-      for (const char* n : {"logical_and", "logical_or", "logical_xor"}) {
-        m[n] = {UfuncKind::kLogical, 2};
-      }
-      m["logical_not"] = {UfuncKind::kLogical, 1};
-      for (const char* n :
-           {"greater", "greater_equal", "less", "less_equal", "equal", "not_equal"}) {
-        m[n] = {UfuncKind::kCompare, 2};
-      }
-      for (const char* n : {"bitwise_and", "bitwise_or", "bitwise_xor"}) {
-        m[n] = {UfuncKind::kBitwise, 2};
-      }
-      m["invert"] = {UfuncKind::kBitwise, 1};
-      m["matmul"] = {UfuncKind::kArith, 2};  // (shape by matmul_result)
-      return m;
-    }();
-    if (const auto it = kUfuncKinds.find(name); it != kUfuncKinds.end()) {
-      const UfuncKind kind = it->second.first;
-      const int nin = it->second.second;
+    // (matmul: a gufunc, its shape by matmul_result)
+    const UfuncEntry* ufunc = find_ufunc(name);
+    if (ufunc != nullptr || name == "matmul") {
+      const UfuncKind kind = ufunc != nullptr ? ufunc->kind : UfuncKind::kArith;
+      const int nin = ufunc != nullptr ? ufunc->nin : 2;
       if (args.size() != static_cast<std::size_t>(nin)) {
         refuse("called with " + std::to_string(args.size()) + " positional arguments");
       }
@@ -321,14 +275,7 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
           refuse("non-broadcastable output operand with shape " + graph::shape_text(target.shape) +
                  " doesn't match the broadcast shape " + graph::shape_text(info->shape));
         }
-        const bool castable =
-            graph::promote_types(info->dtype, target.dtype) == target.dtype ||
-            graph::kind(info->dtype) == graph::kind(target.dtype) ||
-            (graph::kind(info->dtype) == 'b') ||
-            ((graph::kind(info->dtype) == 'i' || graph::kind(info->dtype) == 'u') &&
-             (graph::kind(target.dtype) == 'f' || graph::kind(target.dtype) == 'c')) ||
-            (graph::kind(info->dtype) == 'f' && graph::kind(target.dtype) == 'c');
-        if (!castable) {
+        if (!graph::can_cast_same_kind(info->dtype, target.dtype)) {
           refuse("cannot cast ufunc output from " + std::string(graph::name(info->dtype)) + " to " +
                  std::string(graph::name(target.dtype)) + " with casting rule 'same_kind'");
         }

@@ -89,20 +89,9 @@ py::object numpy_module() {
 
 namespace {
 
-std::string str_of(const py::handle& o) {
-  return py::str(o).cast<std::string>();
-}
-
 py::object operator_fn(const char* name) {
   return py::module_::import("operator").attr(name);
 }
-
-// What a NumPy function, ufunc or method is called in the op table ("absolute" for np.abs).
-struct UfuncEntry {
-  const char* name;
-  UfuncKind kind;
-  int nin;
-};
 
 constexpr std::array<UfuncEntry, 60> kUfuncs = {{
     {"add", UfuncKind::kArith, 2},
@@ -320,20 +309,25 @@ std::optional<std::vector<graph::IndexItem>> index_items(const py::object& key) 
   return items;
 }
 
-// NumPy's same_kind casting (in-place operators and out=): safe casts, or within a kind.
-bool same_kind_castable(DType from, DType to) {
-  if (graph::promote_types(from, to) == to) {
-    return true;
-  }
-  const char f = graph::kind(from);
-  const char t = graph::kind(to);
-  const auto rank = [](char k) {
-    return k == 'b' ? 0 : (k == 'u' || k == 'i') ? 1 : k == 'f' ? 2 : 3;
-  };
-  return f == t || (rank(f) < rank(t));
+}  // namespace
+
+std::string str_of(const py::handle& o) {
+  return py::str(o).cast<std::string>();
 }
 
-}  // namespace
+const UfuncEntry* find_ufunc(const std::string& name) {
+  for (const UfuncEntry& e : kUfuncs) {
+    if (name == e.name) {
+      return &e;
+    }
+  }
+  for (const UfuncEntry& e : kBitwiseUfuncs) {
+    if (name == e.name) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
 
 ArrayState& OpcodeExecutor::arrays() {
   if (!shared_->arrays) {
@@ -633,7 +627,7 @@ bool OpcodeExecutor::array_binary_op(int op) {
                   graph::shape_text(target.shape) + " doesn't match the broadcast shape " +
                   graph::shape_text(info->shape));
     }
-    if (!same_kind_castable(info->dtype, target.dtype)) {
+    if (!graph::can_cast_same_kind(info->dtype, target.dtype)) {
       graph_break("in-place numpy " + name + ": cannot cast ufunc output from " +
                   std::string(graph::name(info->dtype)) + " to " +
                   std::string(graph::name(target.dtype)) + " with casting rule 'same_kind'");

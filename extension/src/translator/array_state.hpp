@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graph/graph.hpp"
+#include "graph/rules.hpp"
 #include "translator/variable.hpp"
 
 namespace sot::translator {
@@ -51,6 +52,18 @@ struct ArrayState {
   Mark mark() const { return {graph.values().size(), graph.ops().size(), graph.inputs().size()}; }
   void rollback(const Mark& m);
 };
+
+// A ufunc the translator captures: its NumPy name, how its dtype follows from its inputs', and its
+// number of inputs. nullptr for other names.
+struct UfuncEntry {
+  const char* name;
+  graph::UfuncKind kind;
+  int nin;
+};
+const UfuncEntry* find_ufunc(const std::string& name);
+
+// str(o) as a std::string.
+std::string str_of(const pybind11::handle& o);
 
 // Adds the array guards of the inputs (shape symbols as the translation left them) to `guards`.
 class GuardSet;
