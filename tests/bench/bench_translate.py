@@ -16,6 +16,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python", "translator"))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))  # harness.py
 
 import sot  # noqa: E402
 from sot import capture as cap  # noqa: E402

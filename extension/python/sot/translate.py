@@ -18,6 +18,7 @@ import functools
 
 from . import _sot
 from . import capture as _capture
+from . import report as _report
 from .bytecode import dis as _dis
 from .config import config
 
@@ -136,11 +137,6 @@ def _dis_text(code):
     return _dis(code, recursive=False)
 
 
-def _code_name(code):
-    """The function's qualified name; "f.__sot_resume_42" for the resume function of f at offset 42."""
-    name = getattr(code, "co_qualname", code.co_name)
-    info = _t.resume_info(code)
-    return name if info is None else f"{name}.__sot_resume_{info[1]}"
 
 
 def explain(fn, *args, **kwargs):
@@ -155,7 +151,7 @@ def explain(fn, *args, **kwargs):
     records = translator.records()
     breaks, guards, fallbacks, original, transformed, graphs = [], [], [], [], [], []
     for r in records:
-        name = _code_name(r["original"])
+        name = _report.code_name(r["original"])
         if r["transformed"] is not None:
             graphs.extend(dict(g, function=name) for g in r["graphs"])
         breaks.extend(BreakReason(b["reason"], b["filename"], b["lineno"], name) for b in r["breaks"])
@@ -166,7 +162,7 @@ def explain(fn, *args, **kwargs):
         if r["transformed"] is not None:
             transformed.append(f"--- {name} (transformed)\n{_dis_text(r['transformed'])}")
             for resume in r["resumes"]:
-                transformed.append(f"--- {_code_name(resume['code'])} (resume function)\n{_dis_text(resume['code'])}")
+                transformed.append(f"--- {_report.code_name(resume['code'])} (resume function)\n{_dis_text(resume['code'])}")
     return Explanation(
         value=value, graph_count=len(graphs), graph_break_count=len(breaks),
         op_count=sum(g["ops"] for g in graphs), graphs=graphs, break_reasons=breaks,

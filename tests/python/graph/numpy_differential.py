@@ -11,10 +11,9 @@ the translator worked out (``check_graphs``)."""
 import contextlib
 import copy
 import io
-import os
-import traceback
 
 import pytest
+from harness import assert_codes_hashable, in_child
 
 import sot
 from sot import capture as cap
@@ -99,10 +98,7 @@ def check(fn, *args, graphs=1, breaks=0, fallbacks=0, **kwargs):
         for key in expected:
             assert same(got[key], expected[key]), (
                 f"call {i + 1} translated differs in {key}: {got[key]!r} != {expected[key]!r}")
-    for r in first_records:  # generated code objects stay hashable (tools such as IPython's tracebacks hash them)
-        for code in [r["transformed"]] + [x["code"] for x in r["resumes"]]:
-            if code is not None:
-                hash(code)
+    assert_codes_hashable(first_records)
     failures = [f"{r['original'].co_name}: {r['failure']}" for r in first_records if r["failure"]]
     assert len(failures) == fallbacks, f"fallbacks {failures}"
     got_breaks = [b["reason"] for r in first_records for b in r["breaks"]]
@@ -128,23 +124,4 @@ def run_cases(cases):
 
 def isolated_check(fn, args, kwargs, graphs, breaks, fallbacks):
     """``check`` in a forked child, so that a crash fails this case and not the whole session."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        try:
-            check(fn, *args, graphs=graphs, breaks=breaks, fallbacks=fallbacks, **kwargs)
-            report = b""
-        except BaseException:  # noqa: BLE001 - everything goes back to the parent
-            report = traceback.format_exc().encode()
-        with os.fdopen(write_end, "wb") as pipe:
-            pipe.write(report)
-        os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        report = pipe.read().decode()
-    _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
-        pytest.fail(f"the translated run crashed (signal {os.WTERMSIG(status)})", pytrace=False)
-    if report:
-        pytest.fail(report, pytrace=False)
+    in_child(lambda: check(fn, *args, graphs=graphs, breaks=breaks, fallbacks=fallbacks, **kwargs))

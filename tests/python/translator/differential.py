@@ -6,11 +6,10 @@ translation went: its graph-break count and whether the original code had to run
 import contextlib
 import copy
 import io
-import os
 import sys
-import traceback
 
 import pytest
+from harness import assert_codes_hashable, in_child
 
 import sot
 from sot import capture as cap
@@ -88,10 +87,7 @@ def check(fn, *args, breaks=0, fallbacks=0, init=None, cached=True, **kwargs):
         for key in expected:
             assert same(got[key], expected[key]), (
                 f"call {i + 1} translated differs in {key}: {got[key]!r} != {expected[key]!r}")
-    for r in first_records:  # generated code objects stay hashable (tools such as IPython's tracebacks hash them)
-        for code in [r["transformed"]] + [x["code"] for x in r["resumes"]]:
-            if code is not None:
-                hash(code)
+    assert_codes_hashable(first_records)
     got_breaks = sum(len(r["breaks"]) for r in first_records)
     failures = [f"{r['original'].co_name}: {r['failure']}" for r in first_records if r["failure"]]
     assert len(failures) == fallbacks, f"fallbacks {failures}"
@@ -134,23 +130,4 @@ def run_cases(cases):
 
 def isolated_check(fn, args, kwargs, breaks, fallbacks, init):
     """``check`` in a forked child, so that a translator crash fails this case and not the whole session."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: report a failure's traceback through the pipe, then leave without cleanup
-        os.close(read_end)
-        try:
-            check(fn, *args, breaks=breaks, fallbacks=fallbacks, init=init, **kwargs)
-            report = b""
-        except BaseException:  # noqa: BLE001 - everything goes back to the parent
-            report = traceback.format_exc().encode()
-        with os.fdopen(write_end, "wb") as pipe:
-            pipe.write(report)
-        os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        report = pipe.read().decode()
-    _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
-        pytest.fail(f"the translated run crashed (signal {os.WTERMSIG(status)})", pytrace=False)
-    if report:
-        pytest.fail(report, pytrace=False)
+    in_child(lambda: check(fn, *args, breaks=breaks, fallbacks=fallbacks, init=init, **kwargs))
