@@ -2252,16 +2252,8 @@ void OpcodeExecutor::store_subscr() {
     }
   } else if (container->kind() == Variable::Kind::kList && !container->tracker().is_input() &&
              key->is_const() && PyLong_CheckExact(key->value().ptr())) {
-    const auto size = static_cast<Py_ssize_t>(container->items().size());
-    Py_ssize_t i = PyLong_AsSsize_t(key->value().ptr());
-    if (i == -1 && PyErr_Occurred() != nullptr) {
-      PyErr_Clear();
-      graph_break("an index that does not fit");
-    }
-    i = i < 0 ? i + size : i;
-    if (i < 0 || i >= size) {
-      graph_break("a list store out of range (raises IndexError)");
-    }
+    const Py_ssize_t i =
+        item_index(container, key->value().ptr(), "a list store out of range (raises IndexError)");
     guards_->value(key);
     mutate(container);
     container->items()[static_cast<std::size_t>(i)] = value;
@@ -2274,6 +2266,21 @@ void OpcodeExecutor::store_subscr() {
   pop();
   pop();
   pop();
+}
+
+Py_ssize_t OpcodeExecutor::item_index(const VarPtr& container, PyObject* key,
+                                      const char* out_of_range) {
+  const auto size = static_cast<Py_ssize_t>(container->items().size());
+  Py_ssize_t i = PyLong_AsSsize_t(key);
+  if (i == -1 && PyErr_Occurred() != nullptr) {
+    PyErr_Clear();
+    graph_break("an index that does not fit");
+  }
+  i = i < 0 ? i + size : i;
+  if (i < 0 || i >= size) {
+    graph_break(out_of_range);
+  }
+  return i;
 }
 
 void OpcodeExecutor::delete_subscr() {
@@ -2311,16 +2318,8 @@ void OpcodeExecutor::delete_subscr() {
     container->items().erase(container->items().begin() + i);
   } else if (container->kind() == Variable::Kind::kList && !container->tracker().is_input() &&
              key->is_const() && PyLong_CheckExact(k)) {
-    const auto size = static_cast<Py_ssize_t>(container->items().size());
-    Py_ssize_t i = PyLong_AsSsize_t(k);
-    if (i == -1 && PyErr_Occurred() != nullptr) {
-      PyErr_Clear();
-      graph_break("an index that does not fit");
-    }
-    i = i < 0 ? i + size : i;
-    if (i < 0 || i >= size) {
-      graph_break("del of a list item out of range (raises IndexError)");
-    }
+    const Py_ssize_t i =
+        item_index(container, k, "del of a list item out of range (raises IndexError)");
     guards_->value(key);
     mutate(container);
     container->items().erase(container->items().begin() + i);
@@ -2958,16 +2957,8 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       if ((container->kind() == Variable::Kind::kTuple ||
            container->kind() == Variable::Kind::kList) &&
           PyLong_CheckExact(key.ptr())) {
-        const Py_ssize_t size = static_cast<Py_ssize_t>(container->items().size());
-        Py_ssize_t i = PyLong_AsSsize_t(key.ptr());
-        if (i == -1 && PyErr_Occurred() != nullptr) {
-          PyErr_Clear();
-          graph_break("an index that does not fit");
-        }
-        i = i < 0 ? i + size : i;
-        if (i < 0 || i >= size) {
-          graph_break("an index out of range (raises IndexError)");
-        }
+        const Py_ssize_t i =
+            item_index(container, key.ptr(), "an index out of range (raises IndexError)");
         VarPtr item = container->items()[static_cast<std::size_t>(i)];
         for (std::size_t j = 0; j < n; ++j) {
           pop();

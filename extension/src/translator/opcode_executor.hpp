@@ -220,6 +220,9 @@ class OpcodeExecutor {
   // The constant hashable key `v` (guarded), or a null object.
   pybind11::object hashable_key(const VarPtr& v);
   void store_subscr();
+  // The index the int `key` names among the items of the tuple or list built inside `container`
+  // (negative counted from the end); a break when it does not fit or is out of range.
+  Py_ssize_t item_index(const VarPtr& container, PyObject* key, const char* out_of_range);
   void delete_subscr();
   void call_function_ex(int flags);
   // fn(*args) for an inlinable function or a pure builtin on constants: the result, or nullptr
