@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <map>
 #include <string>
 #include <utility>
@@ -384,11 +385,16 @@ bool OpcodeExecutor::is_array_like(const VarPtr& v) {
   if (v->kind() != Variable::Kind::kObject || !v->tracker().is_input()) {
     return false;
   }
+  PyObject* o = v->value().ptr();
+  // (Every value from outside passes here on each operator, attribute and subscript: NumPy's types
+  // are told apart by name first, before any lookup.)
+  if (std::strncmp(Py_TYPE(o)->tp_name, "numpy.", 6) != 0) {
+    return false;
+  }
   const py::object np = numpy_module();
   if (np.is_none()) {
     return false;
   }
-  PyObject* o = v->value().ptr();
   if (reinterpret_cast<PyObject*>(Py_TYPE(o)) == np.attr("ndarray").ptr()) {
     return true;
   }
