@@ -1888,13 +1888,13 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
   }
   if (is_builtin("len") && args.size() == 1) {
     const VarPtr& v = args[0];
-    if (v->kind() == Variable::Kind::kObject && is_array_like(v)) {
+    if (is_array_like(v)) {
+      // The first dimension, relied on (static from now on); a 0-d value raises TypeError.
       const ArrayOperand a = array_operand(v);
       if (a.kind != ArrayOperand::Kind::kValue || array_info(a.id).ndim() == 0) {
         return nullptr;
       }
-      const graph::ValueInfo info = static_info(a.id);
-      return Variable::constant(py::int_(info.shape[0]));
+      return Variable::constant(py::int_(static_info(a.id).shape[0]));
     }
     switch (v->kind()) {
       case Variable::Kind::kTuple:
@@ -1903,13 +1903,6 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
       case Variable::Kind::kDict:
       case Variable::Kind::kSet:
         return Variable::constant(py::int_(v->keys().size()));
-      case Variable::Kind::kArray: {
-        const graph::ValueInfo info = static_info(v->graph_id());
-        if (info.ndim() == 0) {
-          return nullptr;  // TypeError: len() of unsized object
-        }
-        return Variable::constant(py::int_(info.shape[0]));
-      }
       case Variable::Kind::kObject: {
         PyObject* o = v->value().ptr();
         if (VarPtr m = model_of(v)) {
