@@ -31,7 +31,7 @@ CPYTHON_TRANSLATE_ALL_MODULES := test_grammar test_scope test_generators test_ex
   test_keywordonlyarg test_positional_only_arg test_class test_super test_property test_dataclasses test_functools \
   test_itertools test_fstring test_named_expressions test_raise test_yield_from test_iter test_sort
 
-.PHONY: all deps configure build test test-cpp test-python test-python-extra test-kernel test-notebooks demo \
+.PHONY: all deps configure build test test-cpp test-python test-python-extra test-kernel test-notebooks test-browser demo \
         test-cpython test-translate-all bench fuzz test-fuzz-smoke doc-opcodes test-asan \
         kernelspec-install format format-check tidy clean
 
@@ -51,7 +51,7 @@ build: configure
 
 test: build
 	@$(MAKE) --no-print-directory test-cpp test-python test-python-extra test-cpython test-fuzz-smoke test-kernel \
-	  test-notebooks
+	  test-notebooks test-browser
 
 test-cpp:
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -104,6 +104,17 @@ test-kernel: $(BUILD)/test-jupyter
 
 test-notebooks: $(BUILD)/test-jupyter
 	$(TEST_JUPYTER_ENV) $(PYTEST) tests/notebooks
+
+# playwright-core (npm, pinned by tests/browser/package-lock.json) in the build tree; it drives Debian's chromium.
+$(BUILD)/browser/node_modules/.installed: tests/browser/package.json tests/browser/package-lock.json
+	mkdir -p $(BUILD)/browser
+	cp tests/browser/package.json tests/browser/package-lock.json $(BUILD)/browser/
+	cd $(BUILD)/browser && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Jupyter Notebook + headless Chromium run demo.ipynb; screenshots in $(BUILD)/screenshots/.
+test-browser: $(BUILD)/test-jupyter $(BUILD)/browser/node_modules/.installed
+	$(TEST_JUPYTER_ENV) $(PYTEST) tests/browser
 
 # Installs the build tree's kernelspec into the user's Jupyter data dir (as `jupyter kernelspec install --user`).
 kernelspec-install: build

@@ -29,10 +29,12 @@ CSS = """
 .sot-report table{border-collapse:collapse;margin:4px 0}
 .sot-report td,.sot-report th{border:1px solid #e3e3e3;padding:2px 6px;text-align:left;vertical-align:top}
 .sot-report pre,.sot-report code{font-family:var(--jp-code-font-family,monospace);font-size:12px}
-.sot-report .sot-line-hit{background:#fff3b0;font-weight:600}
-.sot-report .sot-new{background:#e6ffec}
-.sot-report .sot-gone{background:#ffebe9}
-.sot-report .sot-src td{background:#f6f8fa;color:#555;font-style:italic}
+.sot-report td code{background:transparent;padding:0}
+.sot-report .sot-line-hit,.sot-report .sot-line-hit code{background:#fff3b0;font-weight:600}
+.sot-report tr td{background:#fff}
+.sot-report tr.sot-new td{background:#dcfce7}
+.sot-report tr.sot-gone td{background:#ffebe9;color:#6b7280}
+.sot-report tr.sot-src td{background:#f6f8fa;color:#555;font-style:italic}
 .sot-report .sot-warn{color:#9a3412;background:#fff7ed;padding:2px 6px;border-left:3px solid #f97316}
 .sot-report table.sot-bytecode td{font-family:var(--jp-code-font-family,monospace);font-size:12px;white-space:pre}
 </style>
