@@ -140,6 +140,7 @@ bench: build
 	$(BUILD)/tests/bench_capture --benchmark_min_time=0.5
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PY) tests/bench/bench_translate.py
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PY) tests/bench/bench_numpy.py
+	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PY) tests/bench/bench_report.py
 
 # libFuzzer (clang) with ASan + UBSan over the bytecode layer. `make fuzz` runs FUZZ_SECONDS (default 600) on a
 # copy of tests/fuzz/corpus; `make test` runs a 20-second smoke.

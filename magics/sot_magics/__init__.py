@@ -129,8 +129,11 @@ class SotMagics(Magics):
             f.stats = dict(sot.capture.stats(f.code))
             self.history[id(f.code)] = f
         self.last_report = report
+        # A cell that failed before translating anything (a syntax error, an exception at its top level) shows its
+        # traceback alone.
+        failed = self.last_result is not None and not self.last_result.success
         self.show(report, render.Options(bytecode=args.bytecode, graph=args.graph, guards=args.guards),
-                  quiet=args.quiet)
+                  quiet=args.quiet or (failed and not report.functions))
         return None
 
     @line_magic("sot")

@@ -78,6 +78,16 @@ def test_sot_cell_that_raises_reports_the_users_line(kernel):
     assert "sot_magics" not in plain and "run_cell" not in plain
 
 
+def test_sot_cell_with_a_syntax_error_shows_it_at_the_users_line(kernel):
+    reply, outputs = kernel.run("%%sot\nx = 1\ndef broken(:\n    pass\n")
+    assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "SyntaxError"
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(reply["content"]["traceback"]))
+    assert "line 3" in plain and "def broken(:" in plain
+    assert "sot_magics" not in plain and "run_cell" not in plain
+    # no report after a cell that failed before anything was translated
+    assert not [m for m in outputs if m["msg_type"] == "display_data"]
+
+
 def test_sot_cell_keeps_output_and_value(kernel):
     reply, outputs = kernel.run("%%sot\nprint('from the cell')\n6 * 7")
     assert reply["content"]["status"] == "ok"

@@ -98,8 +98,13 @@ class FunctionReport:
 
     @property
     def recompile_reasons(self):
-        """Why cached entries did not fit (the failing guards), and fallbacks' reasons, as the runtime recorded."""
-        return list(self.stats.get("reasons", []))
+        """Why cached entries did not fit (the failing guards), as the runtime recorded them."""
+        return [r for r in self.stats.get("reasons", []) if r.startswith("guard failed")]
+
+    @property
+    def fallback_reasons(self):
+        """Why the runtime ran the original code instead (translation failures), as it recorded them."""
+        return [r for r in self.stats.get("reasons", []) if not r.startswith("guard failed")]
 
 
 @dataclasses.dataclass
