@@ -137,6 +137,11 @@ def bytecode_text(original, transformed, title):
 
 # ---- graphs ----
 
+def _dot_str(text):
+    """Text for a DOT quoted string: backslashes and quotes escaped (a label's own line breaks are added after)."""
+    return str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+
+
 def graph_dot(graph_json, title="graph"):
     """A graphviz DOT drawing of a graph's JSON form: inputs as ellipses, ops as boxes with op name, dtype and
     shape, edges from arguments."""
@@ -146,12 +151,12 @@ def graph_dot(graph_json, title="graph"):
         kind = "scalar" if entry.get("scalar") else f"[{shape}]"
         return f"{entry['dtype']}{kind}"
 
-    lines = [f'digraph "{title}" {{', "  rankdir=TB;", '  node [fontname="monospace", fontsize=10];']
+    lines = [f'digraph "{_dot_str(title)}" {{', "  rankdir=TB;", '  node [fontname="monospace", fontsize=10];']
     for entry in graph_json["inputs"]:
-        name = entry["name"].replace('"', "'")
+        name = _dot_str(entry["name"])
         lines.append(f'  v{entry["id"]} [shape=ellipse, label="{name}\\n{label(entry)}"];')
     for entry in graph_json["constants"]:
-        text = entry["repr"].replace('"', "'")[:30]
+        text = _dot_str(entry["repr"][:30])
         lines.append(f'  v{entry["id"]} [shape=plaintext, label="{text}"];')
     for op in graph_json["ops"]:
         extra = " (in place)" if op["in_place"] else (" (view)" if op["view"] else "")

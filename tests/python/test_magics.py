@@ -211,6 +211,22 @@ def test_graph_dot_draws_inputs_ops_and_outputs():
     assert svg is None or svg.startswith("<svg")
 
 
+def test_graph_dot_escapes_names_and_constants():
+    """Quotes and backslashes in a title, an input name or a constant's repr stay inside their DOT strings."""
+    import shutil  # noqa: PLC0415
+
+    graph = {"inputs": [{"id": 0, "name": 'x"\\', "dtype": "float64", "shape": [2]}],
+             "constants": [{"id": 1, "repr": "'a\\'"}],
+             "ops": [{"id": 2, "op": "add", "in_place": False, "view": False, "dtype": "float64", "shape": [2],
+                      "args": [{"value": 0}, {"value": 1}], "kwargs": {}}],
+             "outputs": [2]}
+    dot = render.graph_dot(graph, 'f"q')
+    assert 'digraph "f\\"q"' in dot and 'label="x\\"\\\\\\nfloat64[2]"' in dot
+    if shutil.which("dot"):
+        svg = render.graph_svg(graph, 'f"q')
+        assert svg is not None and "add" in svg
+
+
 def test_report_benchmark_runs_on_the_function_it_promises():
     """`make bench` times the report of a ~300-instruction function with 5 resume functions; this keeps the
     benchmark itself working (one run each, no timing asserted)."""
