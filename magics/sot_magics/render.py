@@ -199,9 +199,13 @@ def _summary(f):
             f"{s.get('entries', 0)} entries, {s.get('hits', 0)} hits, {s.get('translations', 0)} translations")
 
 
+def _headline(report):
+    return (f"sot: {len(report.functions)} function(s) translated, {report.graph_count} graph(s), "
+            f"{report.break_count} graph break(s), {report.seconds * 1e3:.2f} ms")
+
+
 def to_text(report, options=Options()):
-    lines = [f"sot: {len(report.functions)} function(s) translated, {report.graph_count} graph(s), "
-             f"{report.break_count} graph break(s), {report.seconds * 1e3:.2f} ms"]
+    lines = [_headline(report)]
     for f in report.functions:
         lines.append("  " + _summary(f))
         for b in f.breaks:
@@ -226,10 +230,9 @@ def to_text(report, options=Options()):
 
 
 def to_html(report, options=Options()):
-    out = [CSS, '<div class="sot-report">',
-           f'<div class="sot-head">sot: {len(report.functions)} function(s) translated, '
-           f'{report.graph_count} graph(s), {report.break_count} graph break(s), '
-           f'{report.seconds * 1e3:.2f} ms</div>']
+    from sot.report import op_counts_text  # noqa: PLC0415 - sot is loaded once there is a report
+
+    out = [CSS, '<div class="sot-report">', f'<div class="sot-head">{_esc(_headline(report))}</div>']
     if not report.functions:
         out.append("<div>No function defined in the notebook was called in this cell.</div>")
     for f in report.functions:
@@ -246,7 +249,7 @@ def to_html(report, options=Options()):
         if f.graphs:
             out.append('<table class="sot-graphs"><tr><th>graph of</th><th>ops</th><th>op counts</th></tr>')
             for g in f.graphs:
-                counts = ", ".join(f"{k} {v}" for k, v in sorted(g.op_counts.items()))
+                counts = op_counts_text(g.op_counts)
                 out.append(f"<tr><td>{_esc(g.function)}</td><td>{g.ops}</td><td>{_esc(counts)}</td></tr>")
             out.append("</table>")
         if f.recompile_reasons:

@@ -4,6 +4,7 @@ The kernelspec comes from the build tree (the Makefile sets JUPYTER_PATH and iso
 IPython folder inside build/).
 """
 
+import re
 import time
 from queue import Empty
 
@@ -49,6 +50,11 @@ class KernelSession:
     def run(self, code, timeout=TIMEOUT, **kwargs):
         self.drain_iopub()
         return self.collect(self.kc.execute(code, **kwargs), timeout)
+
+    @staticmethod
+    def traceback(reply):
+        """An error reply's traceback as plain text (IPython's colour codes removed)."""
+        return re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(reply["content"]["traceback"]))
 
     @staticmethod
     def stdout(outputs, name="stdout"):

@@ -2,7 +2,6 @@
 display, streaming, version report, the debugger's info request, and %%sot cells that raise."""
 
 import base64
-import re
 import struct
 import time
 import zlib
@@ -71,7 +70,7 @@ def test_sot_cell_that_raises_reports_the_users_line(kernel):
     reply, outputs = kernel.run(code)
     assert reply["content"]["status"] == "error"
     assert reply["content"]["ename"] == "ZeroDivisionError"
-    plain = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(reply["content"]["traceback"]))
+    plain = KernelSession.traceback(reply)
     # the frames are the user's: the cell's call line and the function's line, with the cell's line numbers
     assert "inner(0)" in plain and "return 10 / v" in plain
     assert "line 4" in plain and "line 3" in plain
@@ -81,7 +80,7 @@ def test_sot_cell_that_raises_reports_the_users_line(kernel):
 def test_sot_cell_with_a_syntax_error_shows_it_at_the_users_line(kernel):
     reply, outputs = kernel.run("%%sot\nx = 1\ndef broken(:\n    pass\n")
     assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "SyntaxError"
-    plain = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(reply["content"]["traceback"]))
+    plain = KernelSession.traceback(reply)
     assert "line 3" in plain and "def broken(:" in plain
     assert "sot_magics" not in plain and "run_cell" not in plain
     # no report after a cell that failed before anything was translated

@@ -17,6 +17,15 @@ from . import _sot
 from . import capture as _capture
 
 
+# How the capture runtime's reasons list (capture.stats(fn)["reasons"]) begins a failed guard's entry.
+GUARD_FAILED = "guard failed"
+
+
+def op_counts_text(op_counts):
+    """``{"add": 2, "exp": 1}`` as ``add 2, exp 1`` (sorted by op name)."""
+    return ", ".join(f"{k} {v}" for k, v in sorted(op_counts.items()))
+
+
 @dataclasses.dataclass
 class BreakInfo:
     reason: str
@@ -99,12 +108,12 @@ class FunctionReport:
     @property
     def recompile_reasons(self):
         """Why cached entries did not fit (the failing guards), as the runtime recorded them."""
-        return [r for r in self.stats.get("reasons", []) if r.startswith("guard failed")]
+        return [r for r in self.stats.get("reasons", []) if r.startswith(GUARD_FAILED)]
 
     @property
     def fallback_reasons(self):
         """Why the runtime ran the original code instead (translation failures), as it recorded them."""
-        return [r for r in self.stats.get("reasons", []) if not r.startswith("guard failed")]
+        return [r for r in self.stats.get("reasons", []) if not r.startswith(GUARD_FAILED)]
 
 
 @dataclasses.dataclass

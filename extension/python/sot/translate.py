@@ -120,7 +120,7 @@ class Explanation:
         lines = [f"graphs: {self.graph_count}, graph breaks: {self.graph_break_count}, ops: {self.op_count}, "
                  f"translation time: {self.compile_time_s * 1e3:.2f} ms"]
         for g in self.graphs:
-            counts = ", ".join(f"{k} {v}" for k, v in sorted(g["op_counts"].items()))
+            counts = _report.op_counts_text(g["op_counts"])
             lines.append(f"graph of {g['function']}: {g['ops']} ops ({counts})")
             lines.extend(f"  {line}" for line in g["text"].splitlines())
         for b in self.break_reasons:
