@@ -1,19 +1,27 @@
 # xeus-sot: `make demo` (set up, build, run the demo notebook) and `make test` (set up, build, every suite).
-# Everything runs with Debian's Python (/usr/bin/python3); pyenv's 3.12/3.13 get the extension and its
-# pure-Python tests.
+# Builds use Debian's Python (/usr/bin/python3, the interpreter the kernel embeds); everything Python runs from the
+# project environments in .venv/ that `make deps` makes from the pinned lock files in share/python/:
+#   .venv/kernel    Debian's 3.11 + NumPy 2.x, IPython 8, xeus-python-shell, JupyterLab 4, Notebook 7, test tools
+#   .venv/numpy124  Debian's 3.11 + NumPy 1.24 (the NumPy suites run under it too)
+#   .venv/py312, .venv/py313  pyenv's 3.12.1 / 3.13.0 + NumPy 2.x, IPython, pytest
 
 PY          := /usr/bin/python3
 BUILD       := build
+VENV        := $(CURDIR)/.venv
+KPY         := $(VENV)/kernel/bin/python3
+NP124_PY    := $(VENV)/numpy124/bin/python3
 PYENV_ROOT  ?= $(shell pyenv root 2>/dev/null || echo $(HOME)/.pyenv)
 PY312       := $(PYENV_ROOT)/versions/3.12.1/bin/python3
 PY313       := $(PYENV_ROOT)/versions/3.13.0/bin/python3
 EXTRA_PYTHONS := $(wildcard $(PY312) $(PY313))
+# The environments of the pyenv interpreters that exist (same order as EXTRA_PYTHONS).
+EXTRA_ENV_PYTHONS := $(if $(wildcard $(PY312)),$(VENV)/py312/bin/python3) $(if $(wildcard $(PY313)),$(VENV)/py313/bin/python3)
 JOBS        ?= 2
 WERROR      ?= ON
 CMAKE_ARGS  ?=
 SERVE       ?=
 PORT        ?= 8888
-PYTEST      := $(PY) -m pytest -c tests/pytest.ini
+PYTEST      := $(KPY) -m pytest -c tests/pytest.ini
 # Jupyter state of the test runs stays inside the build tree.
 TEST_JUPYTER_ENV = JUPYTER_PATH=$(CURDIR)/$(BUILD)/share/jupyter JUPYTER_DATA_DIR=$(CURDIR)/$(BUILD)/test-jupyter/data \
   JUPYTER_RUNTIME_DIR=$(CURDIR)/$(BUILD)/test-jupyter/runtime JUPYTER_CONFIG_DIR=$(CURDIR)/$(BUILD)/test-jupyter/config \
@@ -31,7 +39,7 @@ CPYTHON_TRANSLATE_ALL_MODULES := test_grammar test_scope test_generators test_ex
   test_keywordonlyarg test_positional_only_arg test_class test_super test_property test_dataclasses test_functools \
   test_itertools test_fstring test_named_expressions test_raise test_yield_from test_iter test_sort
 
-.PHONY: all deps configure build test test-cpp test-python test-python-extra test-kernel test-notebooks test-browser demo \
+.PHONY: all deps lock configure build test test-cpp test-python test-python-extra test-kernel test-notebooks test-browser demo \
         test-cpython test-translate-all bench fuzz test-fuzz-smoke doc-opcodes test-asan \
         kernelspec-install format format-check tidy clean
 
@@ -39,10 +47,15 @@ all: build
 
 deps:
 	@share/tools/install-deps.sh
+	@share/tools/envs.sh install kernel numpy124 py312 py313
+
+# Recompiles share/python/*.lock from the .in files (newest versions that fit; needs PyPI). Commit the result.
+lock:
+	share/tools/envs.sh lock
 
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja -DPython_EXECUTABLE=$(PY) -DSOT_WERROR=$(WERROR) \
-	  "-DSOT_EXTRA_PYTHONS=$(EXTRA_PYTHONS)" $(CMAKE_ARGS)
+	  "-DSOT_EXTRA_PYTHONS=$(EXTRA_PYTHONS)" -DSOT_KERNEL_PYTHON=$(KPY) $(CMAKE_ARGS)
 
 configure: deps $(BUILD)/build.ninja
 
@@ -56,23 +69,22 @@ test: build
 test-cpp:
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# NumPy 2.x on 3.11 (every suite), then the NumPy suites again under NumPy 1.24: with its legacy promotion and
+# with NEP 50 promotion (1.24's 'weak' state).
 test-python: $(BUILD)/test-jupyter
 	$(TEST_JUPYTER_ENV) $(PYTEST) tests/python
-	@echo "== NumPy capture tests again under NEP 50 promotion (NumPy 2's rules, NumPy 1.24's 'weak' state)"
-	$(TEST_JUPYTER_ENV) SOT_TEST_NUMPY_PROMOTION=weak $(PYTEST) tests/python/graph
+	@echo "== NumPy suites under NumPy 1.24 (legacy value-based promotion)"
+	$(TEST_JUPYTER_ENV) $(NP124_PY) -m pytest -c tests/pytest.ini tests/python/graph
+	@echo "== NumPy suites under NumPy 1.24 with NEP 50 promotion ('weak' state)"
+	$(TEST_JUPYTER_ENV) SOT_TEST_NUMPY_PROMOTION=weak $(NP124_PY) -m pytest -c tests/pytest.ini tests/python/graph
 
-# pyenv's interpreters have no pytest of their own: they borrow Debian's pure-Python pytest (a folder of links
-# to it and its pure-Python dependencies only, so nothing compiled for 3.11 leaks in).
-$(BUILD)/pytest-site:
-	mkdir -p $@
-	for p in _pytest pytest pluggy iniconfig packaging py py.py attr; do ln -sfn /usr/lib/python3/dist-packages/$$p $@/$$p; done
-
-test-python-extra: $(BUILD)/pytest-site
+# Every pure-Python suite (NumPy 2.x and the magics included) with pyenv's 3.12.1 and 3.13.0, from their
+# environments.
+test-python-extra:
 	@if [ -z "$(EXTRA_PYTHONS)" ]; then echo "test-python-extra: no pyenv 3.12.1/3.13.0 found; skipped"; fi
-	@set -e; for py in $(EXTRA_PYTHONS); do \
+	@set -e; for py in $(EXTRA_ENV_PYTHONS); do \
 	  echo "== pure-Python tests with $$py"; \
-	  PYTHONPATH=$(CURDIR)/$(BUILD)/python:$(CURDIR)/$(BUILD)/pytest-site PYTHONDONTWRITEBYTECODE=1 \
-	    $$py -m pytest -c tests/pytest.ini -W ignore::DeprecationWarning tests/python; \
+	  $(TEST_JUPYTER_ENV) $$py -m pytest -c tests/pytest.ini -W ignore::DeprecationWarning tests/python; \
 	done
 
 $(BUILD)/test-jupyter:
@@ -105,32 +117,26 @@ test-kernel: $(BUILD)/test-jupyter
 test-notebooks: $(BUILD)/test-jupyter
 	$(TEST_JUPYTER_ENV) $(PYTEST) tests/notebooks
 
-# playwright-core (npm, pinned by tests/browser/package-lock.json) in the build tree; it drives Debian's chromium.
-$(BUILD)/browser/node_modules/.installed: tests/browser/package.json tests/browser/package-lock.json
-	mkdir -p $(BUILD)/browser
-	cp tests/browser/package.json tests/browser/package-lock.json $(BUILD)/browser/
-	cd $(BUILD)/browser && npm ci --no-audit --no-fund --loglevel=error
-	touch $@
-
-# Jupyter Notebook + headless Chromium run demo.ipynb; screenshots in $(BUILD)/screenshots/.
-test-browser: $(BUILD)/test-jupyter $(BUILD)/browser/node_modules/.installed
+# JupyterLab 4 and Notebook 7 (the kernel environment's) on 127.0.0.1 with the xsot kernel; Debian's headless
+# chromium driven by playwright for Python runs demo.ipynb; screenshots in $(BUILD)/screenshots/.
+test-browser: $(BUILD)/test-jupyter
 	$(TEST_JUPYTER_ENV) $(PYTEST) tests/browser
 
 # Installs the build tree's kernelspec into the user's Jupyter data dir (as `jupyter kernelspec install --user`).
 kernelspec-install: build
-	$(PY) -m jupyter_client.kernelspecapp install --user --name xsot $(BUILD)/share/jupyter/kernels/xsot
+	$(KPY) -m jupyter_client.kernelspecapp install --user --name xsot $(BUILD)/share/jupyter/kernels/xsot
 
 demo: build kernelspec-install
 ifeq ($(SERVE),1)
-	@echo "Open the URL printed below (Jupyter Notebook on 127.0.0.1, kernel 'Python 3 (xeus-sot)')."
-	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PY) -m notebook --ip=127.0.0.1 --port=$(PORT) --no-browser \
-	  --notebook-dir=$(CURDIR)/notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
+	@echo "Open the URL printed below (JupyterLab on 127.0.0.1, kernel 'Python 3 (xeus-sot)'; /tree for Notebook 7)."
+	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) -m jupyterlab --ip=127.0.0.1 --port=$(PORT) --no-browser \
+	  --ServerApp.root_dir=$(CURDIR)/notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 else
 	mkdir -p $(BUILD)/demo
-	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PY) -m nbconvert --to notebook --execute \
+	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) -m nbconvert --to notebook --execute \
 	  --ExecutePreprocessor.kernel_name=xsot --ExecutePreprocessor.timeout=600 \
 	  --output-dir $(BUILD)/demo --output demo.ipynb notebooks/demo.ipynb
-	$(PY) -m nbconvert --to html --output-dir $(BUILD)/demo --output demo.html $(BUILD)/demo/demo.ipynb
+	$(KPY) -m nbconvert --to html --output-dir $(BUILD)/demo --output demo.html $(BUILD)/demo/demo.ipynb
 	@echo "demo: executed notebook and HTML rendering in $(BUILD)/demo/"
 endif
 
@@ -138,9 +144,9 @@ endif
 bench: build
 	$(BUILD)/tests/bench_bytecode --benchmark_min_time=0.5
 	$(BUILD)/tests/bench_capture --benchmark_min_time=0.5
-	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PY) tests/bench/bench_translate.py
-	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PY) tests/bench/bench_numpy.py
-	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PY) tests/bench/bench_report.py
+	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_translate.py
+	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_numpy.py
+	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_report.py
 
 # libFuzzer (clang) with ASan + UBSan over the bytecode layer. `make fuzz` runs FUZZ_SECONDS (default 600) on a
 # copy of tests/fuzz/corpus; `make test` runs a 20-second smoke.
@@ -178,7 +184,7 @@ test-asan: deps
 	  -DSOT_BUILD_BENCHMARKS=OFF -DSOT_WERROR=$(WERROR)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure
-	$(ASAN_ENV) $(PY) -m pytest -c tests/pytest.ini tests/python
+	$(ASAN_ENV) $(KPY) -m pytest -c tests/pytest.ini tests/python
 	$(ASAN_ENV) $(PY) tests/cpython/capture_roundtrip.py test_generators test_frame test_scope test_with
 	$(ASAN_ENV) $(PY) tests/cpython/translate_all.py test_scope test_with test_raise
 

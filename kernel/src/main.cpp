@@ -36,8 +36,9 @@ std::string python_package_dir() {
 void start_python(const char* argv0) {
   PyConfig config;
   PyConfig_InitPythonConfig(&config);
-  // An absolute program name: sys.executable must be the real interpreter (the debugger and
-  // anything that spawns sys.executable use it), not a pyenv shim found on PATH.
+  // An absolute program name, the kernel environment's python: sys.prefix and site-packages become
+  // the environment's, and sys.executable is that interpreter (the debugger and anything that
+  // spawns sys.executable use it), not a pyenv shim found on PATH.
   PyStatus status = PyConfig_SetBytesString(&config, &config.program_name, XSOT_PYTHON_EXECUTABLE);
   if (PyStatus_Exception(status) != 0) {
     Py_ExitStatusException(status);
