@@ -4,6 +4,7 @@ The kernelspec comes from the build tree (the Makefile sets JUPYTER_PATH and iso
 IPython folder inside build/).
 """
 
+import os
 import re
 import time
 from queue import Empty
@@ -18,8 +19,9 @@ TIMEOUT = 30
 class KernelSession:
     """A started kernel and a blocking client, with helpers that collect a cell's messages."""
 
-    def __init__(self):
-        self.km, self.kc = start_new_kernel(kernel_name=KERNEL_NAME, startup_timeout=60)
+    def __init__(self, env_extra=None):
+        kwargs = {"env": dict(os.environ, **env_extra)} if env_extra else {}
+        self.km, self.kc = start_new_kernel(kernel_name=KERNEL_NAME, startup_timeout=60, **kwargs)
 
     def close(self):
         self.kc.stop_channels()
@@ -43,9 +45,11 @@ class KernelSession:
             if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
                 break
             outputs.append(msg)
-        reply = self.kc.get_shell_msg(timeout=max(0.1, deadline - time.monotonic()))
-        assert reply["parent_header"]["msg_id"] == msg_id
-        return reply, outputs
+        while True:  # replies to other requests (wait_for_ready's kernel_info after a restart) are skipped
+            reply = self.kc.get_shell_msg(timeout=max(0.1, deadline - time.monotonic()))
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return reply, outputs
+            assert reply["msg_type"] == "kernel_info_reply", reply["msg_type"]
 
     def run(self, code, timeout=TIMEOUT, **kwargs):
         self.drain_iopub()
