@@ -5,9 +5,9 @@ import base64
 import struct
 import time
 import zlib
+from pathlib import Path
 
 import pytest
-from jupyter_client.utils import run_sync
 
 from conftest import TIMEOUT, KernelSession
 
@@ -104,9 +104,16 @@ def test_language_version_is_the_running_python(kernel):
     assert content["implementation"] == "xeus-sot"
 
 
-def test_sys_executable_is_the_real_interpreter(kernel):
-    reply, outputs = kernel.run("import sys; print(sys.executable)")
-    assert KernelSession.stdout(outputs).strip() == "/usr/bin/python3"
+def test_kernel_runs_in_the_project_environment(kernel):
+    """The kernel embeds Debian's 3.11 with the environment's python as its program: sys.executable is that
+    python (not a pyenv shim), sys.prefix the environment, and its NumPy is the environment's 2.x."""
+    env = Path(__file__).resolve().parents[2] / ".venv" / "kernel"
+    reply, outputs = kernel.run("import sys, numpy; print(sys.executable, sys.prefix, sys.base_prefix, "
+                                "numpy.__version__, numpy.__file__)")
+    executable, prefix, base_prefix, numpy_version, numpy_file = KernelSession.stdout(outputs).split()
+    assert executable == str(env / "bin" / "python3")
+    assert prefix == str(env) and base_prefix == "/usr"
+    assert numpy_version.startswith("2.") and numpy_file.startswith(str(env))
 
 
 def test_sot_and_magics_are_loaded_at_start(kernel):
@@ -169,7 +176,7 @@ def test_debugger_info_request(kernel):
     msg = kernel.kc.session.msg("debug_request", {"type": "request", "seq": 1, "command": "debugInfo",
                                                    "arguments": {}})
     kernel.kc.control_channel.send(msg)
-    reply = run_sync(kernel.kc.control_channel.get_msg)(timeout=TIMEOUT)
+    reply = kernel.kc.control_channel.get_msg(timeout=TIMEOUT)
     assert reply["msg_type"] == "debug_reply"
     content = reply["content"]
     assert content["success"] is True and content["command"] == "debugInfo"
