@@ -22,21 +22,38 @@ class Options:
 
 CSS = """
 <style>
-.sot-report{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;margin:4px 0}
-.sot-report .sot-head{font-weight:600;margin:2px 0 6px}
-.sot-report details{border:1px solid #ddd;border-radius:4px;margin:4px 0;padding:2px 6px}
-.sot-report summary{cursor:pointer}
-.sot-report table{border-collapse:collapse;margin:4px 0}
-.sot-report td,.sot-report th{border:1px solid #e3e3e3;padding:2px 6px;text-align:left;vertical-align:top}
-.sot-report pre,.sot-report code{font-family:var(--jp-code-font-family,monospace);font-size:12px}
+.sot-report{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;margin:4px 0;
+  color:var(--jp-ui-font-color1,#1f2328)}
+.sot-report .sot-head{font-weight:600;margin:2px 0 6px;color:var(--jp-ui-font-color0,#000)}
+.sot-report details{border:1px solid var(--jp-border-color2,#ddd);border-radius:4px;margin:4px 0;padding:2px 6px;
+  background:var(--jp-layout-color0,#fff);color:var(--jp-ui-font-color1,#1f2328)}
+.sot-report summary{cursor:pointer;color:var(--jp-ui-font-color1,#1f2328)}
+.sot-report summary:hover{color:var(--jp-brand-color1,#1976d2)}
+.sot-report table{border-collapse:collapse;margin:4px 0;color:var(--jp-ui-font-color1,#1f2328);table-layout:auto;
+  display:block;max-width:100%;overflow-x:auto}
+.sot-report td,.sot-report th{border:1px solid var(--jp-border-color2,#e3e3e3);padding:2px 6px;text-align:left;
+  vertical-align:top;color:inherit}
+/* outranks JupyterLab's right-aligned cells (:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td) */
+.sot-report :is(table.sot-breaks,table.sot-graphs,table.sot-bytecode) :is(td,th){text-align:left}
+.sot-report th{background:var(--jp-layout-color2,#eee);color:var(--jp-ui-font-color0,#000);font-weight:600}
+.sot-report pre,.sot-report code{font-family:var(--jp-code-font-family,monospace);font-size:12px;color:inherit}
 .sot-report td code{background:transparent;padding:0}
-.sot-report .sot-line-hit,.sot-report .sot-line-hit code{background:#fff3b0;font-weight:600}
-.sot-report tr td{background:#fff}
-.sot-report tr.sot-new td{background:#dcfce7}
-.sot-report tr.sot-gone td{background:#ffebe9;color:#6b7280}
-.sot-report tr.sot-src td{background:#f6f8fa;color:#555;font-style:italic}
-.sot-report .sot-warn{color:#9a3412;background:#fff7ed;padding:2px 6px;border-left:3px solid #f97316}
+/* the source snippet: outranks JupyterLab's code chips (.jp-ThemedContainer .jp-RenderedHTMLCommon :not(pre)>code) */
+.sot-report table.sot-breaks td code{background:transparent;padding:0;white-space:pre}
+.sot-report tr td{background:var(--jp-layout-color0,#fff)}
+.sot-report .sot-line-hit{background:rgba(250,204,21,.32);box-shadow:inset 3px 0 var(--jp-warn-color1,#f59e0b);
+  font-weight:600;color:var(--jp-ui-font-color0,#000)}
+.sot-report table.sot-breaks .sot-line-hit code{font-weight:600;color:inherit}
+.sot-report tr.sot-new td{background:rgba(34,197,94,.22);color:var(--jp-ui-font-color0,#000)}
+.sot-report tr.sot-gone td{background:rgba(239,68,68,.16);color:var(--jp-ui-font-color1,#374151)}
+.sot-report tr.sot-src td{background:var(--jp-layout-color2,#f6f8fa);color:var(--jp-ui-font-color1,#444);
+  font-style:italic}
+.sot-report .sot-warn{color:var(--jp-ui-font-color0,#000);background:rgba(249,115,22,.16);padding:2px 6px;
+  border-left:3px solid var(--jp-warn-color1,#f97316)}
 .sot-report table.sot-bytecode td{font-family:var(--jp-code-font-family,monospace);font-size:12px;white-space:pre}
+.sot-report .sot-graph svg{display:block;max-width:100%;height:auto;margin:4px 0;padding:6px;background:#fff;
+  border:1px solid var(--jp-border-color2,#ddd);border-radius:4px}
+[data-jp-theme-light="false"] .sot-report .sot-graph svg{filter:invert(0.88) hue-rotate(180deg)}
 </style>
 """
 
