@@ -40,7 +40,7 @@ CPYTHON_TRANSLATE_ALL_MODULES := test_grammar test_scope test_generators test_ex
   test_itertools test_fstring test_named_expressions test_raise test_yield_from test_iter test_sort
 
 .PHONY: all deps lock configure build test test-cpp test-python test-python-extra test-kernel test-notebooks test-browser demo \
-        test-cpython test-translate-all bench fuzz test-fuzz-smoke doc-opcodes test-asan \
+        test-cpython test-translate-all bench bench-peers-deps bench-peers fuzz test-fuzz-smoke doc-opcodes test-asan \
         kernelspec-install format format-check tidy clean
 
 all: build
@@ -53,7 +53,8 @@ deps:
 lock:
 	share/tools/envs.sh lock
 
-$(BUILD)/build.ninja:
+# Re-run when the Makefile changes, so its -D settings (e.g. the kernel environment) reach an existing build.
+$(BUILD)/build.ninja: Makefile
 	cmake -S . -B $(BUILD) -G Ninja -DPython_EXECUTABLE=$(PY) -DSOT_WERROR=$(WERROR) \
 	  "-DSOT_EXTRA_PYTHONS=$(EXTRA_PYTHONS)" -DSOT_KERNEL_PYTHON=$(KPY) $(CMAKE_ARGS)
 
@@ -141,12 +142,21 @@ else
 endif
 
 # Benchmarks (Google Benchmark), reported as times and ratios against a baseline measured in the same run.
-bench: build
+bench: build $(BUILD)/test-jupyter
 	$(BUILD)/tests/bench_bytecode --benchmark_min_time=0.5
 	$(BUILD)/tests/bench_capture --benchmark_min_time=0.5
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_translate.py
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_numpy.py
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_report.py
+	$(TEST_JUPYTER_ENV) $(KPY) tests/bench/bench_output.py
+
+# Side by side with TorchDynamo and PaddleSOT (tests/bench/peers/run.py) from .venv/peers (peers-py311.lock: torch,
+# paddlepaddle, ...; several GB). Not part of `make test`.
+bench-peers-deps:
+	share/tools/envs.sh install peers
+
+bench-peers: build bench-peers-deps
+	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(VENV)/peers/bin/python3 tests/bench/peers/run.py --out $(BUILD)/bench-peers
 
 # libFuzzer (clang) with ASan + UBSan over the bytecode layer. `make fuzz` runs FUZZ_SECONDS (default 600) on a
 # copy of tests/fuzz/corpus; `make test` runs a 20-second smoke.
