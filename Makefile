@@ -17,6 +17,10 @@ EXTRA_PYTHONS := $(wildcard $(PY312) $(PY313))
 # The environments of the pyenv interpreters that exist (same order as EXTRA_PYTHONS).
 EXTRA_ENV_PYTHONS := $(if $(wildcard $(PY312)),$(VENV)/py312/bin/python3) $(if $(wildcard $(PY313)),$(VENV)/py313/bin/python3)
 JOBS        ?= 2
+# ccache: one cache for every checkout of the project (paths taken relative to the checkout, the directory of a
+# debug build not hashed), so a fresh clone (CI) reuses what an earlier build compiled.
+export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_NOHASHDIR ?= 1
 WERROR      ?= ON
 CMAKE_ARGS  ?=
 SERVE       ?=
