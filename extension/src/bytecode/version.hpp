@@ -46,6 +46,10 @@ inline constexpr bool kMakeFunctionHasFlags = PY_VERSION_HEX < 0x030D0000;
 inline constexpr int kMakeFunctionClosure = 0x08;
 // RETURN_CONST exists from 3.12.
 inline constexpr bool kHasReturnConst = PY_VERSION_HEX >= 0x030C0000;
+// 3.13's POP_JUMP_IF_TRUE/FALSE and UNARY_NOT test for the exact bool objects: the compiler puts
+// TO_BOOL (or COMPARE_OP's coerce-to-bool flag) before them. Earlier versions take the truth of any
+// object.
+inline constexpr bool kBoolConsumersNeedExactBool = PY_VERSION_HEX >= 0x030D0000;
 // 3.12+: FOR_ITER at exhaustion skips the END_FOR it targets (3.13: END_FOR and POP_TOP).
 inline constexpr bool kHasEndFor = PY_VERSION_HEX >= 0x030C0000;
 

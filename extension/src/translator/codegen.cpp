@@ -1433,6 +1433,13 @@ py::object CodeGen::for_break(const SimulationResult& r) {
   } else if (is_op(last, "LOAD_SUPER_ATTR") && (last.arg & 1) != 0) {
     throw CodegenError("a graph break at a method load through super()");
   }
+  // A value from a graph (a NumPy bool where the original's TO_BOOL or COMPARE_OP with its bool
+  // flag had made a Python bool) reaches a 3.13 consumer of exact bools: coerce it as they would.
+  if (version::kBoolConsumersNeedExactBool &&
+      (is_op(last, "POP_JUMP_IF_TRUE") || is_op(last, "POP_JUMP_IF_FALSE") ||
+       is_op(last, "UNARY_NOT"))) {
+    e.emit("TO_BOOL");
+  }
   const int jump_label = info.is_jump() ? e.new_label() : -1;
   if (info.is_jump()) {
     e.emit_jump(emitted, jump_label);

@@ -110,6 +110,17 @@ def if_on_sum(x):
     return -x
 
 
+def not_of_compare(x):
+    # 3.13: COMPARE_OP with its bool flag, then UNARY_NOT, which takes only an exact bool.
+    return not (x.sum() > 0)
+
+
+def if_not_compare(x):
+    if not (x.max() > 1.0):
+        return x - 1
+    return x + 1
+
+
 def if_on_any(x):
     if np.any(x > 2.0):
         x = np.clip(x, -2.0, 2.0)
@@ -309,6 +320,10 @@ CASES = [
     case(residual_block, X, W1[:, :16]),
     case(if_on_sum, V, graphs=2, breaks=1),
     case(if_on_sum, -np.abs(V), graphs=2, breaks=1),
+    case(not_of_compare, V, graphs=1, breaks=1),
+    case(not_of_compare, -np.abs(V), graphs=1, breaks=1),
+    case(if_not_compare, V, graphs=2, breaks=1),
+    case(if_not_compare, V * 9, graphs=2, breaks=1),
     case(if_on_any, V * 3, graphs=2, breaks=1),
     case(while_on_norm, V * 8, graphs=2, breaks=2),  # (the loop continues in place after its first break)
     case(float_of_reduction, V, graphs=2, breaks=1),
