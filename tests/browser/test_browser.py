@@ -1,8 +1,9 @@
 """A real browser runs the demo notebook in JupyterLab 4 and in Notebook 7.
 
-One Jupyter server (``python -m jupyterlab``; Notebook 7 shares its jupyter_server, so the same server also serves
-/tree and /notebooks/) runs on 127.0.0.1 with the xsot kernel, a temporary root holding fresh copies of
-notebooks/demo.ipynb, and its own user settings and workspaces, so that nothing carries over between runs.
+A JupyterLab server (``python -m jupyterlab``, as ``make demo SERVE=1`` starts it; it also serves Notebook 7's
+/tree) and a Notebook 7 server (``python -m notebook``) run on 127.0.0.1 with the xsot kernel, each with a temporary
+root holding a fresh copy of notebooks/demo.ipynb and its own user settings and workspaces, so that nothing carries
+over between runs or between the two front ends.
 Headless Chromium (Debian's), driven by Python playwright, does what a user does in each UI: opens the notebook,
 makes sure the kernel is "Python 3 (xeus-sot)" (choosing it in the Select Kernel dialog when one asks: the
 Notebook 7 copy has no kernel in its metadata, so there it does), runs every cell from Run > Run All Cells and
@@ -17,6 +18,7 @@ so elements are scrolled into view before anything is measured on screen. Screen
 (cleared first). Run by ``make test-browser`` (part of ``make test``).
 """
 
+import contextlib
 import json
 import os
 import re
@@ -28,7 +30,6 @@ import sys
 import time
 import urllib.error
 import urllib.request
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,13 +46,7 @@ CODE_CELLS = sum(cell["cell_type"] == "code" for cell in json.loads(DEMO.read_te
 RUN_TIMEOUT_MS = 240_000
 # Tall enough for the softmax graph to fit between the notebook's toolbar and the status bar.
 VIEWPORT = {"width": 1280, "height": 1200}
-# Uncaught errors thrown by Notebook 7's own start-up code (notebook 7.6, JupyterLab 4.6 packages) as the page
-# loads, with any kernel, before a cell runs. The first is the shortcuts plugin's race with lazily loaded settings
-# (https://github.com/jupyter/notebook/issues/7862); the second, from the file browser's restore, shows once
-# JupyterLab has had a notebook open on the same server. Tolerated on Notebook 7 pages only, only when thrown from
-# Notebook 7's bundle, and reported as warnings.
-NOTEBOOK7_UPSTREAM_ERRORS = ("Cannot read properties of undefined (reading 'schema')",
-                             "Command 'filebrowser:open-path' not registered.")
+
 
 
 # ---- the server ----
@@ -116,19 +111,19 @@ def isolated_settings(home):
     return settings
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    home = tmp_path_factory.mktemp("jupyter")
+@contextlib.contextmanager
+def jupyter_server(app, home):
+    """``python -m <app>`` (jupyterlab or notebook) on 127.0.0.1 with a root and user settings and workspaces of
+    its own under ``home``, so nothing carries over between runs or between the two front ends."""
     root = home / "notebooks"
     root.mkdir()
-    # Both front ends (JupyterLab's and Notebook 7's app) read these for their user settings and workspaces.
     env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(isolated_settings(home)),
                JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"))
     port = free_port()
     srv = Server(f"http://127.0.0.1:{port}", secrets.token_hex(16), root, home / "server.log")
     with open(srv.log, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
+            [sys.executable, "-m", app, "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
              "--port-retries=0", f"--IdentityProvider.token={srv.token}", f"--ServerApp.root_dir={root}"],
             stdout=log, stderr=subprocess.STDOUT, cwd=home, env=env)
     try:
@@ -141,6 +136,20 @@ def server(tmp_path_factory):
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """JupyterLab's server (``make demo SERVE=1``'s)."""
+    with jupyter_server("jupyterlab", tmp_path_factory.mktemp("jupyterlab")) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def notebook7_server(tmp_path_factory):
+    """Notebook 7's own server (``jupyter notebook``)."""
+    with jupyter_server("notebook", tmp_path_factory.mktemp("notebook7")) as srv:
+        yield srv
 
 
 # ---- the browser ----
@@ -300,13 +309,9 @@ def shoot_whole_notebook(page, name):
     page.set_viewport_size(VIEWPORT)
 
 
-def check_no_page_errors(errors, tolerated=()):
-    """No uncaught error on the page but the ``tolerated`` ones thrown from Notebook 7's bundle (warned about)."""
-    known = [e for e in errors if e.message in tolerated and "/static/notebook/" in (e.stack or "")]
-    for e in known:
-        warnings.warn(f"Notebook 7's own start-up error, tolerated: {e.message}", stacklevel=2)
-    left = [e for e in errors if e not in known]
-    assert not left, "\n\n".join(e.stack or e.message for e in left)
+def check_no_page_errors(errors):
+    """No uncaught error on the page."""
+    assert not errors, "\n\n".join(e.stack or e.message for e in errors)
 
 
 # ---- legibility: text contrast over the backgrounds it sits on ----
@@ -388,9 +393,9 @@ def test_jupyterlab_runs_the_demo(lab):
     check_no_page_errors(errors)
 
 
-def test_notebook7_runs_the_demo(server, browser):
-    name = server.copy_demo("demo-notebook7.ipynb", kernel=False)
-    page, errors = open_page(browser, server.url(f"notebooks/{name}"))
+def test_notebook7_runs_the_demo(notebook7_server, browser):
+    name = notebook7_server.copy_demo("demo-notebook7.ipynb", kernel=False)
+    page, errors = open_page(browser, notebook7_server.url(f"notebooks/{name}"))
     try:
         assert use_xsot_kernel(page), "the Select Kernel dialog did not ask for a kernel"
         run_all_cells(page)
@@ -398,7 +403,7 @@ def test_notebook7_runs_the_demo(server, browser):
         check_on_screen(page)
         shoot_report(page, "notebook7")
         shoot_whole_notebook(page, "notebook7-full")
-        check_no_page_errors(errors, tolerated=NOTEBOOK7_UPSTREAM_ERRORS)
+        check_no_page_errors(errors)
     finally:
         page.close()
 
