@@ -415,11 +415,11 @@ struct CodeGen::Emitter {
     PyObject* v = value.ptr();
     bool identifier_like =
         PyUnicode_CheckExact(v) && PyUnicode_CHECK_INTERNED(v) == 0 && PyUnicode_IS_ASCII(v) != 0;
-    if (identifier_like) {
-      const char* text = PyUnicode_AsUTF8(v);
-      for (const char* c = text; identifier_like && c != nullptr && *c != '\0'; ++c) {
-        identifier_like = (std::isalnum(static_cast<unsigned char>(*c)) != 0) || *c == '_';
-      }
+    // ASCII: one byte per character, NULs included (the whole length is read, never up to a NUL).
+    const auto* text = identifier_like ? PyUnicode_1BYTE_DATA(v) : nullptr;
+    const Py_ssize_t size = identifier_like ? PyUnicode_GET_LENGTH(v) : 0;
+    for (Py_ssize_t k = 0; identifier_like && k < size; ++k) {
+      identifier_like = (std::isalnum(text[k]) != 0) || text[k] == '_';
     }
     if (!identifier_like) {
       load_const(value);
@@ -427,7 +427,7 @@ struct CodeGen::Emitter {
     }
     // (ASCII: made again from its bytes, a new string equal to it; a list constant holding it would
     // leave the code object unhashable.)
-    load_const(py::bytes(PyUnicode_AsUTF8(v)));
+    load_const(py::bytes(reinterpret_cast<const char*>(text), static_cast<std::size_t>(size)));
     call_attribute("decode", py::str("ascii"));
   }
 
