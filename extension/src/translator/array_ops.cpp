@@ -442,7 +442,10 @@ OpcodeExecutor::ArrayOperand OpcodeExecutor::array_operand(const VarPtr& v) {
   ValueInfo info;
   const auto dtype = graph::dtype_from_name(str_of(obj.attr("dtype").attr("name")));
   if (!dtype || !obj.attr("dtype").attr("isnative").cast<bool>()) {
-    return out;
+    // Strings, objects, datetimes, structured or non-native byte order: opaque to the graph rules,
+    // so no operation on such a value is captured (every caller needs a modelled operand).
+    graph_break("a NumPy value of dtype " + str_of(py::repr(obj.attr("dtype"))) +
+                " (not modelled by the graph rules)");
   }
   info.dtype = *dtype;
   const bool array = reinterpret_cast<PyObject*>(Py_TYPE(o)) == a.numpy.attr("ndarray").ptr();

@@ -125,3 +125,22 @@ def run_cases(cases):
 def isolated_check(fn, args, kwargs, graphs, breaks, fallbacks):
     """``check`` in a forked child, so that a crash fails this case and not the whole session."""
     in_child(lambda: check(fn, *args, graphs=graphs, breaks=breaks, fallbacks=fallbacks, **kwargs))
+
+
+def check_varied(fn, arg_sets):
+    """``fn`` on each argument set (same types, other values, lengths, dtypes or shapes) through ONE translated
+    function, every set twice and interleaved (a cache hit with other arguments is where a missing guard shows),
+    each run compared with the plain run of its set: value, exception, mutated arguments, stdout, globals,
+    aliasing. No graph or break counts: what is captured may depend on the arguments."""
+    plain = [Outcome(fn, args, {}).view() for args in arg_sets]
+    sot.reset()
+    cap.clear(fn)
+    translator = sot.translate.new_translator(records=True)
+    translator.check_graphs = True
+    for round_ in range(2):
+        for i, args in enumerate(arg_sets):
+            got = Outcome(fn, args, {}, translator).view()
+            for key, want in plain[i].items():
+                assert same(got[key], want), (
+                    f"argument set {i}, round {round_ + 1}: translated differs in {key}: {got[key]!r} != {want!r}")
+    assert_codes_hashable(translator.records())
