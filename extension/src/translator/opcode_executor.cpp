@@ -1362,10 +1362,7 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
     if (d && d->kind() == Variable::Kind::kTuple) {
       defaults = d->items();
     } else if (d && d->is_const() && PyTuple_CheckExact(d->value().ptr())) {
-      guards_->value(d);
-      for (const py::handle item : py::reinterpret_borrow<py::tuple>(d->value())) {
-        defaults.push_back(Variable::constant(py::reinterpret_borrow<py::object>(item)));
-      }
+      defaults = const_items(d);
     } else if (d) {
       return no("defaults that are not a tuple");
     }
@@ -1776,6 +1773,15 @@ VarPtr OpcodeExecutor::iter_next(const VarPtr& it) {
   return item;
 }
 
+std::vector<VarPtr> OpcodeExecutor::const_items(const VarPtr& v) {
+  guards_->value(v);
+  std::vector<VarPtr> items;
+  for (const py::handle item : v->value()) {
+    items.push_back(Variable::constant(py::reinterpret_borrow<py::object>(item)));
+  }
+  return items;
+}
+
 bool OpcodeExecutor::known_items(const VarPtr& v, std::vector<VarPtr>* items) {
   switch (v->kind()) {
     case Variable::Kind::kList:
@@ -1816,10 +1822,7 @@ bool OpcodeExecutor::known_items(const VarPtr& v, std::vector<VarPtr>* items) {
         if (!it || !PyTuple_CheckExact(v->value().ptr())) {
           return false;
         }
-        items->clear();
-        for (const py::handle item : py::reinterpret_borrow<py::tuple>(v->value())) {
-          items->push_back(Variable::constant(py::reinterpret_borrow<py::object>(item)));
-        }
+        *items = const_items(v);
         return true;
       }
       *items = it->snapshot();
@@ -2340,10 +2343,7 @@ void OpcodeExecutor::call_function_ex(int flags) {
   if (args->kind() == Variable::Kind::kTuple || args->kind() == Variable::Kind::kList) {
     positional = args->items();
   } else if (args->is_const() && PyTuple_CheckExact(args->value().ptr())) {
-    guards_->value(args);
-    for (const py::handle item : py::reinterpret_borrow<py::tuple>(args->value())) {
-      positional.push_back(Variable::constant(py::reinterpret_borrow<py::object>(item)));
-    }
+    positional = const_items(args);
   } else {
     graph_break("a call with *args from " + args->describe());
   }
@@ -2873,11 +2873,9 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
         return;
       }
       if (values->is_const() && PyTuple_CheckExact(values->value().ptr())) {
-        const py::tuple t = py::reinterpret_borrow<py::tuple>(values->value());
+        std::vector<VarPtr> add = const_items(values);
         pop();
-        for (const py::handle item : t) {
-          list->items().push_back(Variable::constant(py::reinterpret_borrow<py::object>(item)));
-        }
+        list->items().insert(list->items().end(), add.begin(), add.end());
         return;
       }
       graph_break("extend with " + values->describe());
@@ -3457,10 +3455,7 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
         values = value->items();
       } else if (value->is_const() && (PyTuple_CheckExact(value->value().ptr()) ||
                                        PyFrozenSet_CheckExact(value->value().ptr()))) {
-        guards_->value(value);
-        for (const py::handle item : value->value()) {
-          values.push_back(Variable::constant(py::reinterpret_borrow<py::object>(item)));
-        }
+        values = const_items(value);
       } else {
         graph_break("a set update with " + value->describe());
       }

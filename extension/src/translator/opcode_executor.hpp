@@ -215,6 +215,10 @@ class OpcodeExecutor {
                          std::size_t nkw);
   // The items iterating `v` would give, when they are known without consuming anything.
   bool known_items(const VarPtr& v, std::vector<VarPtr>* items);
+  // The items of constant `v` (a tuple or frozenset) as constants. They no longer carry where `v`
+  // came from, so `v` is guarded by value here: every read of a constant's contents goes through
+  // this (a splice `(*args)`, a call `f(*args)`, unpacking, set updates, defaults).
+  std::vector<VarPtr> const_items(const VarPtr& v);
   void call_dict_method(const VarPtr& method, const std::vector<VarPtr>& args, std::size_t nargs);
   void call_set_method(const VarPtr& method, const std::vector<VarPtr>& args, std::size_t nargs);
   // The constant hashable key `v` (guarded), or a null object.

@@ -101,6 +101,31 @@ def check(fn, *args, breaks=0, fallbacks=0, init=None, cached=True, **kwargs):
     return first_records
 
 
+def check_varied(fn, calls, init=None):
+    """``fn`` called with each of ``calls`` (``(args, kwargs)`` pairs of the same types with other values, lengths
+    or item types) through ONE translated function, every call twice and interleaved, each compared with the plain
+    run of that call. A translation reused for arguments it does not fit (a missing guard) shows here; no counts
+    are pinned (what is folded may depend on the arguments)."""
+
+    def run(args, kwargs, translator=None):
+        if init:
+            fn.__globals__.update(copy.deepcopy(init))
+        return Outcome(fn, args, kwargs, translator).view()
+
+    plain = [run(args, kwargs) for args, kwargs in calls]
+    sot.reset()
+    cap.clear(fn)
+    translator = sot.translate.new_translator(records=True)
+    for round_ in range(2):
+        for i, (args, kwargs) in enumerate(calls):
+            got = run(args, kwargs, translator)
+            for key, want in plain[i].items():
+                assert same(got[key], want), (
+                    f"call {i} ({args!r}, {kwargs!r}), round {round_ + 1}: translated differs in {key}: "
+                    f"{got[key]!r} != {want!r}")
+    assert_codes_hashable(translator.records())
+
+
 class Bug:
     """A known translator bug: the cases marked with it are strict xfails (on ``versions`` only, when given), so
     that fixing the bug makes them fail loudly."""
