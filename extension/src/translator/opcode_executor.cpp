@@ -1783,6 +1783,11 @@ std::vector<VarPtr> OpcodeExecutor::const_items(const VarPtr& v) {
 }
 
 bool OpcodeExecutor::known_items(const VarPtr& v, std::vector<VarPtr>* items) {
+  if (const VarPtr m = model_of(v)) {
+    // An object from outside this frame changed: its items are its model's (the changes kept in the
+    // side-effect log applied), not what a live iterator over it has seen so far.
+    return known_items(m, items);
+  }
   switch (v->kind()) {
     case Variable::Kind::kList:
     case Variable::Kind::kTuple:
@@ -3192,11 +3197,9 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       const VarPtr v = peek(1);
       std::vector<VarPtr> items;
       // Lists, tuples, dicts and sets built inside, constant tuples, lists and tuples received
-      // from outside (their items read again as x[i], under guards on type and length).
-      const VarPtr m = model_of(v);
-      if (m && m->kind() == Variable::Kind::kList) {
-        items = m->items();
-      } else if (m || v->kind() == Variable::Kind::kIter || !known_items(v, &items)) {
+      // from outside (their items read again as x[i], under guards on type and length; changed
+      // ones through their model).
+      if (v->kind() == Variable::Kind::kIter || !known_items(v, &items)) {
         graph_break("unpacking " + v->describe());
       }
       if (items.size() != static_cast<std::size_t>(ins.arg)) {

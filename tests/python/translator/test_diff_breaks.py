@@ -867,7 +867,7 @@ SIDE_EFFECT_CASES = [
     case(dict_pop_arg, {"a": 1, "b": 2}, breaks=0),
     case(dict_clear_arg, {"a": 1}, breaks=0),
     case(dict_setdefault_arg, {"a": 1}, breaks=0),
-    case(dict_del_arg, {"a": 1, "b": 2}, breaks=1),
+    case(dict_del_arg, {"a": 1, "b": 2}),  # sorted() reads the changed dict through its model
     case(nested_mutation, {"list": [1, 2]}, breaks=1),
     case(mutate_through_helper, [5], breaks=0),
     case(mutate_then_raise, [0], breaks=2),
