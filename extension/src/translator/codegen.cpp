@@ -1404,6 +1404,12 @@ py::object CodeGen::for_break(const SimulationResult& r) {
   if (consumed > static_cast<int>(depth_before)) {
     throw CodegenError("the breaking instruction takes more values than the stack holds");
   }
+  // DICT_MERGE names the callable in its TypeError, reading it below its own inputs. The stack
+  // emitted here leaves NULLs out, and from 3.13 (NULL above the callable) the call's NULL lies
+  // between the callable and the dict: the read would miss, so the original code runs instead.
+  if (!version::kNullBeforeCallable && any_null && is_op(last, "DICT_MERGE")) {
+    throw CodegenError("a graph break at DICT_MERGE while a call is pending");
+  }
   const std::size_t keep =
       consumed < 0 ? depth_before : depth_before - static_cast<std::size_t>(consumed);
   const std::vector<bool> kept_null = emit_state(e, r, keep);

@@ -2406,11 +2406,17 @@ void OpcodeExecutor::super_attr(const VarPtr& cls, const VarPtr& self, const py:
   guards_->identity(cls);
   for (Py_ssize_t i = start; i < PyTuple_GET_SIZE(mro); ++i) {
     auto* base = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i));
-    PyObject* found = PyDict_GetItemWithError(base->tp_dict, name.ptr());  // borrowed
-    if (found == nullptr) {
+    // The class's own namespace through its __dict__ proxy: tp_dict is NULL for the static builtin
+    // types (list, dict, ...) from 3.12 on.
+    const py::object base_dict =
+        py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(base)).attr("__dict__");
+    const py::object found_ref =
+        py::reinterpret_steal<py::object>(PyObject_GetItem(base_dict.ptr(), name.ptr()));
+    if (!found_ref) {
       PyErr_Clear();
       continue;
     }
+    PyObject* found = found_ref.ptr();  // borrowed from found_ref
     // self.__class__.__mro__[i].name: the class's function, or a plain class attribute.
     const VarPtr cls_of_self =
         Variable::object(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(type)),
