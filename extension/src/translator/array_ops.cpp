@@ -410,6 +410,38 @@ bool OpcodeExecutor::is_array_like(const VarPtr& v) {
          dt.attr("isnative").cast<bool>();
 }
 
+// NumPy computes `array ** scalar` for some exponents with another ufunc (square, sqrt, reciprocal,
+// ...), whose dtype can differ from power's (a bool array ** 2 is int8), and which exponents take
+// that path differs between NumPy versions (1.x: 2.0 too). So the running NumPy is asked, on a
+// one-item value of the same dtype and kind (array or NumPy scalar) raised to the same exponent.
+void OpcodeExecutor::power_dtype_from_numpy(const ArrayOperand& x, const ArrayOperand& y,
+                                            ValueInfo* info) {
+  const ValueInfo base = array_info(x.id);
+  if (y.kind != ArrayOperand::Kind::kPython) {
+    if (graph::kind(base.dtype) == 'b' && y.kind == ArrayOperand::Kind::kValue &&
+        array_info(y.id).scalar) {
+      graph_break("a bool array to the power of a NumPy scalar (its dtype depends on the value)");
+    }
+    return;
+  }
+  const py::object np = arrays().numpy;
+  py::object sample = np.attr("ones")(base.scalar ? py::tuple() : py::make_tuple(1),
+                                      py::arg("dtype") = std::string(graph::name(base.dtype)));
+  if (base.scalar) {
+    sample = sample[py::tuple()];  // the NumPy scalar
+  }
+  const py::object result =
+      py::reinterpret_steal<py::object>(PyNumber_Power(sample.ptr(), y.constant.ptr(), Py_None));
+  if (!result) {
+    PyErr_Clear();  // (an integer to a negative power: the break below says so)
+    return;
+  }
+  const auto dtype = graph::dtype_from_name(str_of(result.attr("dtype").attr("name")));
+  if (dtype) {
+    info->dtype = *dtype;
+  }
+}
+
 OpcodeExecutor::ArrayOperand OpcodeExecutor::array_operand(const VarPtr& v) {
   ArrayOperand out;
   if (v->kind() == Variable::Kind::kArray) {
@@ -615,6 +647,9 @@ bool OpcodeExecutor::array_binary_op(int op) {
       return graph::ufunc_result(name, binary_kind(base), {operand(x), operand(y)},
                                  arrays().promotion, &why);
     });
+    if (info && base == kPower && x.kind == ArrayOperand::Kind::kValue) {
+      power_dtype_from_numpy(x, y, &*info);
+    }
     if (info && base == kPower && graph::kind(info->dtype) != 'f' &&
         graph::kind(info->dtype) != 'c' &&
         !(y.kind == ArrayOperand::Kind::kPython && y.scalar.value >= 0)) {

@@ -262,6 +262,8 @@ class OpcodeExecutor {
       const std::vector<int>& ids, const std::function<std::optional<graph::ValueInfo>()>& rule);
   VarPtr add_array_op(graph::Op op, graph::ValueInfo info);
   bool array_binary_op(int op);
+  // The result dtype of `x ** y` as the running NumPy computes it (into *info).
+  void power_dtype_from_numpy(const ArrayOperand& x, const ArrayOperand& y, graph::ValueInfo* info);
   bool array_compare_op(int op);
   bool array_unary(const char* which);
   bool array_subscript(std::size_t n);
