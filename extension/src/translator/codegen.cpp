@@ -530,12 +530,19 @@ struct CodeGen::Emitter {
         continue;
       }
       VarPtr last = value;
+      VarPtr stored = value;  // the last value the frame assigned to the name, if any
       for (std::size_t j = k + 1; j < r.global_stores.size(); ++j) {
         if (PyObject_RichCompareBool(r.global_stores[j].first.ptr(), name.ptr(), Py_EQ) == 1) {
           last = r.global_stores[j].second;
+          stored = last ? last : stored;
         }
       }
       PyErr_Clear();
+      if (!last && stored) {
+        // Assigned, then deleted: the global may not have existed before the frame, so the
+        // assignment is replayed too (a bare delete would raise NameError).
+        effects.push_back(Effect{Effect::kStoreGlobal, name, -1, stored, nullptr});
+      }
       effects.push_back(
           Effect{last ? Effect::kStoreGlobal : Effect::kDeleteGlobal, name, -1, last, nullptr});
     }

@@ -15,6 +15,18 @@ import sot
 from sot import capture as cap
 
 
+ABSENT = object()  # in ``init``: the global must not exist before the run
+
+
+def set_globals(fn, init):
+    """The ``g_*`` globals of ``fn``'s module as ``init`` says (values deep-copied; ``ABSENT``: removed)."""
+    for name, value in (init or {}).items():
+        if value is ABSENT:
+            fn.__globals__.pop(name, None)
+        else:
+            fn.__globals__[name] = copy.deepcopy(value)
+
+
 class Outcome:
     def __init__(self, fn, args, kwargs, translator=None):
         self.args = copy.deepcopy(args)
@@ -67,8 +79,7 @@ def check(fn, *args, breaks=0, fallbacks=0, init=None, cached=True, **kwargs):
     ``init``: ``g_*`` globals to set before each run; ``cached``: the second call hits the cache."""
 
     def prepare():
-        if init:
-            fn.__globals__.update(copy.deepcopy(init))
+        set_globals(fn, init)
 
     prepare()
     plain = Outcome(fn, args, kwargs)
@@ -108,8 +119,7 @@ def check_varied(fn, calls, init=None):
     are pinned (what is folded may depend on the arguments)."""
 
     def run(args, kwargs, translator=None):
-        if init:
-            fn.__globals__.update(copy.deepcopy(init))
+        set_globals(fn, init)
         return Outcome(fn, args, kwargs, translator).view()
 
     plain = [run(args, kwargs) for args, kwargs in calls]
