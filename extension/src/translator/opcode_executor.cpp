@@ -2028,6 +2028,22 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
       found = found != 0 || PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(type.ptr()),
                                              reinterpret_cast<PyTypeObject*>(c.ptr())) != 0;
     }
+    if (found == 0 && v->kind() == Variable::Kind::kObject) {
+      // isinstance then asks x.__class__: a class that overrides it (a property, say) may answer
+      // otherwise. Folded only for the standard __class__, under a guard that the class is
+      // unchanged.
+      static PyObject* const kStandard = [] {
+        PyObject* name = PyUnicode_InternFromString("__class__");
+        PyObject* d = _PyType_Lookup(&PyBaseObject_Type, name);  // borrowed; lives as object does
+        Py_XDECREF(name);
+        return d;
+      }();
+      const py::str name("__class__");
+      if (_PyType_Lookup(reinterpret_cast<PyTypeObject*>(type.ptr()), name.ptr()) != kStandard ||
+          !guards_->type_version(v)) {
+        return nullptr;
+      }
+    }
     return Variable::constant(py::bool_(found != 0));
   }
   if ((is_builtin("map") && args.size() >= 2) || (is_builtin("filter") && args.size() == 2)) {
