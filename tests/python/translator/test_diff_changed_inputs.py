@@ -42,19 +42,16 @@ LISTS = [([1, 2, 3],), ([4, 0],), ([2, 2, 9, 1],)]
 DICTS = [({"a": 0},), ({"a": 1, "c": 3},), ({"a": 2, "b": 0, "z": 9},)]
 
 
-@pytest.mark.parametrize("change", list(LIST_CHANGES))
-def test_changed_list_read_back(change):
+# (parameter name, change, its readers, inputs) for every change of a list and of a dict
+KINDS = [("x", LIST_CHANGES, LIST_READERS, LISTS), ("d", DICT_CHANGES, DICT_READERS, DICTS)]
+PARAMS = [pytest.param(param, changes[name], readers, inputs, id=f"{param}-{name}")
+          for param, changes, readers, inputs in KINDS for name in changes]
+
+
+@pytest.mark.parametrize("param,change,readers,inputs", PARAMS)
+def test_changed_input_read_back(param, change, readers, inputs):
     def body():
-        for reader in LIST_READERS:
-            check_varied(function("x", LIST_CHANGES[change], reader), [(args, {}) for args in LISTS])
-
-    in_child(body)
-
-
-@pytest.mark.parametrize("change", list(DICT_CHANGES))
-def test_changed_dict_read_back(change):
-    def body():
-        for reader in DICT_READERS:
-            check_varied(function("d", DICT_CHANGES[change], reader), [(args, {}) for args in DICTS])
+        for reader in readers:
+            check_varied(function(param, change, reader), [(args, {}) for args in inputs])
 
     in_child(body)
