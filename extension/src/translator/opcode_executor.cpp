@@ -2062,6 +2062,18 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
     it->set_start(static_cast<Py_ssize_t>(args[0]->items().size()) - 1);
     return it;
   }
+  if (is_builtin("tuple") && args.size() == 1) {
+    // tuple(t) of an exact tuple is t itself (identity kept, as copy.copy(t) keeps it).
+    const VarPtr& t = args[0];
+    if (t->kind() == Variable::Kind::kTuple) {
+      return t;
+    }
+    if ((t->is_const() || t->kind() == Variable::Kind::kObject) && !model_of(t) &&
+        PyTuple_CheckExact(t->value().ptr())) {
+      guards_->type(t);
+      return t;
+    }
+  }
   if ((is_builtin("list") || is_builtin("tuple") || is_builtin("sorted")) && args.size() == 1) {
     // The items of a value whose items are known (not of an iterator: that would consume it).
     std::vector<VarPtr> items;
