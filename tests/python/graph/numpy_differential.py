@@ -13,7 +13,7 @@ import copy
 import io
 
 import pytest
-from harness import assert_codes_hashable, in_child
+from harness import assert_codes_hashable, compare_varied, in_child
 
 import sot
 from sot import capture as cap
@@ -128,19 +128,8 @@ def isolated_check(fn, args, kwargs, graphs, breaks, fallbacks):
 
 
 def check_varied(fn, arg_sets):
-    """``fn`` on each argument set (same types, other values, lengths, dtypes or shapes) through ONE translated
-    function, every set twice and interleaved (a cache hit with other arguments is where a missing guard shows),
-    each run compared with the plain run of its set: value, exception, mutated arguments, stdout, globals,
-    aliasing. No graph or break counts: what is captured may depend on the arguments."""
-    plain = [Outcome(fn, args, {}).view() for args in arg_sets]
-    sot.reset()
-    cap.clear(fn)
-    translator = sot.translate.new_translator(records=True)
-    translator.check_graphs = True
-    for round_ in range(2):
-        for i, args in enumerate(arg_sets):
-            got = Outcome(fn, args, {}, translator).view()
-            for key, want in plain[i].items():
-                assert same(got[key], want), (
-                    f"argument set {i}, round {round_ + 1}: translated differs in {key}: {got[key]!r} != {want!r}")
-    assert_codes_hashable(translator.records())
+    """``harness.compare_varied`` for NumPy functions: ``arg_sets`` are positional argument tuples; every graph op
+    is checked against the dtype and shape the translator worked out."""
+    compare_varied(fn, [(args, {}) for args in arg_sets],
+                   lambda args, kwargs, translator: Outcome(fn, args, kwargs, translator).view(), same,
+                   check_graphs=True)

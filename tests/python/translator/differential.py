@@ -9,7 +9,7 @@ import io
 import sys
 
 import pytest
-from harness import assert_codes_hashable, in_child
+from harness import assert_codes_hashable, compare_varied, in_child
 
 import sot
 from sot import capture as cap
@@ -113,27 +113,14 @@ def check(fn, *args, breaks=0, fallbacks=0, init=None, cached=True, **kwargs):
 
 
 def check_varied(fn, calls, init=None):
-    """``fn`` called with each of ``calls`` (``(args, kwargs)`` pairs of the same types with other values, lengths
-    or item types) through ONE translated function, every call twice and interleaved, each compared with the plain
-    run of that call. A translation reused for arguments it does not fit (a missing guard) shows here; no counts
-    are pinned (what is folded may depend on the arguments)."""
+    """``harness.compare_varied`` for this harness: ``calls`` are ``(args, kwargs)`` pairs, each run from the
+    ``g_*`` globals ``init`` sets (``ABSENT``: the global does not exist)."""
 
-    def run(args, kwargs, translator=None):
+    def run(args, kwargs, translator):
         set_globals(fn, init)
         return Outcome(fn, args, kwargs, translator).view()
 
-    plain = [run(args, kwargs) for args, kwargs in calls]
-    sot.reset()
-    cap.clear(fn)
-    translator = sot.translate.new_translator(records=True)
-    for round_ in range(2):
-        for i, (args, kwargs) in enumerate(calls):
-            got = run(args, kwargs, translator)
-            for key, want in plain[i].items():
-                assert same(got[key], want), (
-                    f"call {i} ({args!r}, {kwargs!r}), round {round_ + 1}: translated differs in {key}: "
-                    f"{got[key]!r} != {want!r}")
-    assert_codes_hashable(translator.records())
+    compare_varied(fn, calls, run, same)
 
 
 class Bug:
