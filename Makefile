@@ -85,7 +85,7 @@ test-python: $(BUILD)/test-jupyter
 
 # Every pure-Python suite (NumPy 2.x and the magics included) with pyenv's 3.12.1 and 3.13.0, from their
 # environments.
-test-python-extra:
+test-python-extra: $(BUILD)/test-jupyter
 	@if [ -z "$(EXTRA_PYTHONS)" ]; then echo "test-python-extra: no pyenv 3.12.1/3.13.0 found; skipped"; fi
 	@set -e; for py in $(EXTRA_ENV_PYTHONS); do \
 	  echo "== pure-Python tests with $$py"; \
