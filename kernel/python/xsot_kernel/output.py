@@ -107,14 +107,11 @@ class OutputBatcher:
 
     def flushing(self, fn):
         """``fn`` wrapped to publish the buffered output first (display, clear_output, input prompts)."""
-        if getattr(fn, "__xsot_flushes__", False):
-            return fn
 
         def wrapper(*args, **kwargs):
             self.flush()
             return fn(*args, **kwargs)
 
-        wrapper.__xsot_flushes__ = True
         wrapper.__wrapped__ = fn
         return wrapper
 
