@@ -151,6 +151,7 @@ bench: build $(BUILD)/test-jupyter
 	$(BUILD)/tests/bench_capture --benchmark_min_time=0.5
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_translate.py
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_numpy.py
+	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_fallback.py
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_report.py
 	$(TEST_JUPYTER_ENV) $(KPY) tests/bench/bench_output.py
 

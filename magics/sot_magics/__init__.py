@@ -54,11 +54,13 @@ class SotMagics(Magics):
         return code.co_filename in names
 
     def _hits(self):
-        """Cache hits so far of every user code object translated (by id)."""
+        """Calls so far of every user code object translated (by id) that did not translate again: cache hits,
+        and runs of the original code once the runtime gave up on it."""
         sot = _sot()
         out = {}
         for code in sot.translate.SymbolicTranslator.seen_codes():
-            out[id(code)] = sot.capture.stats(code).get("hits", 0)
+            stats = sot.capture.stats(code)
+            out[id(code)] = stats.get("hits", 0) + (stats.get("fallbacks", 0) if stats.get("gave_up") else 0)
         return out
 
     def _translator(self, backend=None, all_code=False):

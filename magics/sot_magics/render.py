@@ -231,6 +231,8 @@ def to_text(report, options=Options()):
                 lines.append(f"      {b.lineno:>4} | {b.source.strip()}")
         for x in f.failures:
             lines.append(f"    WARNING: runs as is: {x}")
+        if f.stats.get("gave_up"):
+            lines.append(f"    WARNING: no longer translated, every call runs as is: {f.stats['gave_up']}")
         for r in f.recompile_reasons:
             lines.append(f"    recompile: {r}")
         if options.guards:
@@ -256,6 +258,9 @@ def to_html(report, options=Options()):
         out.append(f'<details open class="sot-function"><summary>{_esc(_summary(f))}</summary>')
         for x in f.failures:
             out.append(f'<div class="sot-warn">translator failure, the original code ran: {_esc(x)}</div>')
+        if f.stats.get("gave_up"):
+            out.append('<div class="sot-warn">no longer translated, every call runs as is: '
+                       f'{_esc(f.stats["gave_up"])}</div>')
         if f.breaks:
             out.append('<table class="sot-breaks"><tr><th>line</th><th>in</th><th>reason</th><th>source</th></tr>')
             for b in f.breaks:

@@ -42,9 +42,10 @@ class Recorder:
 
 @pytest.fixture(autouse=True)
 def fresh_limit():
-    limit = cap.cache_limit()
+    limit, failure_limit = cap.cache_limit(), cap.failure_limit()
     yield
     cap.set_cache_limit(limit)
+    cap.set_failure_limit(failure_limit)
     assert cap.depth() == 0
 
 
@@ -253,6 +254,58 @@ def test_callback_errors_never_reach_user_code():
     with cap.capture(lambda code, lv: "nonsense"):
         assert twice(4) == 8
     assert "None or (code, guard)" in cap.stats(twice)["reasons"][-1]
+    cap.clear(twice)
+
+
+def test_failed_translations_are_remembered_up_to_the_failure_limit():
+    """After the failure limit the translator is no longer asked: a miss runs the original at the cost of a
+    lookup, cached entries still run, and clearing the cache forgets the failures."""
+    cap.set_failure_limit(2)
+
+    def answer(code, local_vars):
+        if local_vars["a"] > 10:
+            raise RuntimeError("cannot translate a big a")
+        return plus(code, 100), (lambda lv, wanted=local_vars["a"]: lv["a"] == wanted)
+
+    rec = Recorder(answer)
+    with cap.capture(rec):
+        assert twice(1) == 102
+        assert [twice(20), twice(30), twice(40), twice(50)] == [40, 60, 80, 100]
+        assert twice(1) == 102  # the cached entry still runs
+        assert twice(2) == 4  # a new miss is not translated either
+    assert [a["a"] for _, a in rec.calls] == [1, 20, 30]
+    s = cap.stats(twice)
+    assert (s["translations"], s["failed"], s["fallbacks"], s["hits"]) == (1, 2, 5, 1)
+    assert s["gave_up"].startswith("gave up after 2 failed translations; the last:")
+    assert "cannot translate a big a" in s["gave_up"] and s["gave_up"] in s["reasons"]
+    cap.clear(twice)
+    assert cap.stats(twice)["gave_up"] == ""
+    with cap.capture(rec):
+        assert twice(60) == 120
+    assert [a["a"] for _, a in rec.calls][-1] == 60  # asked again after clear
+    cap.clear(twice)
+
+
+def test_the_failure_limit_is_at_least_one():
+    with pytest.raises(ValueError, match="at least 1"):
+        cap.set_failure_limit(0)
+
+
+def test_strict_mode_still_raises_after_giving_up():
+    cap.set_failure_limit(1)
+
+    def broken(code, lv):
+        raise ValueError("translator bug")
+
+    cap.set_strict(True)
+    try:
+        with cap.capture(broken):
+            for _ in range(2):
+                with pytest.raises(RuntimeError, match="SOT_STRICT=1.*translator bug"):
+                    twice(4)
+    finally:
+        cap.set_strict(False)
+    assert cap.stats(twice)["failed"] == 1
     cap.clear(twice)
 
 

@@ -135,6 +135,13 @@ def test_translator_failure_is_a_warning_and_the_cell_runs(shell, magics):
     text, html = shown[0]["text/plain"], shown[0]["text/html"]
     assert "WARNING: runs as is: many: more than 20000 instructions simulated" in text and "recompile" not in text
     assert 'class="sot-warn"' in html and "the original code ran" in html
+    # The second failure reaches the failure limit: the function is given up on, and later cells say so.
+    run(shell, "%%sot --no-bytecode\nout = many(np.ones(2))\n")
+    _, shown, _ = run(shell, "%%sot --no-bytecode\nout = many(np.ones(3))\n")
+    assert magics.last_result.success and shell.user_ns["out"].tolist() == [20001.0] * 3
+    (f,) = magics.last_report.functions
+    assert f.stats["gave_up"].startswith("gave up after 2 failed translations")
+    assert "WARNING: no longer translated, every call runs as is: gave up after 2" in shown[0]["text/plain"]
 
 
 def test_only_notebook_functions_unless_all(shell, magics, tmp_path, monkeypatch):

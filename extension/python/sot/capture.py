@@ -34,6 +34,8 @@ clear = _c.clear
 mark_do_not_translate = _c.mark_do_not_translate
 set_cache_limit = _c.set_cache_limit
 cache_limit = _c.cache_limit
+set_failure_limit = _c.set_failure_limit
+failure_limit = _c.failure_limit
 skip_rules = _c.skip_rules
 
 DEFAULT_SKIPPED_MODULES = ("sot", "sot_magics", "xsot_kernel", "numpy", "IPython", "ipykernel",
@@ -167,7 +169,8 @@ strict = _c.strict
 
 set_skip_rules()
 set_cache_limit(config.cache_limit)
+set_failure_limit(config.failure_limit)
 set_strict(config.strict)
 
 __all__ = ["GuardPath", "GuardTree", "Guards", "RoundTripTranslator", "Translator", "capture", "cache_limit", "clear", "default_skipped_paths", "depth", "disable", "enable",
-           "mark_do_not_translate", "set_cache_limit", "set_skip_rules", "set_strict", "skip_rules", "stats", "strict"]
+           "failure_limit", "mark_do_not_translate", "set_cache_limit", "set_failure_limit", "set_skip_rules", "set_strict", "skip_rules", "stats", "strict"]

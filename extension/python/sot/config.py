@@ -9,6 +9,10 @@ Environment variables:
     (``all`` for every one).
 ``SOT_CACHE_LIMIT``
     cache entries per code object before the original code runs with a "recompile limit" reason (default 8).
+``SOT_FAILURE_LIMIT``
+    failed translations of one code object before it is given up on: the translator is not asked about it
+    again, and a call that no cached entry fits runs the original code at the cost of a lookup (default 2;
+    ``sot.reset()`` forgets it).
 ``SOT_BACKEND``
     graph backend by name (default ``numpy``).
 ``SOT_DYNAMIC_SHAPES``
@@ -74,6 +78,7 @@ class Config:
     strict: bool = False
     log: frozenset = field(default_factory=frozenset)
     cache_limit: int = 8
+    failure_limit: int = 2
     backend: str = "numpy"
     dynamic_shapes: bool = True
     check_graphs: bool = False
@@ -83,6 +88,7 @@ class Config:
         "strict": ("SOT_STRICT", _parse_bool),
         "log": ("SOT_LOG", _parse_log),
         "cache_limit": ("SOT_CACHE_LIMIT", _parse_positive_int),
+        "failure_limit": ("SOT_FAILURE_LIMIT", _parse_positive_int),
         "backend": ("SOT_BACKEND", _parse_name),
         "dynamic_shapes": ("SOT_DYNAMIC_SHAPES", _parse_bool),
         "check_graphs": ("SOT_CHECK_GRAPHS", _parse_bool),

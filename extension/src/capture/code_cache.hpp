@@ -27,6 +27,7 @@ struct Counters {
   std::uint64_t translations = 0;  // the callback produced a new entry (its first run is not a hit)
   std::uint64_t declined = 0;      // the callback chose the original code
   std::uint64_t fallbacks = 0;     // the original code ran because something failed (reasons below)
+  std::uint64_t failed = 0;        // translations that failed (each also a fallback)
   std::uint64_t guard_ns = 0;      // time spent in guards
 };
 
@@ -39,7 +40,10 @@ struct CodeCache {
   std::vector<CacheEntry> entries;
   Counters counters;
   std::deque<std::string> reasons;  // latest fallback and recompile reasons, oldest first (bounded)
-  pybind11::dict translator_data;   // the translator's own data for this code (resume functions)
+  // Set once `counters.failed` reaches the failure limit: the translator is not asked again (a miss
+  // runs the original code at the cost of a lookup) until the cache is cleared. Says why.
+  std::string gave_up;
+  pybind11::dict translator_data;  // the translator's own data for this code (resume functions)
 
   void record(std::string reason);
 };

@@ -34,6 +34,7 @@ thread_local ThreadState* t_state = nullptr;
 int g_open_scopes = 0;  // over all threads (changed with the GIL held)
 _PyFrameEvalFunction g_previous = nullptr;
 int g_cache_limit = 8;
+int g_failure_limit = 2;
 bool g_strict = false;
 
 PyObject* pass_through(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
@@ -169,12 +170,10 @@ class CallbackTranslator final : public Translator {
   py::object callback_;
 };
 
-// A translation failure: the original code runs (the reason recorded), or under strict mode the
-// frame raises it.
-PyObject* fail(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag, CodeCache* cache,
-               const std::string& reason) {
-  ++cache->counters.fallbacks;
-  cache->record(reason);
+// The original code runs in the frame after a failure, or under strict mode code that raises
+// `reason`.
+PyObject* run_original(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag,
+                       const std::string& reason) {
   if (g_strict) {
     try {
       const py::object raiser = raising_code(frame::code(f), reason);
@@ -184,6 +183,21 @@ PyObject* fail(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag, CodeCa
     }
   }
   return pass_through(ts, f, throw_flag);
+}
+
+// A translation failure: the original code runs (the reason recorded), or under strict mode the
+// frame raises it. At the failure limit the code is given up on.
+PyObject* fail(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag, CodeCache* cache,
+               const std::string& reason) {
+  ++cache->counters.fallbacks;
+  ++cache->counters.failed;
+  cache->record(reason);
+  if (static_cast<int>(cache->counters.failed) >= g_failure_limit && cache->gave_up.empty()) {
+    cache->gave_up = "gave up after " + std::to_string(cache->counters.failed) +
+                     " failed translations; the last: " + reason;
+    cache->record(cache->gave_up);
+  }
+  return run_original(ts, f, throw_flag, reason);
 }
 
 // Runs `code` in the frame (counted in `counter`), or the original code when the frame cannot grow
@@ -289,6 +303,11 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   ++cache->counters.misses;
   if (!failures.empty()) {
     cache->record("guard failed: " + failures);
+  }
+  if (!cache->gave_up.empty()) {  // no reason recorded: it would cost more than the lookup
+    ++cache->counters.fallbacks;
+    --st->busy;
+    return run_original(ts, f, throw_flag, cache->gave_up);
   }
   if (static_cast<int>(cache->entries.size()) >= g_cache_limit) {
     ++cache->counters.fallbacks;
@@ -405,6 +424,17 @@ void set_cache_limit(int limit) {
 
 int cache_limit() {
   return g_cache_limit;
+}
+
+void set_failure_limit(int limit) {
+  if (limit < 1) {
+    throw py::value_error("the failure limit must be at least 1");
+  }
+  g_failure_limit = limit;
+}
+
+int failure_limit() {
+  return g_failure_limit;
 }
 
 void set_strict(bool strict) {

@@ -24,6 +24,10 @@ int depth();
 // reason.
 void set_cache_limit(int limit);
 int cache_limit();
+// Failed translations of one code object before the runtime stops asking the translator about it
+// (its cached entries still run; a miss runs the original code). Cleared with the cache.
+void set_failure_limit(int limit);
+int failure_limit();
 // Strict mode (SOT_STRICT=1): a translation failure raises in the frame instead of running the
 // original code.
 void set_strict(bool strict);

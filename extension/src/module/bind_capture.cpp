@@ -242,6 +242,9 @@ void bind_capture(py::module_& parent) {
   m.def("depth", &capture::depth, "Capture scopes open on this thread.");
   m.def("set_cache_limit", &capture::set_cache_limit, py::arg("limit"));
   m.def("cache_limit", &capture::cache_limit);
+  m.def("set_failure_limit", &capture::set_failure_limit, py::arg("limit"),
+        "Failed translations of a code object before the translator is no longer asked about it.");
+  m.def("failure_limit", &capture::failure_limit);
   m.def("set_strict", &capture::set_strict, py::arg("strict"),
         "Strict mode: a translation failure raises RuntimeError in the frame instead of running "
         "the original.");
@@ -259,6 +262,8 @@ void bind_capture(py::module_& parent) {
         d["translations"] = cache->counters.translations;
         d["declined"] = cache->counters.declined;
         d["fallbacks"] = cache->counters.fallbacks;
+        d["failed"] = cache->counters.failed;
+        d["gave_up"] = cache->gave_up;
         d["guard_ns"] = cache->counters.guard_ns;
         d["entries"] = cache->entries.size();
         d["skipped"] = cache->decision == capture::CodeCache::Decision::kSkip;
@@ -281,6 +286,7 @@ void bind_capture(py::module_& parent) {
           cache->entries.clear();
           cache->counters = capture::Counters{};
           cache->reasons.clear();
+          cache->gave_up.clear();
           cache->decision = capture::CodeCache::Decision::kUndecided;
           if (cache->translator_data.contains("shapes")) {
             PyDict_DelItemString(cache->translator_data.ptr(), "shapes");  // (dynamic shapes)

@@ -133,6 +133,34 @@ def test_recompile_limit_falls_back_to_the_original():
         cap.set_cache_limit(limit)
 
 
+def counts_up(n):
+    s = 0
+    i = 0
+    while i < n:
+        s += i
+        i += 1
+    return s
+
+
+def test_a_failing_function_is_given_up_on_after_the_failure_limit():
+    """A translation that fails (a while loop unrolled past the step limit) is retried until the failure limit
+    (default 2); then every call runs the original at the cost of a lookup, with the right result, until reset."""
+    translator = sot.translate.new_translator(records=True)
+    with cap.capture(translator):
+        assert [counts_up(30000), counts_up(25000)] == [sum(range(30000)), sum(range(25000))]
+        assert [counts_up(n) for n in (3, 40000, 7)] == [3, sum(range(40000)), 21]
+    failures = [r["failure"] for r in translator.records() if r["original"] is counts_up.__code__]
+    assert len(failures) == cap.failure_limit() == 2 and all("instructions simulated" in f for f in failures)
+    s = cap.stats(counts_up)
+    assert (s["failed"], s["fallbacks"], s["translations"]) == (2, 5, 0)
+    assert "gave up after 2 failed translations" in s["gave_up"]
+    sot.reset()
+    assert cap.stats(counts_up)["gave_up"] == ""
+    with cap.capture(translator):
+        assert counts_up(2) == 1  # translated afresh: a short loop fits
+    assert cap.stats(counts_up)["translations"] == 1
+
+
 def test_reset_forgets_every_translation():
     f = sot.symbolic_translate(with_print)
     f(1)
