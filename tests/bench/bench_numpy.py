@@ -1,10 +1,14 @@
 """NumPy capture benchmark: a 20-op function (elementwise, reductions, matmul) translated and run from the cache,
-against calling it plainly, in the same run. Reports:
+against calling it plainly, in the same run; and a 10-op elementwise chain on 4M-element arrays, where the NumPy
+reference backend must not be slower than eager NumPy (which elides temporaries; the backend reuses dead
+intermediates with ``out=`` instead). Reports:
 
 - translation time of the first call (the translator's own time, from its records) and the first call's wall time;
 - per-call time plainly and translated from the cache (guards, the eval-frame hook and the compiled graph call
   included), their ratio, and the compiled graph called alone (so the guards' and hook's share), for small arrays
-  (overhead-bound) and larger ones. Times are the best of 7 runs.
+  (overhead-bound) and larger ones. Times are the best of 7 runs;
+- for the chain: eager, the compiled graph alone and the translated call (best of 7), their ratios, and the memory
+  traffic rate each reaches against this machine's copy bandwidth (``np.copyto`` of the same size, best of 7).
 
     python tests/bench/bench_numpy.py
 """
@@ -38,6 +42,19 @@ def twenty_ops(x, w, b):
     z = z - x            # 18
     q = np.abs(z)        # 19
     return q.sum(axis=1)  # 20
+
+
+def ten_op_chain(a, b):
+    x = a * 2.0          # 1
+    x = x + b            # 2
+    x = x - 1.0          # 3
+    x = x * x            # 4
+    x = x / b            # 5
+    x = np.abs(x)        # 6
+    x = x + a            # 7
+    x = np.maximum(x, b)  # 8
+    x = x * 0.5          # 9
+    return x - b         # 10
 
 
 def per_call(fn, args, calls):
@@ -92,7 +109,39 @@ def measure(n, d, calls):
           f"frame hook cost {(warm - graph_only) * 1e6:.1f} us per call")
 
 
+def measure_chain(n=4_000_000):
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal(n), rng.random(n) + 1.0
+    sot.reset()
+    translator = sot.translate.new_translator(records=True)
+    with cap.capture(translator):
+        first = ten_op_chain(a, b)
+    graphs = [g for r in translator.records() for g in r["graphs"]]
+    assert len(graphs) == 1 and graphs[0]["ops"] == 10, graphs
+    assert np.array_equal(first, ten_op_chain(a, b))
+
+    def translated(*args):
+        with cap.capture(translator):
+            return ten_op_chain(*args)
+
+    eager = per_call(ten_op_chain, (a, b), 3)
+    graph = per_call(graphs[0]["compiled"], (a, b), 3)
+    warm = per_call(translated, (a, b), 3)
+    out = np.empty_like(a)
+    copy = per_call(np.copyto, (out, a), 5)
+    copy_rate = 2 * a.nbytes / copy
+    # Each op reads one or two arrays and writes one: 10 writes, 15 reads of n float64 values.
+    traffic = 25 * a.nbytes
+    print(f"10-op elementwise chain on {n} float64 (best of 7):")
+    print(f"  eager {eager * 1e3:.1f} ms, compiled graph {graph * 1e3:.1f} ms (ratio {graph / eager:.2f}), "
+          f"translated call {warm * 1e3:.1f} ms (ratio {warm / eager:.2f})")
+    print(f"  memory traffic: eager {traffic / eager / 1e9:.1f} GB/s, graph {traffic / graph / 1e9:.1f} GB/s; "
+          f"np.copyto reaches {copy_rate / 1e9:.1f} GB/s (the bound a fused kernel would approach at "
+          f"{3 * a.nbytes / copy_rate * 1e3:.1f} ms)")
+
+
 if __name__ == "__main__":
     print(f"NumPy {np.__version__}")
     measure(4, 8, 10000)
     measure(256, 256, 30)
+    measure_chain()

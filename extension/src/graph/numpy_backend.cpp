@@ -36,6 +36,11 @@ struct Program {
     ValueInfo info;
     std::vector<int>
         release;  // results no later step (nor the outputs) needs: freed after this one
+    // A ufunc step may write its result into an argument's array, as eager NumPy's elision of
+    // temporaries does: the position of a dead intermediate of the result's dtype and shape (-1:
+    // none). Used only when, at run time, nothing else holds that array (see reusable()).
+    int reuse = -1;
+    py::object reuse_fn;  // the ufunc that computes the step with `out=`
   };
   std::size_t nvalues = 0;
   std::vector<int> inputs;
@@ -44,8 +49,42 @@ struct Program {
   std::vector<int> outputs;
   std::vector<bool> copy_output;  // an array constant returned: a fresh copy each call
   bool check = false;
-  std::string name;  // for repr
+  std::string name;        // for repr
+  py::object ndarray;      // numpy.ndarray
+  py::object out_kwnames;  // ("out",)
 };
+
+// Arrays below this size are not reused (NumPy's own threshold for eliding temporaries): small
+// results keep the memory layout eager NumPy gives them.
+constexpr Py_ssize_t kMinReuseBytes = Py_ssize_t{256} * 1024;
+
+// True when `a` may receive a ufunc's result: an exact ndarray owning its data that only the
+// program's value table references (so no view of it and no user variable can see the write).
+bool reusable(const Program& p, PyObject* a) {
+  if (Py_TYPE(a) != reinterpret_cast<PyTypeObject*>(p.ndarray.ptr()) || Py_REFCNT(a) != 1) {
+    return false;
+  }
+  PyObject* base = PyObject_GetAttrString(a, "base");
+  PyObject* nbytes = PyObject_GetAttrString(a, "nbytes");
+  const bool ok =
+      base == Py_None && nbytes != nullptr && PyLong_AsSsize_t(nbytes) >= kMinReuseBytes;
+  Py_XDECREF(base);
+  Py_XDECREF(nbytes);
+  PyErr_Clear();
+  return ok;
+}
+
+// Calls step `s` with `args`, its result written into the reusable argument when there is one.
+PyObject* call_step(const Program& p, const Program::Step& s, std::vector<PyObject*>& args) {
+  if (s.reuse >= 0 && reusable(p, args[static_cast<std::size_t>(s.reuse)])) {
+    args.push_back(args[static_cast<std::size_t>(s.reuse)]);
+    PyObject* r = PyObject_Vectorcall(s.reuse_fn.ptr(), args.data(), s.nargs, p.out_kwnames.ptr());
+    args.pop_back();
+    return r;
+  }
+  return PyObject_Vectorcall(s.fn.ptr(), args.data(), s.nargs,
+                             s.kwnames.is_none() ? nullptr : s.kwnames.ptr());
+}
 
 struct CompiledGraphObject {
   PyObject_HEAD Program* program;
@@ -160,8 +199,7 @@ PyObject* run_program(const Program& p, PyObject* const* argv, std::size_t nargs
     }
     PyObject* r = nullptr;
     if (!failed) {
-      r = PyObject_Vectorcall(s.fn.ptr(), args.data(), s.nargs,
-                              s.kwnames.is_none() ? nullptr : s.kwnames.ptr());
+      r = call_step(p, s, args);
     }
     for (PyObject* t : temps) {
       Py_DECREF(t);
@@ -281,6 +319,70 @@ std::string arg_text(const Program::Slot& s) {
   return "[...]";
 }
 
+bool same_layout(const ValueInfo& a, const ValueInfo& b) {
+  return a.dtype == b.dtype && a.shape == b.shape && a.symbols == b.symbols && !a.scalar &&
+         !b.scalar;
+}
+
+// Operators whose NumPy method is exactly the ufunc of the op's name for the operand types a graph
+// holds (ndarrays, NumPy scalars, Python numbers). Not `pow`: ndarray ** 2 runs `square`, whose
+// result dtype differs for bools.
+constexpr const char* kUfuncOperators[] = {
+    "add", "sub", "mul",    "truediv", "floordiv", "mod", "neg", "pos", "abs", "and_",
+    "or_", "xor", "invert", "lshift",  "rshift",   "lt",  "le",  "gt",  "ge",
+};
+
+// The ufunc that computes `op` (its own function, or the ufunc behind an operator), else None.
+py::object ufunc_of(const Op& op, const py::module_& numpy) {
+  const py::object ufunc = numpy.attr("ufunc");
+  if (py::isinstance(op.fn, ufunc)) {
+    return op.fn;
+  }
+  const py::module_ operator_module = py::module_::import("operator");
+  for (const char* name : kUfuncOperators) {
+    if (op.fn.is(operator_module.attr(name)) && py::hasattr(numpy, op.name.c_str())) {
+      py::object u = numpy.attr(op.name.c_str());
+      return py::isinstance(u, ufunc) ? u : py::none();
+    }
+  }
+  return py::none();
+}
+
+// For each step that calls a one-output elementwise ufunc (or its operator) with positional
+// arguments only and makes an array (not a scalar, not 0-d): the first argument that dies at this
+// step, was made by a step that neither changed an array in place nor may return a view, and has
+// the result's dtype and shape.
+void choose_reuse(const Graph& graph, const std::vector<int>& last_use, Program& program) {
+  const py::module_ numpy = py::module_::import("numpy");
+  program.ndarray = numpy.attr("ndarray");
+  program.out_kwnames = py::make_tuple("out");
+  for (std::size_t k = 0; k < program.steps.size(); ++k) {
+    Program::Step& s = program.steps[k];
+    if (!s.kwnames.is_none() || s.mutates || s.info.scalar || s.info.shape.empty()) {
+      continue;
+    }
+    py::object fn = ufunc_of(graph.ops()[k], numpy);
+    if (fn.is_none() || !fn.attr("signature").is_none() || fn.attr("nout").cast<int>() != 1 ||
+        fn.attr("nin").cast<std::size_t>() != s.nargs) {
+      continue;
+    }
+    s.reuse_fn = fn;
+    for (std::size_t a = 0; a < s.nargs && s.reuse < 0; ++a) {
+      const Program::Slot& slot = s.args[a];
+      if (slot.kind != Arg::Kind::kValue ||
+          last_use[static_cast<std::size_t>(slot.value)] != static_cast<int>(k)) {
+        continue;
+      }
+      const Value& v = graph.value(slot.value);
+      if (v.source != Value::Source::kOp || graph.ops()[static_cast<std::size_t>(v.op)].view ||
+          graph.ops()[static_cast<std::size_t>(v.op)].mutates || !same_layout(v.info, s.info)) {
+        continue;
+      }
+      s.reuse = static_cast<int>(a);
+    }
+  }
+}
+
 class NumpyBackend final : public Backend {
  public:
   std::string name() const override { return "numpy"; }
@@ -356,6 +458,7 @@ class NumpyBackend final : public Backend {
     for (const int o : outputs) {
       last_use[static_cast<std::size_t>(o)] = -2;
     }
+    choose_reuse(graph, last_use, *program);
     for (std::size_t v = 0; v < graph.values().size(); ++v) {
       const Value& val = graph.values()[v];
       if (val.source == Value::Source::kOp && last_use[v] >= 0) {
