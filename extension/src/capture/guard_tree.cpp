@@ -141,6 +141,9 @@ PyObject* fetch(const GuardNode& node, const ValueSource& source, PyObject* pare
     case GuardNode::Access::kItem:
       value = PyObject_GetItem(parent, node.key.ptr());
       break;
+    case GuardNode::Access::kCall:
+      value = PyObject_CallNoArgs(node.key.ptr());
+      break;
   }
   if (value == nullptr) {
     PyErr_Clear();
@@ -324,6 +327,10 @@ GuardNode* GuardTree::global(const py::object& name) {
 GuardNode* GuardTree::builtin(const py::object& name) {
   return root(GuardNode::Access::kBuiltin, -1, name,
               "builtins." + py::str(name).cast<std::string>());
+}
+
+GuardNode* GuardTree::call(const py::object& fn, const std::string& path) {
+  return root(GuardNode::Access::kCall, -1, fn, path);
 }
 
 bool GuardTree::check(const ValueSource& source, std::string* failure) const {

@@ -61,7 +61,9 @@ struct GuardCheck {
 };
 
 struct GuardNode {
-  enum class Access { kLocal, kGlobal, kBuiltin, kAttr, kItem };
+  // kCall (a root): the value is key() - process state a translation relied on (NumPy's error
+  // state), read by a callable that is cheap and never raises.
+  enum class Access { kLocal, kGlobal, kBuiltin, kAttr, kItem, kCall };
   Access access = Access::kLocal;
   int local_index = -1;  // kLocal: localsplus index
   pybind11::object key;  // name (local/global/builtin/attr) or item key
@@ -79,6 +81,8 @@ class GuardTree {
   GuardNode* local(int index, const pybind11::object& name);
   GuardNode* global(const pybind11::object& name);
   GuardNode* builtin(const pybind11::object& name);
+  // The node for fn() (`path` names it in messages).
+  GuardNode* call(const pybind11::object& fn, const std::string& path);
 
   // True when every check passes. On failure, `failure` (if given) says which check failed on which
   // value.

@@ -129,6 +129,8 @@ int category(PyScalar::Kind k) {
   return k == PyScalar::Kind::kBool ? 0 : (k == PyScalar::Kind::kInt ? 1 : 2);
 }
 
+}  // namespace
+
 // The dtype a Python scalar becomes on its own (bool, int64 - uint64 for an int beyond int64 -,
 // float64, complex128).
 DType default_dtype(const PyScalar& s) {
@@ -144,6 +146,8 @@ DType default_dtype(const PyScalar& s) {
   }
   return DType::kFloat64;
 }
+
+namespace {
 
 // NumPy 1.x's np.min_scalar_type(value), and whether a non-negative integer also fits the signed
 // type of the same size ("small unsigned": it then promotes as that signed type with signed ones).

@@ -53,6 +53,10 @@ struct PyScalar {
 // array's dtype wins within its kind.
 enum class ScalarPromotion : std::uint8_t { kValueBased, kWeak };
 
+// The dtype a Python scalar becomes on its own (bool, int64 - uint64 for an int beyond int64 -,
+// float64, complex128).
+DType default_dtype(const PyScalar& s);
+
 // The result dtype of an operation on an array of `array` and the Python scalar `s`
 // (np.result_type(array, s)), or nullopt and `error` when NumPy raises (NEP 50: a Python int out
 // of the array's range).

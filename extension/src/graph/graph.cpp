@@ -209,6 +209,43 @@ bool creates(const Op& op) {
   return kMakers.count(op.name) != 0;
 }
 
+// fn(*args, **kwargs) now, for folding, or a null object when it raises, warns or sets a
+// floating-point flag: then its outcome depends on NumPy's error state and the warning filters
+// when it runs, so it must run then.
+py::object fold_call(const py::object& fn, const py::tuple& args, const py::dict& kwargs) {
+  const py::module_ numpy = py::module_::import("numpy");
+  const py::object errstate = numpy.attr("errstate")(**py::dict(py::arg("all") = "raise"));
+  const py::object caught = py::module_::import("warnings").attr("catch_warnings")();
+  py::object result;
+  errstate.attr("__enter__")();
+  caught.attr("__enter__")();
+  py::module_::import("warnings").attr("simplefilter")("error");
+  PyObject* r = PyObject_Call(fn.ptr(), args.ptr(), kwargs.ptr());
+  if (r != nullptr) {
+    result = py::reinterpret_steal<py::object>(r);
+  }
+  PyErr_Clear();
+  caught.attr("__exit__")(py::none(), py::none(), py::none());
+  errstate.attr("__exit__")(py::none(), py::none(), py::none());
+  return result;
+}
+
+}  // namespace
+
+// An op runs even when nothing needs its result if it changes an array in place or computes (it
+// may raise or warn: a floating-point error under np.seterr, a read-only array written); only
+// views and new arrays are dropped.
+bool runs_for_effect(const Op& op) {
+  return op.mutates || (!op.view && !creates(op));
+}
+
+bool Graph::runs_for_effect() const {
+  return std::any_of(ops_.begin(), ops_.end(),
+                     [](const Op& op) { return graph::runs_for_effect(op); });
+}
+
+namespace {
+
 std::string arg_text(const Arg& a) {
   switch (a.kind) {
     case Arg::Kind::kValue:
@@ -358,7 +395,7 @@ Graph Graph::optimized(std::vector<int>* outputs) const {
     if (removed[k]) {
       continue;
     }
-    if (ops[k].mutates || needed[static_cast<std::size_t>(ops[k].result)]) {
+    if (graph::runs_for_effect(ops[k]) || needed[static_cast<std::size_t>(ops[k].result)]) {
       live[k] = true;
       for_each_value(ops[k], [&](int v) { needed[static_cast<std::size_t>(v)] = true; });
     }
@@ -427,13 +464,11 @@ Graph Graph::optimized(std::vector<int>* outputs) const {
       for (const auto& kw : op.kwargs) {
         kwargs[py::str(kw.first)] = arg_value(kw.second);
       }
-      PyObject* r = PyObject_Call(op.fn.ptr(), args.ptr(), kwargs.ptr());
-      if (r != nullptr) {
-        id[static_cast<std::size_t>(ops[k].result)] =
-            g.add_constant(py::reinterpret_steal<py::object>(r), info);
+      py::object r = fold_call(op.fn, args, kwargs);
+      if (r) {
+        id[static_cast<std::size_t>(ops[k].result)] = g.add_constant(std::move(r), info);
         continue;
       }
-      PyErr_Clear();
     }
     id[static_cast<std::size_t>(ops[k].result)] = g.add_op(std::move(op), info);
   }

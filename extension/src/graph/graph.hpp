@@ -66,6 +66,10 @@ struct Value {
   std::string name;           // kInput: where it comes from ("x", "self.w")
 };
 
+// An op that runs even when nothing needs its result: it changes an array in place, or it computes
+// (and so may raise or warn); views and new arrays do not.
+bool runs_for_effect(const Op& op);
+
 class Graph {
  public:
   int add_input(ValueInfo info, std::string name);
@@ -80,6 +84,8 @@ class Graph {
   ValueInfo& info(int id) { return values_[static_cast<std::size_t>(id)].info; }
   bool empty() const { return ops_.empty(); }
   bool has_mutation() const;
+  // True when an op must run even if no output needs it (see graph::runs_for_effect).
+  bool runs_for_effect() const;
   // Drops every value, op and input made after the first `values`, `ops` and `inputs`.
   void truncate(std::size_t values, std::size_t ops, std::size_t inputs);
 

@@ -29,20 +29,6 @@ int category(const PyScalar& s) {
   return static_cast<int>(s.kind);
 }
 
-DType default_dtype(const PyScalar& s) {
-  switch (s.kind) {
-    case PyScalar::Kind::kBool:
-      return DType::kBool;
-    case PyScalar::Kind::kInt:
-      return DType::kInt64;
-    case PyScalar::Kind::kFloat:
-      return DType::kFloat64;
-    case PyScalar::Kind::kComplex:
-      return DType::kComplex128;
-  }
-  return DType::kFloat64;
-}
-
 bool is_array(const Operand& o) {
   return !o.is_python && !o.info.scalar && o.info.ndim() > 0;
 }

@@ -619,8 +619,17 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
       return graph::broadcast_info(
           {operand_of(get("condition")), operand_of(get("x")), operand_of(get("y"))}, &why);
     });
-    const Operand x = operand_of(get("x"));
-    const Operand y = operand_of(get("y"));
+    Operand x = operand_of(get("x"));
+    Operand y = operand_of(get("y"));
+    if (st.numpy1 && st.promotion == graph::ScalarPromotion::kWeak) {
+      for (Operand* o : {&x, &y}) {  // NumPy 1.x "weak": where's Python scalars are strong
+        if (o->is_python) {
+          ValueInfo strong;
+          strong.dtype = graph::default_dtype(o->scalar);
+          *o = Operand::array(strong);
+        }
+      }
+    }
     const auto t = shape ? graph::result_dtype({x, y}, st.promotion, &why) : std::nullopt;
     if (!t) {
       refuse(why);

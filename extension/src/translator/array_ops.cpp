@@ -15,6 +15,7 @@
 
 #include "translator/array_state.hpp"
 #include "translator/guards.hpp"
+#include "translator/numpy_errstate.hpp"
 #include "translator/opcode_executor.hpp"
 
 namespace py = pybind11;
@@ -343,6 +344,10 @@ ArrayState& OpcodeExecutor::arrays() {
       if (!numpy1 || weak_state) {
         a->promotion = graph::ScalarPromotion::kWeak;
       }
+      a->numpy1 = numpy1;
+      const py::object errors_raise = numpy_errors_raise_probe();
+      a->errors_raise = errors_raise().cast<bool>();
+      guards_->call_equals(errors_raise, "numpy error state raises", py::bool_(a->errors_raise));
     }
     a->history = shared_->shape_history;
     a->dynamic = shared_->dynamic_shapes;
@@ -548,6 +553,17 @@ OpcodeExecutor::ArrayOperand OpcodeExecutor::array_operand(const VarPtr& v) {
 }
 
 VarPtr OpcodeExecutor::add_array_op(graph::Op op, ValueInfo info) {
+  if (arrays().errors_raise) {
+    // An op that raises where the graph runs would lose or reorder what the frame did around it.
+    graph_break("NumPy's error state raises (np.seterr): array operations run as is");
+  }
+  if (code_.instructions()[pc_].handler.has_value() || shared_->calls_under_handler > 0) {
+    // The graph runs later, outside the block: an error of this operation (a read-only array
+    // written, a floating-point error under np.seterr(...='raise')) would escape its handler.
+    graph_break(
+        "a NumPy operation inside a try or with block (its errors must reach the block's "
+        "handler)");
+  }
   op.line = code_.instructions()[pc_].position.line;
   std::string text = info.text();
   const int id = arrays().graph.add_op(std::move(op), std::move(info));

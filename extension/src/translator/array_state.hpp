@@ -23,6 +23,12 @@ struct ArrayState {
   std::vector<VarPtr> inputs;          // graph input k's Variable (received from outside)
   std::map<const Variable*, int> ids;  // input Variable -> its graph value
   graph::ScalarPromotion promotion = graph::ScalarPromotion::kValueBased;
+  // NumPy's error state at translation raises (or calls) on some floating-point error: no op is
+  // captured (it would raise where the graph runs, not where the frame did it).
+  bool errors_raise = false;
+  // NumPy 1.x: in its experimental "weak" state only ufuncs treat Python scalars as weak
+  // (np.where takes them at their default dtypes).
+  bool numpy1 = false;
   pybind11::object numpy;  // the numpy module
 
   // Dynamic shapes: a dimension of an input array that changed size since an earlier translation of

@@ -1155,8 +1155,8 @@ void CodeGen::prepare_graph(Emitter& e, const SimulationResult& r, std::vector<V
       ids.push_back(v->graph_id());
     }
   }
-  if (outputs.empty() && !r.arrays->graph.has_mutation()) {
-    return;  // nothing needs the graph: it does not run
+  if (outputs.empty() && !r.arrays->graph.runs_for_effect()) {
+    return;  // nothing needs the graph and it has no effect: it does not run
   }
   graph::Backend* backend = graph::find_backend(graph_options_.backend);
   if (backend == nullptr) {

@@ -162,4 +162,17 @@ void GuardSet::global_absent(const py::object& name) {
   lines_.push_back(line);
 }
 
+void GuardSet::call_equals(const py::object& fn, const std::string& what,
+                           const py::object& expected) {
+  const std::string line = what + ": == " + py::repr(expected).cast<std::string>();
+  if (!seen_.insert(line).second) {
+    return;
+  }
+  capture::GuardCheck c;
+  c.kind = capture::GuardCheck::Kind::kEquals;
+  c.expected = expected;
+  tree_->call(fn, what)->checks.push_back(std::move(c));
+  lines_.push_back(line);
+}
+
 }  // namespace sot::translator

@@ -37,6 +37,9 @@ class GuardSet {
   void dict_keys(const VarPtr& v, const pybind11::tuple& keys);
   // LOAD_GLOBAL found `name` in the builtins: no global of that name may appear.
   void global_absent(const pybind11::object& name);
+  // fn() == expected, for process state the translation relied on; `what` names fn() in messages.
+  void call_equals(const pybind11::object& fn, const std::string& what,
+                   const pybind11::object& expected);
 
   std::shared_ptr<capture::GuardTree> tree() const { return tree_; }
   // One line per check, e.g. "n: == 3" (for explain() and logs).

@@ -1453,6 +1453,12 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
   const Mark before = mark();
   OpcodeExecutor callee(code, inputs, guards_, std::move(locals), depth_ + 1, shared_,
                         result_.simulated);
+  struct HandlerScope {  // counts this call while the callee runs, however it ends
+    int* count;
+    int add;
+    ~HandlerScope() { *count -= add; }
+  } scope{&shared_->calls_under_handler, code_.instructions()[pc_].handler.has_value() ? 1 : 0};
+  shared_->calls_under_handler += scope.add;
   SimulationResult r = callee.run();
   result_.simulated = r.simulated;
   result_.folded += r.folded;

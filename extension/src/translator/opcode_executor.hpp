@@ -131,6 +131,9 @@ class OpcodeExecutor {
     std::shared_ptr<ArrayState> arrays;
     pybind11::dict shape_history;
     bool dynamic_shapes = true;
+    // Inlined calls made from an instruction inside a try or with block: an exception in the
+    // callee must reach that block's handler.
+    int calls_under_handler = 0;
   };
 
   OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs& inputs, GuardSet* guards);

@@ -1,0 +1,16 @@
+// Whether NumPy's floating-point error state raises (np.seterr(...='raise' or 'call') for some
+// error): a translation that captures array operations relies on it (an op that raises where the
+// graph runs, not where the frame did it, would lose or reorder the frame's other effects), so it
+// is guarded, and the guard must be cheap: a C function answering from the error-state object
+// it saw last.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace sot::translator {
+
+// A callable taking no arguments that returns True when NumPy's current error state raises or
+// calls on some error (False when NumPy cannot be imported). Made on first use.
+pybind11::object numpy_errors_raise_probe();
+
+}  // namespace sot::translator
