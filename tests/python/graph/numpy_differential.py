@@ -13,7 +13,7 @@ import copy
 import io
 
 import pytest
-from harness import assert_codes_hashable, compare_varied, in_child
+from harness import assert_codes_hashable, compare_varied, in_child, varied_calls
 
 import sot
 from sot import capture as cap
@@ -80,7 +80,12 @@ def same(a, b):
     return a == b
 
 
-def check(fn, *args, graphs=1, breaks=0, fallbacks=0, **kwargs):
+def check(fn, *args, graphs=1, breaks=0, fallbacks=0, variants=None, **kwargs):
+    """``fn(*args, **kwargs)`` plainly and translated, pinning the first call's graphs, breaks and fallbacks;
+    then the same arguments and others of the same types (``harness.vary``: other values, dimensions one longer,
+    another dtype of the same kind with a first dimension of 1; or the case's own ``variants``: ``(args, kwargs)``
+    pairs; ``False``: none) through one fresh translated function, each compared with its plain run, no counts
+    pinned."""
     plain = Outcome(fn, args, kwargs)
     sot.reset()
     cap.clear(fn)
@@ -110,11 +115,15 @@ def check(fn, *args, graphs=1, breaks=0, fallbacks=0, **kwargs):
     if fallbacks == 0:
         assert stats["translations"] >= 1 and stats["fallbacks"] == 0, stats
         assert stats["hits"] >= 1, f"the second call did not hit the cache: {stats}"
+    calls = varied_calls(args, kwargs, variants)
+    if calls:
+        _compare_varied(fn, calls)
     return first_records
 
 
 def case(fn, *args, graphs=1, breaks=0, fallbacks=0, **kwargs):
-    """One differential case: ``fn(*args, **kwargs)`` with its expected counts."""
+    """One differential case: ``fn(*args, **kwargs)`` with its expected counts (a ``variants=`` keyword goes to
+    ``check`` with the keyword arguments)."""
     return pytest.param(fn, args, kwargs, graphs, breaks, fallbacks, id=fn.__name__)
 
 
@@ -130,6 +139,9 @@ def isolated_check(fn, args, kwargs, graphs, breaks, fallbacks):
 def check_varied(fn, arg_sets):
     """``harness.compare_varied`` for NumPy functions: ``arg_sets`` are positional argument tuples; every graph op
     is checked against the dtype and shape the translator worked out."""
-    compare_varied(fn, [(args, {}) for args in arg_sets],
-                   lambda args, kwargs, translator: Outcome(fn, args, kwargs, translator).view(), same,
+    _compare_varied(fn, [(args, {}) for args in arg_sets])
+
+
+def _compare_varied(fn, calls):
+    compare_varied(fn, calls, lambda args, kwargs, translator: Outcome(fn, args, kwargs, translator).view(), same,
                    check_graphs=True)

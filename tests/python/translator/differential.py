@@ -9,7 +9,7 @@ import io
 import sys
 
 import pytest
-from harness import assert_codes_hashable, compare_varied, in_child
+from harness import assert_codes_hashable, compare_varied, in_child, varied_calls
 
 import sot
 from sot import capture as cap
@@ -73,10 +73,13 @@ def same(a, b, seen=None):
     return a == b
 
 
-def check(fn, *args, breaks=0, fallbacks=0, init=None, cached=True, **kwargs):
+def check(fn, *args, breaks=0, fallbacks=0, init=None, cached=True, variants=None, **kwargs):
     """Compare ``fn(*args, **kwargs)`` plainly and translated. ``breaks``: graph breaks expected in the first
     translated call (all frames together); ``fallbacks``: translations expected to fail (the original runs);
-    ``init``: ``g_*`` globals to set before each run; ``cached``: the second call hits the cache."""
+    ``init``: ``g_*`` globals to set before each run; ``cached``: the second call hits the cache. Then the same
+    arguments and others of the same types (``harness.vary``, or the case's own ``variants``: ``(args, kwargs)``
+    pairs; ``False``: none) through one fresh translated function, each compared with its plain run (a guard
+    missing from a translation shows there), no counts pinned."""
 
     def prepare():
         set_globals(fn, init)
@@ -109,6 +112,9 @@ def check(fn, *args, breaks=0, fallbacks=0, init=None, cached=True, **kwargs):
         assert stats["translations"] >= 1 and stats["fallbacks"] == 0, stats
         if cached:
             assert stats["hits"] >= 1, f"the second call did not hit the cache: {stats}"
+    calls = varied_calls(args, kwargs, variants)
+    if calls:
+        check_varied(fn, calls, init)
     return first_records
 
 
@@ -141,7 +147,8 @@ def by_version(py311, py312, py313):
 
 
 def case(fn, *args, breaks=0, fallbacks=0, init=None, bug=None, **kwargs):
-    """One differential case: ``fn(*args, **kwargs)`` with its expected counts."""
+    """One differential case: ``fn(*args, **kwargs)`` with its expected counts (a ``variants=`` keyword goes to
+    ``check`` with the keyword arguments)."""
     marks = [pytest.mark.xfail(strict=True, reason=bug.reason)] if bug and bug.applies() else []
     return pytest.param(fn, args, kwargs, breaks, fallbacks, init, marks=marks, id=fn.__name__)
 
