@@ -13,8 +13,8 @@ namespace {
 // be reused). NumPy 1.x keeps it as an error mask (geterrobj()[1], changed in place): 3 bits per
 // error, shifted by 0, 3, 6, 9; mode 2 raises, 3 calls.
 struct Probe {
-  py::object source;     // NumPy 2: the context variable's get; NumPy 1.x: numpy.geterrobj
-  py::object geterr;     // numpy.geterr
+  py::object source;  // NumPy 2: the context variable's get; NumPy 1.x: numpy.geterrobj
+  py::object geterr;  // numpy.geterr
   bool numpy1 = false;
   py::object last;
   bool last_raises = false;
