@@ -802,7 +802,8 @@ struct CodeGen::Emitter {
       load_graph_output(v.get());
       return;
     }
-    const bool once = v->is_mutable_created();
+    // (A tuple made in the frame is built once when it has a home; else rebuilt at each load.)
+    const bool once = v->is_mutable_created() || (made_tuple(v) && home.count(v.get()) != 0);
     if (once) {
       const auto it = built.find(v.get());
       if (it != built.end()) {
@@ -879,6 +880,10 @@ struct CodeGen::Emitter {
     return used;
   }
 
+  static bool made_tuple(const VarPtr& v) {
+    return v->kind() == Variable::Kind::kTuple && !v->tracker().is_input();
+  }
+
   static void count_refs(const VarPtr& v, Refs* refs) {
     if (!v) {
       return;
@@ -891,7 +896,8 @@ struct CodeGen::Emitter {
         break;
       }
     }
-    if (v->is_mutable_created()) {
+    // Objects made in the frame keep their identity (`x is x`, `[x, x]`): tuples too.
+    if (v->is_mutable_created() || made_tuple(v)) {
       if (refs->count[v.get()]++ > 0) {
         return;
       }
