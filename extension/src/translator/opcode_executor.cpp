@@ -711,20 +711,35 @@ VarPtr OpcodeExecutor::make_result(py::object value) {
 }
 
 py::object OpcodeExecutor::constant_value(const VarPtr& v) {
+  std::vector<const Variable*> open;
+  return constant_value(v, &open);
+}
+
+py::object OpcodeExecutor::constant_value(const VarPtr& v, std::vector<const Variable*>* open) {
+  // Containers holding themselves (a.append(a)) or nested past any real program have none: a copy
+  // would lose the cycle, and the recursion must stay bounded.
+  constexpr std::size_t kMaxNesting = 64;
   switch (v->kind()) {
     case Variable::Kind::kConst:
       guards_->value(v);
       return v->value();
     case Variable::Kind::kTuple:
     case Variable::Kind::kList: {
+      if (open->size() >= kMaxNesting ||
+          std::find(open->begin(), open->end(), v.get()) != open->end()) {
+        return {};
+      }
+      open->push_back(v.get());
       py::list items;
       for (const VarPtr& item : v->items()) {
-        py::object value = constant_value(item);
+        py::object value = constant_value(item, open);
         if (!value) {
+          open->pop_back();
           return {};
         }
         items.append(value);
       }
+      open->pop_back();
       return v->kind() == Variable::Kind::kTuple ? py::object(py::tuple(items)) : py::object(items);
     }
     default:

@@ -166,6 +166,8 @@ class OpcodeExecutor {
   // The Python value of a constant-like variable (a kConst, or a tuple/list built inside of
   // constants); nullptr-object when it has none. Relies on it (guards it).
   pybind11::object constant_value(const VarPtr& v);
+  // constant_value(v) inside the containers `open` (being converted, outermost first).
+  pybind11::object constant_value(const VarPtr& v, std::vector<const Variable*>* open);
   VarPtr make_result(pybind11::object value);
   void binary_op(int op);
   void compare_op(int op);

@@ -325,7 +325,23 @@ def input_dict_len(d):
     return len(d) + 1
 
 
+def self_containing_list_text(n):
+    a = [n]
+    a.append(a)
+    b = (a, n)
+    return str(a), repr(b), ascii(a), len(a)
+
+
+def deeply_nested_list_text(n):
+    a = [n]
+    for _ in range(100):
+        a = [a]
+    return repr(a)
+
+
 CASES = [
+    case(self_containing_list_text, 1, breaks=1, fallbacks=1),  # (codegen cannot rebuild a cycle)
+    case(deeply_nested_list_text, 1, breaks=1),  # (too deep to fold: repr runs for real)
     case(dict_literal, 1, breaks=0),
     case(dict_comprehension, 4, breaks=0),
     case(dict_order_after_changes, 7, breaks=0),
