@@ -127,7 +127,12 @@ class ArgDescriber {
     if (index < 0 || static_cast<std::size_t>(index) >= s.size()) {
       return "<" + std::to_string(index) + ">";
     }
-    return py::repr(s[static_cast<std::size_t>(index)]).cast<std::string>();
+    const py::object item = s[static_cast<std::size_t>(index)];
+    try {
+      return py::repr(item).cast<std::string>();
+    } catch (py::error_already_set&) {  // e.g. an int past sys.get_int_max_str_digits()
+      return "<" + std::string(Py_TYPE(item.ptr())->tp_name) + " too large to show>";
+    }
   }
 
   const Bytecode& b_;

@@ -264,6 +264,8 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   const auto started = std::chrono::steady_clock::now();
   std::string failures;  // every entry's failing guard
   py::object locals;     // for Python guards, built on first need
+  // At the entry limit a miss only runs the original: no reason is worth describing the values.
+  const bool explain_misses = static_cast<int>(cache->entries.size()) < g_cache_limit;
   for (const CacheEntry& entry : cache->entries) {
     if (entry.guard.is_none()) {
       chosen = entry.code.ptr();
@@ -272,7 +274,7 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
     if (entry.tree) {
       // On a miss the reason recorded names the failing guard of every entry, oldest first.
       std::string failure;
-      if (entry.tree->check(values, &failure)) {
+      if (entry.tree->check(values, explain_misses ? &failure : nullptr)) {
         chosen = entry.code.ptr();
         break;
       }

@@ -206,8 +206,11 @@ bool GuardCheck::passes(PyObject* value, std::vector<Py_ssize_t>* symbols) const
   switch (kind) {
     case Kind::kType:
       return reinterpret_cast<PyObject*>(Py_TYPE(value)) == expected.ptr();
-    case Kind::kId:
-      return value == expected.ptr();
+    case Kind::kId: {
+      PyObject* t = target();
+      Py_XDECREF(t);  // (only its address is compared)
+      return t != nullptr && value == t;
+    }
     case Kind::kEquals:
       return strictly_equal(value, expected.ptr());
     case Kind::kLen: {
@@ -256,8 +259,12 @@ std::string GuardCheck::describe() const {
   switch (kind) {
     case Kind::kType:
       return "type " + std::string(reinterpret_cast<PyTypeObject*>(expected.ptr())->tp_name);
-    case Kind::kId:
-      return "the object " + repr_of(expected.ptr());
+    case Kind::kId: {
+      PyObject* t = target();
+      const std::string text = t != nullptr ? repr_of(t) : "<gone>";
+      Py_XDECREF(t);
+      return "the object " + text;
+    }
     case Kind::kEquals:
       return "== " + repr_of(expected.ptr());
     case Kind::kLen:
@@ -307,6 +314,32 @@ GuardNode* find_or_add(std::vector<std::unique_ptr<GuardNode>>& nodes, GuardNode
 }
 
 }  // namespace
+
+void GuardCheck::make_weak() {
+  PyObject* ref = PyWeakref_NewRef(expected.ptr(), nullptr);
+  if (ref == nullptr) {
+    PyErr_Clear();  // (not weakly referenceable: held strongly)
+    return;
+  }
+  expected = py::reinterpret_steal<py::object>(ref);
+  weak = true;
+}
+
+PyObject* GuardCheck::target() const {
+  if (!weak) {
+    Py_INCREF(expected.ptr());
+    return expected.ptr();
+  }
+  PyObject* t = PyObject_CallNoArgs(expected.ptr());  // the object, or None once it is gone
+  if (t == Py_None) {
+    Py_DECREF(t);
+    return nullptr;
+  }
+  if (t == nullptr) {
+    PyErr_Clear();
+  }
+  return t;
+}
 
 GuardNode* GuardNode::child(Access a, int index, const py::object& k, const std::string& p) {
   return find_or_add(children, a, index, k, p);

@@ -53,6 +53,14 @@ struct GuardCheck {
   std::string format;             // kArray: the buffer's element format, e.g. "d"
   bool contiguous = false;        // kArray
   std::uint64_t version = 0;      // kDictVersion, kTypeVersion
+  // kId: `expected` is a weak reference to the object (the guard does not keep it alive; once it
+  // is gone the check fails).
+  bool weak = false;
+
+  // kId: refer to `expected` weakly when it can be (no error left set either way).
+  void make_weak();
+  // kId: the object (new reference; nullptr once a weakly held one is gone).
+  PyObject* target() const;
 
   // Never leaves a Python error set. `symbols` holds the sizes bound to shape symbols so far in
   // this evaluation (-1: unbound); a kArray check binds and compares them.

@@ -269,3 +269,45 @@ def test_inlined_functions_are_guarded():
         assert f(7) == inline_keywords(7)
     finally:
         kw_callee = original
+
+
+def module_name(m):
+    return m.__name__
+
+
+def test_identity_guards_do_not_keep_objects_alive():
+    """An identity guard refers to its object weakly: a module passed once is freed when the caller drops it
+    (the cache entry no longer fits anything), and another module retranslates."""
+    import gc
+    import types
+    import weakref
+
+    f = sot.symbolic_translate(module_name)
+    m = types.ModuleType("first")
+    ref = weakref.ref(m)
+    assert f(m) == "first"
+    del m
+    gc.collect()
+    assert ref() is None
+    assert f(types.ModuleType("second")) == "second"
+    assert any("<gone>" in r for r in cap.stats(module_name)["reasons"])
+
+
+def concatenate(s):
+    return s + "x"
+
+
+def test_guard_texts_are_short_and_cut_between_characters():
+    """Guards on long strings and huge ints are described by a prefix or a size (never a whole repr: a miss must
+    not cost time in proportion to the value), and a cut never splits a UTF-8 character."""
+    e = sot.explain(concatenate, "é" * 100)
+    (guard,) = e.guards
+    assert guard.endswith("... (str of 100)") and "é" * 80 in guard
+    e = sot.explain(scaled, 10 ** 5000)
+    assert any("<int of 16610 bits>" in g for g in e.guards)
+    assert "int too large to show" in e.transformed_bytecode  # (its folded product is a constant)
+    f = sot.symbolic_translate(concatenate)
+    f("a" * 1_000_000)
+    f("b" * 1_000_000)
+    (miss,) = [r for r in cap.stats(concatenate)["reasons"] if r.startswith("guard failed")]
+    assert len(miss) < 400 and "(str of 1000000)" in miss
