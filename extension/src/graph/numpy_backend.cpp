@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/loaded_module.hpp"
 #include "graph/backend.hpp"
 
 namespace py = pybind11;
@@ -338,7 +339,7 @@ py::object ufunc_of(const Op& op, const py::module_& numpy) {
   if (py::isinstance(op.fn, ufunc)) {
     return op.fn;
   }
-  const py::module_ operator_module = py::module_::import("operator");
+  const py::module_ operator_module = loaded_module("operator");
   for (const char* name : kUfuncOperators) {
     if (op.fn.is(operator_module.attr(name)) && py::hasattr(numpy, op.name.c_str())) {
       py::object u = numpy.attr(op.name.c_str());
@@ -353,7 +354,7 @@ py::object ufunc_of(const Op& op, const py::module_& numpy) {
 // step, was made by a step that neither changed an array in place nor may return a view, and has
 // the result's dtype and shape.
 void choose_reuse(const Graph& graph, const std::vector<int>& last_use, Program& program) {
-  const py::module_ numpy = py::module_::import("numpy");
+  const py::module_ numpy = loaded_module("numpy");
   program.ndarray = numpy.attr("ndarray");
   program.out_kwnames = py::make_tuple("out");
   for (std::size_t k = 0; k < program.steps.size(); ++k) {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/loaded_module.hpp"
 #include "translator/array_state.hpp"
 #include "translator/opcode_executor.hpp"
 
@@ -599,7 +600,7 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
       }
       graph::Op part;
       part.name = "split";
-      part.fn = py::module_::import("operator").attr("getitem");
+      part.fn = loaded_module("operator").attr("getitem");
       part.args = {Arg::of(id), Arg::constant_of(key)};
       part.view = true;
       parts.push_back(add_array_op(std::move(part), *info));

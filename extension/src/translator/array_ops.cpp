@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/loaded_module.hpp"
 #include "translator/array_state.hpp"
 #include "translator/guards.hpp"
 #include "translator/numpy_errstate.hpp"
@@ -92,7 +93,7 @@ py::object numpy_module() {
 namespace {
 
 py::object operator_fn(const char* name) {
-  return py::module_::import("operator").attr(name);
+  return loaded_module("operator").attr(name);
 }
 
 constexpr std::array<UfuncEntry, 60> kUfuncs = {{
@@ -495,7 +496,7 @@ OpcodeExecutor::ArrayOperand OpcodeExecutor::array_operand(const VarPtr& v) {
     for (const py::handle d : obj.attr("shape")) {
       info.shape.push_back(d.cast<std::int64_t>());
     }
-    meta.format = str_of(py::module_::import("builtins").attr("memoryview")(obj).attr("format"));
+    meta.format = str_of(loaded_module("builtins").attr("memoryview")(obj).attr("format"));
     meta.shape = info.shape;
     // Dimensions that changed since an earlier translation of this code are dynamic (sizes >= 2).
     const py::str seen_key("shape " + path);

@@ -1,4 +1,5 @@
 #include "translator/numpy_errstate.hpp"
+#include "core/loaded_module.hpp"
 
 #include <string>
 
@@ -38,14 +39,14 @@ Probe& probe() {
   static Probe* p = [] {
     auto* made = new Probe();  // NOLINT(cppcoreguidelines-owning-memory): lives for the process
     try {
-      const py::module_ numpy = py::module_::import("numpy");
+      const py::module_ numpy = loaded_module("numpy");
       made->geterr = numpy.attr("geterr");
       if (py::hasattr(numpy, "geterrobj")) {
         made->source = numpy.attr("geterrobj");
         made->numpy1 = true;
       } else {
         made->source =
-            py::module_::import("numpy._core._ufunc_config").attr("_extobj_contextvar").attr("get");
+            loaded_module("numpy._core._ufunc_config").attr("_extobj_contextvar").attr("get");
       }
     } catch (py::error_already_set&) {
       made->source = py::object();  // no NumPy: nothing raises

@@ -1,4 +1,5 @@
 #include "translator/pure_functions.hpp"
+#include "core/loaded_module.hpp"
 
 #include <vector>
 
@@ -14,14 +15,14 @@ std::vector<PureFunction>& table() {
   // Built once with the GIL held; the function objects live as long as the interpreter.
   static auto* functions = [] {
     auto* t = new std::vector<PureFunction>();  // never freed: outlives module teardown
-    const py::module_ builtins = py::module_::import("builtins");
+    const py::module_ builtins = loaded_module("builtins");
     for (const char* name : {"len",     "abs", "min",    "max",   "sum",   "int",   "float",
                              "complex", "str", "bool",   "repr",  "ascii", "round", "divmod",
                              "chr",     "ord", "hex",    "oct",   "bin",   "tuple", "sorted",
                              "any",     "all", "format", "range", "slice", "hash",  "frozenset"}) {
       t->push_back(PureFunction{builtins.attr(name), false});
     }
-    const py::module_ math = py::module_::import("math");
+    const py::module_ math = loaded_module("math");
     for (const char* name :
          {"sqrt",  "floor", "ceil",     "trunc",   "exp",     "log",   "log2",
           "log10", "sin",   "cos",      "tan",     "asin",    "acos",  "atan",

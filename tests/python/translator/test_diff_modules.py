@@ -67,3 +67,31 @@ def test_other_module_global_change_retranslates():
         assert translated(1) == call_other(1) == (10, 20)
     finally:
         other_module.SCALE = 4
+
+
+# Code whose globals have no builtins at all (namedtuple's generated methods run with __builtins__ = {}): the
+# translator must not need an import statement's machinery (which reads the current frame's builtins).
+PAIR = __import__("collections").namedtuple("PAIR", "a b")
+SLICER = eval("lambda s, n: (s[1:n], s[1:n])", {"__builtins__": {}})  # noqa: S307 - a fixed text
+
+
+def makes_named_tuple(x):
+    return PAIR(x, [x]), PAIR._make([x, 2])
+
+
+def calls_code_without_builtins(seq, n):
+    return SLICER(seq, n)
+
+
+def test_code_without_builtins():
+    from differential import check_varied
+    from harness import in_child
+
+    in_child(lambda: check_varied(makes_named_tuple, [((1,), {}), (("s",), {})]))
+    in_child(lambda: check_varied(calls_code_without_builtins, [(([1, 2, 3, 4], 3), {}), (("abcdef", 5), {})]))
+    sot.reset()
+    tr = sot.translate.new_translator(records=True)
+    with __import__("sot").capture.capture(tr):
+        makes_named_tuple(1)
+        calls_code_without_builtins([1, 2, 3], 2)
+    assert [r["failure"] for r in tr.records() if r["failure"]] == []
