@@ -1,4 +1,5 @@
 #include "translator/codegen.hpp"
+#include "core/loaded_module.hpp"
 
 #include <pybind11/stl.h>
 
@@ -382,19 +383,17 @@ struct CodeGen::Emitter {
   }
 
   // A code object must stay hashable (tools hash code objects: stack_data in IPython's tracebacks,
-  // coverage): an unhashable constant (a slice before 3.12, a tuple holding one) is built instead.
+  // coverage): an unhashable constant (a slice before 3.12, a tuple holding one) is built instead,
+  // a slice by calling a hashable constant that returns that very slice (loaded twice, it is the
+  // same object twice: copy.copy(s) is s).
   void load_const(const py::object& value) {
     if (PyObject_Hash(value.ptr()) == -1) {
       PyErr_Clear();
       if (PySlice_Check(value.ptr())) {
-        auto* sl = reinterpret_cast<PySliceObject*>(value.ptr());
-        load_const(py::reinterpret_borrow<py::object>(sl->start));
-        load_const(py::reinterpret_borrow<py::object>(sl->stop));
-        const bool step = sl->step != Py_None;
-        if (step) {
-          load_const(py::reinterpret_borrow<py::object>(sl->step));
-        }
-        emit("BUILD_SLICE", step ? 3 : 2);
+        const py::object same_slice =
+            loaded_module("itertools").attr("repeat")(value).attr("__next__");
+        call_constant(
+            same_slice, [] {}, 0);
         return;
       }
       if (PyTuple_CheckExact(value.ptr())) {
@@ -1465,9 +1464,25 @@ py::object CodeGen::for_break(const SimulationResult& r) {
   } else {
     e.emit(emitted.opcode, emitted.arg);
   }
+  // The locals bound after the instruction: as before it, but for the locals it stores or deletes.
+  std::vector<bool> bound(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    bound[i] = static_cast<bool>(e.current[i]);
+  }
+  auto set_bound = [&](int i, bool value) {
+    if (i >= 0 && static_cast<std::size_t>(i) < n) {
+      bound[static_cast<std::size_t>(i)] = value;
+    }
+  };
+  if (is_op(last, "STORE_FAST") || is_op(last, "DELETE_FAST")) {
+    set_bound(last.arg, is_op(last, "STORE_FAST"));
+  } else if (is_op(last, "STORE_FAST_LOAD_FAST") || is_op(last, "STORE_FAST_STORE_FAST")) {
+    set_bound(last.arg >> 4, true);
+    set_bound(is_op(last, "STORE_FAST_STORE_FAST") ? last.arg & 15 : -1, true);
+  }
   std::vector<int> live;
   for (std::size_t i = 0; i < n; ++i) {
-    if (is_plain_local(static_cast<unsigned char>(kinds[i])) && e.current[i]) {
+    if (is_plain_local(static_cast<unsigned char>(kinds[i])) && bound[i]) {
       live.push_back(static_cast<int>(i));
     }
   }

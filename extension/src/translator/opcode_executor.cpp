@@ -710,6 +710,99 @@ VarPtr OpcodeExecutor::make_result(py::object value) {
   return nullptr;
 }
 
+namespace {
+
+// True when freeing `o` may run Python code: its type has a finalizer (a __del__, a generator's or
+// coroutine's), or it is a builtin container holding such an object (a long or deep one counts as
+// such: not looked through).
+bool may_finalize(PyObject* o, int depth) {
+  constexpr int kMaxDepth = 2;
+  constexpr Py_ssize_t kMaxItems = 32;
+  PyTypeObject* type = Py_TYPE(o);
+  if (type->tp_finalize != nullptr || type->tp_del != nullptr) {
+    return true;
+  }
+  if (!PyList_CheckExact(o) && !PyTuple_CheckExact(o) && !PyDict_CheckExact(o)) {
+    return false;
+  }
+  const py::handle h(o);
+  if (depth >= kMaxDepth || py::len(h) > static_cast<std::size_t>(kMaxItems)) {
+    return true;
+  }
+  const py::object items = PyDict_CheckExact(o) ? py::object(h.attr("values")())
+                                                : py::object(py::reinterpret_borrow<py::object>(h));
+  for (const py::handle item : items) {
+    if (may_finalize(item.ptr(), depth + 1)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void OpcodeExecutor::drop_local(int local) {
+  if (local < 0 || static_cast<std::size_t>(local) >= locals_.size()) {
+    return;  // (the store reports it)
+  }
+  const auto index = static_cast<std::size_t>(local);
+  const VarPtr& old = locals_[index];
+  // (An inlined call's caller still holds its arguments; a resume function's prologue drops only
+  // its emptied argument list.)
+  if (depth_ > 0 || pc_ < inputs_.resume_prologue_end || !old) {
+    return;
+  }
+  for (std::size_t k = 0; k < locals_.size(); ++k) {
+    if (k != index && locals_[k] == old) {
+      return;  // another local still holds it
+    }
+  }
+  if (std::find(stack_.begin(), stack_.end(), old) != stack_.end()) {
+    return;
+  }
+  if (const PyObject* o = finalized_by_dropping(old, 0); o != nullptr) {
+    graph_break("the last reference to an object with a finalizer (" +
+                std::string(Py_TYPE(o)->tp_name) +
+                ") is dropped here: its __del__ or finally runs now");
+  }
+}
+
+PyObject* OpcodeExecutor::finalized_by_dropping(const VarPtr& v, int depth) {
+  constexpr int kMaxDepth = 3;
+  if (depth > kMaxDepth || v->kind() == Variable::Kind::kConst) {
+    return nullptr;
+  }
+  if (!v->tracker().is_input()) {  // made in the frame: what it holds
+    if (v->kind() != Variable::Kind::kList && v->kind() != Variable::Kind::kTuple &&
+        v->kind() != Variable::Kind::kDict && v->kind() != Variable::Kind::kSet) {
+      return nullptr;
+    }
+    for (const VarPtr& item : v->items()) {
+      if (PyObject* o = item ? finalized_by_dropping(item, depth + 1) : nullptr; o != nullptr) {
+        return o;
+      }
+    }
+    return nullptr;
+  }
+  // From a local, directly or as an item of one (a resume function's arguments come as items of
+  // its emptied argument list): the frame may hold the last reference.
+  const Tracker* root = &v->tracker();
+  while (root->base && (root->kind == Tracker::Kind::kItem || root->kind == Tracker::Kind::kAttr)) {
+    root = &root->base->tracker();
+  }
+  if (root->kind != Tracker::Kind::kLocal || !v->value()) {
+    return nullptr;
+  }
+  PyObject* o = v->value().ptr();
+  if (may_finalize(o, 0)) {
+    return o;
+  }
+  if (!PyList_CheckExact(o) && !PyTuple_CheckExact(o) && !PyDict_CheckExact(o)) {
+    guards_->type(v);  // (another type might have a finalizer)
+  }
+  return nullptr;
+}
+
 py::object OpcodeExecutor::constant_value(const VarPtr& v) {
   std::vector<const Variable*> open;
   return constant_value(v, &open);
@@ -2687,6 +2780,7 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       push(local_or_break(ins.arg & 15));
       return;
     case Op::STORE_FAST: {
+      drop_local(ins.arg);
       VarPtr v = pop();
       if (cell_slot(ins.arg) && v->kind() == Variable::Kind::kObject && v->tracker().is_input() &&
           PyCell_Check(v->value().ptr())) {
@@ -2703,15 +2797,19 @@ void OpcodeExecutor::step(const bytecode::Instruction& ins) {
       return;
     }
     case Op::STORE_FAST_LOAD_FAST:
+      drop_local(ins.arg >> 4);
       store_local(ins.arg >> 4, pop());
       push(local_or_break(ins.arg & 15));
       return;
     case Op::STORE_FAST_STORE_FAST:
+      drop_local(ins.arg >> 4);
+      drop_local(ins.arg & 15);
       store_local(ins.arg >> 4, pop());
       store_local(ins.arg & 15, pop());
       return;
     case Op::DELETE_FAST:
       local_or_break(ins.arg);
+      drop_local(ins.arg);
       locals_[static_cast<std::size_t>(ins.arg)] = nullptr;
       return;
     case Op::LOAD_CONST:

@@ -237,6 +237,13 @@ class OpcodeExecutor {
   // fn(*args) for an inlinable function or a pure builtin on constants: the result, or nullptr
   // (`why` says why; nothing it did is left behind).
   VarPtr call_value(const VarPtr& fn, const std::vector<VarPtr>& args, std::string* why);
+  // Local `index` is about to be deleted or overwritten: a graph break when that drops the frame's
+  // last reference to an object received from outside whose freeing runs code (a __del__, a
+  // generator's finally), so that it runs where plain Python runs it.
+  void drop_local(int local);
+  // The object received from outside that dropping `v` (or a container made in the frame holding
+  // it) may free and whose freeing runs code, else nullptr (borrowed).
+  PyObject* finalized_by_dropping(const VarPtr& v, int depth);
   // The cell in local `index`, or a graph break.
   VarPtr cell_at(int index);
   void write_cell(const VarPtr& cell, VarPtr contents);

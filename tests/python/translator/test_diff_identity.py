@@ -38,6 +38,11 @@ def made_tuple_after_a_break(a):
     return x is x, [x][0] is x
 
 
+def made_slice_shared(n):
+    s = slice(1, n)
+    return copy.copy(s) is s, [s, s][0] is s, s
+
+
 CALLS = [(((1, [2]),), {}), (((1, 2),), {}), ((((1, 2), (3, [4])),), {}), ((frozenset({1, 2}),), {}),
          (("text",), {}), ((12345678901,), {}), ((None,), {}), (([1, 2],), {})]
 SHARED = (1, [2])
@@ -50,6 +55,8 @@ SHARED = (1, [2])
                                 ((None, None), {})]),
     (made_tuple_shared, [((1, [2]), {}), ((int, "s"), {}), (([], ()), {})]),
     (made_tuple_after_a_break, [((1,), {}), (([],), {}), ((int,), {})]),
-], ids=["copies", "rebuilt", "same_object_passed_twice", "made_tuple_shared", "made_tuple_after_a_break"])
+    (made_slice_shared, [((10,), {}), ((3,), {})]),
+], ids=["copies", "rebuilt", "same_object_passed_twice", "made_tuple_shared", "made_tuple_after_a_break",
+        "made_slice_shared"])
 def test_identity(fn, calls):
     in_child(lambda: check_varied(fn, calls))

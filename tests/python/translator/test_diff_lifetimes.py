@@ -1,0 +1,96 @@
+"""Object lifetimes as in plain Python: an object received from outside (an argument, a value returned by a call
+that broke the graph) whose freeing runs code - a ``__del__``, a generator's ``finally`` - is freed where the
+frame drops its last reference (``del x``, ``x = other``), before the statements after it, also when a list,
+tuple or dict holding it is dropped. Several argument sets through one translated function.
+PYTEST_DONT_REWRITE"""
+
+import pytest
+from differential import check_varied
+from harness import in_child
+
+
+class Noisy:
+    def __init__(self, log, name):
+        self.log = log
+        self.name = name
+
+    def __del__(self):
+        self.log.append("del " + self.name)
+
+
+class Quiet:
+    def __init__(self, log):
+        self.log = log
+
+
+def _steps(log, n):
+    try:
+        for i in range(n):
+            yield i
+    finally:
+        log.append("finally")
+
+
+def del_then_more(log, name):
+    x = Noisy(log, name)
+    del x
+    log.append("after")
+    return len(log)
+
+
+def overwritten(log, name):
+    x = Noisy(log, name)
+    x = None
+    log.append("after " + str(x))
+    return log[-1]
+
+
+def generator_dropped(log, n):
+    it = _steps(log, n)
+    first = next(it)
+    del it
+    log.append("after")
+    return first
+
+
+def held_in_a_list(log, name):
+    items = [Noisy(log, name), 1]
+    del items
+    log.append("after")
+    return 0
+
+
+def still_held_elsewhere(log, name):
+    x = Noisy(log, name)
+    y = x
+    del x
+    log.append("after del x")
+    del y
+    log.append("after del y")
+    return 1
+
+
+def argument_deleted(log, obj):
+    del obj  # the caller still holds it: nothing is freed here
+    log.append("after")
+    return 2
+
+
+def quiet_object_dropped(log, n):
+    x = Quiet(log)
+    del x
+    log.append(n * 2)
+    return n
+
+
+@pytest.mark.parametrize("fn,calls", [
+    (del_then_more, [(([], "a"), {}), ((["x"], "b"), {})]),
+    (overwritten, [(([], "a"), {}), ((["y", "z"], "bb"), {})]),
+    (generator_dropped, [(([], 3), {}), ((["x"], 1), {})]),
+    (held_in_a_list, [(([], "a"), {}), ((["x"], "c"), {})]),
+    (still_held_elsewhere, [(([], "a"), {}), ((["x"], "d"), {})]),
+    (argument_deleted, [(([], Noisy([], "kept")), {}), (([], 5), {})]),
+    (quiet_object_dropped, [(([], 3), {}), ((["x"], 4), {})]),
+], ids=lambda v: getattr(v, "__name__", "calls"))
+def test_finalizers_run_where_plain_python_runs_them(fn, calls):
+    in_child(lambda: check_varied(fn, calls))
