@@ -68,6 +68,7 @@ void GuardSet::identity(const VarPtr& v) {
   capture::GuardCheck c;
   c.kind = capture::GuardCheck::Kind::kId;
   c.expected = v->value();
+  c.make_weak();  // a cache entry must not keep what it guards alive
   const std::string what = c.describe();
   add(v, std::move(c), what);
 }
