@@ -209,8 +209,9 @@ PyObject* run_program(const Program& p, PyObject* const* argv, std::size_t nargs
       release();
       return nullptr;
     }
-    if (s.mutates) {
-      // The result is the changed array itself (setitem returns None, iadd the array).
+    if (s.mutates && r == Py_None) {
+      // The result is the changed array itself: setitem returns None (iadd returns the array, a
+      // ufunc given out= its out array).
       Py_DECREF(r);
       r = args[0];
       Py_INCREF(r);

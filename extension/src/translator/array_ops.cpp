@@ -919,6 +919,12 @@ bool OpcodeExecutor::array_store_subscr() {
     if (graph::kind(vi.dtype) == 'c' && !to_complex) {
       graph_break("assigning complex values into a real array (ComplexWarning)");
     }
+    if (graph::kind(vi.dtype) == 'f' && !to_float && !to_complex && (vi.scalar || vi.ndim() == 0)) {
+      // A float scalar converted to an integer: a NaN or an infinity raises ValueError, which
+      // would come where the graph runs, not here.
+      graph_break("assigning a NumPy float scalar into a " +
+                  std::string(graph::name(target.dtype)) + " array (raises on NaN or infinity)");
+    }
     const auto b = graph::broadcast_shapes(vi.shape, region->shape, &why);
     if (!b || *b != region->shape) {
       graph_break("numpy assignment: could not broadcast input array from shape " +

@@ -1372,6 +1372,14 @@ py::object CodeGen::for_continuation(const SimulationResult& r) {
   Emitter e(bc, kinds, guards_, r.entry_locals);
   e.pos = original_.at(r.first).position;
   emit_state(e, r, 0);
+  // A value from a graph (a NumPy bool where the original's COMPARE_OP had made a Python bool)
+  // reaches a 3.13 consumer of exact bools: coerce it as it would be (as for_break does).
+  const Instruction& first = original_.at(r.first);
+  if (version::kBoolConsumersNeedExactBool && !r.state.stack.empty() &&
+      (is_op(first, "POP_JUMP_IF_TRUE") || is_op(first, "POP_JUMP_IF_FALSE") ||
+       is_op(first, "UNARY_NOT"))) {
+    e.emit("TO_BOOL");
+  }
   e.emit_jump_to_id("JUMP_FORWARD", original_.at(r.first).id);
   e.finish_into(bc, body_start);
   return bc.assemble();

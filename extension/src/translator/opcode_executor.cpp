@@ -465,18 +465,21 @@ void OpcodeExecutor::store_attr(const bytecode::Instruction& ins, bool del) {
   guards_->type(obj);
   if (del) {
     // The attribute must be in the instance's dict (a guard reads it: missing fails).
+    // It is there after the frame's last store or delete of it, else if the object has it.
     const bool has = instance_dict_has(o, name);
+    bool touched = false;
     bool stored = false;
     for (const AttrStore& a : shared_->attr_stores) {
       if (a.object == obj && PyObject_RichCompareBool(a.name.ptr(), name.ptr(), Py_EQ) == 1) {
+        touched = true;
         stored = a.value != nullptr;
       }
     }
     PyErr_Clear();
-    if (!has && !stored) {
+    if (touched ? !stored : !has) {
       graph_break("del of a missing attribute '" + name_of(name) + "' (raises AttributeError)");
     }
-    if (has && !stored) {
+    if (!touched) {
       Tracker t = Tracker::attr(obj, name);
       const auto current =
           py::reinterpret_steal<py::object>(PyObject_GenericGetAttr(o, name.ptr()));
