@@ -52,7 +52,7 @@ CPYTHON_TRANSLATE_ALL_MODULES := test_grammar test_scope test_generators test_ex
   test_random test_typechecks test_decimal
 
 .PHONY: all deps lock configure build test test-cpp test-python test-python-extra test-kernel test-notebooks test-browser demo \
-        test-cpython test-translate-all bench bench-peers-deps bench-peers fuzz test-fuzz-smoke doc-opcodes test-asan \
+        test-cpython test-translate-all bench bench-peers-deps bench-peers fuzz fuzz-programs test-fuzz-smoke doc-opcodes test-asan \
         kernelspec-install format format-check tidy clean
 
 all: build
@@ -170,6 +170,21 @@ bench-peers-deps:
 
 bench-peers: build bench-peers-deps
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(VENV)/peers/bin/python3 tests/bench/peers/run.py --out $(BUILD)/bench-peers
+
+# The differential program fuzzer (tests/fuzz_programs/README.md): random Python and NumPy programs, each run
+# plainly and through one translated function, failures shrunk and printed. FUZZ_PROGRAMS_SECONDS (default 3600)
+# is split between 3.11 and the pyenv Pythons found, FUZZ_PROGRAMS_SEED (default: the time) is the first seed on
+# each, FUZZ_PROGRAMS_SAVE=DIR saves new minimal failures there (else a new one makes the target fail). `make
+# test` runs its smoke test, tests/python/translator/test_fuzz_smoke.py, in test-python and test-python-extra.
+FUZZ_PROGRAMS_SECONDS ?= 3600
+FUZZ_PROGRAMS_SEED ?= $(shell date +%s)
+fuzz-programs: build
+	@status=0; pys="$(KPY) $(EXTRA_ENV_PYTHONS)"; n=$$(echo $$pys | wc -w); \
+	for py in $$pys; do \
+	  PYTHONPATH=$(CURDIR)/$(BUILD)/python PYTHONDONTWRITEBYTECODE=1 $$py -W ignore::DeprecationWarning \
+	    tests/fuzz_programs/run.py --seconds $$(( $(FUZZ_PROGRAMS_SECONDS) / n )) --seed $(FUZZ_PROGRAMS_SEED) \
+	    $(if $(FUZZ_PROGRAMS_SAVE),--save $(FUZZ_PROGRAMS_SAVE)) || status=1; \
+	done; exit $$status
 
 # libFuzzer (clang) with ASan + UBSan over the bytecode layer. `make fuzz` runs FUZZ_SECONDS (default 600) on a
 # copy of tests/fuzz/corpus; `make test` runs a 20-second smoke.

@@ -1,0 +1,190 @@
+"""One fuzz program: its source run as a module, the differential check of its ``CALLS`` through one translated
+``f`` (the harness's ``compare_varied`` with the NumPy harness's ``Outcome`` and ``same``, plus ``g_*`` globals
+reset before each run, NumPy's error state reset, and the warnings raised compared), that check in a forked child
+with a time limit (a crash or a hang fails the program, not the fuzzer), and the files programs are saved in."""
+
+import ast
+import dataclasses
+import hashlib
+import os
+import pathlib
+import pickle
+import re
+import resource
+import select
+import signal
+import sys
+import traceback
+import types
+import warnings
+
+TESTS = pathlib.Path(__file__).resolve().parents[1]
+for _folder in ("python", "python/translator", "python/graph"):  # the differential harnesses
+    if str(TESTS / _folder) not in sys.path:
+        sys.path.insert(0, str(TESTS / _folder))
+
+import numpy as np  # noqa: E402
+from differential import ABSENT, set_globals  # noqa: E402
+from harness import compare_varied  # noqa: E402
+from numpy_differential import Outcome, same  # noqa: E402
+
+from sot import capture as cap  # noqa: E402
+
+REGRESSIONS = pathlib.Path(__file__).resolve().parent / "regressions"
+NUMPY_ERRORS = np.geterr()  # every run starts from NumPy's default error state
+MEMORY_LIMIT = 4 << 30  # bytes of address space for a child
+
+
+@dataclasses.dataclass(frozen=True)
+class Failure:
+    """How a program failed: ``signature`` is what the shrinker keeps (e.g. ``("differs", "error", "ValueError",
+    "TypeError")`` or ``("graph check", "add")``), ``message`` the harness's report."""
+
+    signature: tuple
+    message: str
+
+
+def load(source):
+    """The program's module."""
+    module = types.ModuleType("fuzz_program")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)  # e.g. "'str' object is not callable" of a shrunk program
+        code = compile(source, "<fuzz program>", "exec")
+    exec(code, module.__dict__)  # noqa: S102 - running generated programs is the point
+    return module
+
+
+def runner(source):
+    """``(f, CALLS, run)`` of the program: ``run(args, kwargs, translator)`` calls ``f`` once (plainly when
+    ``translator`` is None) from the initial ``g_*`` globals and NumPy error state, and returns what a caller
+    sees (the NumPy harness's ``Outcome``, with the warnings)."""
+    module = load(source)
+    fn = module.f
+    init = {name: module.__dict__.get(name, ABSENT) for name in sorted(set(re.findall(r"\bg_\w+", source)))}
+
+    def run(args, kwargs, translator):
+        set_globals(fn, init)
+        np.seterr(**NUMPY_ERRORS)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            seen = Outcome(fn, args, kwargs, translator).view()
+        seen = {"error": seen.pop("error"), **seen}  # compared first: a difference names the exception types
+        np.seterr(**NUMPY_ERRORS)
+        # Which warnings, not how many: a graph computes a repeated expression once (and warns once).
+        seen["warnings"] = sorted({(w.category.__name__, str(w.message)) for w in caught})
+        if translator is None and " at 0x" in repr(seen):  # an address: it would differ translated (a fuzzer bug)
+            raise RuntimeError(f"the plain outcome shows an object's address: {seen!r}")
+        return seen
+
+    return fn, module.CALLS, run
+
+
+def check(source):
+    """Compares every call of ``CALLS`` plainly and translated (``AssertionError`` on a difference); returns the
+    capture's counters for ``f``."""
+    fn, calls, run = runner(source)
+    compare_varied(fn, calls, run, same, check_graphs=True)
+    return cap.stats(fn)
+
+
+def signature(kind, message):
+    """``("graph check", op)`` when the translated run's graph check failed (an op's result is not what the
+    translator worked out), ``("differs", what)`` for another difference (for exceptions, with their types), else
+    ``(kind, last line)``."""
+    found = re.search(r"translated differs in (\w+): (.*)", message, re.S) if kind == "differs" else None
+    if found is None:
+        return (kind, message.strip().splitlines()[-1][:200] if message.strip() else "")
+    what, rest = found.groups()
+    graph_op = re.match(r"\(<class 'AssertionError'>, .graph op %\d+ = (\w+)", rest)
+    if graph_op:
+        return ("graph check", graph_op.group(1))
+    return ("differs", what) + (tuple(re.findall(r"<class '([\w.]+)'>", rest)) if what == "error" else ())
+
+
+class Timeout(BaseException):
+    """The check ran out of time (not an ``Exception``: the harness records those as the call's outcome)."""
+
+
+def _on_alarm(*_):
+    raise Timeout("translated" if cap.depth() else "plain")
+
+
+def check_isolated(source, timeout=20):
+    """``check(source)`` in a forked child: ``(None, stats)`` when the calls match, else ``(Failure, None)``. The
+    child's crash (a signal) is a failure too, and so is running past ``timeout`` seconds: ``("timeout", "plain")``
+    (a fuzzer bug), ``("timeout", "translated")``, or ``("timeout", "killed")`` when the child did not even stop
+    (a loop in C++ code holding the GIL)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: whatever happens, it leaves through os._exit
+        try:
+            os.close(read_end)
+            signal.signal(signal.SIGALRM, _on_alarm)
+            signal.alarm(timeout)
+            resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+            try:
+                stats = check(source)
+                result = ("ok", {k: stats[k] for k in ("translations", "fallbacks", "hits")})
+            except AssertionError as exc:
+                result = ("differs", str(exc))
+            except Timeout as exc:
+                result = ("timeout", str(exc))
+            except BaseException:  # noqa: BLE001 - a harness or fuzzer problem, reported as such
+                result = ("exception", traceback.format_exc())
+            with os.fdopen(write_end, "wb") as pipe:
+                pipe.write(pickle.dumps(result))
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        if not select.select([pipe], [], [], timeout + 10)[0]:
+            os.kill(pid, signal.SIGKILL)
+        data = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        name = signal.Signals(os.WTERMSIG(status)).name
+        if name == "SIGKILL" and not data:
+            return Failure(("timeout", "killed"), f"ran past {timeout} s and did not stop"), None
+        return Failure(("crash", name), f"the child died of {name}"), None
+    if not data:
+        return Failure(("crash", "no report"), "the child ended without a report"), None
+    kind, detail = pickle.loads(data)
+    if kind == "ok":
+        return None, detail
+    if kind == "timeout":
+        return Failure(("timeout", detail), f"ran past {timeout} s (in a {detail} run)"), None
+    return Failure(signature(kind, detail), detail), None
+
+
+# -- saved programs ----------------------------------------------------------------------------------------------
+# A saved program is its source after a header of ``# key: value`` comments: ``found`` (how and where it
+# failed), ``xfail`` (the reason of a known bug, "BUG: ..."), ``xfail-on`` (the Python versions it fails on;
+# absent: all).
+
+
+def key(source):
+    """The program's identity, formatting and comments aside."""
+    return hashlib.sha1(ast.dump(ast.parse(source)).encode()).hexdigest()[:10]
+
+
+def read(path):
+    """``(source, header)`` of a saved program."""
+    text = pathlib.Path(path).read_text(encoding="utf-8")
+    header = dict(re.findall(r"^# ([\w-]+): (.*)$", text.split("\n\n", 1)[0], re.M))
+    return text, header
+
+
+def save(folder, source, failure, header):
+    """Writes ``source`` with ``header`` into ``folder`` (named after the failure and the program); its path."""
+    folder = pathlib.Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    slug = "-".join(re.sub(r"\W+", "_", str(part))[:20] for part in failure.signature[:3]).lower()
+    path = folder / f"{slug}_{key(source)}.py"
+    lines = [f"# {k}: {v}" for k, v in header.items()]
+    path.write_text("\n".join(lines) + "\n\n" + source, encoding="utf-8")
+    return path
+
+
+def saved_keys(folder):
+    """The keys of the programs saved in ``folder``."""
+    return {key(read(p)[0]) for p in sorted(pathlib.Path(folder).glob("*.py"))}
