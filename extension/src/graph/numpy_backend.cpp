@@ -321,6 +321,18 @@ std::string arg_text(const Program::Slot& s) {
   return "[...]";
 }
 
+// True when a result of `info` is known to be below the reuse threshold (all sizes static).
+bool known_small(const ValueInfo& info) {
+  Py_ssize_t bytes = itemsize(info.dtype);
+  for (std::size_t d = 0; d < info.shape.size(); ++d) {
+    if (d < info.symbols.size() && info.symbols[d] >= 0) {
+      return false;  // a dynamic size: decided at run time
+    }
+    bytes *= static_cast<Py_ssize_t>(info.shape[d]);
+  }
+  return bytes < kMinReuseBytes;
+}
+
 bool same_layout(const ValueInfo& a, const ValueInfo& b) {
   return a.dtype == b.dtype && a.shape == b.shape && a.symbols == b.symbols && !a.scalar &&
          !b.scalar;
@@ -360,7 +372,8 @@ void choose_reuse(const Graph& graph, const std::vector<int>& last_use, Program&
   program.out_kwnames = py::make_tuple("out");
   for (std::size_t k = 0; k < program.steps.size(); ++k) {
     Program::Step& s = program.steps[k];
-    if (!s.kwnames.is_none() || s.mutates || s.info.scalar || s.info.shape.empty()) {
+    if (!s.kwnames.is_none() || s.mutates || s.info.scalar || s.info.shape.empty() ||
+        known_small(s.info)) {
       continue;
     }
     py::object fn = ufunc_of(graph.ops()[k], numpy);
