@@ -214,13 +214,14 @@ bool creates(const Op& op) {
 // floating-point flag: then its outcome depends on NumPy's error state and the warning filters
 // when it runs, so it must run then.
 py::object fold_call(const py::object& fn, const py::tuple& args, const py::dict& kwargs) {
-  const py::module_ numpy = loaded_module("numpy");
-  const py::object errstate = numpy.attr("errstate")(**py::dict(py::arg("all") = "raise"));
-  const py::object caught = loaded_module("warnings").attr("catch_warnings")();
+  const py::module_ warnings = loaded_module("warnings");
+  const py::object errstate =
+      loaded_module("numpy").attr("errstate")(**py::dict(py::arg("all") = "raise"));
+  const py::object caught = warnings.attr("catch_warnings")();
   py::object result;
   errstate.attr("__enter__")();
   caught.attr("__enter__")();
-  loaded_module("warnings").attr("simplefilter")("error");
+  warnings.attr("simplefilter")("error");
   PyObject* r = PyObject_Call(fn.ptr(), args.ptr(), kwargs.ptr());
   if (r != nullptr) {
     result = py::reinterpret_steal<py::object>(r);

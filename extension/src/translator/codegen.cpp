@@ -50,6 +50,14 @@ bool is_op(const Instruction& ins, const char* name) {
   return ins.opcode == bytecode::opcode_by_name(name);
 }
 
+// True when `ins` takes only an exact bool (3.13: a COMPARE_OP with its to-bool flag, or TO_BOOL,
+// made it), so that a value a graph made there (a NumPy bool) must be coerced with TO_BOOL first.
+bool needs_exact_bool(const Instruction& ins) {
+  return version::kBoolConsumersNeedExactBool &&
+         (is_op(ins, "POP_JUMP_IF_TRUE") || is_op(ins, "POP_JUMP_IF_FALSE") ||
+          is_op(ins, "UNARY_NOT"));
+}
+
 // Index just past the code's prefix (MAKE_CELL, COPY_FREE_VARS, ..., the first RESUME).
 std::size_t prefix_end(const bytecode::Bytecode& bc) {
   for (std::size_t i = 0; i < bc.size(); ++i) {
@@ -1372,13 +1380,8 @@ py::object CodeGen::for_continuation(const SimulationResult& r) {
   Emitter e(bc, kinds, guards_, r.entry_locals);
   e.pos = original_.at(r.first).position;
   emit_state(e, r, 0);
-  // A value from a graph (a NumPy bool where the original's COMPARE_OP had made a Python bool)
-  // reaches a 3.13 consumer of exact bools: coerce it as it would be (as for_break does).
-  const Instruction& first = original_.at(r.first);
-  if (version::kBoolConsumersNeedExactBool && !r.state.stack.empty() &&
-      (is_op(first, "POP_JUMP_IF_TRUE") || is_op(first, "POP_JUMP_IF_FALSE") ||
-       is_op(first, "UNARY_NOT"))) {
-    e.emit("TO_BOOL");
+  if (!r.state.stack.empty() && needs_exact_bool(original_.at(r.first))) {
+    e.emit("TO_BOOL");  // (a NumPy bool from a graph, as in for_break)
   }
   e.emit_jump_to_id("JUMP_FORWARD", original_.at(r.first).id);
   e.finish_into(bc, body_start);
@@ -1459,11 +1462,9 @@ py::object CodeGen::for_break(const SimulationResult& r) {
   } else if (is_op(last, "LOAD_SUPER_ATTR") && (last.arg & 1) != 0) {
     throw CodegenError("a graph break at a method load through super()");
   }
-  // A value from a graph (a NumPy bool where the original's TO_BOOL or COMPARE_OP with its bool
-  // flag had made a Python bool) reaches a 3.13 consumer of exact bools: coerce it as they would.
-  if (version::kBoolConsumersNeedExactBool &&
-      (is_op(last, "POP_JUMP_IF_TRUE") || is_op(last, "POP_JUMP_IF_FALSE") ||
-       is_op(last, "UNARY_NOT"))) {
+  // A value from a graph (a NumPy bool where the original had made a Python bool) reaches a 3.13
+  // consumer of exact bools: coerce it as the original's TO_BOOL would have.
+  if (needs_exact_bool(last)) {
     e.emit("TO_BOOL");
   }
   const int jump_label = info.is_jump() ? e.new_label() : -1;
