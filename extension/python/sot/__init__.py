@@ -17,6 +17,8 @@ except ImportError as _exc:  # pragma: no cover - exercised only on a broken or 
 
 from . import bytecode, capture, report
 from .config import Config, ConfigError, config
+
+config.apply_cpu_options()
 from .translate import Explanation, explain, jit, reset, symbolic_translate
 
 __version__ = _sot.__version__

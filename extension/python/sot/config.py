@@ -17,6 +17,11 @@ Environment variables:
     graph backend by name (default ``numpy``).
 ``SOT_DYNAMIC_SHAPES``
     ``1`` (default) makes a dimension symbolic after it changes once; ``0`` recompiles for every new shape.
+``SOT_CPU_BLOCK``
+    elements per block of the ``cpu`` backend's fused groups (default ``0``: chosen so that a block's
+    arrays and temporaries take about 4 MiB).
+``SOT_PROFILE``
+    ``1`` times every group of the ``cpu`` backend (``compiled.plan()``, the ``%%sot`` report; default ``0``).
 ``SOT_CHECK_GRAPHS``
     ``1`` checks every graph op's result against the dtype and shape the translator worked out (raises
     AssertionError on a difference; for tests, default ``0``).
@@ -66,6 +71,16 @@ def _parse_positive_int(name, text):
     return value
 
 
+def _parse_count(name, text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise ConfigError(f"{name}={text!r}: expected a non-negative integer") from None
+    if value < 0:
+        raise ConfigError(f"{name}={text!r}: expected a non-negative integer")
+    return value
+
+
 def _parse_name(name, text):
     value = text.strip()
     if not value.isidentifier():
@@ -82,6 +97,8 @@ class Config:
     backend: str = "numpy"
     dynamic_shapes: bool = True
     check_graphs: bool = False
+    cpu_block: int = 0
+    profile: bool = False
 
     # environment variable and parser of each field
     _ENV = {
@@ -92,7 +109,24 @@ class Config:
         "backend": ("SOT_BACKEND", _parse_name),
         "dynamic_shapes": ("SOT_DYNAMIC_SHAPES", _parse_bool),
         "check_graphs": ("SOT_CHECK_GRAPHS", _parse_bool),
+        "cpu_block": ("SOT_CPU_BLOCK", _parse_count),
+        "profile": ("SOT_PROFILE", _parse_bool),
     }
+    # fields the C++ backends read at run time: pushed to them when set
+    _CPU_FIELDS = ("cpu_block", "profile")
+
+    def __setattr__(self, name, value):
+        if name == "cpu_block" and (not isinstance(value, int) or value < 0):
+            raise ConfigError(f"cpu_block={value!r}: expected a non-negative integer")
+        super().__setattr__(name, value)
+        if name in self._CPU_FIELDS and self is globals().get("config"):
+            self.apply_cpu_options()
+
+    def apply_cpu_options(self):
+        """Hands ``cpu_block`` and ``profile`` to the ``cpu`` backend."""
+        from . import _sot
+
+        _sot.graph.cpu_options(block_elements=self.cpu_block, profile=self.profile)
 
     @classmethod
     def from_environ(cls, environ=None):

@@ -1,7 +1,6 @@
 // Backends run graphs. Each compiles a Graph (with its outputs) into a Python callable
 // `f(*inputs)` that returns the outputs: the value itself for one output, a tuple for several, None
-// for none. Backends are found by name ("numpy" now; "cpu" and "cuda" register themselves the same
-// way later).
+// for none. Backends are found by name: "numpy" (the reference) and "cpu" (fused groups).
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -38,5 +37,7 @@ void register_backend(std::unique_ptr<Backend> backend);
 // The reference backend: every op is the NumPy call the user's code made, in order, so results are
 // bit-exact with eager NumPy (views stay views, in-place ops change the same arrays).
 std::unique_ptr<Backend> make_numpy_backend();
+// The CPU backend: elementwise chains fused into groups run block by block (cpu_backend.cpp).
+std::unique_ptr<Backend> make_cpu_backend();
 
 }  // namespace sot::graph

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graph/backend.hpp"
+#include "graph/block_executor.hpp"
 #include "graph/dtype.hpp"
 #include "graph/graph.hpp"
 #include "graph/shape.hpp"
@@ -68,6 +69,28 @@ void bind_graph(py::module_& m) {
       "50 "
       "(weak=True).");
   g.def("backends", &graph::backend_names, "The names of the graph backends.");
+  g.def(
+      "cpu_options",
+      [](const py::object& block_elements, const py::object& profile) {
+        graph::CpuOptions& o = graph::cpu_options();
+        if (!block_elements.is_none()) {
+          const auto n = block_elements.cast<std::int64_t>();
+          if (n < 0) {
+            throw py::value_error("block_elements must be >= 0 (0: chosen from the cache size)");
+          }
+          o.block_elements = n;
+        }
+        if (!profile.is_none()) {
+          o.profile = profile.cast<bool>();
+        }
+        py::dict d;
+        d["block_elements"] = o.block_elements.load();
+        d["profile"] = o.profile.load();
+        return d;
+      },
+      py::arg("block_elements") = py::none(), py::arg("profile") = py::none(),
+      "The CPU backend's settings (those given are changed first): elements per block (0: chosen "
+      "from the cache size) and whether each group is timed.");
   g.def(
       "broadcast_shapes",
       [](const graph::Shape& a, const graph::Shape& b) {

@@ -113,7 +113,7 @@ def test_other_sizes_and_dtypes_through_one_translation():
 
 def compiled_graph(fn, *args):
     sot.reset()
-    translator = sot.translate.new_translator(records=True)
+    translator = sot.translate.new_translator(records=True, backend="numpy")
     with cap.capture(translator):
         fn(*args)
     (graph,) = [g for r in translator.records() for g in r["graphs"]]

@@ -1,0 +1,431 @@
+#include "graph/block_executor.hpp"
+
+#include <algorithm>
+#include <cfenv>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/loaded_module.hpp"
+#include "graph/fp_state.hpp"
+
+namespace py = pybind11;
+
+namespace sot::graph {
+
+namespace {
+
+// The leading fields of NumPy's array object (PyArrayObject_fields), the same in NumPy 1.x and 2.x.
+struct ArrayFields {
+  PyObject_HEAD char* data;
+  int nd;
+  Py_ssize_t* dimensions;
+  Py_ssize_t* strides;
+  PyObject* base;
+  PyObject* descr;
+  int flags;
+};
+constexpr int kCContiguous = 0x0001;
+
+const ArrayFields* fields(PyObject* a) {
+  return reinterpret_cast<const ArrayFields*>(a);
+}
+
+// A block's buffers (arrays, plus about one temporary per call) fill about this much memory.
+constexpr std::int64_t kBlockBytes = std::int64_t{4} << 20;
+constexpr std::int64_t kMinBlock = 4096;
+constexpr std::int64_t kMaxBlock = std::int64_t{1} << 20;
+constexpr std::int64_t kBlockQuantum = 64;
+
+py::object index_object(std::int64_t i) {
+  return py::reinterpret_steal<py::object>(PyLong_FromLongLong(i));
+}
+
+py::object slice_object(std::int64_t start, std::int64_t stop) {
+  return py::reinterpret_steal<py::object>(
+      PySlice_New(index_object(start).ptr(), index_object(stop).ptr(), nullptr));
+}
+
+}  // namespace
+
+CpuOptions& cpu_options() {
+  static CpuOptions options;
+  return options;
+}
+
+struct BlockKernel::Run {
+  std::vector<PyObject*> arrays;      // per buffer: the array (inputs borrowed, outputs in `made`)
+  std::vector<py::object> made;       // the output arrays
+  std::vector<py::object> blockable;  // per buffer: what blocks index (the array or a flat view)
+  std::vector<PyObject*> scalars;     // per scalar (borrowed)
+  std::vector<std::int64_t> domain;
+  std::vector<py::object> temps;  // flat temporaries of a block's capacity
+  bool flat = false;
+  std::int64_t block = 0;
+  int flags = 0;
+  std::vector<PyObject*> args;
+  py::object kwnames;
+};
+
+BlockKernel::BlockKernel(kir::Kernel kernel) : k_(std::move(kernel)) {
+  const py::module_ numpy = loaded_module("numpy");
+  for (const kir::Buffer& b : k_.buffers) {
+    dtypes_.push_back(numpy.attr("dtype")(std::string(name(b.dtype))));
+    bytes_per_element_ += itemsize(b.dtype);
+  }
+  // The last call that reads each expression, then one temporary per value not stored, reused
+  // once its value is dead (a ufunc may write into its own operand).
+  std::vector<int> last(k_.exprs.size(), -1);
+  for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
+    for (const int o : k_.exprs[i].operands) {
+      last[static_cast<std::size_t>(o)] = static_cast<int>(i);
+    }
+  }
+  targets_.assign(k_.exprs.size(), Target{});
+  for (const kir::Store& st : k_.stores) {
+    targets_[static_cast<std::size_t>(st.expr)] = Target{true, st.buffer};
+  }
+  std::vector<int> owner_of_temp;
+  for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
+    const kir::Expr& e = k_.exprs[i];
+    if (e.kind != kir::Expr::Kind::kCall || targets_[i].store) {
+      continue;
+    }
+    int chosen = -1;
+    for (std::size_t t = 0; t < owner_of_temp.size() && chosen < 0; ++t) {
+      const int owner = owner_of_temp[t];
+      if (temp_dtypes_[t] == e.dtype &&
+          last[static_cast<std::size_t>(owner)] <= static_cast<int>(i)) {
+        chosen = static_cast<int>(t);
+      }
+    }
+    if (chosen < 0) {
+      chosen = static_cast<int>(temp_dtypes_.size());
+      temp_dtypes_.push_back(e.dtype);
+      temp_np_dtypes_.push_back(numpy.attr("dtype")(std::string(name(e.dtype))));
+      owner_of_temp.push_back(-1);
+      bytes_per_element_ += itemsize(e.dtype);
+    }
+    owner_of_temp[static_cast<std::size_t>(chosen)] = static_cast<int>(i);
+    targets_[i] = Target{false, chosen};
+  }
+}
+
+BlockKernel::Outcome BlockKernel::replay(std::string why) {
+  last_replay_ = std::move(why);
+  return Outcome::kReplay;
+}
+
+bool BlockKernel::prepare(Frame& frame, Run& r) {
+  const auto* ndarray =
+      reinterpret_cast<PyTypeObject*>(loaded_module("numpy").attr("ndarray").ptr());
+  const std::size_t nd = k_.domain.size();
+  r.domain.assign(nd, 1);
+  r.flat = true;
+  r.arrays.assign(k_.buffers.size(), nullptr);
+  for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
+    const kir::Buffer& buf = k_.buffers[b];
+    if (buf.output) {
+      continue;
+    }
+    PyObject* a = frame.get(buf.value);
+    if (Py_TYPE(a) != ndarray || fields(a)->nd != static_cast<int>(buf.shape.size())) {
+      last_replay_ = "an input that is not an ndarray of the graph's rank";
+      return false;
+    }
+    const ArrayFields* f = fields(a);
+    if (f->nd >= 2 && (f->flags & kCContiguous) == 0) {
+      last_replay_ = "an input that is not C-contiguous";
+      return false;
+    }
+    const std::size_t off = nd - static_cast<std::size_t>(f->nd);
+    for (int j = 0; j < f->nd; ++j) {
+      const std::int64_t size = f->dimensions[j];
+      std::int64_t& dom = r.domain[off + static_cast<std::size_t>(j)];
+      if (size != 1) {
+        dom = size;
+      }
+    }
+    r.flat = r.flat && static_cast<std::size_t>(f->nd) == nd;
+    r.arrays[b] = a;
+  }
+  for (std::size_t b = 0; b < k_.buffers.size() && r.flat; ++b) {
+    if (r.arrays[b] != nullptr) {
+      const ArrayFields* f = fields(r.arrays[b]);
+      for (std::size_t d = 0; d < nd && r.flat; ++d) {
+        r.flat = f->dimensions[d] == r.domain[d];
+      }
+    }
+  }
+  for (const kir::Scalar& s : k_.scalars) {
+    r.scalars.push_back(s.value >= 0 ? frame.get(s.value) : s.constant.ptr());
+  }
+  return true;
+}
+
+bool BlockKernel::allocate(Run& r) {
+  const py::module_ numpy = loaded_module("numpy");
+  py::tuple shape(r.domain.size());
+  for (std::size_t d = 0; d < r.domain.size(); ++d) {
+    shape[d] = index_object(r.domain[d]);
+  }
+  const py::object empty = numpy.attr("empty");
+  r.made.assign(k_.buffers.size(), py::object());
+  r.blockable.assign(k_.buffers.size(), py::object());
+  for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
+    if (k_.buffers[b].output) {
+      r.made[b] = empty(shape, dtypes_[b]);
+      r.arrays[b] = r.made[b].ptr();
+    }
+    py::handle a(r.arrays[b]);
+    r.blockable[b] = r.flat && r.domain.size() != 1 ? a.attr("reshape")(-1)
+                                                    : py::reinterpret_borrow<py::object>(a);
+  }
+  std::int64_t block = cpu_options().block_elements.load();
+  if (block <= 0) {
+    block = std::clamp(kBlockBytes / std::max<std::int64_t>(1, bytes_per_element_), kMinBlock,
+                       kMaxBlock);
+  }
+  // Whole multiples of the SIMD width of any NumPy loop: every block but the last runs its loops'
+  // vector paths on every element, and the last block's tail is eager NumPy's tail (a loop whose
+  // vector and scalar paths round differently, such as complex multiply with FMA, gives the same
+  // elements as one call over the whole array would).
+  std::int64_t total = 1;
+  for (const std::int64_t n : r.domain) {
+    total *= n;
+  }
+  block = std::min(block, std::max<std::int64_t>(total, 1));  // temporaries no larger than needed
+  r.block = (block + kBlockQuantum - 1) / kBlockQuantum * kBlockQuantum;
+  for (std::size_t t = 0; t < temp_dtypes_.size(); ++t) {
+    r.temps.push_back(empty(index_object(block), temp_np_dtypes_[t]));
+  }
+  r.kwnames = py::make_tuple("out");
+  return true;
+}
+
+bool BlockKernel::verify_call(const kir::Expr& e, std::vector<PyObject*>& args, PyObject* target) {
+  PyObject* made = PyObject_Vectorcall(e.ufunc.ptr(), args.data(), args.size(), nullptr);
+  if (made == nullptr) {
+    return false;
+  }
+  const py::object result = py::reinterpret_steal<py::object>(made);
+  const py::handle out(target);
+  if (!py::hasattr(result, "dtype") || !result.attr("dtype").equal(out.attr("dtype"))) {
+    disabled_ = e.fn + " made " + py::str(result.attr("dtype")).cast<std::string>() +
+                ", the graph said " + std::string(name(e.dtype));
+    return false;
+  }
+  loaded_module("numpy").attr("copyto")(out, result);
+  return true;
+}
+
+namespace {
+
+// Where blocks cut the domain: whole rows of axis `axis` (each of `inner` elements, the product of
+// the later sizes), `rows` of them per block, for every index of the axes before it.
+struct Geometry {
+  std::vector<std::int64_t> domain;
+  std::size_t axis = 0;
+  std::int64_t inner = 1;
+  std::int64_t rows = 1;
+};
+
+Geometry geometry(const std::vector<std::int64_t>& domain, std::int64_t block) {
+  Geometry g;
+  g.domain = domain;
+  g.axis = domain.size() - 1;
+  while (g.axis > 0 && g.inner * domain[g.axis] <= block) {
+    g.inner *= domain[g.axis];
+    --g.axis;
+  }
+  g.rows = std::max<std::int64_t>(1, block / std::max<std::int64_t>(1, g.inner));
+  return g;
+}
+
+// The block of `array` (right-aligned to the domain; a size of 1 broadcasts) for the index
+// `prefix` of the axes before g.axis and rows [start, stop) of g.axis (a new reference).
+PyObject* block_view(PyObject* array, const Geometry& g, const std::vector<std::int64_t>& prefix,
+                     std::int64_t start, std::int64_t stop) {
+  const ArrayFields* f = fields(array);
+  const auto nd = static_cast<std::size_t>(f->nd);
+  const std::size_t off = g.domain.size() - nd;
+  if (off > g.axis) {
+    Py_INCREF(array);
+    return array;  // only later axes: the whole array broadcasts against the block
+  }
+  py::tuple items(g.axis - off + 1);
+  for (std::size_t d = off; d <= g.axis; ++d) {
+    const bool one = f->dimensions[d - off] == 1;
+    if (d < g.axis) {
+      items[d - off] = index_object(one ? 0 : prefix[d]);
+    } else {
+      items[d - off] = one ? slice_object(0, 1) : slice_object(start, stop);
+    }
+  }
+  return PyObject_GetItem(array, items.ptr());
+}
+
+}  // namespace
+
+bool BlockKernel::run_calls(Run& r, const std::vector<PyObject*>& views,
+                            const std::vector<PyObject*>& temps) {
+  for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
+    const kir::Expr& e = k_.exprs[i];
+    if (e.kind != kir::Expr::Kind::kCall) {
+      continue;
+    }
+    r.args.clear();
+    for (const int o : e.operands) {
+      const kir::Expr& operand = k_.exprs[static_cast<std::size_t>(o)];
+      if (operand.kind == kir::Expr::Kind::kLoad) {
+        r.args.push_back(views[static_cast<std::size_t>(operand.buffer)]);
+      } else if (operand.kind == kir::Expr::Kind::kScalar) {
+        r.args.push_back(r.scalars[static_cast<std::size_t>(operand.scalar)]);
+      } else {
+        const Target& t = targets_[static_cast<std::size_t>(o)];
+        r.args.push_back(t.store ? views[static_cast<std::size_t>(t.index)]
+                                 : temps[static_cast<std::size_t>(t.index)]);
+      }
+    }
+    const Target& t = targets_[i];
+    PyObject* target = t.store ? views[static_cast<std::size_t>(t.index)]
+                               : temps[static_cast<std::size_t>(t.index)];
+    std::feclearexcept(FE_ALL_EXCEPT);
+    if (!verified_) {
+      if (!verify_call(e, r.args, target)) {
+        return false;
+      }
+    } else {
+      const std::size_t nargs = r.args.size();
+      r.args.push_back(target);
+      PyObject* made = PyObject_Vectorcall(e.ufunc.ptr(), r.args.data(), nargs, r.kwnames.ptr());
+      if (made == nullptr) {
+        return false;
+      }
+      Py_DECREF(made);
+    }
+    r.flags |= std::fetestexcept(numpy_fe_flags());
+  }
+  return true;
+}
+
+bool BlockKernel::run_blocks(Run& r) {
+  const Geometry g = geometry(r.domain, r.block);
+  std::int64_t prefixes = 1;
+  for (std::size_t d = 0; d < g.axis; ++d) {
+    prefixes *= g.domain[d];
+  }
+  if (prefixes == 0 || g.domain[g.axis] == 0) {
+    return true;  // an empty domain: nothing to compute
+  }
+  std::vector<std::int64_t> prefix(g.axis, 0);
+  std::vector<PyObject*> views(k_.buffers.size(), nullptr);
+  std::vector<PyObject*> temps(r.temps.size(), nullptr);
+  std::vector<std::pair<std::int64_t, std::vector<py::object>>> temp_shapes;  // by row count
+  auto temps_for = [&](std::int64_t rows) -> bool {
+    for (const auto& [n, made] : temp_shapes) {
+      if (n == rows) {
+        for (std::size_t t = 0; t < made.size(); ++t) {
+          temps[t] = made[t].ptr();
+        }
+        return true;
+      }
+    }
+    py::tuple shape(g.domain.size() - g.axis);
+    shape[0] = index_object(rows);
+    for (std::size_t d = g.axis + 1; d < g.domain.size(); ++d) {
+      shape[d - g.axis] = index_object(g.domain[d]);
+    }
+    std::vector<py::object> made;
+    for (const py::object& flat : r.temps) {
+      made.push_back(flat[slice_object(0, rows * g.inner)].attr("reshape")(shape));
+    }
+    for (std::size_t t = 0; t < made.size(); ++t) {
+      temps[t] = made[t].ptr();
+    }
+    temp_shapes.emplace_back(rows, std::move(made));
+    return true;
+  };
+  bool ok = true;
+  for (std::int64_t p = 0; p < prefixes && ok; ++p) {
+    for (std::int64_t start = 0; start < g.domain[g.axis] && ok; start += g.rows) {
+      const std::int64_t stop = std::min(start + g.rows, g.domain[g.axis]);
+      ok = temps_for(stop - start);
+      for (std::size_t b = 0; b < views.size() && ok; ++b) {
+        views[b] = block_view(r.blockable[b].ptr(), g, prefix, start, stop);
+        ok = views[b] != nullptr;
+      }
+      ok = ok && run_calls(r, views, temps);
+      verified_ = verified_ || ok;
+      for (PyObject*& v : views) {
+        Py_CLEAR(v);
+      }
+    }
+    for (std::size_t d = g.axis; d-- > 0;) {  // the next prefix index
+      if (++prefix[d] < g.domain[d]) {
+        break;
+      }
+      prefix[d] = 0;
+    }
+  }
+  return ok;
+}
+
+BlockKernel::Outcome BlockKernel::run(Frame& frame) {
+  if (!disabled_.empty()) {
+    return replay("disabled: " + disabled_);
+  }
+  Run r;
+  if (!prepare(frame, r)) {
+    return Outcome::kReplay;
+  }
+  try {
+    allocate(r);
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return Outcome::kError;
+  }
+  if (r.flat && r.domain.size() != 1) {
+    std::int64_t total = 1;
+    for (const std::int64_t n : r.domain) {
+      total *= n;
+    }
+    r.domain = {total};
+  }
+  bool ok = false;
+  {
+    const IgnoreNumpyErrors quiet;
+    if (!quiet.ok()) {
+      return Outcome::kError;
+    }
+    try {
+      ok = run_blocks(r);
+    } catch (py::error_already_set& e) {
+      e.restore();
+    }
+  }
+  if (!ok) {
+    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt) != 0) {
+      return Outcome::kError;
+    }
+    PyErr_Clear();  // the group runs op by op, and raises there as eager NumPy does
+    return replay(disabled_.empty() ? "an error in a block" : "disabled: " + disabled_);
+  }
+  try {
+    if (reported_fe_flags(r.flags) != 0) {
+      return replay("a floating-point error the error state reports");
+    }
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return Outcome::kError;
+  }
+  for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
+    if (k_.buffers[b].output) {
+      frame.set_owned(k_.buffers[b].value, r.made[b].release().ptr());
+    }
+  }
+  last_replay_.clear();
+  return Outcome::kDone;
+}
+
+}  // namespace sot::graph

@@ -1,0 +1,71 @@
+// Tier A of the CPU backend: a kernel run block by block, each expression a call of its NumPy
+// ufunc on cache-sized blocks (`out=` block temporaries or the output's block), so the values a
+// kernel does not store stay in cache and results are those of eager NumPy's own inner loops.
+// Floating-point errors are collected from the hardware flags with NumPy's reporting off; when the
+// user's error state reports one, the caller runs the group op by op instead, so that the warning
+// (or log) is eager NumPy's, once per op, in order.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/kernel_ir.hpp"
+#include "graph/program.hpp"
+
+namespace sot::graph {
+
+struct CpuOptions {
+  // Elements per block (0: chosen so that a block's buffers fill about 1 MiB).
+  std::atomic<std::int64_t> block_elements{0};
+  // Time each group (plan()["groups"][i]["seconds"]).
+  std::atomic<bool> profile{false};
+};
+CpuOptions& cpu_options();
+
+class BlockKernel {
+ public:
+  enum class Outcome : std::uint8_t {
+    kDone,    // the outputs are in the frame
+    kReplay,  // nothing changed: run the group's ops one by one (the reason in last_replay())
+    kError,   // a Python error is set
+  };
+
+  explicit BlockKernel(kir::Kernel kernel);
+
+  Outcome run(Frame& frame);
+  const kir::Kernel& kernel() const { return k_; }
+  // Why the last run was replayed ("floating-point error reported", "an input not C-contiguous").
+  const std::string& last_replay() const { return last_replay_; }
+  // Set when the first run found a result dtype other than the graph's: every run replays.
+  const std::string& disabled() const { return disabled_; }
+
+ private:
+  struct Run;
+  struct Target {  // where a call expression's result goes in a block
+    bool store = false;
+    int index = -1;  // a buffer (store) or a temporary
+  };
+
+  bool prepare(Frame& frame, Run& r);
+  bool allocate(Run& r);
+  bool run_blocks(Run& r);
+  bool run_calls(Run& r, const std::vector<PyObject*>& views, const std::vector<PyObject*>& temps);
+  bool verify_call(const kir::Expr& e, std::vector<PyObject*>& args, PyObject* target);
+  Outcome replay(std::string why);
+
+  kir::Kernel k_;
+  std::vector<Target> targets_;           // per expression (calls only)
+  std::vector<DType> temp_dtypes_;        // per temporary
+  std::vector<pybind11::object> dtypes_;  // numpy dtype per buffer
+  std::vector<pybind11::object> temp_np_dtypes_;
+  std::int64_t bytes_per_element_ = 0;
+  bool verified_ = false;
+  std::string last_replay_;
+  std::string disabled_;
+};
+
+}  // namespace sot::graph

@@ -1,0 +1,164 @@
+// The CPU backend: the graph's fusion groups in program order; a fused group runs as its kernel
+// (tier A, block by block), every other group as the NumPy calls the user made. A fused group
+// falls back to its ops one by one where eager NumPy's behaviour needs it (a floating-point error
+// the error state reports, an input layout the block executor does not take).
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/backend.hpp"
+#include "graph/block_executor.hpp"
+#include "graph/fusion.hpp"
+#include "graph/kernel_ir.hpp"
+#include "graph/program.hpp"
+
+namespace py = pybind11;
+
+namespace sot::graph {
+
+namespace {
+
+struct Segment {
+  Group group;
+  std::unique_ptr<BlockKernel> kernel;  // fused groups
+  std::vector<std::string> op_names;
+  // Counters of this compiled graph's runs.
+  long runs = 0;
+  long blocked = 0;   // tier A runs
+  long replayed = 0;  // fused group run op by op
+  double seconds = 0;
+};
+
+class FusedRunner final : public Runner {
+ public:
+  FusedRunner(std::unique_ptr<Program> program, const Graph& graph, const std::vector<int>& outputs)
+      : p_(std::move(program)) {
+    int kernels = 0;
+    for (Group& g : partition(graph, outputs)) {
+      Segment s;
+      for (const int k : g.ops) {
+        s.op_names.push_back(graph.ops()[static_cast<std::size_t>(k)].name);
+      }
+      if (g.kind == Group::Kind::kFused) {
+        s.kernel =
+            std::make_unique<BlockKernel>(kir::lower(graph, g, "k" + std::to_string(kernels++)));
+      }
+      s.group = std::move(g);
+      segments_.push_back(std::move(s));
+    }
+  }
+
+  PyObject* run(PyObject* const* argv, std::size_t nargs) override {
+    if (!check_input_count(*p_, nargs)) {
+      return nullptr;
+    }
+    Frame frame(*p_, argv);
+    const bool profile = cpu_options().profile.load();
+    for (Segment& s : segments_) {
+      const auto start =
+          profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+      if (!run_segment(s, frame)) {
+        return nullptr;
+      }
+      ++s.runs;
+      if (profile) {
+        s.seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      }
+    }
+    return frame.outputs();
+  }
+
+  std::string repr() const override {
+    std::size_t fused = 0;
+    for (const Segment& s : segments_) {
+      fused += s.kernel ? 1 : 0;
+    }
+    return "<sot compiled graph " + std::to_string(p_->steps.size()) +
+           "-op: " + std::to_string(p_->steps.size()) + " ops, " +
+           std::to_string(p_->inputs.size()) + " inputs, " + std::to_string(p_->outputs.size()) +
+           " outputs (cpu: " + std::to_string(segments_.size()) + " groups, " +
+           std::to_string(fused) + " fused)>";
+  }
+
+  py::dict plan() const override {
+    py::list groups;
+    for (const Segment& s : segments_) {
+      py::dict g;
+      g["kind"] = std::string(kind_name(s.group.kind));
+      g["ops"] = py::cast(s.group.ops);
+      g["op_names"] = py::cast(s.op_names);
+      g["inputs"] = py::cast(s.group.inputs);
+      g["outputs"] = py::cast(s.group.outputs);
+      g["why"] = s.group.why;
+      g["runs"] = s.runs;
+      g["seconds"] = s.seconds;
+      if (s.kernel) {
+        g["kernel"] = s.kernel->kernel().text();
+        g["tier_a_runs"] = s.blocked;
+        g["op_by_op_runs"] = s.replayed;
+        g["last_fallback"] = s.kernel->last_replay();
+        g["disabled"] = s.kernel->disabled();
+      }
+      groups.append(g);
+    }
+    py::dict d;
+    d["backend"] = "cpu";
+    d["groups"] = groups;
+    return d;
+  }
+
+ private:
+  bool run_ops(const Segment& s, Frame& frame) {
+    for (const int k : s.group.ops) {
+      if (!frame.run_step(static_cast<std::size_t>(k))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool run_segment(Segment& s, Frame& frame) {
+    if (!s.kernel) {
+      return run_ops(s, frame);
+    }
+    switch (s.kernel->run(frame)) {
+      case BlockKernel::Outcome::kDone:
+        ++s.blocked;
+        for (const int k : s.group.ops) {
+          frame.release_after(static_cast<std::size_t>(k));
+        }
+        return true;
+      case BlockKernel::Outcome::kReplay:
+        ++s.replayed;
+        return run_ops(s, frame);
+      case BlockKernel::Outcome::kError:
+        break;
+    }
+    return false;
+  }
+
+  std::unique_ptr<Program> p_;
+  std::vector<Segment> segments_;
+};
+
+class CpuBackend final : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+
+  py::object compile(const Graph& graph, const std::vector<int>& outputs, bool check) override {
+    return make_compiled(
+        std::make_unique<FusedRunner>(build_program(graph, outputs, check), graph, outputs));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() {
+  return std::make_unique<CpuBackend>();
+}
+
+}  // namespace sot::graph

@@ -1,0 +1,148 @@
+#include "graph/fp_state.hpp"
+
+#include <cfenv>
+#include <string>
+
+#include "core/loaded_module.hpp"
+
+namespace py = pybind11;
+
+namespace sot::graph {
+
+namespace {
+
+// NumPy 2 keeps the state in a context variable holding an immutable object (a new one per
+// change); NumPy 1.x in an error object [bufsize, mask, callback] set with seterrobj, whose mask
+// holds 3 bits per error (divide at 0, over at 3, under at 6, invalid at 9; 0 ignores).
+struct State {
+  bool numpy1 = false;
+  py::object contextvar;  // NumPy 2
+  py::object ignore;      // NumPy 2: the state object of np.errstate(all="ignore")
+  py::object geterr;      // numpy.geterr
+  py::object geterrobj;   // NumPy 1.x
+  py::object seterrobj;   // NumPy 1.x
+  py::object last;        // NumPy 2: the state object last asked about
+  int last_reported = 0;
+};
+
+State& state() {
+  static State* s = [] {
+    auto* made = new State();  // NOLINT(cppcoreguidelines-owning-memory): lives for the process
+    const py::module_ numpy = loaded_module("numpy");
+    made->geterr = numpy.attr("geterr");
+    if (py::hasattr(numpy, "geterrobj")) {
+      made->numpy1 = true;
+      made->geterrobj = numpy.attr("geterrobj");
+      made->seterrobj = numpy.attr("seterrobj");
+    } else {
+      made->contextvar = loaded_module("numpy._core._ufunc_config").attr("_extobj_contextvar");
+      const py::object ctx = numpy.attr("errstate")(py::arg("all") = "ignore");
+      ctx.attr("__enter__")();
+      made->ignore = made->contextvar.attr("get")();
+      ctx.attr("__exit__")(py::none(), py::none(), py::none());
+    }
+    return made;
+  }();
+  return *s;
+}
+
+int flag_of(const std::string& error) {
+  if (error == "divide") {
+    return FE_DIVBYZERO;
+  }
+  if (error == "over") {
+    return FE_OVERFLOW;
+  }
+  if (error == "under") {
+    return FE_UNDERFLOW;
+  }
+  return error == "invalid" ? FE_INVALID : 0;
+}
+
+int reported_now(State& s) {
+  if (s.numpy1) {
+    const long mask = s.geterrobj()[py::int_(1)].cast<long>();
+    constexpr long kModeBits = 7;
+    int flags = 0;
+    flags |= (mask & kModeBits) != 0 ? FE_DIVBYZERO : 0;
+    flags |= ((mask >> 3) & kModeBits) != 0 ? FE_OVERFLOW : 0;
+    flags |= ((mask >> 6) & kModeBits) != 0 ? FE_UNDERFLOW : 0;
+    flags |= ((mask >> 9) & kModeBits) != 0 ? FE_INVALID : 0;
+    return flags;
+  }
+  PyObject* current = nullptr;
+  if (PyContextVar_Get(s.contextvar.ptr(), nullptr, &current) < 0 || current == nullptr) {
+    throw py::error_already_set();
+  }
+  const py::object now = py::reinterpret_steal<py::object>(current);
+  if (!s.last || !now.is(s.last)) {
+    int flags = 0;
+    for (const auto& item : s.geterr().cast<py::dict>()) {
+      if (py::str(item.second).cast<std::string>() != "ignore") {
+        flags |= flag_of(py::str(item.first).cast<std::string>());
+      }
+    }
+    s.last = now;
+    s.last_reported = flags;
+  }
+  return s.last_reported;
+}
+
+}  // namespace
+
+int numpy_fe_flags() {
+  return FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID;
+}
+
+int reported_fe_flags(int flags) {
+  return flags == 0 ? 0 : flags & reported_now(state());
+}
+
+IgnoreNumpyErrors::IgnoreNumpyErrors() {
+  try {
+    State& s = state();
+    if (s.numpy1) {
+      py::object saved = s.geterrobj();
+      // A copy (py::list of a list would be the same object, and restoring it would restore 0).
+      auto quiet = py::reinterpret_steal<py::list>(PySequence_List(saved.ptr()));
+      if (!quiet) {
+        throw py::error_already_set();
+      }
+      quiet[1] = py::int_(0);
+      s.seterrobj(quiet);
+      saved_ = saved.release().ptr();
+    } else {
+      token_ = PyContextVar_Set(s.contextvar.ptr(), s.ignore.ptr());
+      if (token_ == nullptr) {
+        return;
+      }
+    }
+    ok_ = true;
+  } catch (py::error_already_set& e) {
+    e.restore();
+  }
+}
+
+IgnoreNumpyErrors::~IgnoreNumpyErrors() {
+  if (!ok_) {
+    return;
+  }
+  // An error being raised is kept across the restore.
+  PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
+  PyErr_Fetch(&type, &value, &tb);
+  State& s = state();
+  if (s.numpy1) {
+    PyObject* r = PyObject_CallOneArg(s.seterrobj.ptr(), saved_);
+    Py_XDECREF(r);
+    Py_DECREF(saved_);
+  } else {
+    if (PyContextVar_Reset(s.contextvar.ptr(), token_) < 0) {
+      PyErr_Clear();
+    }
+    Py_DECREF(token_);
+  }
+  PyErr_Clear();
+  PyErr_Restore(type, value, tb);
+}
+
+}  // namespace sot::graph

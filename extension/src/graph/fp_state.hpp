@@ -1,0 +1,36 @@
+// NumPy's floating-point error state, as the CPU backend needs it: run a fused group with every
+// error ignored (it reads the hardware flags itself, so that a group split into blocks reports an
+// error once, as eager NumPy's one call per op would), and tell which raised flags the user's
+// current state reports (np.seterr: anything but "ignore").
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace sot::graph {
+
+// The floating-point exception flags NumPy reports (FE_DIVBYZERO, FE_OVERFLOW, FE_UNDERFLOW,
+// FE_INVALID; not FE_INEXACT).
+int numpy_fe_flags();
+
+// Of `flags`, those the current NumPy error state does not ignore.
+int reported_fe_flags(int flags);
+
+// Within its scope NumPy ignores every floating-point error (as np.errstate(all="ignore")).
+class IgnoreNumpyErrors {
+ public:
+  IgnoreNumpyErrors();
+  ~IgnoreNumpyErrors();
+  IgnoreNumpyErrors(const IgnoreNumpyErrors&) = delete;
+  IgnoreNumpyErrors& operator=(const IgnoreNumpyErrors&) = delete;
+  IgnoreNumpyErrors(IgnoreNumpyErrors&&) = delete;
+  IgnoreNumpyErrors& operator=(IgnoreNumpyErrors&&) = delete;
+  // False when the state could not be changed (a Python error is set).
+  bool ok() const { return ok_; }
+
+ private:
+  PyObject* token_ = nullptr;  // NumPy 2: the context variable's reset token
+  PyObject* saved_ = nullptr;  // NumPy 1.x: the error object to restore
+  bool ok_ = false;
+};
+
+}  // namespace sot::graph

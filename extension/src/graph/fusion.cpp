@@ -1,0 +1,198 @@
+#include "graph/fusion.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/loaded_module.hpp"
+#include "graph/ufuncs.hpp"
+
+namespace py = pybind11;
+
+namespace sot::graph {
+
+namespace {
+
+bool python_or_numpy_scalar(const py::handle& c, const py::module_& numpy) {
+  PyScalar unused;
+  return python_scalar(c.ptr(), &unused) || py::isinstance(c, numpy.attr("generic"));
+}
+
+// Why an argument cannot be an operand of a fused op (empty: it can).
+std::string operand_reason(const Graph& graph, const Arg& a, const ValueInfo& result,
+                           const py::module_& numpy) {
+  switch (a.kind) {
+    case Arg::Kind::kValue: {
+      const ValueInfo& info = graph.value(a.value).info;
+      if (info.scalar || info.ndim() == 0) {
+        return {};
+      }
+      return info.ndim() <= result.ndim() ? std::string() : "an operand wider than the result";
+    }
+    case Arg::Kind::kConst:
+      return python_or_numpy_scalar(a.constant, numpy) ? std::string() : "a constant operand";
+    default:
+      return "a list operand";
+  }
+}
+
+bool is_library(const std::string& name) {
+  return name == "matmul" || name == "dot" || name == "einsum";
+}
+
+bool same_domain(const ValueInfo& a, const ValueInfo& b) {
+  return a.shape == b.shape && a.symbols == b.symbols;
+}
+
+// Fills in the inputs and outputs of `g` from who reads what.
+void connect(const Graph& graph, const std::vector<int>& outputs, const std::vector<int>& last_read,
+             Group& g) {
+  std::vector<int> made;
+  for (const int k : g.ops) {
+    const Op& op = graph.ops()[static_cast<std::size_t>(k)];
+    auto read = [&](int v) {
+      if (std::find(made.begin(), made.end(), v) == made.end() &&
+          std::find(g.inputs.begin(), g.inputs.end(), v) == g.inputs.end()) {
+        g.inputs.push_back(v);
+      }
+    };
+    for (const Arg& a : op.args) {
+      if (a.kind == Arg::Kind::kValue) {
+        read(a.value);
+      }
+      for (const int v : a.values) {
+        read(v);
+      }
+    }
+    for (const auto& kw : op.kwargs) {
+      if (kw.second.kind == Arg::Kind::kValue) {
+        read(kw.second.value);
+      }
+      for (const int v : kw.second.values) {
+        read(v);
+      }
+    }
+    made.push_back(op.result);
+  }
+  const int last = g.ops.back();
+  for (const int v : made) {
+    const bool output = std::find(outputs.begin(), outputs.end(), v) != outputs.end();
+    if (output || last_read[static_cast<std::size_t>(v)] > last) {
+      g.outputs.push_back(v);
+    }
+  }
+}
+
+// The last op that reads each value (-1: none).
+std::vector<int> last_reads(const Graph& graph) {
+  std::vector<int> last(graph.values().size(), -1);
+  for (std::size_t k = 0; k < graph.ops().size(); ++k) {
+    const Op& op = graph.ops()[k];
+    auto mark = [&](const Arg& a) {
+      if (a.kind == Arg::Kind::kValue) {
+        last[static_cast<std::size_t>(a.value)] = static_cast<int>(k);
+      }
+      for (const int v : a.values) {
+        last[static_cast<std::size_t>(v)] = static_cast<int>(k);
+      }
+    };
+    for (const Arg& a : op.args) {
+      mark(a);
+    }
+    for (const auto& kw : op.kwargs) {
+      mark(kw.second);
+    }
+  }
+  return last;
+}
+
+}  // namespace
+
+std::string_view kind_name(Group::Kind kind) {
+  switch (kind) {
+    case Group::Kind::kFused:
+      return "fused";
+    case Group::Kind::kLibrary:
+      return "library";
+    case Group::Kind::kOpaque:
+      break;
+  }
+  return "opaque";
+}
+
+std::string unfusable_reason(const Graph& graph, const Op& op, const py::module_& numpy) {
+  if (op.mutates) {
+    return "changes an array in place";
+  }
+  if (op.view) {
+    return "a view";
+  }
+  if (!op.kwargs.empty()) {
+    return "keyword arguments";
+  }
+  const ValueInfo& result = graph.value(op.result).info;
+  if (result.scalar || result.ndim() == 0) {
+    return "a scalar result";
+  }
+  const py::object ufunc = ufunc_of(op, numpy);
+  if (ufunc.is_none()) {
+    return "not an elementwise ufunc";
+  }
+  if (!ufunc.attr("signature").is_none() || ufunc.attr("nout").cast<int>() != 1 ||
+      ufunc.attr("nin").cast<std::size_t>() != op.args.size()) {
+    return "a ufunc with another signature";
+  }
+  for (const Arg& a : op.args) {
+    std::string why = operand_reason(graph, a, result, numpy);
+    if (!why.empty()) {
+      return why;
+    }
+  }
+  return {};
+}
+
+std::vector<Group> partition(const Graph& graph, const std::vector<int>& outputs) {
+  const py::module_ numpy = loaded_module("numpy");
+  std::vector<Group> groups;
+  Group open;
+  open.kind = Group::Kind::kFused;
+  auto close = [&] {
+    if (open.ops.size() == 1) {
+      open.kind = Group::Kind::kOpaque;
+      open.why = "a single elementwise op";
+    }
+    if (!open.ops.empty()) {
+      groups.push_back(open);
+    }
+    open = Group();
+    open.kind = Group::Kind::kFused;
+  };
+  for (std::size_t k = 0; k < graph.ops().size(); ++k) {
+    const Op& op = graph.ops()[k];
+    const std::string why = unfusable_reason(graph, op, numpy);
+    if (why.empty()) {
+      const ValueInfo& result = graph.value(op.result).info;
+      if (!open.ops.empty() &&
+          !same_domain(graph.value(graph.ops()[static_cast<std::size_t>(open.ops[0])].result).info,
+                       result)) {
+        close();
+      }
+      open.ops.push_back(static_cast<int>(k));
+      continue;
+    }
+    close();
+    Group single;
+    single.kind = is_library(op.name) ? Group::Kind::kLibrary : Group::Kind::kOpaque;
+    single.why = single.kind == Group::Kind::kLibrary ? op.name : op.name + ": " + why;
+    single.ops.push_back(static_cast<int>(k));
+    groups.push_back(single);
+  }
+  close();
+  const std::vector<int> last = last_reads(graph);
+  for (Group& g : groups) {
+    connect(graph, outputs, last, g);
+  }
+  return groups;
+}
+
+}  // namespace sot::graph

@@ -1,0 +1,37 @@
+// Fusion: a graph's ops partitioned into groups, in program order. A fused group is a run of
+// elementwise ufunc ops over one iteration domain (the result shape they share; operands
+// broadcast into it); its values that nothing after it reads never reach memory. matmul, dot and
+// einsum are library calls; everything else (views, in-place ops, reductions, shape ops, indexing)
+// is opaque and runs as the NumPy call the user made. Views and in-place ops end a group, so
+// NumPy's aliasing is kept by running them as they are.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/graph.hpp"
+
+namespace sot::graph {
+
+struct Group {
+  enum class Kind : std::uint8_t { kFused, kLibrary, kOpaque };
+  Kind kind = Kind::kOpaque;
+  std::vector<int> ops;      // op indices, consecutive, in program order
+  std::vector<int> inputs;   // values the group reads and does not make, in first-use order
+  std::vector<int> outputs;  // values it makes that a later op or the graph's outputs need
+  std::string why;           // an opaque op: why it is not fused ("a view", "reduction sum")
+};
+
+std::string_view kind_name(Group::Kind kind);
+
+// Why `op` cannot be an elementwise member of a fused group (empty: it can).
+std::string unfusable_reason(const Graph& graph, const Op& op, const pybind11::module_& numpy);
+
+// The groups of `graph`, covering every op once. A fused group has at least two ops (a single
+// elementwise op is opaque: there is nothing to fuse).
+std::vector<Group> partition(const Graph& graph, const std::vector<int>& outputs);
+
+}  // namespace sot::graph

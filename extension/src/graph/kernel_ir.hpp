@@ -1,0 +1,83 @@
+// The kernel IR: what a fused group computes, independent of the machine that runs it. A kernel is
+// one loop nest over an iteration domain (sizes static or runtime symbols), reading array buffers
+// (right-aligned to the domain, broadcast where a size is 1, strides given at run time) and scalar
+// parameters, computing typed scalar expressions (each the NumPy ufunc of a graph op, with the
+// dtype NumPy gives it) and storing some of them into output buffers. Values that are not stored
+// live in registers (CPU tier B, CUDA) or in cache-sized block temporaries (CPU tier A). The CPU
+// backend runs kernels; the CUDA backend emits them as CUDA C++.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/fusion.hpp"
+#include "graph/graph.hpp"
+
+namespace sot::graph::kir {
+
+struct Dim {
+  std::int64_t size = 1;
+  int symbol = -1;  // >= 0: a runtime size (the shape symbol s<symbol>)
+};
+
+// An array the kernel reads or writes, by the graph value it holds.
+struct Buffer {
+  int value = -1;
+  DType dtype = DType::kFloat64;
+  std::vector<Dim> shape;  // right-aligned to the domain
+  bool output = false;
+};
+
+// A value taken once per kernel run: a NumPy scalar or 0-d array from the graph (`value`), or a
+// constant of the op (a Python or NumPy scalar).
+struct Scalar {
+  int value = -1;
+  pybind11::object constant;
+};
+
+struct Expr {
+  enum class Kind : std::uint8_t { kLoad, kScalar, kCall };
+  Kind kind = Kind::kCall;
+  DType dtype = DType::kFloat64;  // kLoad, kCall
+  int buffer = -1;                // kLoad
+  int scalar = -1;                // kScalar
+  std::string fn;                 // kCall: the ufunc's name
+  pybind11::object ufunc;         // kCall
+  std::vector<int> operands;      // kCall: expression ids
+  int op = -1;                    // kCall: the graph op it computes
+  int value = -1;                 // kLoad, kCall: the graph value
+};
+
+struct Store {
+  int expr = -1;
+  int buffer = -1;
+};
+
+struct Kernel {
+  std::string name;  // "k0"
+  std::vector<Dim> domain;
+  std::vector<Buffer> buffers;  // inputs first, then outputs
+  std::vector<Scalar> scalars;
+  std::vector<Expr> exprs;  // in evaluation order; operands come before their users
+  std::vector<Store> stores;
+  int first_op = -1;  // the group's ops: [first_op, last_op]
+  int last_op = -1;
+
+  // The kernel as text:
+  //   kernel k0 over [s0, 1024]
+  //     in  b0: float64[s0, 1024]  (%0)
+  //     out b2: float64[s0, 1024]  (%5)
+  //     e0 = load b0
+  //     e2 = multiply(e0, 2.0) : float64
+  //     store b2 <- e4
+  std::string text() const;
+  int calls() const;
+};
+
+// The kernel of fused group `g` of `graph`, called `name`.
+Kernel lower(const Graph& graph, const Group& g, const std::string& name);
+
+}  // namespace sot::graph::kir

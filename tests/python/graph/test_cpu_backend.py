@@ -1,0 +1,300 @@
+"""The ``cpu`` backend: elementwise chains fused into groups and run block by block (tier A) give eager
+NumPy's results bit for bit (values, dtypes, layouts), eager NumPy's floating-point warnings (once per op, in
+order) and errors, and fall back to the ops one by one where they must; the plan shows the groups and kernels.
+Every case runs with blocks of 64 elements (the smallest: blocks are whole multiples of 64) and the default,
+on arrays large enough that blocks split rows, cross rows and cover the whole domain.
+PYTEST_DONT_REWRITE"""
+
+import warnings
+
+import pytest
+
+import sot
+from numpy_differential import case, check, run_cases, same
+from sot import capture as cap
+
+np = pytest.importorskip("numpy")
+
+rng = np.random.default_rng(17)
+A = rng.standard_normal((40, 37))
+B = rng.standard_normal((40, 37))
+ROW = rng.standard_normal(37)
+COL = rng.standard_normal((40, 1))
+X3 = rng.standard_normal((5, 30, 37))
+F32 = rng.standard_normal((30, 29)).astype(np.float32)
+F16 = rng.standard_normal((13, 37)).astype(np.float16)
+I8 = (np.arange(-400, 400) % 120 - 60).astype(np.int8).reshape(20, 40)
+I32 = np.arange(-400, 400, dtype=np.int32).reshape(20, 40)
+U16 = np.arange(700, dtype=np.uint16)
+BOOL = (np.arange(800) % 3 == 0).reshape(20, 40)
+C128 = rng.standard_normal((17, 23)) + 1j * rng.standard_normal((17, 23))
+V = rng.standard_normal(1001)
+MIXED = np.tile(np.array([-1.0, 0.0, 1.0, 2.0, np.inf, -np.inf, np.nan, 1e308, -2.5, 4.0]), 30)
+
+
+@pytest.fixture(autouse=True, params=[64, 0], ids=lambda b: f"block{b}")
+def cpu_backend(request):
+    saved = (sot.config.backend, sot.config.cpu_block)
+    sot.config.backend = "cpu"
+    sot.config.cpu_block = request.param
+    yield request.param
+    sot.config.backend, sot.config.cpu_block = saved
+
+
+def chain(a, b):
+    return (a * 2.0 + b) * (a - b) / (b * b + 1.0)
+
+
+def gelu(x):
+    return 0.5 * x * (1.0 + np.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
+
+
+def broadcast_rows_cols(a, row, col):
+    return np.exp(-(a - row) * (a - col)) + np.sqrt(np.abs(row)) * col
+
+
+def three_d(x, row):
+    return np.sin(x) * np.cos(row) + x * x - 1.0
+
+
+def float32_chain(x):
+    return (x * np.float32(1.5) + 2.0) * np.exp(-x * x)
+
+
+def float16_chain(x):
+    return x * x + x / 3.0 - 1.0
+
+
+def int8_chain(x):
+    return (x * 3 + 7) // 2 - x % 3
+
+
+def int32_mixed(x, y):
+    return (x * y + 1) * 0.5 - y
+
+
+def uint16_shifts(u):
+    return ((u << 2) ^ (u >> 1)) & 1023
+
+
+def bool_logic(m, a):
+    return np.logical_and(m, a > 0) | np.logical_not(a < -3)
+
+
+def complex_chain(z):
+    return np.exp(z * 1j) * np.negative(z) + z * z
+
+
+def with_numpy_scalar(a):
+    m = a.max()
+    return np.exp(a - m) * 2.0 + m
+
+
+def with_zero_d(a, s):
+    return (a + s) * (a - s) + s
+
+
+def two_outputs(a, b):
+    s = a + b
+    d = a - b
+    return s * d, s / (d * d + 1.0)
+
+
+def output_read_later(a, b):
+    t = np.sqrt(a * a + b * b)
+    u = t * 2.0 + 1.0
+    return u.sum(axis=0), t.T, u
+
+
+def chain_cut_by_view(a, row):
+    t = a * 2.0 + row
+    v = t[:, 1:]
+    return (v * v - 1.0) * 3.0
+
+
+def chain_around_inplace(a, b):
+    t = a * b + 1.0
+    t += b
+    return t * t - a
+
+
+def strided_input(v):
+    w = v[::3]
+    return w * w + w * 2.0 - 1.0
+
+
+def empty_arrays(a):
+    return a * 2.0 + a * a
+
+
+CASES = [
+    case(chain, A, B),
+    case(gelu, A),
+    case(broadcast_rows_cols, A, ROW, COL),
+    case(three_d, X3, ROW),
+    case(float32_chain, F32),
+    case(float16_chain, F16),
+    case(int8_chain, I8),
+    case(int32_mixed, I32, A[:20, :40] if A.shape[1] >= 40 else np.resize(A, (20, 40))),
+    case(uint16_shifts, U16),
+    case(bool_logic, BOOL, np.resize(A, (20, 40))),
+    case(complex_chain, C128),
+    case(with_numpy_scalar, A),
+    case(with_zero_d, A, np.array(0.5)),
+    case(two_outputs, A, B),
+    case(output_read_later, A, B),
+    case(chain_cut_by_view, A, ROW),
+    case(chain_around_inplace, A, B),
+    case(strided_input, V),
+    case(empty_arrays, np.zeros((0, 4))),
+]
+
+
+@run_cases(CASES)
+def test_cpu_chains_match_eager(fn, args, kwargs, graphs, breaks, fallbacks):
+    check(fn, *args, graphs=graphs, breaks=breaks, fallbacks=fallbacks, **kwargs)
+
+
+def _plan(fn, *args):
+    sot.reset()
+    cap.clear(fn)
+    t = sot.translate.new_translator(records=True)
+    with cap.capture(t):
+        fn(*args)
+        value = fn(*args)
+    graphs = [g for r in t.records() if r["transformed"] is not None for g in r["graphs"]]
+    assert len(graphs) == 1
+    return value, graphs[0]["compiled"].plan()
+
+
+def test_plan_shows_fused_groups_and_kernels():
+    value, plan = _plan(output_read_later, A, B)
+    assert same(value, output_read_later(A, B))
+    assert plan["backend"] == "cpu"
+    kinds = [(g["kind"], g["op_names"]) for g in plan["groups"]]
+    assert kinds[0] == ("fused", ["multiply", "multiply", "add", "sqrt", "multiply", "add"]), kinds
+    fused = plan["groups"][0]
+    # sqrt's result is read by the transpose and the product after it, u by the sum and the caller.
+    assert len(fused["outputs"]) == 2 and fused["tier_a_runs"] == 2 and fused["op_by_op_runs"] == 0
+    assert fused["kernel"].startswith("kernel k0 over [40, 37]\n") and "  e1 = multiply(e0, e0) : float64\n" in \
+        fused["kernel"]
+    assert [g["kind"] for g in plan["groups"][1:]] == ["opaque", "opaque"]
+
+
+def test_single_ops_and_matmul_are_not_fused():
+    def f(a, b):
+        return (a @ b.T) + 1.0
+
+    _, plan = _plan(f, A, B)
+    assert [(g["kind"], g["why"]) for g in plan["groups"]] == [
+        ("opaque", "transpose: a view"), ("library", "matmul"), ("opaque", "a single elementwise op")]
+
+
+def test_fortran_order_input_runs_op_by_op_with_eager_layout():
+    af = np.asfortranarray(A)
+    value, plan = _plan(chain, af, af)
+    expected = chain(af, af)
+    assert same(value, expected) and value.strides == expected.strides
+    g = plan["groups"][0]
+    assert g["op_by_op_runs"] == 2 and g["last_fallback"] == "an input that is not C-contiguous"
+
+
+def _warnings_of(fn, *args, translated):
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        if translated:
+            t = sot.translate.new_translator()
+            with cap.capture(t):
+                value = fn(*args)
+        else:
+            value = fn(*args)
+    return value, [(w.category, str(w.message)) for w in got]
+
+
+def log_then_divide(x):
+    return np.log(x) * 2.0 + 1.0 / (x * 0.0) + np.sqrt(x)
+
+
+@pytest.mark.parametrize("state", ["warn", "ignore", "print"])
+def test_floating_point_errors_as_eager(state, capfd):
+    sot.reset()
+    cap.clear(log_then_divide)
+    for _ in range(2):
+        with np.errstate(all=state):
+            plain, plain_warnings = _warnings_of(log_then_divide, MIXED, translated=False)
+            plain_out = capfd.readouterr().out
+            got, got_warnings = _warnings_of(log_then_divide, MIXED, translated=True)
+            got_out = capfd.readouterr().out
+        assert same(got, plain)
+        assert got_warnings == plain_warnings and got_out == plain_out
+    if state == "warn":
+        assert len(plain_warnings) >= 4  # log: divide, invalid; divide; sqrt: invalid; ...
+
+
+def test_no_floating_point_error_runs_tier_a_under_warn():
+    value, plan = _plan(chain, A, B)
+    assert same(value, chain(A, B))
+    assert plan["groups"][0]["tier_a_runs"] == 2
+
+
+def test_underflow_alone_is_not_reported_by_default():
+    def f(x):
+        return np.exp(x * -1000.0) * 2.0
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value, plan = _plan(f, np.abs(A) + 1.0)
+    assert plan["groups"][0]["tier_a_runs"] == 2
+    with np.errstate(under="warn"):
+        _, got = _warnings_of(f, np.abs(A) + 1.0, translated=True)
+        state_after = np.geterr()
+    assert got == [(RuntimeWarning, "underflow encountered in exp")]
+    assert state_after["under"] == "warn"  # the state the group ran under is restored
+
+
+def test_profile_times_groups():
+    sot.config.profile = True
+    try:
+        _, plan = _plan(chain, A, B)
+    finally:
+        sot.config.profile = False
+    assert plan["groups"][0]["seconds"] > 0
+
+
+def test_large_arrays_cross_many_default_blocks():
+    big = rng.standard_normal((300, 1001))
+    row = rng.standard_normal(1001)
+    sot.config.cpu_block = 0
+    value, plan = _plan(broadcast_rows_cols, big, row, big[:, :1].copy())
+    assert same(value, broadcast_rows_cols(big, row, big[:, :1].copy()))
+    assert plan["groups"][0]["kind"] == "fused"
+
+
+def test_cpu_options_are_checked():
+    with pytest.raises(sot.ConfigError):
+        sot.config.cpu_block = -1
+    with pytest.raises(ValueError):
+        sot._sot.graph.cpu_options(block_elements=-3)
+    assert sot._sot.graph.cpu_options()["block_elements"] == sot.config.cpu_block
+
+
+def test_intermediates_stay_in_blocks():
+    """Peak memory of a fused chain on 2M float64 (16 MB): the output and block-sized temporaries, not one
+    array per intermediate."""
+    import tracemalloc
+
+    x = rng.standard_normal(2_000_000)
+    sot.config.cpu_block = 0
+    sot.reset()
+    t = sot.translate.new_translator(records=True)
+    with cap.capture(t):
+        gelu(x)
+    (graph,) = [g for r in t.records() for g in r["graphs"]]
+    tracemalloc.start()
+    try:
+        result = graph["compiled"](x)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert same(result, gelu(x))
+    assert peak < 1.3 * x.nbytes, f"peak {peak} bytes for arrays of {x.nbytes}"
