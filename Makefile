@@ -86,6 +86,9 @@ test-cpp:
 # with NEP 50 promotion (1.24's 'weak' state).
 test-python: $(BUILD)/test-jupyter
 	$(TEST_JUPYTER_ENV) $(PYTEST) tests/python
+	@echo "== NumPy suites on the cpu backend (blocks of 64 elements: every group crosses blocks and threads)"
+	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_BLOCK=64 $(PYTEST) tests/python/graph
+	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_BLOCK=64 $(NP124_PY) -m pytest -c tests/pytest.ini tests/python/graph
 	@echo "== NumPy suites under NumPy 1.24 (legacy value-based promotion)"
 	$(TEST_JUPYTER_ENV) $(NP124_PY) -m pytest -c tests/pytest.ini tests/python/graph
 	@echo "== NumPy suites under NumPy 1.24 with NEP 50 promotion ('weak' state)"
@@ -159,6 +162,7 @@ bench: build $(BUILD)/test-jupyter
 	$(BUILD)/tests/bench_capture --benchmark_min_time=0.5
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_translate.py
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_numpy.py
+	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_cpu.py
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_fallback.py
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_report.py
 	$(TEST_JUPYTER_ENV) $(KPY) tests/bench/bench_output.py
@@ -170,6 +174,8 @@ bench-peers-deps:
 
 bench-peers: build bench-peers-deps
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(VENV)/peers/bin/python3 tests/bench/peers/run.py --out $(BUILD)/bench-peers
+	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(VENV)/peers/bin/python3 tests/bench/bench_cpu.py --peers \
+	  --json $(BUILD)/bench-peers/cpu.json
 
 # The differential program fuzzer (tests/fuzz_programs/README.md): random Python and NumPy programs, each run
 # plainly and through one translated function, failures shrunk and printed. FUZZ_PROGRAMS_SECONDS (default 3600)

@@ -20,6 +20,8 @@ Environment variables:
 ``SOT_CPU_BLOCK``
     elements per block of the ``cpu`` backend's fused groups (default ``0``: chosen so that a block's
     arrays and temporaries take about 4 MiB).
+``SOT_CPU_THREADS``
+    threads running the blocks of one ``cpu`` kernel (default ``0``: one per core).
 ``SOT_PROFILE``
     ``1`` times every group of the ``cpu`` backend (``compiled.plan()``, the ``%%sot`` report; default ``0``).
 ``SOT_CHECK_GRAPHS``
@@ -98,6 +100,7 @@ class Config:
     dynamic_shapes: bool = True
     check_graphs: bool = False
     cpu_block: int = 0
+    cpu_threads: int = 0
     profile: bool = False
 
     # environment variable and parser of each field
@@ -110,23 +113,24 @@ class Config:
         "dynamic_shapes": ("SOT_DYNAMIC_SHAPES", _parse_bool),
         "check_graphs": ("SOT_CHECK_GRAPHS", _parse_bool),
         "cpu_block": ("SOT_CPU_BLOCK", _parse_count),
+        "cpu_threads": ("SOT_CPU_THREADS", _parse_count),
         "profile": ("SOT_PROFILE", _parse_bool),
     }
     # fields the C++ backends read at run time: pushed to them when set
-    _CPU_FIELDS = ("cpu_block", "profile")
+    _CPU_FIELDS = ("cpu_block", "cpu_threads", "profile")
 
     def __setattr__(self, name, value):
-        if name == "cpu_block" and (not isinstance(value, int) or value < 0):
-            raise ConfigError(f"cpu_block={value!r}: expected a non-negative integer")
+        if name in ("cpu_block", "cpu_threads") and (not isinstance(value, int) or value < 0):
+            raise ConfigError(f"{name}={value!r}: expected a non-negative integer")
         super().__setattr__(name, value)
         if name in self._CPU_FIELDS and self is globals().get("config"):
             self.apply_cpu_options()
 
     def apply_cpu_options(self):
-        """Hands ``cpu_block`` and ``profile`` to the ``cpu`` backend."""
+        """Hands ``cpu_block``, ``cpu_threads`` and ``profile`` to the ``cpu`` backend."""
         from . import _sot
 
-        _sot.graph.cpu_options(block_elements=self.cpu_block, profile=self.profile)
+        _sot.graph.cpu_options(block_elements=self.cpu_block, profile=self.profile, threads=self.cpu_threads)
 
     @classmethod
     def from_environ(cls, environ=None):

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cfenv>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -53,18 +54,41 @@ CpuOptions& cpu_options() {
   return options;
 }
 
+std::int64_t cpu_threads() {
+  const std::int64_t n = cpu_options().threads.load();
+  return n > 0 ? n : std::max<std::int64_t>(1, std::thread::hardware_concurrency());
+}
+
+// Where blocks cut the domain: whole rows of axis `axis` (each of `inner` elements, the product of
+// the later sizes), `rows` of them per block, for every index of the axes before it.
+struct Geometry {
+  std::vector<std::int64_t> domain;
+  std::size_t axis = 0;
+  std::int64_t inner = 1;
+  std::int64_t rows = 1;
+  std::int64_t blocks = 0;  // in all
+};
+
 struct BlockKernel::Run {
   std::vector<PyObject*> arrays;      // per buffer: the array (inputs borrowed, outputs in `made`)
   std::vector<py::object> made;       // the output arrays
   std::vector<py::object> blockable;  // per buffer: what blocks index (the array or a flat view)
   std::vector<PyObject*> scalars;     // per scalar (borrowed)
   std::vector<std::int64_t> domain;
-  std::vector<py::object> temps;  // flat temporaries of a block's capacity
   bool flat = false;
   std::int64_t block = 0;
-  int flags = 0;
-  std::vector<PyObject*> args;
+  int flags = 0;  // the floating-point flags every worker raised
   py::object kwnames;
+  py::object empty;  // numpy.empty
+};
+
+// What one thread needs to run blocks: its temporaries (flat, a block's capacity), their views by
+// a block's row count, and its floating-point flags (the flags are per thread).
+struct BlockKernel::Worker {
+  std::vector<py::object> temps;
+  std::vector<std::pair<std::int64_t, std::vector<py::object>>> shaped;
+  std::vector<PyObject*> args;
+  int flags = 0;
 };
 
 BlockKernel::BlockKernel(kir::Kernel kernel) : k_(std::move(kernel)) {
@@ -181,25 +205,9 @@ bool BlockKernel::allocate(Run& r) {
     r.blockable[b] = r.flat && r.domain.size() != 1 ? a.attr("reshape")(-1)
                                                     : py::reinterpret_borrow<py::object>(a);
   }
-  std::int64_t block = cpu_options().block_elements.load();
-  if (block <= 0) {
-    block = std::clamp(kBlockBytes / std::max<std::int64_t>(1, bytes_per_element_), kMinBlock,
-                       kMaxBlock);
-  }
-  // Whole multiples of the SIMD width of any NumPy loop: every block but the last runs its loops'
-  // vector paths on every element, and the last block's tail is eager NumPy's tail (a loop whose
-  // vector and scalar paths round differently, such as complex multiply with FMA, gives the same
-  // elements as one call over the whole array would).
-  std::int64_t total = 1;
-  for (const std::int64_t n : r.domain) {
-    total *= n;
-  }
-  block = std::min(block, std::max<std::int64_t>(total, 1));  // temporaries no larger than needed
-  r.block = (block + kBlockQuantum - 1) / kBlockQuantum * kBlockQuantum;
-  for (std::size_t t = 0; t < temp_dtypes_.size(); ++t) {
-    r.temps.push_back(empty(index_object(block), temp_np_dtypes_[t]));
-  }
+  r.block = block_elements(r.domain);
   r.kwnames = py::make_tuple("out");
+  r.empty = empty;
   return true;
 }
 
@@ -220,15 +228,6 @@ bool BlockKernel::verify_call(const kir::Expr& e, std::vector<PyObject*>& args, 
 }
 
 namespace {
-
-// Where blocks cut the domain: whole rows of axis `axis` (each of `inner` elements, the product of
-// the later sizes), `rows` of them per block, for every index of the axes before it.
-struct Geometry {
-  std::vector<std::int64_t> domain;
-  std::size_t axis = 0;
-  std::int64_t inner = 1;
-  std::int64_t rows = 1;
-};
 
 Geometry geometry(const std::vector<std::int64_t>& domain, std::int64_t block) {
   Geometry g;
@@ -267,23 +266,23 @@ PyObject* block_view(PyObject* array, const Geometry& g, const std::vector<std::
 
 }  // namespace
 
-bool BlockKernel::run_calls(Run& r, const std::vector<PyObject*>& views,
+bool BlockKernel::run_calls(const Run& r, Worker& w, const std::vector<PyObject*>& views,
                             const std::vector<PyObject*>& temps) {
   for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
     const kir::Expr& e = k_.exprs[i];
     if (e.kind != kir::Expr::Kind::kCall) {
       continue;
     }
-    r.args.clear();
+    w.args.clear();
     for (const int o : e.operands) {
       const kir::Expr& operand = k_.exprs[static_cast<std::size_t>(o)];
       if (operand.kind == kir::Expr::Kind::kLoad) {
-        r.args.push_back(views[static_cast<std::size_t>(operand.buffer)]);
+        w.args.push_back(views[static_cast<std::size_t>(operand.buffer)]);
       } else if (operand.kind == kir::Expr::Kind::kScalar) {
-        r.args.push_back(r.scalars[static_cast<std::size_t>(operand.scalar)]);
+        w.args.push_back(r.scalars[static_cast<std::size_t>(operand.scalar)]);
       } else {
         const Target& t = targets_[static_cast<std::size_t>(o)];
-        r.args.push_back(t.store ? views[static_cast<std::size_t>(t.index)]
+        w.args.push_back(t.store ? views[static_cast<std::size_t>(t.index)]
                                  : temps[static_cast<std::size_t>(t.index)]);
       }
     }
@@ -292,83 +291,162 @@ bool BlockKernel::run_calls(Run& r, const std::vector<PyObject*>& views,
                                : temps[static_cast<std::size_t>(t.index)];
     std::feclearexcept(FE_ALL_EXCEPT);
     if (!verified_) {
-      if (!verify_call(e, r.args, target)) {
+      if (!verify_call(e, w.args, target)) {
         return false;
       }
     } else {
-      const std::size_t nargs = r.args.size();
-      r.args.push_back(target);
-      PyObject* made = PyObject_Vectorcall(e.ufunc.ptr(), r.args.data(), nargs, r.kwnames.ptr());
+      const std::size_t nargs = w.args.size();
+      w.args.push_back(target);
+      PyObject* made = PyObject_Vectorcall(e.ufunc.ptr(), w.args.data(), nargs, r.kwnames.ptr());
       if (made == nullptr) {
         return false;
       }
       Py_DECREF(made);
     }
-    r.flags |= std::fetestexcept(numpy_fe_flags());
+    w.flags |= std::fetestexcept(numpy_fe_flags());
   }
   return true;
 }
 
-bool BlockKernel::run_blocks(Run& r) {
-  const Geometry g = geometry(r.domain, r.block);
-  std::int64_t prefixes = 1;
-  for (std::size_t d = 0; d < g.axis; ++d) {
-    prefixes *= g.domain[d];
+namespace {
+
+// The views of a worker's temporaries shaped as a block of `rows` rows (made once per row count).
+bool shaped_temps(BlockKernel::Worker& w, const Geometry& g, std::int64_t rows,
+                  std::vector<PyObject*>& temps) {
+  for (const auto& [n, made] : w.shaped) {
+    if (n == rows) {
+      for (std::size_t t = 0; t < made.size(); ++t) {
+        temps[t] = made[t].ptr();
+      }
+      return true;
+    }
   }
-  if (prefixes == 0 || g.domain[g.axis] == 0) {
-    return true;  // an empty domain: nothing to compute
+  py::tuple shape(g.domain.size() - g.axis);
+  shape[0] = index_object(rows);
+  for (std::size_t d = g.axis + 1; d < g.domain.size(); ++d) {
+    shape[d - g.axis] = index_object(g.domain[d]);
   }
+  std::vector<py::object> made;
+  for (const py::object& flat : w.temps) {
+    made.push_back(flat[slice_object(0, rows * g.inner)].attr("reshape")(shape));
+  }
+  for (std::size_t t = 0; t < made.size(); ++t) {
+    temps[t] = made[t].ptr();
+  }
+  w.shaped.emplace_back(rows, std::move(made));
+  return true;
+}
+
+}  // namespace
+
+// Runs blocks taken from `next` until none is left or one fails (`failed`): with the GIL held,
+// which NumPy's loops release while they run.
+bool BlockKernel::work(const Run& r, const Geometry& g, Worker& w, std::atomic<std::int64_t>& next,
+                       std::atomic<bool>& failed) {
+  for (std::size_t t = 0; t < temp_dtypes_.size(); ++t) {
+    w.temps.push_back(r.empty(index_object(r.block), temp_np_dtypes_[t]));
+  }
+  const std::int64_t per_prefix = (g.domain[g.axis] + g.rows - 1) / g.rows;
   std::vector<std::int64_t> prefix(g.axis, 0);
   std::vector<PyObject*> views(k_.buffers.size(), nullptr);
-  std::vector<PyObject*> temps(r.temps.size(), nullptr);
-  std::vector<std::pair<std::int64_t, std::vector<py::object>>> temp_shapes;  // by row count
-  auto temps_for = [&](std::int64_t rows) -> bool {
-    for (const auto& [n, made] : temp_shapes) {
-      if (n == rows) {
-        for (std::size_t t = 0; t < made.size(); ++t) {
-          temps[t] = made[t].ptr();
-        }
-        return true;
-      }
-    }
-    py::tuple shape(g.domain.size() - g.axis);
-    shape[0] = index_object(rows);
-    for (std::size_t d = g.axis + 1; d < g.domain.size(); ++d) {
-      shape[d - g.axis] = index_object(g.domain[d]);
-    }
-    std::vector<py::object> made;
-    for (const py::object& flat : r.temps) {
-      made.push_back(flat[slice_object(0, rows * g.inner)].attr("reshape")(shape));
-    }
-    for (std::size_t t = 0; t < made.size(); ++t) {
-      temps[t] = made[t].ptr();
-    }
-    temp_shapes.emplace_back(rows, std::move(made));
-    return true;
-  };
+  std::vector<PyObject*> temps(temp_dtypes_.size(), nullptr);
   bool ok = true;
-  for (std::int64_t p = 0; p < prefixes && ok; ++p) {
-    for (std::int64_t start = 0; start < g.domain[g.axis] && ok; start += g.rows) {
-      const std::int64_t stop = std::min(start + g.rows, g.domain[g.axis]);
-      ok = temps_for(stop - start);
-      for (std::size_t b = 0; b < views.size() && ok; ++b) {
-        views[b] = block_view(r.blockable[b].ptr(), g, prefix, start, stop);
-        ok = views[b] != nullptr;
-      }
-      ok = ok && run_calls(r, views, temps);
-      verified_ = verified_ || ok;
-      for (PyObject*& v : views) {
-        Py_CLEAR(v);
-      }
+  while (ok && !failed.load(std::memory_order_relaxed)) {
+    const std::int64_t i = next.fetch_add(1);
+    if (i >= g.blocks) {
+      break;
     }
-    for (std::size_t d = g.axis; d-- > 0;) {  // the next prefix index
-      if (++prefix[d] < g.domain[d]) {
-        break;
-      }
-      prefix[d] = 0;
+    std::int64_t p = i / per_prefix;
+    for (std::size_t d = g.axis; d-- > 0;) {
+      prefix[d] = p % g.domain[d];
+      p /= g.domain[d];
+    }
+    const std::int64_t start = (i % per_prefix) * g.rows;
+    const std::int64_t stop = std::min(start + g.rows, g.domain[g.axis]);
+    ok = shaped_temps(w, g, stop - start, temps);
+    for (std::size_t b = 0; b < views.size() && ok; ++b) {
+      views[b] = block_view(r.blockable[b].ptr(), g, prefix, start, stop);
+      ok = views[b] != nullptr;
+    }
+    ok = ok && run_calls(r, w, views, temps);
+    verified_ = verified_ || ok;
+    for (PyObject*& v : views) {
+      Py_CLEAR(v);
     }
   }
+  if (!ok) {
+    failed = true;
+  }
   return ok;
+}
+
+bool BlockKernel::run_blocks(Run& r) {
+  Geometry g = geometry(r.domain, r.block);
+  g.blocks = (g.domain[g.axis] + g.rows - 1) / g.rows;
+  for (std::size_t d = 0; d < g.axis; ++d) {
+    g.blocks *= g.domain[d];
+  }
+  if (g.blocks == 0) {
+    return true;  // an empty domain: nothing to compute
+  }
+  std::atomic<std::int64_t> next{0};
+  std::atomic<bool> failed{false};
+  // The first run checks each call's dtype on its first block, on this thread alone.
+  const std::int64_t threads =
+      verified_ ? std::min<std::int64_t>(cpu_threads(), g.blocks) : std::int64_t{1};
+  std::vector<std::thread> helpers;
+  std::vector<int> helper_flags(static_cast<std::size_t>(threads), 0);
+  for (std::int64_t t = 1; t < threads; ++t) {
+    helpers.emplace_back([&, t] {
+      const PyGILState_STATE gil = PyGILState_Ensure();
+      {
+        const IgnoreNumpyErrors quiet;  // the error state is per thread
+        Worker w;
+        if (!quiet.ok() || !work(r, g, w, next, failed)) {
+          failed = true;
+          PyErr_Clear();  // the group runs op by op, and raises there
+        }
+        helper_flags[static_cast<std::size_t>(t)] = w.flags;
+      }
+      PyGILState_Release(gil);
+    });
+  }
+  Worker w;
+  const bool ok = work(r, g, w, next, failed);
+  r.flags |= w.flags;
+  if (!helpers.empty()) {
+    Py_BEGIN_ALLOW_THREADS;
+    for (std::thread& h : helpers) {
+      h.join();
+    }
+    Py_END_ALLOW_THREADS;
+  }
+  for (const int f : helper_flags) {
+    r.flags |= f;
+  }
+  if (ok && failed.load()) {
+    PyErr_SetString(PyExc_RuntimeError, "a block failed on another thread");
+    return false;
+  }
+  return ok;
+}
+
+std::int64_t BlockKernel::block_elements(const std::vector<std::int64_t>& domain) const {
+  std::int64_t block = cpu_options().block_elements.load();
+  if (block <= 0) {
+    block = std::clamp(kBlockBytes / std::max<std::int64_t>(1, bytes_per_element_), kMinBlock,
+                       kMaxBlock);
+  }
+  std::int64_t total = 1;
+  for (const std::int64_t n : domain) {
+    total *= n;
+  }
+  block = std::min(block, std::max<std::int64_t>(total, 1));  // temporaries no larger than needed
+  // Whole multiples of the SIMD width of any NumPy loop: every block but the last runs its loops'
+  // vector paths on every element, and the last block's tail is eager NumPy's tail (a loop whose
+  // vector and scalar paths round differently, such as complex multiply with FMA, gives the same
+  // elements as one call over the whole array would).
+  return (block + kBlockQuantum - 1) / kBlockQuantum * kBlockQuantum;
 }
 
 BlockKernel::Outcome BlockKernel::run(Frame& frame) {
@@ -378,6 +456,16 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
   Run r;
   if (!prepare(frame, r)) {
     return Outcome::kReplay;
+  }
+  if (cpu_options().block_elements.load() == 0) {
+    std::int64_t total = 1;
+    for (const std::int64_t n : r.domain) {
+      total *= n;
+    }
+    if (total * bytes_per_element_ <= kBlockBytes) {
+      // Everything fits in cache at once: blocks would run the same loops with more overhead.
+      return replay("fits in one block");
+    }
   }
   try {
     allocate(r);

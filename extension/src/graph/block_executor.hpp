@@ -23,8 +23,14 @@ struct CpuOptions {
   std::atomic<std::int64_t> block_elements{0};
   // Time each group (plan()["groups"][i]["seconds"]).
   std::atomic<bool> profile{false};
+  // Threads running a kernel's blocks (0: one per core).
+  std::atomic<std::int64_t> threads{0};
 };
 CpuOptions& cpu_options();
+// The threads a kernel's blocks run on (cpu_options().threads, or the number of cores).
+std::int64_t cpu_threads();
+
+struct Geometry;
 
 class BlockKernel {
  public:
@@ -43,6 +49,8 @@ class BlockKernel {
   // Set when the first run found a result dtype other than the graph's: every run replays.
   const std::string& disabled() const { return disabled_; }
 
+  struct Worker;  // one thread's temporaries and flags (block_executor.cpp)
+
  private:
   struct Run;
   struct Target {  // where a call expression's result goes in a block
@@ -52,8 +60,12 @@ class BlockKernel {
 
   bool prepare(Frame& frame, Run& r);
   bool allocate(Run& r);
+  std::int64_t block_elements(const std::vector<std::int64_t>& domain) const;
   bool run_blocks(Run& r);
-  bool run_calls(Run& r, const std::vector<PyObject*>& views, const std::vector<PyObject*>& temps);
+  bool work(const Run& r, const Geometry& g, Worker& w, std::atomic<std::int64_t>& next,
+            std::atomic<bool>& failed);
+  bool run_calls(const Run& r, Worker& w, const std::vector<PyObject*>& views,
+                 const std::vector<PyObject*>& temps);
   bool verify_call(const kir::Expr& e, std::vector<PyObject*>& args, PyObject* target);
   Outcome replay(std::string why);
 

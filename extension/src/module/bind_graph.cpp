@@ -71,7 +71,7 @@ void bind_graph(py::module_& m) {
   g.def("backends", &graph::backend_names, "The names of the graph backends.");
   g.def(
       "cpu_options",
-      [](const py::object& block_elements, const py::object& profile) {
+      [](const py::object& block_elements, const py::object& profile, const py::object& threads) {
         graph::CpuOptions& o = graph::cpu_options();
         if (!block_elements.is_none()) {
           const auto n = block_elements.cast<std::int64_t>();
@@ -83,14 +83,24 @@ void bind_graph(py::module_& m) {
         if (!profile.is_none()) {
           o.profile = profile.cast<bool>();
         }
+        if (!threads.is_none()) {
+          const auto n = threads.cast<std::int64_t>();
+          if (n < 0) {
+            throw py::value_error("threads must be >= 0 (0: one per core)");
+          }
+          o.threads = n;
+        }
         py::dict d;
         d["block_elements"] = o.block_elements.load();
         d["profile"] = o.profile.load();
+        d["threads"] = o.threads.load();
+        d["threads_used"] = graph::cpu_threads();
         return d;
       },
       py::arg("block_elements") = py::none(), py::arg("profile") = py::none(),
+      py::arg("threads") = py::none(),
       "The CPU backend's settings (those given are changed first): elements per block (0: chosen "
-      "from the cache size) and whether each group is timed.");
+      "from the cache size), whether each group is timed, threads per kernel (0: one per core).");
   g.def(
       "broadcast_shapes",
       [](const graph::Shape& a, const graph::Shape& b) {

@@ -168,6 +168,7 @@ def _plan(fn, *args):
 
 
 def test_plan_shows_fused_groups_and_kernels():
+    sot.config.cpu_block = 64
     value, plan = _plan(output_read_later, A, B)
     assert same(value, output_read_later(A, B))
     assert plan["backend"] == "cpu"
@@ -232,6 +233,7 @@ def test_floating_point_errors_as_eager(state, capfd):
 
 
 def test_no_floating_point_error_runs_tier_a_under_warn():
+    sot.config.cpu_block = 64
     value, plan = _plan(chain, A, B)
     assert same(value, chain(A, B))
     assert plan["groups"][0]["tier_a_runs"] == 2
@@ -241,6 +243,7 @@ def test_underflow_alone_is_not_reported_by_default():
     def f(x):
         return np.exp(x * -1000.0) * 2.0
 
+    sot.config.cpu_block = 64
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         value, plan = _plan(f, np.abs(A) + 1.0)
@@ -267,7 +270,18 @@ def test_large_arrays_cross_many_default_blocks():
     sot.config.cpu_block = 0
     value, plan = _plan(broadcast_rows_cols, big, row, big[:, :1].copy())
     assert same(value, broadcast_rows_cols(big, row, big[:, :1].copy()))
-    assert plan["groups"][0]["kind"] == "fused"
+    g = plan["groups"][0]
+    assert g["kind"] == "fused" and g["tier_a_runs"] == 2, g
+
+
+def test_small_domains_run_op_by_op_with_automatic_blocks():
+    """With automatic blocks, a group whose arrays fit in cache at once runs its ops one by one (blocks would
+    run the same loops with more overhead); with a block size set it runs in blocks."""
+    sot.config.cpu_block = 0
+    value, plan = _plan(chain, A, B)
+    g = plan["groups"][0]
+    assert same(value, chain(A, B))
+    assert (g["tier_a_runs"], g["op_by_op_runs"], g["last_fallback"]) == (0, 2, "fits in one block")
 
 
 def test_cpu_options_are_checked():
@@ -290,6 +304,7 @@ def test_intermediates_stay_in_blocks():
     with cap.capture(t):
         gelu(x)
     (graph,) = [g for r in t.records() for g in r["graphs"]]
+    assert graph["compiled"].plan()["groups"][0]["tier_a_runs"] == 1
     tracemalloc.start()
     try:
         result = graph["compiled"](x)
@@ -298,3 +313,26 @@ def test_intermediates_stay_in_blocks():
         tracemalloc.stop()
     assert same(result, gelu(x))
     assert peak < 1.3 * x.nbytes, f"peak {peak} bytes for arrays of {x.nbytes}"
+
+
+def log_chain(x):
+    return np.log(x) * 2.0 + x
+
+
+@pytest.mark.parametrize("where", [0, 500, 999])
+def test_error_in_any_block_on_any_thread_warns_once(where):
+    """Blocks run on 4 threads; a NaN made in one block (the first, a middle one or the last) is reported once,
+    as eager NumPy reports it, whichever thread ran that block."""
+    saved = sot.config.cpu_threads
+    sot.config.cpu_threads, sot.config.cpu_block = 4, 64
+    try:
+        x = np.abs(V) + 1.0
+        x[where] = -1.0
+        sot.reset()
+        for _ in range(3):
+            plain, plain_warnings = _warnings_of(log_chain, x, translated=False)
+            got, got_warnings = _warnings_of(log_chain, x, translated=True)
+            assert same(got, plain) and got_warnings == plain_warnings
+        assert plain_warnings == [(RuntimeWarning, "invalid value encountered in log")]
+    finally:
+        sot.config.cpu_threads = saved
