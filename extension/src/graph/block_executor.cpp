@@ -25,8 +25,12 @@ struct ArrayFields {
   PyObject* base;
   PyObject* descr;
   int flags;
+  PyObject* weakreflist;
 };
 constexpr int kCContiguous = 0x0001;
+constexpr int kWriteable = 0x0400;
+// Outputs below this size are not kept for the next run (malloc serves them without page faults).
+constexpr std::int64_t kMinSpareBytes = std::int64_t{1} << 20;
 
 const ArrayFields* fields(PyObject* a) {
   return reinterpret_cast<const ArrayFields*>(a);
@@ -187,6 +191,38 @@ bool BlockKernel::prepare(Frame& frame, Run& r) {
   return true;
 }
 
+// An output array of the last run that nobody else holds any more (reference count 1: no user
+// variable, no view, no container) and that is still as this kernel made it: C-contiguous,
+// writeable, owning its data, with no weak reference, of the output's dtype and `domain`'s shape.
+// Reusing it spares a fresh allocation's page faults (a new 64 MB array costs about as much as one
+// pass over it).
+py::object BlockKernel::take_spare(std::size_t b, const std::vector<std::int64_t>& domain) {
+  if (spares_.size() <= b || !spares_[b]) {
+    return {};
+  }
+  py::object spare = std::move(spares_[b]);
+  const ArrayFields* f = fields(spare.ptr());
+  // (A weak reference would let its holder see the array change: not reused then.)
+  bool fits = Py_REFCNT(spare.ptr()) == 1 && f->weakreflist == nullptr && f->base == nullptr &&
+              f->descr == dtypes_[b].ptr() &&
+              (f->flags & (kCContiguous | kWriteable)) == (kCContiguous | kWriteable) &&
+              f->nd == static_cast<int>(domain.size());
+  for (std::size_t d = 0; fits && d < domain.size(); ++d) {
+    fits = f->dimensions[d] == domain[d];
+  }
+  return fits ? spare : py::object();
+}
+
+void BlockKernel::keep_spare(std::size_t b, const py::object& made) {
+  spares_.resize(k_.buffers.size());
+  std::int64_t bytes = itemsize(k_.buffers[b].dtype);
+  const ArrayFields* f = fields(made.ptr());
+  for (int d = 0; d < f->nd; ++d) {
+    bytes *= f->dimensions[d];
+  }
+  spares_[b] = bytes >= kMinSpareBytes ? made : py::object();
+}
+
 bool BlockKernel::allocate(Run& r) {
   const py::module_ numpy = loaded_module("numpy");
   py::tuple shape(r.domain.size());
@@ -198,7 +234,10 @@ bool BlockKernel::allocate(Run& r) {
   r.blockable.assign(k_.buffers.size(), py::object());
   for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
     if (k_.buffers[b].output) {
-      r.made[b] = empty(shape, dtypes_[b]);
+      r.made[b] = take_spare(b, r.domain);
+      if (!r.made[b]) {
+        r.made[b] = empty(shape, dtypes_[b]);
+      }
       r.arrays[b] = r.made[b].ptr();
     }
     py::handle a(r.arrays[b]);
@@ -509,6 +548,7 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
   }
   for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
     if (k_.buffers[b].output) {
+      keep_spare(b, r.made[b]);
       frame.set_owned(k_.buffers[b].value, r.made[b].release().ptr());
     }
   }

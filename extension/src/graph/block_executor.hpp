@@ -59,6 +59,8 @@ class BlockKernel {
   };
 
   bool prepare(Frame& frame, Run& r);
+  pybind11::object take_spare(std::size_t b, const std::vector<std::int64_t>& domain);
+  void keep_spare(std::size_t b, const pybind11::object& made);
   bool allocate(Run& r);
   std::int64_t block_elements(const std::vector<std::int64_t>& domain) const;
   bool run_blocks(Run& r);
@@ -75,6 +77,8 @@ class BlockKernel {
   std::vector<pybind11::object> dtypes_;  // numpy dtype per buffer
   std::vector<pybind11::object> temp_np_dtypes_;
   std::int64_t bytes_per_element_ = 0;
+  // Per output buffer: the array the last run returned, reused when nobody holds it any more.
+  std::vector<pybind11::object> spares_;
   bool verified_ = false;
   std::string last_replay_;
   std::string disabled_;

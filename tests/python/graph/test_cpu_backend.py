@@ -336,3 +336,41 @@ def test_error_in_any_block_on_any_thread_warns_once(where):
         assert plain_warnings == [(RuntimeWarning, "invalid value encountered in log")]
     finally:
         sot.config.cpu_threads = saved
+
+
+def test_an_output_nobody_holds_is_reused_and_one_held_is_not():
+    """Outputs of 1 MiB and more are kept by the kernel; the next run writes into one only when nothing else
+    holds it (no variable, view or weak reference), sparing a fresh allocation's page faults."""
+    import weakref
+
+    sot.config.cpu_block = 0
+    x = rng.standard_normal(400_000)
+    y = rng.standard_normal(400_000)
+    sot.reset()
+    t = sot.translate.new_translator()
+
+    def run(*args):
+        with cap.capture(t):
+            return chain(*args)
+
+    r1 = run(x, y)
+    address = r1.ctypes.data
+    del r1
+    r2 = run(y, x)  # r1's memory, nobody holds it
+    assert r2.ctypes.data == address and same(r2, chain(y, x))
+    r3 = run(x, y)  # r2 is held: a new array, r2 unchanged
+    assert r3.ctypes.data != address and same(r2, chain(y, x)) and same(r3, chain(x, y))
+    view = r3[::2]
+    del r3
+    r4 = run(y, x)  # r3 is held by its view
+    assert same(view, chain(x, y)[::2]) and same(r4, chain(y, x))
+    ref = weakref.ref(r4)
+    del r4
+    r5 = run(x, y)  # r4 has a weak reference: not written (it is let go)
+    assert same(r5, chain(x, y))
+    assert ref() is None or same(ref(), chain(y, x))
+    r5[:] = 0.0
+    kept = weakref.ref(r5)
+    del r5
+    r6 = run(x, y)
+    assert same(r6, chain(x, y)) and (kept() is None or not kept().any())
