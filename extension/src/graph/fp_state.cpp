@@ -111,11 +111,13 @@ IgnoreNumpyErrors::IgnoreNumpyErrors() {
       quiet[1] = py::int_(0);
       s.seterrobj(quiet);
       saved_ = saved.release().ptr();
+      seterrobj_ = s.seterrobj.ptr();
     } else {
       token_ = PyContextVar_Set(s.contextvar.ptr(), s.ignore.ptr());
       if (token_ == nullptr) {
         return;
       }
+      contextvar_ = s.contextvar.ptr();
     }
     ok_ = true;
   } catch (py::error_already_set& e) {
@@ -130,13 +132,12 @@ IgnoreNumpyErrors::~IgnoreNumpyErrors() {
   // An error being raised is kept across the restore.
   PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
   PyErr_Fetch(&type, &value, &tb);
-  State& s = state();
-  if (s.numpy1) {
-    PyObject* r = PyObject_CallOneArg(s.seterrobj.ptr(), saved_);
+  if (saved_ != nullptr) {
+    PyObject* r = PyObject_CallOneArg(seterrobj_, saved_);
     Py_XDECREF(r);
     Py_DECREF(saved_);
   } else {
-    if (PyContextVar_Reset(s.contextvar.ptr(), token_) < 0) {
+    if (PyContextVar_Reset(contextvar_, token_) < 0) {
       PyErr_Clear();
     }
     Py_DECREF(token_);

@@ -29,7 +29,10 @@ class IgnoreNumpyErrors {
 
  private:
   PyObject* token_ = nullptr;  // NumPy 2: the context variable's reset token
+  PyObject* contextvar_ =
+      nullptr;                 // NumPy 2: the context variable (borrowed: lives for the process)
   PyObject* saved_ = nullptr;  // NumPy 1.x: the error object to restore
+  PyObject* seterrobj_ = nullptr;  // NumPy 1.x: numpy.seterrobj (borrowed: lives for the process)
   bool ok_ = false;
 };
 
