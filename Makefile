@@ -29,7 +29,8 @@ PYTEST      := $(KPY) -m pytest -c tests/pytest.ini
 # Jupyter state of the test runs stays inside the build tree.
 TEST_JUPYTER_ENV = JUPYTER_PATH=$(CURDIR)/$(BUILD)/share/jupyter JUPYTER_DATA_DIR=$(CURDIR)/$(BUILD)/test-jupyter/data \
   JUPYTER_RUNTIME_DIR=$(CURDIR)/$(BUILD)/test-jupyter/runtime JUPYTER_CONFIG_DIR=$(CURDIR)/$(BUILD)/test-jupyter/config \
-  IPYTHONDIR=$(CURDIR)/$(BUILD)/test-jupyter/ipython PYTHONPATH=$(CURDIR)/$(BUILD)/python PYTHONDONTWRITEBYTECODE=1
+  IPYTHONDIR=$(CURDIR)/$(BUILD)/test-jupyter/ipython PYTHONPATH=$(CURDIR)/$(BUILD)/python PYTHONDONTWRITEBYTECODE=1 \
+  SOT_CACHE_DIR=$(CURDIR)/$(BUILD)/test-jupyter/sot-cache
 
 CPYTHON_ROUNDTRIP_MODULES := test_grammar test_scope test_exceptions test_generators test_with test_contextlib \
   test_patma test_listcomps

@@ -22,6 +22,9 @@ Environment variables:
     arrays and temporaries take about 4 MiB).
 ``SOT_CPU_THREADS``
     threads running the blocks of one ``cpu`` kernel (default ``0``: one per core).
+``SOT_CPU_TIER_B``
+    ``0`` turns off the ``cpu`` backend's tier B (kernels compiled to machine code in the background and cached
+    on disk in ``SOT_CACHE_DIR``, default ``~/.cache/xeus-sot``); default ``1``.
 ``SOT_PROFILE``
     ``1`` times every group of the ``cpu`` backend (``compiled.plan()``, the ``%%sot`` report; default ``0``).
 ``SOT_CHECK_GRAPHS``
@@ -101,6 +104,7 @@ class Config:
     check_graphs: bool = False
     cpu_block: int = 0
     cpu_threads: int = 0
+    cpu_tier_b: bool = True
     profile: bool = False
 
     # environment variable and parser of each field
@@ -114,10 +118,11 @@ class Config:
         "check_graphs": ("SOT_CHECK_GRAPHS", _parse_bool),
         "cpu_block": ("SOT_CPU_BLOCK", _parse_count),
         "cpu_threads": ("SOT_CPU_THREADS", _parse_count),
+        "cpu_tier_b": ("SOT_CPU_TIER_B", _parse_bool),
         "profile": ("SOT_PROFILE", _parse_bool),
     }
     # fields the C++ backends read at run time: pushed to them when set
-    _CPU_FIELDS = ("cpu_block", "cpu_threads", "profile")
+    _CPU_FIELDS = ("cpu_block", "cpu_threads", "cpu_tier_b", "profile")
 
     def __setattr__(self, name, value):
         if name in ("cpu_block", "cpu_threads") and (not isinstance(value, int) or value < 0):
@@ -127,10 +132,11 @@ class Config:
             self.apply_cpu_options()
 
     def apply_cpu_options(self):
-        """Hands ``cpu_block``, ``cpu_threads`` and ``profile`` to the ``cpu`` backend."""
+        """Hands ``cpu_block``, ``cpu_threads``, ``cpu_tier_b`` and ``profile`` to the ``cpu`` backend."""
         from . import _sot
 
         _sot.graph.cpu_options(block_elements=self.cpu_block, profile=self.profile, threads=self.cpu_threads)
+        _sot.graph.tier_b(self.cpu_tier_b)
 
     @classmethod
     def from_environ(cls, environ=None):

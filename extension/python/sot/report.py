@@ -26,6 +26,47 @@ def op_counts_text(op_counts):
     return ", ".join(f"{k} {v}" for k, v in sorted(op_counts.items()))
 
 
+def plan_of(compiled):
+    """The backend's plan of a compiled graph (``compiled.plan()``), or ``{}``."""
+    try:
+        return dict(compiled.plan())
+    except Exception:  # noqa: BLE001 - a graph without a plan (another backend) shows none
+        return {}
+
+
+def plan_summary(plan):
+    """One line: ``cpu: 3 groups, 1 fused (tier A 2 runs, op by op 0)``; "" for the reference backend."""
+    groups = plan.get("groups")
+    if not groups:
+        return ""
+    fused = [g for g in groups if g["kind"] == "fused"]
+    tier_a = sum(g["tier_a_runs"] for g in fused)
+    by_op = sum(g["op_by_op_runs"] for g in fused)
+    return (f"{plan['backend']}: {len(groups)} group{'s' if len(groups) != 1 else ''}, {len(fused)} fused "
+            f"(tier A {tier_a} run{'s' if tier_a != 1 else ''}, op by op {by_op})")
+
+
+def plan_lines(plan, kernels=True):
+    """The plan's groups, a line each (kind, ops, runs per tier, time when profiled, why a group is not fused or
+    why it last ran op by op), each fused group's kernel below it when ``kernels``."""
+    lines = []
+    for k, g in enumerate(plan.get("groups", [])):
+        ops = ", ".join(g["op_names"])
+        line = f"group {k} {g['kind']}: {ops}"
+        if g["kind"] == "fused":
+            line += f" - tier A {g['tier_a_runs']}, op by op {g['op_by_op_runs']}"
+            if g["last_fallback"]:
+                line += f" (last: {g['last_fallback']})"
+        elif g["why"]:
+            line += f" - {g['why']}"
+        if g.get("seconds"):
+            line += f" - {g['seconds'] * 1e3:.3f} ms"
+        lines.append(line)
+        if kernels and g.get("kernel"):
+            lines.extend("  " + t for t in g["kernel"].splitlines())
+    return lines
+
+
 @dataclasses.dataclass
 class BreakInfo:
     reason: str
@@ -45,6 +86,7 @@ class GraphInfo:
     ops: int
     inputs: int
     outputs: int
+    plan: dict = dataclasses.field(default_factory=dict)  # the backend's plan (compiled.plan()): groups, tiers
 
 
 @dataclasses.dataclass
@@ -185,7 +227,8 @@ def build(records):
         breaks = [BreakInfo(b["reason"], b["filename"], b["lineno"],
                             linecache.getline(b["filename"], b["lineno"]).rstrip("\n") if b["lineno"] > 0 else "",
                             b["in_place"], name) for b in r["breaks"]]
-        graphs = [GraphInfo(name, g["text"], g["json"], dict(g["op_counts"]), g["ops"], g["inputs"], g["outputs"])
+        graphs = [GraphInfo(name, g["text"], g["json"], dict(g["op_counts"]), g["ops"], g["inputs"], g["outputs"],
+                            plan_of(g["compiled"]))
                   for g in r["graphs"]]
         by_code[key].translations.append(CodeReport(
             name=name, original=original, transformed=r["transformed"], resumes=list(r["resumes"]), breaks=breaks,
@@ -196,4 +239,5 @@ def build(records):
     return Report(functions=list(by_code.values()))
 
 
-__all__ = ["BreakInfo", "CodeReport", "FunctionReport", "GraphInfo", "Report", "build", "code_name", "user_code"]
+__all__ = ["BreakInfo", "CodeReport", "FunctionReport", "GraphInfo", "Report", "build", "code_name", "plan_lines",
+           "plan_of", "plan_summary", "user_code"]

@@ -123,6 +123,10 @@ class Explanation:
             counts = _report.op_counts_text(g["op_counts"])
             lines.append(f"graph of {g['function']}: {g['ops']} ops ({counts})")
             lines.extend(f"  {line}" for line in g["text"].splitlines())
+            plan = _report.plan_of(g.get("compiled"))
+            if plan.get("groups"):
+                lines.append(f"  {_report.plan_summary(plan)}")
+                lines.extend(f"    {line}" for line in _report.plan_lines(plan))
         for b in self.break_reasons:
             lines.append(f"  break in {b.function} at {b.filename}:{b.lineno}: {b.reason}")
         for f in self.fallbacks:

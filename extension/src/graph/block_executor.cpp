@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/loaded_module.hpp"
+#include "graph/cpp_emitter.hpp"
 #include "graph/fp_state.hpp"
 
 namespace py = pybind11;
@@ -96,6 +97,13 @@ struct BlockKernel::Worker {
 };
 
 BlockKernel::BlockKernel(kir::Kernel kernel) : k_(std::move(kernel)) {
+  if (native_options().enabled.load()) {
+    if (const auto source = emit_cpp(k_, &native_why_)) {
+      native_ = native_kernel(*source);
+    }
+  } else {
+    native_why_ = "tier B is off (SOT_CPU_TIER_B=0)";
+  }
   const py::module_ numpy = loaded_module("numpy");
   for (const kir::Buffer& b : k_.buffers) {
     dtypes_.push_back(numpy.attr("dtype")(std::string(name(b.dtype))));
@@ -419,7 +427,67 @@ bool BlockKernel::work(const Run& r, const Geometry& g, Worker& w, std::atomic<s
   return ok;
 }
 
+bool BlockKernel::native_ready(const Run& r) const {
+  return verified_ && r.flat && native_ && native_->state() == NativeKernel::State::kReady;
+}
+
+// Tier B: the compiled kernel over contiguous blocks on `cpu_threads()` threads, without the GIL.
+// False (nothing written) when some array is not contiguous.
+bool BlockKernel::run_native(Run& r) {
+  std::vector<char*> base(k_.buffers.size(), nullptr);
+  std::vector<std::int64_t> size(k_.buffers.size(), 0);
+  for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
+    const ArrayFields* f = fields(r.blockable[b].ptr());
+    size[b] = itemsize(k_.buffers[b].dtype);
+    if (f->nd != 1 || (f->strides[0] != size[b] && f->dimensions[0] > 1)) {
+      return false;
+    }
+    base[b] = f->data;
+  }
+  std::vector<double> scalars;
+  for (const kir::Scalar& s : k_.scalars) {
+    scalars.push_back(PyFloat_AsDouble(s.constant.ptr()));
+  }
+  const std::int64_t total = r.domain[0];
+  const std::int64_t blocks = (total + r.block - 1) / r.block;
+  const std::int64_t threads = std::min<std::int64_t>(cpu_threads(), blocks);
+  const NativeFn fn = native_->fn();
+  std::atomic<std::int64_t> next{0};
+  std::vector<int> flags(static_cast<std::size_t>(std::max<std::int64_t>(threads, 1)), 0);
+  auto work = [&](std::size_t t) {
+    std::feclearexcept(FE_ALL_EXCEPT);
+    std::vector<char*> ptrs(base.size());
+    for (std::int64_t i = next.fetch_add(1); i < blocks; i = next.fetch_add(1)) {
+      const std::int64_t start = i * r.block;
+      for (std::size_t b = 0; b < base.size(); ++b) {
+        ptrs[b] = base[b] + start * size[b];
+      }
+      fn(ptrs.data(), scalars.data(), std::min(r.block, total - start));
+    }
+    flags[t] = std::fetestexcept(numpy_fe_flags());
+  };
+  Py_BEGIN_ALLOW_THREADS;
+  std::vector<std::thread> helpers;
+  for (std::int64_t t = 1; t < threads; ++t) {
+    helpers.emplace_back(work, static_cast<std::size_t>(t));
+  }
+  work(0);
+  for (std::thread& h : helpers) {
+    h.join();
+  }
+  Py_END_ALLOW_THREADS;
+  for (const int f : flags) {
+    r.flags |= f;
+  }
+  return true;
+}
+
 bool BlockKernel::run_blocks(Run& r) {
+  last_tier_ = 'A';
+  if (native_ready(r) && run_native(r)) {
+    last_tier_ = 'B';
+    return true;
+  }
   Geometry g = geometry(r.domain, r.block);
   g.blocks = (g.domain[g.axis] + g.rows - 1) / g.rows;
   for (std::size_t d = 0; d < g.axis; ++d) {
@@ -496,7 +564,7 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
   if (!prepare(frame, r)) {
     return Outcome::kReplay;
   }
-  if (cpu_options().block_elements.load() == 0) {
+  if (cpu_options().block_elements.load() == 0 && !native_ready(r)) {
     std::int64_t total = 1;
     for (const std::int64_t n : r.domain) {
       total *= n;

@@ -10,10 +10,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "graph/kernel_ir.hpp"
+#include "graph/native_cache.hpp"
 #include "graph/program.hpp"
 
 namespace sot::graph {
@@ -48,6 +50,11 @@ class BlockKernel {
   const std::string& last_replay() const { return last_replay_; }
   // Set when the first run found a result dtype other than the graph's: every run replays.
   const std::string& disabled() const { return disabled_; }
+  // The tier of the last run that finished: 'A' (NumPy's loops) or 'B' (the compiled kernel).
+  char last_tier() const { return last_tier_; }
+  // Tier B: the compiled kernel (null when not emitted, with the reason in native_why()).
+  const std::shared_ptr<NativeKernel>& native() const { return native_; }
+  const std::string& native_why() const { return native_why_; }
 
   struct Worker;  // one thread's temporaries and flags (block_executor.cpp)
 
@@ -64,6 +71,8 @@ class BlockKernel {
   bool allocate(Run& r);
   std::int64_t block_elements(const std::vector<std::int64_t>& domain) const;
   bool run_blocks(Run& r);
+  bool native_ready(const Run& r) const;
+  bool run_native(Run& r);
   bool work(const Run& r, const Geometry& g, Worker& w, std::atomic<std::int64_t>& next,
             std::atomic<bool>& failed);
   bool run_calls(const Run& r, Worker& w, const std::vector<PyObject*>& views,
@@ -80,6 +89,9 @@ class BlockKernel {
   // Per output buffer: the array the last run returned, reused when nobody holds it any more.
   std::vector<pybind11::object> spares_;
   bool verified_ = false;
+  char last_tier_ = 'A';
+  std::shared_ptr<NativeKernel> native_;
+  std::string native_why_;
   std::string last_replay_;
   std::string disabled_;
 };

@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,9 +29,33 @@ struct Segment {
   // Counters of this compiled graph's runs.
   long runs = 0;
   long blocked = 0;   // tier A runs
+  long native = 0;    // tier B runs
   long replayed = 0;  // fused group run op by op
   double seconds = 0;
 };
+
+// "ready (compiled in 0.31 s)", "ready (from the disk cache)", "compiling", "failed: ...", "not
+// emitted: exp (not an IEEE-exact op tier B emits)".
+std::string tier_b_status(const BlockKernel& k) {
+  const auto& n = k.native();
+  if (!n) {
+    return "not emitted: " + k.native_why();
+  }
+  switch (n->state()) {
+    case NativeKernel::State::kCompiling:
+      return "compiling";
+    case NativeKernel::State::kFailed:
+      return "failed: " + n->error();
+    case NativeKernel::State::kReady:
+      break;
+  }
+  if (n->from_disk()) {
+    return "ready (from the disk cache)";
+  }
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.2f", n->compile_seconds());
+  return std::string("ready (compiled in ") + seconds + " s)";
+}
 
 class FusedRunner final : public Runner {
  public:
@@ -99,6 +124,8 @@ class FusedRunner final : public Runner {
       if (s.kernel) {
         g["kernel"] = s.kernel->kernel().text();
         g["tier_a_runs"] = s.blocked;
+        g["tier_b_runs"] = s.native;
+        g["tier_b"] = tier_b_status(*s.kernel);
         g["op_by_op_runs"] = s.replayed;
         g["last_fallback"] = s.kernel->last_replay();
         g["disabled"] = s.kernel->disabled();
@@ -127,7 +154,7 @@ class FusedRunner final : public Runner {
     }
     switch (s.kernel->run(frame)) {
       case BlockKernel::Outcome::kDone:
-        ++s.blocked;
+        ++(s.kernel->last_tier() == 'B' ? s.native : s.blocked);
         for (const int k : s.group.ops) {
           frame.release_after(static_cast<std::size_t>(k));
         }

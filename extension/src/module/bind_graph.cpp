@@ -10,6 +10,7 @@
 #include "graph/block_executor.hpp"
 #include "graph/dtype.hpp"
 #include "graph/graph.hpp"
+#include "graph/native_cache.hpp"
 #include "graph/shape.hpp"
 #include "module/bindings.hpp"
 
@@ -69,6 +70,27 @@ void bind_graph(py::module_& m) {
       "50 "
       "(weak=True).");
   g.def("backends", &graph::backend_names, "The names of the graph backends.");
+  g.def(
+      "tier_b",
+      [](const py::object& enabled) {
+        if (!enabled.is_none()) {
+          graph::native_options().enabled = enabled.cast<bool>();
+        }
+        py::dict d;
+        d["enabled"] = graph::native_options().enabled.load();
+        d["cache_dir"] = graph::native_cache_dir();
+        return d;
+      },
+      py::arg("enabled") = py::none(),
+      "The CPU backend's tier B (kernels compiled to machine code): on or off (for kernels made "
+      "from now on), and its disk cache's folder.");
+  g.def(
+      "wait_for_kernels",
+      []() {
+        py::gil_scoped_release release;
+        return graph::wait_for_native_kernels();
+      },
+      "Blocks until no tier B kernel is compiling; returns how many were.");
   g.def(
       "cpu_options",
       [](const py::object& block_elements, const py::object& profile, const py::object& threads) {

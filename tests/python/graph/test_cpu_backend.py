@@ -5,6 +5,7 @@ Every case runs with blocks of 64 elements (the smallest: blocks are whole multi
 on arrays large enough that blocks split rows, cross rows and cover the whole domain.
 PYTEST_DONT_REWRITE"""
 
+import os
 import warnings
 
 import pytest
@@ -32,13 +33,15 @@ V = rng.standard_normal(1001)
 MIXED = np.tile(np.array([-1.0, 0.0, 1.0, 2.0, np.inf, -np.inf, np.nan, 1e308, -2.5, 4.0]), 30)
 
 
-@pytest.fixture(autouse=True, params=[64, 0], ids=lambda b: f"block{b}")
+@pytest.fixture(autouse=True, params=[(64, False), (0, False), (0, True)],
+                ids=lambda p: f"block{p[0]}" + ("-tierB" if p[1] else ""))
 def cpu_backend(request):
-    saved = (sot.config.backend, sot.config.cpu_block)
+    """Tier A with blocks of 64 elements and automatic blocks, then tier B (compiled kernels) where emitted."""
+    saved = (sot.config.backend, sot.config.cpu_block, sot.config.cpu_tier_b)
     sot.config.backend = "cpu"
-    sot.config.cpu_block = request.param
+    sot.config.cpu_block, sot.config.cpu_tier_b = request.param
     yield request.param
-    sot.config.backend, sot.config.cpu_block = saved
+    sot.config.backend, sot.config.cpu_block, sot.config.cpu_tier_b = saved
 
 
 def chain(a, b):
@@ -151,7 +154,12 @@ CASES = [
 
 
 @run_cases(CASES)
-def test_cpu_chains_match_eager(fn, args, kwargs, graphs, breaks, fallbacks):
+def test_cpu_chains_match_eager(fn, args, kwargs, graphs, breaks, fallbacks, cpu_backend):
+    if cpu_backend[1]:
+        # Tier B: compile the kernels first (into the disk cache), so that check()'s fresh translation loads
+        # them at once and its second call runs them.
+        _plan(fn, *args)
+        sot._sot.graph.wait_for_kernels()
     check(fn, *args, graphs=graphs, breaks=breaks, fallbacks=fallbacks, **kwargs)
 
 
@@ -168,6 +176,7 @@ def _plan(fn, *args):
 
 
 def test_plan_shows_fused_groups_and_kernels():
+    sot.config.cpu_tier_b = False
     sot.config.cpu_block = 64
     value, plan = _plan(output_read_later, A, B)
     assert same(value, output_read_later(A, B))
@@ -233,6 +242,7 @@ def test_floating_point_errors_as_eager(state, capfd):
 
 
 def test_no_floating_point_error_runs_tier_a_under_warn():
+    sot.config.cpu_tier_b = False
     sot.config.cpu_block = 64
     value, plan = _plan(chain, A, B)
     assert same(value, chain(A, B))
@@ -243,6 +253,7 @@ def test_underflow_alone_is_not_reported_by_default():
     def f(x):
         return np.exp(x * -1000.0) * 2.0
 
+    sot.config.cpu_tier_b = False
     sot.config.cpu_block = 64
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -265,6 +276,7 @@ def test_profile_times_groups():
 
 
 def test_large_arrays_cross_many_default_blocks():
+    sot.config.cpu_tier_b = False
     big = rng.standard_normal((300, 1001))
     row = rng.standard_normal(1001)
     sot.config.cpu_block = 0
@@ -278,6 +290,7 @@ def test_small_domains_run_op_by_op_with_automatic_blocks():
     """With automatic blocks, a group whose arrays fit in cache at once runs its ops one by one (blocks would
     run the same loops with more overhead); with a block size set it runs in blocks."""
     sot.config.cpu_block = 0
+    sot.config.cpu_tier_b = False
     value, plan = _plan(chain, A, B)
     g = plan["groups"][0]
     assert same(value, chain(A, B))
@@ -299,6 +312,7 @@ def test_intermediates_stay_in_blocks():
 
     x = rng.standard_normal(2_000_000)
     sot.config.cpu_block = 0
+    sot.config.cpu_tier_b = False
     sot.reset()
     t = sot.translate.new_translator(records=True)
     with cap.capture(t):
@@ -374,3 +388,129 @@ def test_an_output_nobody_holds_is_reused_and_one_held_is_not():
     del r5
     r6 = run(x, y)
     assert same(r6, chain(x, y)) and (kept() is None or not kept().any())
+
+
+def test_report_explain_and_drawing_show_groups():
+    sot.config.cpu_tier_b = False
+    """explain(), the %%sot report (text and HTML) and the graph drawing show the fusion groups, the tier each
+    ran on and the kernels."""
+    from sot.report import build
+
+    sot.config.cpu_block = 64
+    text = str(sot.explain(output_read_later, A, B))
+    assert "cpu: 3 groups, 1 fused (tier A 1 run, op by op 0)" in text
+    assert "group 0 fused: multiply, multiply, add, sqrt, multiply, add - tier A 1, op by op 0" in text
+    assert "group 1 opaque: sum - sum: keyword arguments" in text and "kernel k0 over [40, 37]" in text
+
+    sot.reset()
+    t = sot.translate.new_translator(records=True)
+    with cap.capture(t):
+        output_read_later(A, B)
+    report = build(t.records())
+    (graph,) = [g for f in report.functions for g in f.graphs]
+    assert graph.plan["backend"] == "cpu" and len(graph.plan["groups"]) == 3
+    render = pytest.importorskip("sot_magics.render")
+    assert "graph of output_read_later: cpu: 3 groups, 1 fused" in render.to_text(report)
+    full = render.to_text(report, render.Options(graph=True))
+    assert "  store b2 <- e5" in full
+    html = render.to_html(report, render.Options(graph=True))
+    assert "cpu: 3 groups, 1 fused (tier A 1 run, op by op 0)" in html
+    dot = render.graph_dot(graph.json, "g", graph.plan)
+    assert 'subgraph cluster_k0 { label="kernel k0 (fused)"' in dot
+
+
+# ---- tier B: kernels compiled to machine code ----------------------------------------------------------------
+
+
+def float32_arith(a, b):
+    return (a * 1.5 + b) * (a - b) / (b * b + 3) - np.sqrt(np.abs(a))
+
+
+def _tier_b_plan(fn, *args):
+    """Runs fn translated until its kernel is compiled; the plan of its one graph after one more call."""
+    sot.config.cpu_tier_b = True
+    _plan(fn, *args)
+    sot._sot.graph.wait_for_kernels()
+    return _plan(fn, *args)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_tier_b_runs_ieee_exact_chains_bit_exact(dtype):
+    a = rng.standard_normal(300_000).astype(dtype)
+    b = rng.standard_normal(300_000).astype(dtype)
+    for fn in (chain, float32_arith):
+        value, plan = _tier_b_plan(fn, a, b)
+        g = plan["groups"][0]
+        assert g["tier_b"].startswith("ready"), g["tier_b"]
+        assert g["tier_b_runs"] >= 1 and same(value, fn(a, b)), (fn.__name__, g)
+
+
+def test_tier_b_is_not_emitted_where_it_could_differ():
+    _, plan = _tier_b_plan(gelu, A)
+    assert plan["groups"][0]["tier_b"] == "not emitted: tanh (not an IEEE-exact op tier B emits)"
+    _, plan = _tier_b_plan(int8_chain, I8)
+    assert plan["groups"][0]["tier_b"] == "not emitted: int8 (tier B emits float32 and float64 kernels)"
+    _, plan = _tier_b_plan(float32_chain, F32)  # a NumPy float32 scalar operand
+    assert plan["groups"][0]["tier_b"].startswith("not emitted: a scalar operand")
+    sot.config.cpu_tier_b = False
+    sot.reset()
+    _, plan = _plan(chain, A, B)
+    assert plan["groups"][0]["tier_b"] == "not emitted: tier B is off (SOT_CPU_TIER_B=0)"
+
+
+def divide_chain(a, b):
+    return (a + 1.0) / (b - b) * 2.0
+
+
+def test_tier_b_floating_point_errors_as_eager():
+    a = np.abs(V) + 1.0
+    with np.errstate(all="ignore"):
+        _tier_b_plan(divide_chain, a, a)
+    sot.config.cpu_block = 0
+    for state in ("warn", "ignore"):
+        with np.errstate(all=state):
+            plain, plain_warnings = _warnings_of(divide_chain, a, a, translated=False)
+            got, got_warnings = _warnings_of(divide_chain, a, a, translated=True)
+        assert same(got, plain) and got_warnings == plain_warnings, state
+    assert plain_warnings == [] and len(_warnings_of(divide_chain, a, a, translated=False)[1]) == 1
+
+
+def test_tier_b_strided_input_runs_tier_a():
+    v = rng.standard_normal(600_000)
+    _, plan = _tier_b_plan(chain, v[::2], v[1::2])
+    g = plan["groups"][0]
+    assert g["tier_b"].startswith("ready") and g["tier_b_runs"] == 0 and g["tier_a_runs"] + g["op_by_op_runs"] == 2
+    assert same(_plan(chain, v[::2], v[1::2])[0], chain(v[::2], v[1::2]))
+
+
+def test_tier_b_warm_start_loads_from_the_disk_cache(tmp_path):
+    """Another process with the same cache folder loads the compiled kernel on its first call."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import numpy as np, sot
+        from sot import capture as cap
+        sot.config.backend = "cpu"
+        def f(a, b):
+            return (a * 2.0 + b) * (a - b) / (b * b + 1.0)
+        a = np.arange(200_000, dtype=np.float64); b = a[::-1].copy()
+        t = sot.translate.new_translator(records=True)
+        for _ in range(2):
+            with cap.capture(t):
+                r = f(a, b)
+        sot._sot.graph.wait_for_kernels()
+        (g,) = t.records()[0]["graphs"]
+        p = g["compiled"].plan()["groups"][0]
+        assert np.array_equal(r, f(a, b))
+        print(p["tier_b"])
+    """)
+    env = dict(os.environ, SOT_CACHE_DIR=str(tmp_path))
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip().startswith("ready (compiled in") or first.stdout.strip() == "compiling"
+    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.strip() == "ready (from the disk cache)"
+    assert sorted(p.suffix for p in (tmp_path / "kernels").iterdir()) == [".cpp", ".so"]
