@@ -159,9 +159,10 @@ def _dot_str(text):
     return str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
 
 
-def graph_dot(graph_json, title="graph"):
+def graph_dot(graph_json, title="graph", plan=None):
     """A graphviz DOT drawing of a graph's JSON form: inputs as ellipses, ops as boxes with op name, dtype and
-    shape, edges from arguments."""
+    shape, edges from arguments; with a backend ``plan`` (``compiled.plan()``), each fused group's ops outlined
+    as a cluster named after its kernel."""
 
     def label(entry):
         shape = ", ".join(str(d) for d in entry["shape"])
@@ -185,6 +186,13 @@ def graph_dot(graph_json, title="graph"):
             sources.extend(arg.get("list", []) + arg.get("tuple", []))
         for src in sources:
             lines.append(f"  v{src} -> v{op['id']};")
+    kernel = 0
+    for group in (plan or {}).get("groups", []):
+        if group["kind"] != "fused":
+            continue
+        ids = " ".join(f"v{graph_json['ops'][i]['id']};" for i in group["ops"] if i < len(graph_json["ops"]))
+        lines.append(f'  subgraph cluster_k{kernel} {{ label="kernel k{kernel} (fused)"; style=dashed; {ids} }}')
+        kernel += 1
     for k, out in enumerate(graph_json["outputs"]):
         lines.append(f'  out{k} [shape=plaintext, label="output {k}"];')
         lines.append(f"  v{out} -> out{k};")
@@ -192,13 +200,13 @@ def graph_dot(graph_json, title="graph"):
     return "\n".join(lines)
 
 
-def graph_svg(graph_json, title="graph"):
+def graph_svg(graph_json, title="graph", plan=None):
     """The SVG drawing (None when graphviz's ``dot`` is not installed or fails)."""
     dot = shutil.which("dot")
     if dot is None:
         return None
     try:
-        done = subprocess.run([dot, "-Tsvg"], input=graph_dot(graph_json, title).encode(), capture_output=True,
+        done = subprocess.run([dot, "-Tsvg"], input=graph_dot(graph_json, title, plan).encode(), capture_output=True,
                               timeout=20, check=True)
     except (OSError, subprocess.SubprocessError):
         return None
@@ -222,6 +230,8 @@ def _headline(report):
 
 
 def to_text(report, options=Options()):
+    from sot.report import plan_lines, plan_summary  # noqa: PLC0415 - sot is loaded once there is a report
+
     lines = [_headline(report)]
     for f in report.functions:
         lines.append("  " + _summary(f))
@@ -241,6 +251,13 @@ def to_text(report, options=Options()):
             for g in f.graphs:
                 lines.append(f"    graph of {g.function}:")
                 lines.extend(f"      {t}" for t in g.text.splitlines())
+                if g.plan.get("groups"):
+                    lines.append(f"      {plan_summary(g.plan)}")
+                    lines.extend(f"        {t}" for t in plan_lines(g.plan))
+        else:
+            for g in f.graphs:
+                if g.plan.get("groups"):
+                    lines.append(f"    graph of {g.function}: {plan_summary(g.plan)}")
         if options.bytecode:
             for t in f.translations:
                 if t.transformed is not None:
@@ -249,7 +266,7 @@ def to_text(report, options=Options()):
 
 
 def to_html(report, options=Options()):
-    from sot.report import op_counts_text  # noqa: PLC0415 - sot is loaded once there is a report
+    from sot.report import op_counts_text, plan_lines, plan_summary  # noqa: PLC0415 - loaded with a report
 
     out = [CSS, '<div class="sot-report">', f'<div class="sot-head">{_esc(_headline(report))}</div>']
     if not report.functions:
@@ -269,10 +286,13 @@ def to_html(report, options=Options()):
                            f"<td>{_snippet(b.filename, b.lineno)}</td></tr>")
             out.append("</table>")
         if f.graphs:
-            out.append('<table class="sot-graphs"><tr><th>graph of</th><th>ops</th><th>op counts</th></tr>')
+            out.append('<table class="sot-graphs"><tr><th>graph of</th><th>ops</th><th>op counts</th>'
+                       '<th>backend</th></tr>')
             for g in f.graphs:
                 counts = op_counts_text(g.op_counts)
-                out.append(f"<tr><td>{_esc(g.function)}</td><td>{g.ops}</td><td>{_esc(counts)}</td></tr>")
+                backend = plan_summary(g.plan) or g.plan.get("backend", "")
+                out.append(f"<tr><td>{_esc(g.function)}</td><td>{g.ops}</td><td>{_esc(counts)}</td>"
+                           f"<td>{_esc(backend)}</td></tr>")
             out.append("</table>")
         if f.recompile_reasons:
             out.append("<details><summary>cache entries and recompile reasons</summary><ul>")
@@ -284,9 +304,13 @@ def to_html(report, options=Options()):
             out.append("</pre></details>")
         if options.graph:
             for k, g in enumerate(f.graphs):
-                svg = graph_svg(g.json, f"{g.function} graph {k}")
+                svg = graph_svg(g.json, f"{g.function} graph {k}", g.plan)
+                groups = ""
+                if g.plan.get("groups"):
+                    groups = (f"<details><summary>{_esc(plan_summary(g.plan))}</summary>"
+                              f"<pre>{_esc(chr(10).join(plan_lines(g.plan)))}</pre></details>")
                 out.append(f'<details open class="sot-graph"><summary>graph of {_esc(g.function)}: {g.ops} ops'
-                           f"</summary><pre>{_esc(g.text)}</pre>{svg or ''}</details>")
+                           f"</summary><pre>{_esc(g.text)}</pre>{groups}{svg or ''}</details>")
         if options.bytecode:
             for t in f.translations:
                 if t.transformed is not None:
@@ -299,4 +323,4 @@ def to_html(report, options=Options()):
 def svg_of(report):
     """Every graph of the report as one SVG each (for a separate image/svg+xml output)."""
     return [s for f in report.functions for k, g in enumerate(f.graphs)
-            if (s := graph_svg(g.json, f"{g.function} graph {k}"))]
+            if (s := graph_svg(g.json, f"{g.function} graph {k}", g.plan))]
