@@ -89,6 +89,7 @@ bool run_compiler(const std::string& source, const std::string& object, const st
   }
   argv_text.insert(argv_text.end(), {source, "-o", object});
   std::vector<char*> argv;
+  argv.reserve(argv_text.size() + 1);
   for (std::string& a : argv_text) {
     argv.push_back(a.data());
   }
