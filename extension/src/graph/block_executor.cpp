@@ -96,6 +96,49 @@ struct BlockKernel::Worker {
   int flags = 0;
 };
 
+namespace {
+
+// Why converting a constant operand of a call to the dtype NumPy computes in warns (1e300 to
+// float32: "overflow encountered in cast"), or "". NumPy converts it before its loop runs and
+// reports at once, with no hardware flag left for a block to read, so such a kernel never runs in
+// blocks: the call is tried on one-item arrays of its operands' dtypes under errstate "raise".
+std::string constant_cast_warning(const kir::Kernel& k, const kir::Expr& e,
+                                  const py::module_& numpy) {
+  bool has_constant = false;
+  py::list args;
+  for (const int o : e.operands) {
+    const kir::Expr& x = k.exprs[static_cast<std::size_t>(o)];
+    if (x.kind == kir::Expr::Kind::kScalar) {
+      const kir::Scalar& sc = k.scalars[static_cast<std::size_t>(x.scalar)];
+      if (sc.value >= 0) {
+        return {};  // a graph scalar: NumPy's own value at run time, not known here
+      }
+      has_constant = true;
+      args.append(sc.constant);
+    } else {
+      args.append(numpy.attr("ones")(1, std::string(name(x.dtype))));
+    }
+  }
+  if (!has_constant) {
+    return {};
+  }
+  const py::object state = numpy.attr("errstate")(py::arg("all") = "raise");
+  state.attr("__enter__")();
+  std::string why;
+  try {
+    e.ufunc(*args);
+  } catch (py::error_already_set& err) {
+    const std::string text = py::str(err.value()).cast<std::string>();
+    if (text.find("cast") != std::string::npos) {
+      why = e.fn + ": converting a constant operand warns (" + text + ")";
+    }
+  }
+  state.attr("__exit__")(py::none(), py::none(), py::none());
+  return why;
+}
+
+}  // namespace
+
 BlockKernel::BlockKernel(kir::Kernel kernel) : k_(std::move(kernel)) {
   if (native_options().enabled.load()) {
     if (const auto source = emit_cpp(k_, &native_why_)) {
@@ -105,6 +148,11 @@ BlockKernel::BlockKernel(kir::Kernel kernel) : k_(std::move(kernel)) {
     native_why_ = "tier B is off (SOT_CPU_TIER_B=0)";
   }
   const py::module_ numpy = loaded_module("numpy");
+  for (const kir::Expr& e : k_.exprs) {
+    if (e.kind == kir::Expr::Kind::kCall && disabled_.empty()) {
+      disabled_ = constant_cast_warning(k_, e, numpy);
+    }
+  }
   for (const kir::Buffer& b : k_.buffers) {
     dtypes_.push_back(numpy.attr("dtype")(std::string(name(b.dtype))));
     bytes_per_element_ += itemsize(b.dtype);
@@ -563,6 +611,13 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
   Run r;
   if (!prepare(frame, r)) {
     return Outcome::kReplay;
+  }
+  for (const std::int64_t n : r.domain) {
+    if (n == 0) {
+      // No element: no loop would run, but NumPy still converts the scalars (1e300 to float32
+      // warns "overflow encountered in cast") - the ops run as they are.
+      return replay("an empty domain");
+    }
   }
   if (cpu_options().block_elements.load() == 0 && !native_ready(r)) {
     std::int64_t total = 1;

@@ -134,15 +134,15 @@ std::string unfusable_reason(const Graph& graph, const Op& op, const py::module_
   if (result.scalar || result.ndim() == 0) {
     return "a scalar result";
   }
-  const py::object ufunc = ufunc_of(op, numpy);
-  if (ufunc.is_none()) {
+  const UfuncCall call = ufunc_call(graph, op, numpy);
+  if (call.ufunc.is_none()) {
     return "not an elementwise ufunc";
   }
-  if (!ufunc.attr("signature").is_none() || ufunc.attr("nout").cast<int>() != 1 ||
-      ufunc.attr("nin").cast<std::size_t>() != op.args.size()) {
+  if (!call.ufunc.attr("signature").is_none() || call.ufunc.attr("nout").cast<int>() != 1 ||
+      call.ufunc.attr("nin").cast<std::size_t>() != call.args.size()) {
     return "a ufunc with another signature";
   }
-  for (const Arg& a : op.args) {
+  for (const Arg& a : call.args) {
     std::string why = operand_reason(graph, a, result, numpy);
     if (!why.empty()) {
       return why;

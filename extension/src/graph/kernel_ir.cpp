@@ -43,12 +43,13 @@ class Lowering {
     const Op& op = graph_.ops()[static_cast<std::size_t>(index)];
     Expr call;
     call.kind = Expr::Kind::kCall;
-    call.ufunc = ufunc_of(op, numpy);
+    const UfuncCall ufunc = ufunc_call(graph_, op, numpy);
+    call.ufunc = ufunc.ufunc;
     call.fn = py::str(call.ufunc.attr("__name__")).cast<std::string>();
     call.op = index;
     call.value = op.result;
     call.dtype = graph_.value(op.result).info.dtype;
-    for (const Arg& a : op.args) {
+    for (const Arg& a : ufunc.args) {
       call.operands.push_back(a.kind == Arg::Kind::kValue ? operand(a.value)
                                                           : constant(a.constant));
     }

@@ -1,5 +1,8 @@
 #include "graph/ufuncs.hpp"
 
+#include <map>
+#include <string>
+
 #include "core/loaded_module.hpp"
 
 namespace py = pybind11;
@@ -31,6 +34,86 @@ py::object ufunc_of(const Op& op, const py::module_& numpy) {
     }
   }
   return py::none();
+}
+
+namespace {
+
+// A value whose square overflows in `dtype` (float16, float32, float64, complex64, complex128).
+double overflowing(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat16:
+      return 1e3;
+    case DType::kFloat32:
+    case DType::kComplex64:
+      return 1e30;
+    default:
+      return 1e200;
+  }
+}
+
+// True when the running NumPy computes `array ** 2` of `dtype` as np.square: the op named in the
+// overflow error of a one-item sample.
+bool power_two_is_square(DType dtype, const py::module_& numpy) {
+  static std::map<DType, bool> known;
+  const auto found = known.find(dtype);
+  if (found != known.end()) {
+    return found->second;
+  }
+  bool square = false;
+  const py::object sample = numpy.attr("full")(1, overflowing(dtype), std::string(name(dtype)));
+  const py::object state = numpy.attr("errstate")(py::arg("over") = "raise");
+  state.attr("__enter__")();
+  PyObject* r = PyNumber_Power(sample.ptr(), py::int_(2).ptr(), Py_None);
+  if (r == nullptr) {
+    PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject* text = value != nullptr ? PyObject_Str(value) : nullptr;
+    square = text != nullptr &&
+             std::string(PyUnicode_AsUTF8(text)).find("in square") != std::string::npos;
+    Py_XDECREF(text);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    PyErr_Clear();
+  }
+  Py_XDECREF(r);
+  state.attr("__exit__")(py::none(), py::none(), py::none());
+  known[dtype] = square;
+  return square;
+}
+
+bool is_two(const Arg& a) {
+  if (a.kind != Arg::Kind::kConst) {
+    return false;
+  }
+  PyObject* c = a.constant.ptr();
+  if (PyLong_CheckExact(c)) {
+    int overflow = 0;
+    return PyLong_AsLongLongAndOverflow(c, &overflow) == 2 && overflow == 0;
+  }
+  return PyFloat_CheckExact(c) && PyFloat_AS_DOUBLE(c) == 2.0;
+}
+
+}  // namespace
+
+UfuncCall ufunc_call(const Graph& graph, const Op& op, const py::module_& numpy) {
+  UfuncCall call;
+  call.ufunc = ufunc_of(op, numpy);
+  if (!call.ufunc.is_none()) {
+    call.args = op.args;
+    return call;
+  }
+  const py::module_ operator_module = loaded_module("operator");
+  if (op.fn.is(operator_module.attr("pow")) && op.args.size() == 2 &&
+      op.args[0].kind == Arg::Kind::kValue && is_two(op.args[1])) {
+    const ValueInfo& base = graph.value(op.args[0].value).info;
+    const char k = kind(base.dtype);
+    if (!base.scalar && (k == 'f' || k == 'c') && power_two_is_square(base.dtype, numpy)) {
+      call.ufunc = numpy.attr("square");
+      call.args = {op.args[0]};
+    }
+  }
+  return call;
 }
 
 }  // namespace sot::graph

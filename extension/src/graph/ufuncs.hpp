@@ -4,11 +4,22 @@
 
 #include <pybind11/pybind11.h>
 
+#include <vector>
+
 #include "graph/graph.hpp"
 
 namespace sot::graph {
 
 // The ufunc that computes `op` (its own function, or the ufunc behind an operator), else None.
 pybind11::object ufunc_of(const Op& op, const pybind11::module_& numpy);
+
+// The ufunc eager NumPy runs for `op` and the arguments it takes: ufunc_of's, and also `x ** 2`
+// for a float or complex array x when the running NumPy computes that as np.square(x) (asked once
+// per dtype: the name in the overflow error of a sample). `ufunc` is None when there is none.
+struct UfuncCall {
+  pybind11::object ufunc;
+  std::vector<Arg> args;
+};
+UfuncCall ufunc_call(const Graph& graph, const Op& op, const pybind11::module_& numpy);
 
 }  // namespace sot::graph

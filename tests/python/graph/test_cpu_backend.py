@@ -11,7 +11,7 @@ import warnings
 import pytest
 
 import sot
-from numpy_differential import case, check, run_cases, same
+from numpy_differential import LEGACY, case, check, run_cases, same
 from sot import capture as cap
 
 np = pytest.importorskip("numpy")
@@ -514,3 +514,53 @@ def test_tier_b_warm_start_loads_from_the_disk_cache(tmp_path):
     assert second.returncode == 0, second.stderr
     assert second.stdout.strip() == "ready (from the disk cache)"
     assert sorted(p.suffix for p in (tmp_path / "kernels").iterdir()) == [".cpp", ".so"]
+
+
+def squares(x, y, z):
+    return (x - y) ** 2 + (y - z) ** 2.0 * 0.5 - z ** 2
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.complex128])
+def test_power_of_two_fuses_as_square(dtype):
+    """``x ** 2`` of a float or complex array is the np.square NumPy itself runs for it: one group, eager's bits,
+    and an overflow reported in ``square``'s words as eager's (the group runs op by op then)."""
+    sot.config.cpu_block = 64
+    x, y, z = (np.resize(V, 700).astype(dtype) * s for s in (1.0, 2.0, 3.0))
+    value, plan = _plan(squares, x, y, z)
+    assert same(value, squares(x, y, z))
+    (g,) = plan["groups"]
+    assert g["kind"] == "fused" and g["op_names"].count("power") == 3 and "square(" in g["kernel"], g
+    big = x.copy()
+    big[5] = {np.float16: 1e3, np.float32: 1e30}.get(dtype, 1e200)
+    with np.errstate(over="warn"):
+        plain, plain_warnings = _warnings_of(squares, big, y, z, translated=False)
+        got, got_warnings = _warnings_of(squares, big, y, z, translated=True)
+    assert same(got, plain) and got_warnings == plain_warnings and plain_warnings
+
+
+def test_power_of_other_exponents_and_ints_is_not_fused():
+    def f(x, n):
+        return x ** 3 + 1.0, n ** 2 + 1
+
+    sot.config.cpu_block = 64
+    n = np.arange(700)
+    value, plan = _plan(f, V[:700], n)
+    assert same(value, f(V[:700], n))
+    assert [g["kind"] for g in plan["groups"]] == ["opaque", "opaque", "opaque", "opaque"], plan["groups"]
+
+
+def scalar_cast_overflow(p0, p3):
+    return p3 / p0 - True, (0 + p3) * p0
+
+
+@pytest.mark.parametrize("n", [0, 1, 700])
+def test_scalar_cast_warning_on_empty_and_full_domains(n):
+    """Found by the program fuzzer on the cpu backend: NumPy warns "overflow encountered in cast" converting
+    1e300 to float32 even when the array is empty, where no block runs; an empty domain runs op by op."""
+    x = np.ones(n, dtype=np.float32)
+    for _ in range(2):
+        with np.errstate(all="warn"):
+            plain, plain_warnings = _warnings_of(scalar_cast_overflow, 1e300, x, translated=False)
+            got, got_warnings = _warnings_of(scalar_cast_overflow, 1e300, x, translated=True)
+        # (NumPy 1.x's value-based promotion computes in float64: nothing to warn about there)
+        assert same(got, plain) and got_warnings == plain_warnings and (plain_warnings or LEGACY)
