@@ -33,6 +33,14 @@ constexpr int kWriteable = 0x0400;
 // Outputs below this size are not kept for the next run (malloc serves them without page faults).
 constexpr std::int64_t kMinSpareBytes = std::int64_t{1} << 20;
 
+std::int64_t elements(const std::vector<std::int64_t>& domain) {
+  std::int64_t n = 1;
+  for (const std::int64_t size : domain) {
+    n *= size;
+  }
+  return n;
+}
+
 const ArrayFields* fields(PyObject* a) {
   return reinterpret_cast<const ArrayFields*>(a);
 }
@@ -592,11 +600,8 @@ std::int64_t BlockKernel::block_elements(const std::vector<std::int64_t>& domain
     block = std::clamp(kBlockBytes / std::max<std::int64_t>(1, bytes_per_element_), kMinBlock,
                        kMaxBlock);
   }
-  std::int64_t total = 1;
-  for (const std::int64_t n : domain) {
-    total *= n;
-  }
-  block = std::min(block, std::max<std::int64_t>(total, 1));  // temporaries no larger than needed
+  // Temporaries no larger than needed.
+  block = std::min(block, std::max<std::int64_t>(elements(domain), 1));
   // Whole multiples of the SIMD width of any NumPy loop: every block but the last runs its loops'
   // vector paths on every element, and the last block's tail is eager NumPy's tail (a loop whose
   // vector and scalar paths round differently, such as complex multiply with FMA, gives the same
@@ -612,18 +617,13 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
   if (!prepare(frame, r)) {
     return Outcome::kReplay;
   }
-  for (const std::int64_t n : r.domain) {
-    if (n == 0) {
-      // No element: no loop would run, but NumPy still converts the scalars (1e300 to float32
-      // warns "overflow encountered in cast") - the ops run as they are.
-      return replay("an empty domain");
-    }
+  const std::int64_t total = elements(r.domain);
+  if (total == 0) {
+    // No element: no loop would run, but NumPy still converts the scalars (1e300 to float32
+    // warns "overflow encountered in cast") - the ops run as they are.
+    return replay("an empty domain");
   }
   if (cpu_options().block_elements.load() == 0 && !native_ready(r)) {
-    std::int64_t total = 1;
-    for (const std::int64_t n : r.domain) {
-      total *= n;
-    }
     if (total * bytes_per_element_ <= kBlockBytes) {
       // Everything fits in cache at once: blocks would run the same loops with more overhead.
       return replay("fits in one block");
@@ -636,10 +636,6 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
     return Outcome::kError;
   }
   if (r.flat && r.domain.size() != 1) {
-    std::int64_t total = 1;
-    for (const std::int64_t n : r.domain) {
-      total *= n;
-    }
     r.domain = {total};
   }
   bool ok = false;
