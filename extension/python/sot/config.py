@@ -66,24 +66,23 @@ def _parse_log(name, text):
     return frozenset(channels)
 
 
-def _parse_positive_int(name, text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise ConfigError(f"{name}={text!r}: expected a positive integer") from None
-    if value < 1:
-        raise ConfigError(f"{name}={text!r}: expected a positive integer")
-    return value
+def _int_parser(minimum, expected):
+    """A parser of integers >= ``minimum``; ``expected`` names them in the error."""
+
+    def parse(name, text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise ConfigError(f"{name}={text!r}: expected {expected}") from None
+        if value < minimum:
+            raise ConfigError(f"{name}={text!r}: expected {expected}")
+        return value
+
+    return parse
 
 
-def _parse_count(name, text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise ConfigError(f"{name}={text!r}: expected a non-negative integer") from None
-    if value < 0:
-        raise ConfigError(f"{name}={text!r}: expected a non-negative integer")
-    return value
+_parse_positive_int = _int_parser(1, "a positive integer")
+_parse_count = _int_parser(0, "a non-negative integer")
 
 
 def _parse_name(name, text):

@@ -91,8 +91,6 @@ struct BlockKernel::Run {
   bool flat = false;
   std::int64_t block = 0;
   int flags = 0;  // the floating-point flags every worker raised
-  py::object kwnames;
-  py::object empty;  // numpy.empty
 };
 
 // What one thread needs to run blocks: its temporaries (flat, a block's capacity), their views by
@@ -156,6 +154,9 @@ BlockKernel::BlockKernel(kir::Kernel kernel) : k_(std::move(kernel)) {
     native_why_ = "tier B is off (SOT_CPU_TIER_B=0)";
   }
   const py::module_ numpy = loaded_module("numpy");
+  ndarray_ = numpy.attr("ndarray");
+  empty_ = numpy.attr("empty");
+  out_kwnames_ = py::make_tuple("out");
   for (const kir::Expr& e : k_.exprs) {
     if (e.kind == kir::Expr::Kind::kCall && disabled_.empty()) {
       disabled_ = constant_cast_warning(k_, e, numpy);
@@ -209,8 +210,7 @@ BlockKernel::Outcome BlockKernel::replay(std::string why) {
 }
 
 bool BlockKernel::prepare(Frame& frame, Run& r) {
-  const auto* ndarray =
-      reinterpret_cast<PyTypeObject*>(loaded_module("numpy").attr("ndarray").ptr());
+  const auto* ndarray = reinterpret_cast<PyTypeObject*>(ndarray_.ptr());
   const std::size_t nd = k_.domain.size();
   r.domain.assign(nd, 1);
   r.flat = true;
@@ -288,19 +288,17 @@ void BlockKernel::keep_spare(std::size_t b, const py::object& made) {
 }
 
 bool BlockKernel::allocate(Run& r) {
-  const py::module_ numpy = loaded_module("numpy");
   py::tuple shape(r.domain.size());
   for (std::size_t d = 0; d < r.domain.size(); ++d) {
     shape[d] = index_object(r.domain[d]);
   }
-  const py::object empty = numpy.attr("empty");
   r.made.assign(k_.buffers.size(), py::object());
   r.blockable.assign(k_.buffers.size(), py::object());
   for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
     if (k_.buffers[b].output) {
       r.made[b] = take_spare(b, r.domain);
       if (!r.made[b]) {
-        r.made[b] = empty(shape, dtypes_[b]);
+        r.made[b] = empty_(shape, dtypes_[b]);
       }
       r.arrays[b] = r.made[b].ptr();
     }
@@ -309,8 +307,6 @@ bool BlockKernel::allocate(Run& r) {
                                                     : py::reinterpret_borrow<py::object>(a);
   }
   r.block = block_elements(r.domain);
-  r.kwnames = py::make_tuple("out");
-  r.empty = empty;
   return true;
 }
 
@@ -400,7 +396,7 @@ bool BlockKernel::run_calls(const Run& r, Worker& w, const std::vector<PyObject*
     } else {
       const std::size_t nargs = w.args.size();
       w.args.push_back(target);
-      PyObject* made = PyObject_Vectorcall(e.ufunc.ptr(), w.args.data(), nargs, r.kwnames.ptr());
+      PyObject* made = PyObject_Vectorcall(e.ufunc.ptr(), w.args.data(), nargs, out_kwnames_.ptr());
       if (made == nullptr) {
         return false;
       }
@@ -447,7 +443,7 @@ bool shaped_temps(BlockKernel::Worker& w, const Geometry& g, std::int64_t rows,
 bool BlockKernel::work(const Run& r, const Geometry& g, Worker& w, std::atomic<std::int64_t>& next,
                        std::atomic<bool>& failed) {
   for (std::size_t t = 0; t < temp_dtypes_.size(); ++t) {
-    w.temps.push_back(r.empty(index_object(r.block), temp_np_dtypes_[t]));
+    w.temps.push_back(empty_(index_object(r.block), temp_np_dtypes_[t]));
   }
   const std::int64_t per_prefix = (g.domain[g.axis] + g.rows - 1) / g.rows;
   std::vector<std::int64_t> prefix(g.axis, 0);

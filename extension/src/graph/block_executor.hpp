@@ -85,6 +85,9 @@ class BlockKernel {
   std::vector<DType> temp_dtypes_;        // per temporary
   std::vector<pybind11::object> dtypes_;  // numpy dtype per buffer
   std::vector<pybind11::object> temp_np_dtypes_;
+  pybind11::object ndarray_;      // numpy.ndarray
+  pybind11::object empty_;        // numpy.empty
+  pybind11::object out_kwnames_;  // ("out",)
   std::int64_t bytes_per_element_ = 0;
   // Per output buffer: the array the last run returned, reused when nobody holds it any more.
   std::vector<pybind11::object> spares_;

@@ -11,6 +11,8 @@ namespace sot::graph {
 
 namespace {
 
+constexpr long kModeBits = 7;
+
 // NumPy 2 keeps the state in a context variable holding an immutable object (a new one per
 // change); NumPy 1.x in an error object [bufsize, mask, callback] set with seterrobj, whose mask
 // holds 3 bits per error (divide at 0, over at 3, under at 6, invalid at 9; 0 ignores).
@@ -22,7 +24,7 @@ struct State {
   py::object geterrobj;   // NumPy 1.x
   py::object seterrobj;   // NumPy 1.x
   py::object last;        // NumPy 2: the state object last asked about
-  int last_reported = 0;
+  long last_mask = 0;     // NumPy 2: its error mask
 };
 
 State& state() {
@@ -46,29 +48,30 @@ State& state() {
   return *s;
 }
 
-int flag_of(const std::string& error) {
-  if (error == "divide") {
-    return FE_DIVBYZERO;
+// NumPy's mode numbers (np.seterr): ignore 0, warn 1, raise 2, call 3, print 4, log 5.
+long mode_of(const std::string& mode) {
+  static const char* const kModes[] = {"ignore", "warn", "raise", "call", "print", "log"};
+  for (long m = 0; m < 6; ++m) {
+    if (mode == kModes[m]) {
+      return m;
+    }
   }
-  if (error == "over") {
-    return FE_OVERFLOW;
-  }
-  if (error == "under") {
-    return FE_UNDERFLOW;
-  }
-  return error == "invalid" ? FE_INVALID : 0;
+  return 1;
 }
 
-int reported_now(State& s) {
+long shift_of(const std::string& error) {
+  if (error == "divide") {
+    return 0;
+  }
+  if (error == "over") {
+    return 3;
+  }
+  return error == "under" ? 6 : 9;
+}
+
+long error_mask_now(State& s) {
   if (s.numpy1) {
-    const long mask = s.geterrobj()[py::int_(1)].cast<long>();
-    constexpr long kModeBits = 7;
-    int flags = 0;
-    flags |= (mask & kModeBits) != 0 ? FE_DIVBYZERO : 0;
-    flags |= ((mask >> 3) & kModeBits) != 0 ? FE_OVERFLOW : 0;
-    flags |= ((mask >> 6) & kModeBits) != 0 ? FE_UNDERFLOW : 0;
-    flags |= ((mask >> 9) & kModeBits) != 0 ? FE_INVALID : 0;
-    return flags;
+    return s.geterrobj()[py::int_(1)].cast<long>();
   }
   PyObject* current = nullptr;
   if (PyContextVar_Get(s.contextvar.ptr(), nullptr, &current) < 0 || current == nullptr) {
@@ -76,16 +79,15 @@ int reported_now(State& s) {
   }
   const py::object now = py::reinterpret_steal<py::object>(current);
   if (!s.last || !now.is(s.last)) {
-    int flags = 0;
+    long mask = 0;
     for (const auto& item : s.geterr().cast<py::dict>()) {
-      if (py::str(item.second).cast<std::string>() != "ignore") {
-        flags |= flag_of(py::str(item.first).cast<std::string>());
-      }
+      mask |= mode_of(py::str(item.second).cast<std::string>())
+              << shift_of(py::str(item.first).cast<std::string>());
     }
     s.last = now;
-    s.last_reported = flags;
+    s.last_mask = mask;
   }
-  return s.last_reported;
+  return s.last_mask;
 }
 
 }  // namespace
@@ -94,8 +96,21 @@ int numpy_fe_flags() {
   return FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID;
 }
 
+long numpy_error_mask() {
+  return error_mask_now(state());
+}
+
 int reported_fe_flags(int flags) {
-  return flags == 0 ? 0 : flags & reported_now(state());
+  if (flags == 0) {
+    return 0;
+  }
+  const long mask = numpy_error_mask();
+  int reported = 0;
+  reported |= (mask & kModeBits) != 0 ? FE_DIVBYZERO : 0;
+  reported |= ((mask >> 3) & kModeBits) != 0 ? FE_OVERFLOW : 0;
+  reported |= ((mask >> 6) & kModeBits) != 0 ? FE_UNDERFLOW : 0;
+  reported |= ((mask >> 9) & kModeBits) != 0 ? FE_INVALID : 0;
+  return flags & reported;
 }
 
 IgnoreNumpyErrors::IgnoreNumpyErrors() {

@@ -12,6 +12,12 @@ namespace sot::graph {
 // FE_INVALID; not FE_INEXACT).
 int numpy_fe_flags();
 
+// The current NumPy error state as NumPy 1.x's error mask: 3 bits per error (divide at 0, over at
+// 3, under at 6, invalid at 9), each NumPy's mode number (ignore 0, warn 1, raise 2, call 3,
+// print 4, log 5). NumPy 1.x: its error object's mask; NumPy 2: made from np.geterr() once per
+// error-state object (a new one per change). Throws when NumPy cannot be imported.
+long numpy_error_mask();
+
 // Of `flags`, those the current NumPy error state does not ignore.
 int reported_fe_flags(int flags);
 

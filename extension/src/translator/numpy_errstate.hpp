@@ -1,8 +1,8 @@
 // Whether NumPy's floating-point error state raises (np.seterr(...='raise' or 'call') for some
 // error): a translation that captures array operations relies on it (an op that raises where the
 // graph runs, not where the frame did it, would lose or reorder the frame's other effects), so it
-// is guarded, and the guard must be cheap: a C function answering from the error-state object
-// it saw last.
+// is guarded, and the guard must be cheap: a C function reading graph::numpy_error_mask() (NumPy
+// 2's state read once per error-state object, NumPy 1.x's error mask).
 #pragma once
 
 #include <pybind11/pybind11.h>
