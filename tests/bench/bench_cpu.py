@@ -11,7 +11,8 @@ the cpu backend's must equal eager NumPy's bit for bit.
     python tests/bench/bench_cpu.py [--small N] [--large N] [--repeat K] [--only NAME,...] [--peers]
         [--json FILE]
 
-``--peers`` adds jax.jit (CPU) and torch.compile (inductor, CPU) where importable (numexpr is always tried).
+``--peers`` adds numba (``njit(parallel=True)``, or plain ``njit`` where the parallel form does not compile), jax.jit
+(CPU) and torch.compile (inductor, CPU) where importable (numexpr is always tried).
 """
 
 import argparse
@@ -121,6 +122,20 @@ def peer_runners(entry, args, peers):
             # (this one: `best` calls it right after), as numexpr users with a hot expression do.
             out["numexpr"] = lambda: ne.re_evaluate(local_dict=local)
         except Exception:  # noqa: BLE001 - a peer that cannot run this function is left out
+            pass
+    if "numba" in peers:
+        try:
+            import numba
+            for options in ({"parallel": True}, {}):
+                try:
+                    nfn = numba.njit(**options)(entry["fn"])
+                    nfn(*args)
+                    break
+                except Exception:  # noqa: BLE001 - try the next form
+                    nfn = None
+            if nfn is not None:
+                out["numba"] = lambda: nfn(*args)
+        except Exception:  # noqa: BLE001
             pass
     if "jax" in peers:
         try:
@@ -232,7 +247,7 @@ def main():
     ap.add_argument("--peers", action="store_true")
     ap.add_argument("--json", default="")
     a = ap.parse_args()
-    peers = ("jax", "torch") if a.peers else ()
+    peers = ("numba", "jax", "torch") if a.peers else ()
     only = set(filter(None, a.only.split(",")))
     bw = bandwidth(a.repeat)
     print(f"NumPy {np.__version__}, {os.cpu_count()} cores; np.add(b, c, out=a) on 64 MB arrays: "
@@ -245,7 +260,7 @@ def main():
                 continue
             rows.append(measure(entry, n, a.repeat, peers, bw))
         columns = ["sot-numpy", "sot-cpu-A", "sot-cpu"] + sorted({k for r in rows for k in r} & {
-            "numexpr", "jax.jit", "torch.compile"})
+            "numexpr", "numba", "jax.jit", "torch.compile"})
         print(f"\n== {label}: about {n} elements (speedup over eager NumPy, best of {a.repeat})")
         print(table(rows, columns))
         print(summary(rows, columns))

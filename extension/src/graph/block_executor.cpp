@@ -4,12 +4,16 @@
 #include <cfenv>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "core/loaded_module.hpp"
+#include "graph/array_fields.hpp"
+#include "graph/buffer_pool.hpp"
 #include "graph/cpp_emitter.hpp"
 #include "graph/fp_state.hpp"
+#include "graph/reductions.hpp"
 
 namespace py = pybind11;
 
@@ -17,19 +21,8 @@ namespace sot::graph {
 
 namespace {
 
-// The leading fields of NumPy's array object (PyArrayObject_fields), the same in NumPy 1.x and 2.x.
-struct ArrayFields {
-  PyObject_HEAD char* data;
-  int nd;
-  Py_ssize_t* dimensions;
-  Py_ssize_t* strides;
-  PyObject* base;
-  PyObject* descr;
-  int flags;
-  PyObject* weakreflist;
-};
-constexpr int kCContiguous = 0x0001;
-constexpr int kWriteable = 0x0400;
+constexpr int kCContiguous = kArrayCContiguous;
+constexpr int kWriteable = kArrayWriteable;
 // Outputs below this size are not kept for the next run (malloc serves them without page faults).
 constexpr std::int64_t kMinSpareBytes = std::int64_t{1} << 20;
 
@@ -42,7 +35,7 @@ std::int64_t elements(const std::vector<std::int64_t>& domain) {
 }
 
 const ArrayFields* fields(PyObject* a) {
-  return reinterpret_cast<const ArrayFields*>(a);
+  return array_fields(a);
 }
 
 // A block's buffers (arrays, plus about one temporary per call) fill about this much memory.
@@ -50,6 +43,7 @@ constexpr std::int64_t kBlockBytes = std::int64_t{4} << 20;
 constexpr std::int64_t kMinBlock = 4096;
 constexpr std::int64_t kMaxBlock = std::int64_t{1} << 20;
 constexpr std::int64_t kBlockQuantum = 64;
+constexpr std::int64_t kPairwiseBlock = 128;
 
 py::object index_object(std::int64_t i) {
   return py::reinterpret_steal<py::object>(PyLong_FromLongLong(i));
@@ -80,6 +74,11 @@ struct Geometry {
   std::int64_t inner = 1;
   std::int64_t rows = 1;
   std::int64_t blocks = 0;  // in all
+  // A full reduction's blocks: ranges of the flat domain, the index of each one's first leaf, and
+  // the leaves' length (0: a range is one leaf).
+  std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
+  std::vector<std::int64_t> first_leaf;
+  std::int64_t leaf = 0;
 };
 
 struct BlockKernel::Run {
@@ -88,9 +87,17 @@ struct BlockKernel::Run {
   std::vector<py::object> blockable;  // per buffer: what blocks index (the array or a flat view)
   std::vector<PyObject*> scalars;     // per scalar (borrowed)
   std::vector<std::int64_t> domain;
+  BufferPool* pool = nullptr;  // the compiled graph's, for the outputs
   bool flat = false;
   std::int64_t block = 0;
   int flags = 0;  // the floating-point flags every worker raised
+  // A reduction over the last axis: the keepdims-shaped view of the result the blocks write.
+  py::object reduced;
+  // A reduction: NumPy's buffer size (0: none read); a full one: NumPy's summation order and the
+  // leaves' sums.
+  SumOrder order = SumOrder::kUnknown;
+  std::int64_t chunk = 0;
+  py::object sums;
 };
 
 // What one thread needs to run blocks: its temporaries (flat, a block's capacity), their views by
@@ -202,6 +209,17 @@ BlockKernel::BlockKernel(kir::Kernel kernel) : k_(std::move(kernel)) {
     owner_of_temp[static_cast<std::size_t>(chosen)] = static_cast<int>(i);
     targets_[i] = Target{false, chosen};
   }
+  reduce_ = k_.reduction();
+  if (reduce_ >= 0) {
+    const kir::Expr& e = k_.exprs[static_cast<std::size_t>(reduce_)];
+    reduce_fn_ = e.ufunc.attr("reduce");
+    reduce_kwnames_ = py::make_tuple("axis", "keepdims", "out");
+    const Target& t = targets_[static_cast<std::size_t>(reduce_)];
+    reduce_buffer_ = t.store ? t.index : -1;
+    if (reduce_buffer_ < 0 && disabled_.empty()) {
+      disabled_ = "a reduction whose result is not used";
+    }
+  }
 }
 
 BlockKernel::Outcome BlockKernel::replay(std::string why) {
@@ -265,16 +283,24 @@ py::object BlockKernel::take_spare(std::size_t b, const std::vector<std::int64_t
     return {};
   }
   py::object spare = std::move(spares_[b]);
-  const ArrayFields* f = fields(spare.ptr());
-  // (A weak reference would let its holder see the array change: not reused then.)
-  bool fits = Py_REFCNT(spare.ptr()) == 1 && f->weakreflist == nullptr && f->base == nullptr &&
+  return writable_alone(spare.ptr(), b, domain) ? spare : py::object();
+}
+
+// True when `a` may receive output `b` of a run over `domain`: only its holder references it (no
+// user variable, view, container or weak reference - a weak reference would let its holder see
+// the array change), it owns its data, and it is C-contiguous, writeable, of the output's dtype
+// and of the domain's shape. (Only exact ndarrays reach here.)
+bool BlockKernel::writable_alone(PyObject* a, std::size_t b,
+                                 const std::vector<std::int64_t>& domain) const {
+  const ArrayFields* f = fields(a);
+  bool fits = Py_REFCNT(a) == 1 && f->weakreflist == nullptr && f->base == nullptr &&
               f->descr == dtypes_[b].ptr() &&
               (f->flags & (kCContiguous | kWriteable)) == (kCContiguous | kWriteable) &&
               f->nd == static_cast<int>(domain.size());
   for (std::size_t d = 0; fits && d < domain.size(); ++d) {
     fits = f->dimensions[d] == domain[d];
   }
-  return fits ? spare : py::object();
+  return fits;
 }
 
 void BlockKernel::keep_spare(std::size_t b, const py::object& made) {
@@ -295,18 +321,86 @@ bool BlockKernel::allocate(Run& r) {
   r.made.assign(k_.buffers.size(), py::object());
   r.blockable.assign(k_.buffers.size(), py::object());
   for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
-    if (k_.buffers[b].output) {
-      r.made[b] = take_spare(b, r.domain);
-      if (!r.made[b]) {
-        r.made[b] = empty_(shape, dtypes_[b]);
-      }
-      r.arrays[b] = r.made[b].ptr();
+    if (!k_.buffers[b].output || static_cast<int>(b) == reduce_buffer_) {
+      continue;  // an input, or allocate_reduction's
     }
-    py::handle a(r.arrays[b]);
-    r.blockable[b] = r.flat && r.domain.size() != 1 ? a.attr("reshape")(-1)
-                                                    : py::reinterpret_borrow<py::object>(a);
+    r.made[b] = take_spare(b, r.domain);
+    if (!r.made[b] && r.pool != nullptr) {
+      r.made[b] = py::reinterpret_steal<py::object>(r.pool->take(dtypes_[b].ptr(), r.domain));
+    }
+    if (!r.made[b]) {
+      r.made[b] = empty_(shape, dtypes_[b]);
+    }
+    r.arrays[b] = r.made[b].ptr();
+  }
+  for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
+    if (static_cast<int>(b) != reduce_buffer_) {
+      const py::handle a(r.arrays[b]);
+      r.blockable[b] = r.flat && r.domain.size() != 1 ? a.attr("reshape")(-1)
+                                                      : py::reinterpret_borrow<py::object>(a);
+    }
   }
   r.block = block_elements(r.domain);
+  return reduce_ < 0 || allocate_reduction(r);
+}
+
+// Where a reduction can run in blocks: over the last axis, rows no longer than a block; over all
+// axes, inputs of the domain's shape (flat ranges) and a summation order known for NumPy's
+// buffer size.
+bool BlockKernel::plan_reduction(Run& r) {
+  const Reduction& red = k_.exprs[static_cast<std::size_t>(reduce_)].reduce;
+  const py::module_ numpy = loaded_module("numpy");
+  // (NumPy 1.x chunks every reduce row at the buffer size, a per-thread setting: see run_blocks.)
+  r.chunk = numpy.attr("getbufsize")().cast<std::int64_t>();
+  if (!red.all) {
+    r.flat = false;  // blocks of whole rows
+    if (r.domain.back() > kMaxBlock) {
+      last_replay_ = "rows longer than a block";
+      return false;
+    }
+    return true;
+  }
+  if (!r.flat) {
+    last_replay_ = "a full reduction of broadcast inputs";
+    return false;
+  }
+  r.order = numpy_sum_order(r.chunk, numpy);
+  if (r.order == SumOrder::kUnknown) {
+    last_replay_ = "NumPy's summation order for this buffer size is not known";
+    return false;
+  }
+  return true;
+}
+
+bool BlockKernel::allocate_reduction(Run& r) {
+  const auto b = static_cast<std::size_t>(reduce_buffer_);
+  const Reduction& red = k_.exprs[static_cast<std::size_t>(reduce_)].reduce;
+  if (red.all) {
+    r.arrays[b] = nullptr;  // a scalar, made by finish_reduction
+    if (r.order == SumOrder::kChunked) {
+      r.block = std::max(r.chunk, r.block / r.chunk * r.chunk);
+    } else {
+      r.block = std::max(r.block, kPairwiseBlock);  // NumPy sums up to 128 elements unsplit
+    }
+    return true;
+  }
+  const std::size_t nd = r.domain.size();
+  py::tuple kept(nd);
+  py::tuple shape(red.keepdims ? nd : nd - 1);
+  for (std::size_t d = 0; d + 1 < nd; ++d) {
+    kept[d] = index_object(r.domain[d]);
+    shape[d] = index_object(r.domain[d]);
+  }
+  kept[nd - 1] = index_object(1);
+  if (red.keepdims) {
+    shape[nd - 1] = index_object(1);
+  }
+  r.made[b] = empty_(shape, dtypes_[b]);
+  r.reduced = r.made[b].attr("reshape")(kept);
+  r.arrays[b] = r.reduced.ptr();
+  r.blockable[b] = r.reduced;
+  const std::int64_t row = r.domain.back();
+  r.block = std::max(r.block, (row + kBlockQuantum - 1) / kBlockQuantum * kBlockQuantum);
   return true;
 }
 
@@ -324,6 +418,33 @@ bool BlockKernel::verify_call(const kir::Expr& e, std::vector<PyObject*>& args, 
   }
   loaded_module("numpy").attr("copyto")(out, result);
   return true;
+}
+
+namespace {
+
+// The ranges of a full sum's blocks (graph/reductions.hpp): NumPy's chunks, `r.block` of them a
+// block, or the pairwise subtrees no longer than a block, one a block; the leaves' sums in r.sums.
+}  // namespace
+
+void BlockKernel::plan_leaves(Run& r, Geometry& g) const {
+  const std::int64_t total = r.domain[0];
+  std::int64_t leaves = 0;
+  if (r.order == SumOrder::kChunked) {
+    g.leaf = r.chunk;
+    for (std::int64_t start = 0; start < total; start += r.block) {
+      g.ranges.emplace_back(start, std::min(total, start + r.block));
+      g.first_leaf.push_back(start / r.chunk);
+    }
+    leaves = (total + r.chunk - 1) / r.chunk;
+  } else {
+    g.ranges = sum_leaves(r.order, total, r.block, r.chunk);
+    for (std::size_t i = 0; i < g.ranges.size(); ++i) {
+      g.first_leaf.push_back(static_cast<std::int64_t>(i));
+    }
+    leaves = static_cast<std::int64_t>(g.ranges.size());
+  }
+  g.blocks = static_cast<std::int64_t>(g.ranges.size());
+  r.sums = empty_(py::make_tuple(leaves, 1), dtypes_[static_cast<std::size_t>(reduce_buffer_)]);
 }
 
 namespace {
@@ -361,6 +482,20 @@ PyObject* block_view(PyObject* array, const Geometry& g, const std::vector<std::
     }
   }
   return PyObject_GetItem(array, items.ptr());
+}
+
+// Sets this thread's NumPy buffer size to `size` (0: leaves it), as per thread as the error state.
+bool same_buffer_size(std::int64_t size) {
+  constexpr std::int64_t kDefault = 8192;
+  if (size == 0 || size == kDefault) {
+    return true;
+  }
+  try {
+    loaded_module("numpy").attr("setbufsize")(size);
+  } catch (py::error_already_set&) {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -455,19 +590,33 @@ bool BlockKernel::work(const Run& r, const Geometry& g, Worker& w, std::atomic<s
     if (i >= g.blocks) {
       break;
     }
-    std::int64_t p = i / per_prefix;
-    for (std::size_t d = g.axis; d-- > 0;) {
-      prefix[d] = p % g.domain[d];
-      p /= g.domain[d];
+    std::int64_t start = 0;
+    std::int64_t stop = 0;
+    std::vector<py::object> sliced;  // a flat range's temporaries
+    if (g.ranges.empty()) {
+      std::int64_t p = i / per_prefix;
+      for (std::size_t d = g.axis; d-- > 0;) {
+        prefix[d] = p % g.domain[d];
+        p /= g.domain[d];
+      }
+      start = (i % per_prefix) * g.rows;
+      stop = std::min(start + g.rows, g.domain[g.axis]);
+      ok = shaped_temps(w, g, stop - start, temps);
+    } else {
+      std::tie(start, stop) = g.ranges[static_cast<std::size_t>(i)];
+      for (std::size_t t = 0; t < temps.size(); ++t) {
+        sliced.push_back(w.temps[t][slice_object(0, stop - start)]);
+        temps[t] = sliced.back().ptr();
+      }
     }
-    const std::int64_t start = (i % per_prefix) * g.rows;
-    const std::int64_t stop = std::min(start + g.rows, g.domain[g.axis]);
-    ok = shaped_temps(w, g, stop - start, temps);
     for (std::size_t b = 0; b < views.size() && ok; ++b) {
-      views[b] = block_view(r.blockable[b].ptr(), g, prefix, start, stop);
-      ok = views[b] != nullptr;
+      if (r.blockable[b]) {
+        views[b] = block_view(r.blockable[b].ptr(), g, prefix, start, stop);
+        ok = views[b] != nullptr;
+      }
     }
     ok = ok && run_calls(r, w, views, temps);
+    ok = ok && (reduce_ < 0 || reduce_block(r, g, i, w, views, temps));
     verified_ = verified_ || ok;
     for (PyObject*& v : views) {
       Py_CLEAR(v);
@@ -477,6 +626,97 @@ bool BlockKernel::work(const Run& r, const Geometry& g, Worker& w, std::atomic<s
     failed = true;
   }
   return ok;
+}
+
+namespace {
+
+// ufunc.reduce(input, axis=-1, keepdims=True, out=out): false with an error set when it raises.
+bool call_reduce(const py::object& reduce, const py::object& kwnames, PyObject* input,
+                 PyObject* out) {
+  const py::object axis = index_object(-1);
+  PyObject* args[] = {input, axis.ptr(), Py_True, out};
+  PyObject* made = PyObject_Vectorcall(reduce.ptr(), args, 1, kwnames.ptr());
+  Py_XDECREF(made);
+  return made != nullptr;
+}
+
+}  // namespace
+
+// Reduces block `block`: its rows into the output's rows, or its flat range's leaves (graph/
+// reductions.hpp) into their sums, each leaf a row of NumPy's reduce.
+bool BlockKernel::reduce_block(const Run& r, const Geometry& g, std::int64_t block, Worker& w,
+                               const std::vector<PyObject*>& views,
+                               const std::vector<PyObject*>& temps) {
+  const kir::Expr& e = k_.exprs[static_cast<std::size_t>(reduce_)];
+  const Target& t = targets_[static_cast<std::size_t>(e.operands[0])];
+  PyObject* input =
+      t.store ? views[static_cast<std::size_t>(t.index)] : temps[static_cast<std::size_t>(t.index)];
+  std::feclearexcept(FE_ALL_EXCEPT);
+  bool ok = true;
+  if (!e.reduce.all) {
+    ok = call_reduce(reduce_fn_, reduce_kwnames_, input,
+                     views[static_cast<std::size_t>(reduce_buffer_)]);
+  } else {
+    const auto& [start, stop] = g.ranges[static_cast<std::size_t>(block)];
+    const std::int64_t n = stop - start;
+    const std::int64_t leaf = g.leaf > 0 ? g.leaf : n;
+    const std::int64_t whole = n / leaf;
+    const std::int64_t first = g.first_leaf[static_cast<std::size_t>(block)];
+    const py::handle in(input);
+    if (whole > 0) {
+      const py::object rows = in[slice_object(0, whole * leaf)].attr("reshape")(whole, leaf);
+      const py::object out = r.sums[slice_object(first, first + whole)];
+      ok = call_reduce(reduce_fn_, reduce_kwnames_, rows.ptr(), out.ptr());
+    }
+    if (ok && whole * leaf < n) {
+      const py::object rows =
+          in[slice_object(whole * leaf, n)].attr("reshape")(1, n - whole * leaf);
+      const py::object out = r.sums[slice_object(first + whole, first + whole + 1)];
+      ok = call_reduce(reduce_fn_, reduce_kwnames_, rows.ptr(), out.ptr());
+    }
+  }
+  w.flags |= std::fetestexcept(numpy_fe_flags());
+  return ok;
+}
+
+namespace {
+
+// A full sum from its leaves' sums (`sums`: one per row), in `T`.
+template <typename T>
+double combined(SumOrder order, std::int64_t n, std::int64_t block, const py::object& sums) {
+  const ArrayFields* f = fields(sums.ptr());
+  const T* data = reinterpret_cast<const T*>(f->data);
+  const std::vector<T> leaves(data, data + f->dimensions[0]);
+  return static_cast<double>(combine_sums<T>(order, n, block, leaves));
+}
+
+}  // namespace
+
+// After the blocks: a full sum combined from its leaves (a NumPy scalar), and a mean divided by
+// its count as NumPy's mean divides (an array by numpy.intp in place; a scalar by a numpy.intp,
+// converted back to its type).
+bool BlockKernel::finish_reduction(Run& r) {
+  const kir::Expr& e = k_.exprs[static_cast<std::size_t>(reduce_)];
+  const auto b = static_cast<std::size_t>(reduce_buffer_);
+  const py::module_ numpy = loaded_module("numpy");
+  std::feclearexcept(FE_ALL_EXCEPT);
+  if (e.reduce.all) {
+    const double total = e.dtype == DType::kFloat32
+                             ? combined<float>(r.order, r.domain[0], r.block, r.sums)
+                             : combined<double>(r.order, r.domain[0], r.block, r.sums);
+    py::object value = dtypes_[b].attr("type")(total);
+    if (e.reduce.fn == Reduction::Fn::kMean) {
+      const py::object count = numpy.attr("intp")(r.domain[0]);
+      value = value.attr("dtype").attr("type")(value.attr("__truediv__")(count));
+    }
+    r.made[b] = value;
+  } else if (e.reduce.fn == Reduction::Fn::kMean) {
+    const py::object count = numpy.attr("intp")(r.domain.back());
+    numpy.attr("true_divide")(r.made[b], count, py::arg("out") = r.made[b],
+                              py::arg("casting") = "unsafe");
+  }
+  r.flags |= std::fetestexcept(numpy_fe_flags());
+  return true;
 }
 
 bool BlockKernel::native_ready(const Run& r) const {
@@ -548,6 +788,9 @@ bool BlockKernel::run_blocks(Run& r) {
   if (g.blocks == 0) {
     return true;  // an empty domain: nothing to compute
   }
+  if (reduce_ >= 0 && k_.exprs[static_cast<std::size_t>(reduce_)].reduce.all) {
+    plan_leaves(r, g);
+  }
   std::atomic<std::int64_t> next{0};
   std::atomic<bool> failed{false};
   // The first run checks each call's dtype on its first block, on this thread alone.
@@ -561,7 +804,7 @@ bool BlockKernel::run_blocks(Run& r) {
       {
         const IgnoreNumpyErrors quiet;  // the error state is per thread
         Worker w;
-        if (!quiet.ok() || !work(r, g, w, next, failed)) {
+        if (!quiet.ok() || !same_buffer_size(r.chunk) || !work(r, g, w, next, failed)) {
           failed = true;
           PyErr_Clear();  // the group runs op by op, and raises there
         }
@@ -610,6 +853,7 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
     return replay("disabled: " + disabled_);
   }
   Run r;
+  r.pool = frame.pool();
   if (!prepare(frame, r)) {
     return Outcome::kReplay;
   }
@@ -626,6 +870,9 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
     }
   }
   try {
+    if (reduce_ >= 0 && !plan_reduction(r)) {
+      return Outcome::kReplay;
+    }
     allocate(r);
   } catch (py::error_already_set& e) {
     e.restore();
@@ -641,7 +888,7 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
       return Outcome::kError;
     }
     try {
-      ok = run_blocks(r);
+      ok = run_blocks(r) && (reduce_ < 0 || finish_reduction(r));
     } catch (py::error_already_set& e) {
       e.restore();
     }
@@ -663,7 +910,11 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
   }
   for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
     if (k_.buffers[b].output) {
-      keep_spare(b, r.made[b]);
+      if (k_.buffers[b].returned && static_cast<int>(b) != reduce_buffer_) {
+        // (An output the graph does not return is left to the ops after the group, which may
+        // write into it once it dies - a spare held here would stop them.)
+        keep_spare(b, r.made[b]);
+      }
       frame.set_owned(k_.buffers[b].value, r.made[b].release().ptr());
     }
   }

@@ -68,6 +68,7 @@ class BlockKernel {
   bool prepare(Frame& frame, Run& r);
   pybind11::object take_spare(std::size_t b, const std::vector<std::int64_t>& domain);
   void keep_spare(std::size_t b, const pybind11::object& made);
+  bool writable_alone(PyObject* a, std::size_t b, const std::vector<std::int64_t>& domain) const;
   bool allocate(Run& r);
   std::int64_t block_elements(const std::vector<std::int64_t>& domain) const;
   bool run_blocks(Run& r);
@@ -77,6 +78,14 @@ class BlockKernel {
             std::atomic<bool>& failed);
   bool run_calls(const Run& r, Worker& w, const std::vector<PyObject*>& views,
                  const std::vector<PyObject*>& temps);
+  // The reduction of a block (graph/reductions.hpp): a block of whole rows into the output's rows,
+  // or a flat range into its leaves' sums.
+  bool plan_reduction(Run& r);
+  bool allocate_reduction(Run& r);
+  void plan_leaves(Run& r, Geometry& g) const;
+  bool reduce_block(const Run& r, const Geometry& g, std::int64_t block, Worker& w,
+                    const std::vector<PyObject*>& views, const std::vector<PyObject*>& temps);
+  bool finish_reduction(Run& r);
   bool verify_call(const kir::Expr& e, std::vector<PyObject*>& args, PyObject* target);
   Outcome replay(std::string why);
 
@@ -92,6 +101,10 @@ class BlockKernel {
   // Per output buffer: the array the last run returned, reused when nobody holds it any more.
   std::vector<pybind11::object> spares_;
   bool verified_ = false;
+  int reduce_ = -1;                  // the reduction's expression (-1: none)
+  int reduce_buffer_ = -1;           // the buffer it is stored in
+  pybind11::object reduce_fn_;       // ufunc.reduce
+  pybind11::object reduce_kwnames_;  // ("axis", "keepdims", "out")
   char last_tier_ = 'A';
   std::shared_ptr<NativeKernel> native_;
   std::string native_why_;

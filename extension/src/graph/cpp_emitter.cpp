@@ -72,6 +72,9 @@ class Emitter {
         body_ +=
             "    const T " + name + " = static_cast<T>(s[" + std::to_string(e.scalar) + "]);\n";
         return true;
+      case kir::Expr::Kind::kReduce:
+        *why = "a reduction";
+        return false;
       case kir::Expr::Kind::kCall:
         break;
     }
@@ -111,6 +114,10 @@ class Emitter {
 std::optional<NativeSource> emit_cpp(const kir::Kernel& k, std::string* why) {
   if (k.buffers.empty()) {
     *why = "no buffer";
+    return std::nullopt;
+  }
+  if (k.reduction() >= 0) {
+    *why = "it ends in a reduction (tier A reduces with NumPy's loops)";
     return std::nullopt;
   }
   const DType t = k.buffers.front().dtype;

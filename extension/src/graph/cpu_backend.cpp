@@ -83,6 +83,7 @@ class FusedRunner final : public Runner {
       return nullptr;
     }
     Frame frame(*p_, argv);
+    frame.set_pool(&pool_);
     const bool profile = cpu_options().profile.load();
     for (Segment& s : segments_) {
       const auto start =
@@ -136,6 +137,7 @@ class FusedRunner final : public Runner {
     }
     py::dict d;
     d["backend"] = "cpu";
+    d["pooled_arrays"] = pool_.size();
     d["groups"] = groups;
     return d;
   }
@@ -172,6 +174,7 @@ class FusedRunner final : public Runner {
 
   std::unique_ptr<Program> p_;
   std::vector<Segment> segments_;
+  BufferPool pool_;
 };
 
 class CpuBackend final : public Backend {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/loaded_module.hpp"
+#include "graph/reductions.hpp"
 #include "graph/ufuncs.hpp"
 
 namespace py = pybind11;
@@ -75,10 +76,15 @@ void connect(const Graph& graph, const std::vector<int>& outputs, const std::vec
     made.push_back(op.result);
   }
   const int last = g.ops.back();
+  auto returned = [&](int v) {
+    return std::find(outputs.begin(), outputs.end(), v) != outputs.end();
+  };
   for (const int v : made) {
-    const bool output = std::find(outputs.begin(), outputs.end(), v) != outputs.end();
-    if (output || last_read[static_cast<std::size_t>(v)] > last) {
+    if (returned(v) || last_read[static_cast<std::size_t>(v)] > last) {
       g.outputs.push_back(v);
+    }
+    if (returned(v)) {
+      g.returned.push_back(v);
     }
   }
 }
@@ -104,6 +110,20 @@ std::vector<int> last_reads(const Graph& graph) {
     }
   }
   return last;
+}
+
+// True when `op` is a reduction the open group can end in: of a value the group makes, over the
+// group's whole domain.
+bool ends_group(const Graph& graph, const Group& open, const Op& op) {
+  std::string unused;
+  if (open.ops.empty() || !fusable_reduction(graph, op, &unused)) {
+    return false;
+  }
+  const Value& in = graph.value(op.args[0].value);
+  const Op& first = graph.ops()[static_cast<std::size_t>(open.ops[0])];
+  return in.source == Value::Source::kOp &&
+         std::find(open.ops.begin(), open.ops.end(), in.op) != open.ops.end() &&
+         same_domain(graph.value(first.result).info, in.info);
 }
 
 }  // namespace
@@ -169,6 +189,11 @@ std::vector<Group> partition(const Graph& graph, const std::vector<int>& outputs
   };
   for (std::size_t k = 0; k < graph.ops().size(); ++k) {
     const Op& op = graph.ops()[k];
+    if (ends_group(graph, open, op)) {
+      open.ops.push_back(static_cast<int>(k));
+      close();
+      continue;
+    }
     const std::string why = unfusable_reason(graph, op, numpy);
     if (why.empty()) {
       const ValueInfo& result = graph.value(op.result).info;

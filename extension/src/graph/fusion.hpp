@@ -1,9 +1,10 @@
 // Fusion: a graph's ops partitioned into groups, in program order. A fused group is a run of
 // elementwise ufunc ops over one iteration domain (the result shape they share; operands
-// broadcast into it); its values that nothing after it reads never reach memory. matmul, dot and
-// einsum are library calls; everything else (views, in-place ops, reductions, shape ops, indexing)
-// is opaque and runs as the NumPy call the user made. Views and in-place ops end a group, so
-// NumPy's aliasing is kept by running them as they are.
+// broadcast into it), optionally ending in a reduction of one of its values over the whole domain
+// (graph/reductions.hpp); its values that nothing after it reads never reach memory. matmul, dot
+// and einsum are library calls; everything else (views, in-place ops, other reductions, shape ops,
+// indexing) is opaque and runs as the NumPy call the user made. Views and in-place ops end a group,
+// so NumPy's aliasing is kept by running them as they are.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -19,10 +20,11 @@ namespace sot::graph {
 struct Group {
   enum class Kind : std::uint8_t { kFused, kLibrary, kOpaque };
   Kind kind = Kind::kOpaque;
-  std::vector<int> ops;      // op indices, consecutive, in program order
-  std::vector<int> inputs;   // values the group reads and does not make, in first-use order
-  std::vector<int> outputs;  // values it makes that a later op or the graph's outputs need
-  std::string why;           // an opaque op: why it is not fused ("a view", "reduction sum")
+  std::vector<int> ops;       // op indices, consecutive, in program order
+  std::vector<int> inputs;    // values the group reads and does not make, in first-use order
+  std::vector<int> outputs;   // values it makes that a later op or the graph's outputs need
+  std::vector<int> returned;  // those of its outputs the graph returns
+  std::string why;            // an opaque op: why it is not fused ("a view", "reduction sum")
 };
 
 std::string_view kind_name(Group::Kind kind);

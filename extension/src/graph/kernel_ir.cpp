@@ -41,6 +41,21 @@ class Lowering {
 
   void add_op(int index, const py::module_& numpy) {
     const Op& op = graph_.ops()[static_cast<std::size_t>(index)];
+    std::string unused;
+    if (const auto r = fusable_reduction(graph_, op, &unused)) {
+      Expr e;
+      e.kind = Expr::Kind::kReduce;
+      e.reduce = *r;
+      e.fn = r->ufunc_name();
+      e.ufunc = numpy.attr(e.fn.c_str());
+      e.op = index;
+      e.value = op.result;
+      e.dtype = graph_.value(op.result).info.dtype;
+      e.operands.push_back(operand(op.args[0].value));
+      expr_of_[op.result] = static_cast<int>(k_.exprs.size());
+      k_.exprs.push_back(e);
+      return;
+    }
     Expr call;
     call.kind = Expr::Kind::kCall;
     const UfuncCall ufunc = ufunc_call(graph_, op, numpy);
@@ -107,6 +122,9 @@ std::string expr_text(const Kernel& k, const Expr& e) {
       return s.value >= 0 ? "scalar %" + std::to_string(s.value)
                           : "const " + py::repr(s.constant).cast<std::string>();
     }
+    case Expr::Kind::kReduce:
+      return e.reduce.text() + " of e" + std::to_string(e.operands[0]) + " (" + e.fn +
+             ".reduce) : " + std::string(name(e.dtype));
     case Expr::Kind::kCall:
       break;
   }
@@ -135,7 +153,9 @@ Kernel lower(const Graph& graph, const Group& g, const std::string& name) {
     Store st;
     st.expr = lowering.expr_of(v);
     st.buffer = static_cast<int>(k.buffers.size());
-    k.buffers.push_back(Buffer{v, info.dtype, dims_of(info), true});
+    Buffer out{v, info.dtype, dims_of(info), true};
+    out.returned = std::find(g.returned.begin(), g.returned.end(), v) != g.returned.end();
+    k.buffers.push_back(out);
     k.stores.push_back(st);
   }
   return k;
@@ -144,6 +164,15 @@ Kernel lower(const Graph& graph, const Group& g, const std::string& name) {
 int Kernel::calls() const {
   return static_cast<int>(std::count_if(exprs.begin(), exprs.end(),
                                         [](const Expr& e) { return e.kind == Expr::Kind::kCall; }));
+}
+
+int Kernel::reduction() const {
+  for (std::size_t i = 0; i < exprs.size(); ++i) {
+    if (exprs[i].kind == Expr::Kind::kReduce) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
 }
 
 std::string Kernel::text() const {

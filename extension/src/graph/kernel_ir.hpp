@@ -4,7 +4,8 @@
 // parameters, computing typed scalar expressions (each the NumPy ufunc of a graph op, with the
 // dtype NumPy gives it) and storing some of them into output buffers. Values that are not stored
 // live in registers (CPU tier B, CUDA) or in cache-sized block temporaries (CPU tier A). The CPU
-// backend runs kernels; the CUDA backend emits them as CUDA C++.
+// backend runs kernels; the CUDA backend emits them as CUDA C++. A kernel may end in one reduction
+// (graph/reductions.hpp) of a value it computes, stored into an output of the reduced shape.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -15,6 +16,7 @@
 
 #include "graph/fusion.hpp"
 #include "graph/graph.hpp"
+#include "graph/reductions.hpp"
 
 namespace sot::graph::kir {
 
@@ -29,6 +31,8 @@ struct Buffer {
   DType dtype = DType::kFloat64;
   std::vector<Dim> shape;  // right-aligned to the domain
   bool output = false;
+  // An output the graph returns (else it lives only in the run).
+  bool returned = false;
 };
 
 // A value taken once per kernel run: a NumPy scalar or 0-d array from the graph (`value`), or a
@@ -39,16 +43,17 @@ struct Scalar {
 };
 
 struct Expr {
-  enum class Kind : std::uint8_t { kLoad, kScalar, kCall };
+  enum class Kind : std::uint8_t { kLoad, kScalar, kCall, kReduce };
   Kind kind = Kind::kCall;
   DType dtype = DType::kFloat64;  // kLoad, kCall
   int buffer = -1;                // kLoad
   int scalar = -1;                // kScalar
   std::string fn;                 // kCall: the ufunc's name
   pybind11::object ufunc;         // kCall
-  std::vector<int> operands;      // kCall: expression ids
-  int op = -1;                    // kCall: the graph op it computes
-  int value = -1;                 // kLoad, kCall: the graph value
+  std::vector<int> operands;      // kCall, kReduce: expression ids
+  int op = -1;                    // kCall, kReduce: the graph op it computes
+  int value = -1;                 // kLoad, kCall, kReduce: the graph value
+  Reduction reduce;               // kReduce (`ufunc`: the ufunc whose reduce runs it)
 };
 
 struct Store {
@@ -75,6 +80,8 @@ struct Kernel {
   //     store b2 <- e4
   std::string text() const;
   int calls() const;
+  // The reduction the kernel ends in (-1: none).
+  int reduction() const;
 };
 
 // The kernel of fused group `g` of `graph`, called `name`.

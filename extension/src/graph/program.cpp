@@ -275,8 +275,16 @@ Frame::Frame(const Program& program, PyObject* const* argv)
 Frame::~Frame() {
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     if (owned_[i]) {
-      Py_DECREF(slots_[i]);
+      release(slots_[i]);
     }
+  }
+}
+
+void Frame::release(PyObject* value) {
+  if (pool_ != nullptr) {
+    pool_->give(value);
+  } else {
+    Py_DECREF(value);
   }
 }
 
@@ -293,7 +301,7 @@ void Frame::release_after(std::size_t k) {
   for (const int dead : p_.steps[k].release) {
     const auto d = static_cast<std::size_t>(dead);
     if (owned_[d]) {
-      Py_DECREF(slots_[d]);
+      release(slots_[d]);
       slots_[d] = nullptr;
       owned_[d] = false;
     }

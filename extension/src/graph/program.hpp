@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "graph/buffer_pool.hpp"
 #include "graph/graph.hpp"
 
 namespace sot::graph {
@@ -73,8 +74,11 @@ class Frame {
   PyObject* get(int id) const { return slots_[static_cast<std::size_t>(id)]; }
   // Stores a new reference as value `id`'s.
   void set_owned(int id, PyObject* value);
-  // Frees the results step `k` is the last to need.
+  // Frees the results step `k` is the last to need (into the pool, when there is one).
   void release_after(std::size_t k);
+  // Where released arrays go, for later outputs to take (graph/buffer_pool.hpp); none by default.
+  void set_pool(BufferPool* pool) { pool_ = pool; }
+  BufferPool* pool() const { return pool_; }
   // Runs step `k` as eager NumPy would; false with a Python error set when it raises.
   bool run_step(std::size_t k);
   // The outputs: one value, a tuple of several, or None (a new reference; nullptr on error).
@@ -84,7 +88,10 @@ class Frame {
   const Program& p_;
   std::vector<PyObject*> slots_;
   std::vector<bool> owned_;
+  void release(PyObject* value);
+
   std::vector<PyObject*> args_;
+  BufferPool* pool_ = nullptr;
 };
 
 // Checks the number of inputs a compiled graph was called with (false with TypeError set).

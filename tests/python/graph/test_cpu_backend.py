@@ -130,6 +130,44 @@ def empty_arrays(a):
     return a * 2.0 + a * a
 
 
+# --- groups ending in reductions ------------------------------------------------------------------------------
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def layernorm(x):
+    mu = x.mean(axis=-1, keepdims=True)
+    d = x - mu
+    var = (d * d).mean(axis=-1, keepdims=True)
+    return d / np.sqrt(var + 1e-5) * 1.5 + 0.1
+
+
+def full_sum(a):
+    return np.sum(a * 2.0 + 1.0), (a * a - a).mean()
+
+
+def rows_min_max(x):
+    return np.min(x * x - 1.0, -1), (x * 3.0 - x).max(axis=-1)
+
+
+def sum_of_vector(v):
+    return (v * v + 1.0).sum(axis=-1), np.mean(np.sqrt(np.abs(v)) * 2.0, axis=0)
+
+
+def reductions_not_fused(a):
+    # over the first axis, over all axes for max, with keepdims over all axes: the NumPy calls as they are
+    return (a * 2.0 + 1.0).sum(axis=0), (a - 1.0 * a).max(), (a + a * a).sum(keepdims=True)
+
+
+def donation(a, b):
+    t = a * 2.0 + b
+    s = t.sum(axis=0)
+    return (t * t - 1.0) * s, t / 3.0 + s
+
+
 CASES = [
     case(chain, A, B),
     case(gelu, A),
@@ -150,6 +188,17 @@ CASES = [
     case(chain_around_inplace, A, B),
     case(strided_input, V),
     case(empty_arrays, np.zeros((0, 4))),
+    case(softmax, A),
+    case(softmax, F32),
+    case(layernorm, X3),
+    case(full_sum, A),
+    case(full_sum, F32),
+    case(full_sum, MIXED),
+    case(rows_min_max, X3),
+    case(sum_of_vector, V),
+    case(sum_of_vector, np.full(1000, -0.0)),
+    case(reductions_not_fused, A),
+    case(donation, A, B),
 ]
 
 
@@ -565,3 +614,113 @@ def test_scalar_cast_warning_on_empty_and_full_domains(n):
             got, got_warnings = _warnings_of(scalar_cast_overflow, 1e300, x, translated=True)
         # (NumPy 1.x's value-based promotion computes in float64: nothing to warn about there)
         assert same(got, plain) and got_warnings == plain_warnings and (plain_warnings or LEGACY)
+
+
+def test_reductions_end_fused_groups_and_run_in_blocks():
+    """A group ends in a sum, mean, max or min over the last axis (blocks of whole rows, each row reduced by
+    NumPy's own reduce) or a sum or mean over all axes (in NumPy's summation order); both run in tier A."""
+    sot.config.cpu_tier_b = False
+    sot.config.cpu_block = 64
+    value, plan = _plan(softmax, A)
+    assert same(value, softmax(A))
+    fused = [g for g in plan["groups"] if g["kind"] == "fused"]
+    assert [g["op_names"] for g in fused] == [["subtract", "exp", "sum"]]
+    assert fused[0]["tier_a_runs"] == 2 and fused[0]["op_by_op_runs"] == 0, fused[0]
+    assert "= sum over the last axis, keepdims of e3 (add.reduce) : float64" in fused[0]["kernel"]
+    for fn, arg in ((full_sum, A), (full_sum, F32), (sum_of_vector, V), (rows_min_max, X3), (layernorm, X3)):
+        value, plan = _plan(fn, arg)
+        assert same(value, fn(arg))
+        fused = [g for g in plan["groups"] if g["kind"] == "fused"]
+        assert fused and all(g["tier_a_runs"] == 2 and g["op_by_op_runs"] == 0 for g in fused), (fn, fused)
+        assert fused[0]["op_names"][-1] in ("sum", "mean", "min", "max"), fused
+
+
+def test_reductions_not_fused_say_why():
+    sot.config.cpu_block = 64
+    _, plan = _plan(reductions_not_fused, A)
+    whys = [g["why"] for g in plan["groups"] if g["kind"] == "opaque"]
+    assert "sum: keyword arguments" in whys and "max: a scalar result" in whys, whys
+
+
+@pytest.mark.parametrize("shape", [(1000,), (7, 1000)])
+def test_overflow_in_a_fused_sum_warns_and_raises_as_eager(shape):
+    def f(x):
+        return (x * 1.0 + 0.0).sum(axis=-1)
+
+    sot.config.cpu_block = 64
+    x = np.full(shape, 1e306)
+    for state in ("warn", "raise", "warn"):
+        sot.reset()
+        cap.clear(f)
+        for _ in range(2):
+            with np.errstate(all=state):
+                if state == "raise":
+                    with pytest.raises(FloatingPointError) as plain:
+                        f(x)
+                    t = sot.translate.new_translator()
+                    with pytest.raises(FloatingPointError) as got, cap.capture(t):
+                        f(x)
+                    assert str(got.value) == str(plain.value)
+                    continue
+                plain, plain_warnings = _warnings_of(f, x, translated=False)
+                got, got_warnings = _warnings_of(f, x, translated=True)
+            assert same(got, plain) and got_warnings == plain_warnings == [
+                (RuntimeWarning, "overflow encountered in reduce")]
+
+
+@pytest.mark.parametrize("bufsize", [1024, 8192, 65536])
+def test_full_sums_follow_numpy_order_for_any_buffer_size(bufsize):
+    """The summation order is probed once per buffer size (NumPy 1.x sums in chunks of it): values over sixteen
+    orders of magnitude, so that another order of additions would give another sum."""
+    def f(x):
+        return np.sum(x * 1.0 + 0.0), (x * x).mean()
+
+    sot.config.cpu_tier_b = False
+    sot.config.cpu_block = 4096
+    r = np.random.default_rng(bufsize)
+    for n in (300_007, 1 << 20):
+        for dtype in (np.float64, np.float32):
+            x = (r.standard_normal(n) * 10.0 ** r.uniform(-8, 8, n)).astype(dtype)
+            old = np.getbufsize()
+            np.setbufsize(bufsize)
+            try:
+                value, plan = _plan(f, x)
+                expected = f(x)
+            finally:
+                np.setbufsize(old)
+            assert same(value, expected), (n, dtype)
+            assert plan["groups"][0]["tier_a_runs"] == 2, plan["groups"][0]
+            # rows longer than a 1024 buffer: NumPy 1.x chunks each row at the buffer size
+            rows = x[:n // 3000 * 3000].reshape(-1, 3000)
+            np.setbufsize(bufsize)
+            try:
+                value, plan = _plan(rows_sum, rows)
+                expected = rows_sum(rows)
+            finally:
+                np.setbufsize(old)
+            assert same(value, expected), (n, dtype)
+            assert plan["groups"][0]["tier_a_runs"] == 2, plan["groups"][0]
+
+
+def rows_sum(x):
+    return (x * 1.0 - 0.0).sum(axis=-1)
+
+
+def test_released_intermediates_are_pooled_for_later_outputs():
+    """Memory planning across groups and runs: a large intermediate the run lets go of (nothing else holding
+    it) is kept by the compiled graph's pool, and a later fused output of its dtype and shape takes it instead
+    of a fresh allocation. Results a caller holds are never reused: the first call's results stay as they were."""
+    sot.config.cpu_tier_b = False
+    sot.config.cpu_block = 0
+    big_a, big_b = rng.standard_normal((300, 1001)), rng.standard_normal((300, 1001))
+    expected = [donation(big_a + k, big_b) for k in range(4)]
+    sot.reset()
+    cap.clear(donation)
+    t = sot.translate.new_translator(records=True)
+    with cap.capture(t):
+        first = donation(big_a, big_b)
+        kept = tuple(x.copy() for x in first)
+        got = [donation(big_a + k, big_b) for k in range(4)]
+    assert all(same(g, e) for g, e in zip(got, expected)) and same(first, kept)
+    plan = [g for r in t.records() if r["transformed"] is not None for g in r["graphs"]][0]["compiled"].plan()
+    assert plan["pooled_arrays"] >= 1, plan
