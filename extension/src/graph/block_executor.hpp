@@ -88,6 +88,7 @@ class BlockKernel {
   bool finish_reduction(Run& r);
   bool verify_call(const kir::Expr& e, std::vector<PyObject*>& args, PyObject* target);
   Outcome replay(std::string why);
+  bool runs_op_by_op_at_once(const Frame& frame);
 
   kir::Kernel k_;
   std::vector<Target> targets_;           // per expression (calls only)

@@ -26,6 +26,15 @@ std::int64_t keepable_bytes(PyObject* a) {
   if (f->base != nullptr || f->weakreflist != nullptr || (f->flags & kNeeded) != kNeeded) {
     return 0;
   }
+  // Small arrays (most) are told apart without asking for nbytes: no item is wider than 64 bytes.
+  constexpr std::int64_t kWidestItem = 64;
+  std::int64_t elements = 1;
+  for (int d = 0; d < f->nd; ++d) {
+    elements *= f->dimensions[d];
+  }
+  if (elements * kWidestItem < kMinBytes) {
+    return 0;
+  }
   PyObject* nbytes = PyObject_GetAttrString(a, "nbytes");
   const std::int64_t bytes = nbytes != nullptr ? PyLong_AsLongLong(nbytes) : 0;
   Py_XDECREF(nbytes);

@@ -255,7 +255,9 @@ def test_fortran_order_input_runs_op_by_op_with_eager_layout():
     expected = chain(af, af)
     assert same(value, expected) and value.strides == expected.strides
     g = plan["groups"][0]
-    assert g["op_by_op_runs"] == 2 and g["last_fallback"] == "an input that is not C-contiguous"
+    # (with automatic blocks the small arrays run op by op before their layout is looked at)
+    why = "an input that is not C-contiguous" if sot.config.cpu_block else "fits in one block"
+    assert g["op_by_op_runs"] == 2 and g["last_fallback"] == why
 
 
 def _warnings_of(fn, *args, translated):
