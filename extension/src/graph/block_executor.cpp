@@ -22,10 +22,19 @@ namespace sot::graph {
 
 namespace {
 
-constexpr int kCContiguous = kArrayCContiguous;
-constexpr int kWriteable = kArrayWriteable;
 // Outputs below this size are not kept for the next run (malloc serves them without page faults).
 constexpr std::int64_t kMinSpareBytes = std::int64_t{1} << 20;
+
+// Widens `domain` (of `nd` sizes, 1 where nothing was seen yet) by array `f`, right-aligned to it
+// (a size of 1 broadcasts).
+void broadcast_into(const ArrayFields* f, std::size_t nd, std::int64_t* domain) {
+  const std::size_t off = nd - static_cast<std::size_t>(f->nd);
+  for (int j = 0; j < f->nd; ++j) {
+    if (f->dimensions[j] != 1) {
+      domain[off + static_cast<std::size_t>(j)] = f->dimensions[j];
+    }
+  }
+}
 
 std::int64_t elements(const std::vector<std::int64_t>& domain) {
   std::int64_t n = 1;
@@ -35,16 +44,11 @@ std::int64_t elements(const std::vector<std::int64_t>& domain) {
   return n;
 }
 
-const ArrayFields* fields(PyObject* a) {
-  return array_fields(a);
-}
-
 // A block's buffers (arrays, plus about one temporary per call) fill about this much memory.
 constexpr std::int64_t kBlockBytes = std::int64_t{4} << 20;
 constexpr std::int64_t kMinBlock = 4096;
 constexpr std::int64_t kMaxBlock = std::int64_t{1} << 20;
 constexpr std::int64_t kBlockQuantum = 64;
-constexpr std::int64_t kPairwiseBlock = 128;
 
 py::object index_object(std::int64_t i) {
   return py::reinterpret_steal<py::object>(PyLong_FromLongLong(i));
@@ -247,23 +251,17 @@ bool BlockKernel::runs_op_by_op_at_once(const Frame& frame) {
     }
     PyObject* a = frame.get(buf.value);
     if (Py_TYPE(a) != reinterpret_cast<PyTypeObject*>(ndarray_.ptr()) ||
-        fields(a)->nd != static_cast<int>(buf.shape.size())) {
+        array_fields(a)->nd != static_cast<int>(buf.shape.size())) {
       return false;  // prepare() says why
     }
-    const ArrayFields* f = fields(a);
-    const std::size_t off = nd - static_cast<std::size_t>(f->nd);
-    for (int j = 0; j < f->nd; ++j) {
-      if (f->dimensions[j] != 1) {
-        domain[off + static_cast<std::size_t>(j)] = f->dimensions[j];
-      }
-    }
+    broadcast_into(array_fields(a), nd, domain.data());
   }
   std::int64_t total = 1;
   for (std::size_t d = 0; d < nd; ++d) {
     total *= domain[d];
   }
-  const bool tier_b = verified_ && native_ && native_->state() == NativeKernel::State::kReady;
-  if (total == 0 || (tier_b && total >= kMinBlock) || total * bytes_per_element_ > kBlockBytes) {
+  if (total == 0 || (native_loaded() && total >= kMinBlock) ||
+      total * bytes_per_element_ > kBlockBytes) {
     return false;
   }
   if (last_replay_ != "fits in one block") {
@@ -284,29 +282,22 @@ bool BlockKernel::prepare(Frame& frame, Run& r) {
       continue;
     }
     PyObject* a = frame.get(buf.value);
-    if (Py_TYPE(a) != ndarray || fields(a)->nd != static_cast<int>(buf.shape.size())) {
+    if (Py_TYPE(a) != ndarray || array_fields(a)->nd != static_cast<int>(buf.shape.size())) {
       last_replay_ = "an input that is not an ndarray of the graph's rank";
       return false;
     }
-    const ArrayFields* f = fields(a);
-    if (f->nd >= 2 && (f->flags & kCContiguous) == 0) {
+    const ArrayFields* f = array_fields(a);
+    if (f->nd >= 2 && (f->flags & kArrayCContiguous) == 0) {
       last_replay_ = "an input that is not C-contiguous";
       return false;
     }
-    const std::size_t off = nd - static_cast<std::size_t>(f->nd);
-    for (int j = 0; j < f->nd; ++j) {
-      const std::int64_t size = f->dimensions[j];
-      std::int64_t& dom = r.domain[off + static_cast<std::size_t>(j)];
-      if (size != 1) {
-        dom = size;
-      }
-    }
+    broadcast_into(f, nd, r.domain.data());
     r.flat = r.flat && static_cast<std::size_t>(f->nd) == nd;
     r.arrays[b] = a;
   }
   for (std::size_t b = 0; b < k_.buffers.size() && r.flat; ++b) {
     if (r.arrays[b] != nullptr) {
-      const ArrayFields* f = fields(r.arrays[b]);
+      const ArrayFields* f = array_fields(r.arrays[b]);
       for (std::size_t d = 0; d < nd && r.flat; ++d) {
         r.flat = f->dimensions[d] == r.domain[d];
       }
@@ -337,11 +328,12 @@ py::object BlockKernel::take_spare(std::size_t b, const std::vector<std::int64_t
 // and of the domain's shape. (Only exact ndarrays reach here.)
 bool BlockKernel::writable_alone(PyObject* a, std::size_t b,
                                  const std::vector<std::int64_t>& domain) const {
-  const ArrayFields* f = fields(a);
-  bool fits = Py_REFCNT(a) == 1 && f->weakreflist == nullptr && f->base == nullptr &&
-              f->descr == dtypes_[b].ptr() &&
-              (f->flags & (kCContiguous | kWriteable)) == (kCContiguous | kWriteable) &&
-              f->nd == static_cast<int>(domain.size());
+  const ArrayFields* f = array_fields(a);
+  bool fits =
+      Py_REFCNT(a) == 1 && f->weakreflist == nullptr && f->base == nullptr &&
+      f->descr == dtypes_[b].ptr() &&
+      (f->flags & (kArrayCContiguous | kArrayWriteable)) == (kArrayCContiguous | kArrayWriteable) &&
+      f->nd == static_cast<int>(domain.size());
   for (std::size_t d = 0; fits && d < domain.size(); ++d) {
     fits = f->dimensions[d] == domain[d];
   }
@@ -351,7 +343,7 @@ bool BlockKernel::writable_alone(PyObject* a, std::size_t b,
 void BlockKernel::keep_spare(std::size_t b, const py::object& made) {
   spares_.resize(k_.buffers.size());
   std::int64_t bytes = itemsize(k_.buffers[b].dtype);
-  const ArrayFields* f = fields(made.ptr());
+  const ArrayFields* f = array_fields(made.ptr());
   for (int d = 0; d < f->nd; ++d) {
     bytes *= f->dimensions[d];
   }
@@ -425,7 +417,7 @@ bool BlockKernel::allocate_reduction(Run& r) {
     if (r.order == SumOrder::kChunked) {
       r.block = std::max(r.chunk, r.block / r.chunk * r.chunk);
     } else {
-      r.block = std::max(r.block, kPairwiseBlock);  // NumPy sums up to 128 elements unsplit
+      r.block = std::max(r.block, kPairwiseLeaf);  // NumPy sums up to 128 elements unsplit
     }
     return true;
   }
@@ -465,12 +457,8 @@ bool BlockKernel::verify_call(const kir::Expr& e, std::vector<PyObject*>& args, 
   return true;
 }
 
-namespace {
-
 // The ranges of a full sum's blocks (graph/reductions.hpp): NumPy's chunks, `r.block` of them a
 // block, or the pairwise subtrees no longer than a block, one a block; the leaves' sums in r.sums.
-}  // namespace
-
 void BlockKernel::plan_leaves(Run& r, Geometry& g) const {
   const std::int64_t total = r.domain[0];
   std::int64_t leaves = 0;
@@ -510,7 +498,7 @@ Geometry geometry(const std::vector<std::int64_t>& domain, std::int64_t block) {
 // `prefix` of the axes before g.axis and rows [start, stop) of g.axis (a new reference).
 PyObject* block_view(PyObject* array, const Geometry& g, const std::vector<std::int64_t>& prefix,
                      std::int64_t start, std::int64_t stop) {
-  const ArrayFields* f = fields(array);
+  const ArrayFields* f = array_fields(array);
   const auto nd = static_cast<std::size_t>(f->nd);
   const std::size_t off = g.domain.size() - nd;
   if (off > g.axis) {
@@ -729,7 +717,7 @@ namespace {
 // A full sum from its leaves' sums (`sums`: one per row), in `T`.
 template <typename T>
 double combined(SumOrder order, std::int64_t n, std::int64_t block, const py::object& sums) {
-  const ArrayFields* f = fields(sums.ptr());
+  const ArrayFields* f = array_fields(sums.ptr());
   const T* data = reinterpret_cast<const T*>(f->data);
   const std::vector<T> leaves(data, data + f->dimensions[0]);
   return static_cast<double>(combine_sums<T>(order, n, block, leaves));
@@ -764,8 +752,12 @@ bool BlockKernel::finish_reduction(Run& r) {
   return true;
 }
 
+bool BlockKernel::native_loaded() const {
+  return verified_ && native_ && native_->state() == NativeKernel::State::kReady;
+}
+
 bool BlockKernel::native_ready(const Run& r) const {
-  return verified_ && r.flat && native_ && native_->state() == NativeKernel::State::kReady;
+  return r.flat && native_loaded();
 }
 
 // Tier B: the compiled kernel over contiguous blocks on `cpu_threads()` threads, without the GIL.
@@ -774,7 +766,7 @@ bool BlockKernel::run_native(Run& r) {
   std::vector<char*> base(k_.buffers.size(), nullptr);
   std::vector<std::int64_t> size(k_.buffers.size(), 0);
   for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
-    const ArrayFields* f = fields(r.blockable[b].ptr());
+    const ArrayFields* f = array_fields(r.blockable[b].ptr());
     size[b] = itemsize(k_.buffers[b].dtype);
     if (f->nd != 1 || (f->strides[0] != size[b] && f->dimensions[0] > 1)) {
       return false;

@@ -72,6 +72,8 @@ class BlockKernel {
   bool allocate(Run& r);
   std::int64_t block_elements(const std::vector<std::int64_t>& domain) const;
   bool run_blocks(Run& r);
+  // Tier B: compiled, loaded and verified (native_ready: and the run's arrays are flat).
+  bool native_loaded() const;
   bool native_ready(const Run& r) const;
   bool run_native(Run& r);
   bool work(const Run& r, const Geometry& g, Worker& w, std::atomic<std::int64_t>& next,

@@ -14,6 +14,14 @@ constexpr std::int64_t kMinBytes = std::int64_t{1} << 20;
 constexpr std::size_t kMaxArrays = 4;
 constexpr std::int64_t kMaxBytes = std::int64_t{512} << 20;
 
+std::int64_t bytes_of(PyObject* a) {
+  PyObject* nbytes = PyObject_GetAttrString(a, "nbytes");
+  const std::int64_t bytes = nbytes != nullptr ? PyLong_AsLongLong(nbytes) : 0;
+  Py_XDECREF(nbytes);
+  PyErr_Clear();
+  return bytes;
+}
+
 // The array's size in bytes when it may be kept (0: it may not).
 std::int64_t keepable_bytes(PyObject* a) {
   static PyObject* const ndarray =
@@ -35,19 +43,8 @@ std::int64_t keepable_bytes(PyObject* a) {
   if (elements * kWidestItem < kMinBytes) {
     return 0;
   }
-  PyObject* nbytes = PyObject_GetAttrString(a, "nbytes");
-  const std::int64_t bytes = nbytes != nullptr ? PyLong_AsLongLong(nbytes) : 0;
-  Py_XDECREF(nbytes);
-  PyErr_Clear();
+  const std::int64_t bytes = bytes_of(a);
   return bytes >= kMinBytes ? bytes : 0;
-}
-
-std::int64_t bytes_of(PyObject* a) {
-  PyObject* nbytes = PyObject_GetAttrString(a, "nbytes");
-  const std::int64_t bytes = nbytes != nullptr ? PyLong_AsLongLong(nbytes) : 0;
-  Py_XDECREF(nbytes);
-  PyErr_Clear();
-  return bytes;
 }
 
 }  // namespace
@@ -62,28 +59,28 @@ void BufferPool::give(PyObject* array) {
     Py_DECREF(array);
     return;
   }
-  arrays_.push_back(array);
+  arrays_.push_back(Kept{array, bytes});
   bytes_ += bytes;
   while (arrays_.size() > kMaxArrays || bytes_ > kMaxBytes) {
-    PyObject* oldest = arrays_.front();
+    const Kept oldest = arrays_.front();
     arrays_.pop_front();
-    bytes_ -= bytes_of(oldest);
-    Py_DECREF(oldest);
+    bytes_ -= oldest.bytes;
+    Py_DECREF(oldest.array);
   }
 }
 
 PyObject* BufferPool::take(PyObject* descr, const std::vector<std::int64_t>& dims) {
   for (auto it = arrays_.begin(); it != arrays_.end(); ++it) {
-    const ArrayFields* f = array_fields(*it);
+    const ArrayFields* f = array_fields(it->array);
     bool fits = f->descr == descr && f->nd == static_cast<int>(dims.size());
     for (std::size_t d = 0; fits && d < dims.size(); ++d) {
       fits = f->dimensions[d] == dims[d];
     }
     // (Still alone: a pooled array is referenced by the pool only.)
-    if (fits && Py_REFCNT(*it) == 1) {
-      PyObject* a = *it;
+    if (fits && Py_REFCNT(it->array) == 1) {
+      PyObject* a = it->array;
+      bytes_ -= it->bytes;
       arrays_.erase(it);
-      bytes_ -= bytes_of(a);
       return a;
     }
   }
@@ -92,7 +89,7 @@ PyObject* BufferPool::take(PyObject* descr, const std::vector<std::int64_t>& dim
 
 void BufferPool::clear() {
   while (!arrays_.empty()) {
-    PyObject* a = arrays_.front();
+    PyObject* a = arrays_.front().array;
     arrays_.pop_front();
     Py_DECREF(a);
   }

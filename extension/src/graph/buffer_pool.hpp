@@ -32,7 +32,11 @@ class BufferPool {
   std::size_t size() const { return arrays_.size(); }
 
  private:
-  std::deque<PyObject*> arrays_;  // owned, oldest first
+  struct Kept {
+    PyObject* array;  // owned
+    std::int64_t bytes;
+  };
+  std::deque<Kept> arrays_;  // oldest first
   std::int64_t bytes_ = 0;
 };
 

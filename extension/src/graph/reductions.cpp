@@ -5,15 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "core/loaded_module.hpp"
+
 namespace py = pybind11;
 
 namespace sot::graph {
 
 namespace {
-
-// NumPy's pairwise sum adds up to this many elements in one unrolled loop (it splits only longer
-// ranges).
-constexpr std::int64_t kPairwiseLeaf = 128;
 
 // The reductions a group may end in, by op name.
 const std::map<std::string, Reduction::Fn>& reduction_names() {
@@ -66,6 +64,13 @@ bool axis_of(const py::object& axis, int ndim, bool* all) {
   return a == -1 || a == ndim - 1;
 }
 
+// Where NumPy's pairwise recursion splits a range of n elements: n/2 rounded down to a multiple
+// of 8.
+std::int64_t pairwise_split(std::int64_t n) {
+  const std::int64_t half = n / 2;
+  return half - half % 8;
+}
+
 void collect_pairwise(std::int64_t lo, std::int64_t hi, std::int64_t block,
                       std::vector<std::pair<std::int64_t, std::int64_t>>& out) {
   const std::int64_t n = hi - lo;
@@ -73,8 +78,7 @@ void collect_pairwise(std::int64_t lo, std::int64_t hi, std::int64_t block,
     out.emplace_back(lo, hi);
     return;
   }
-  std::int64_t half = n / 2;
-  half -= half % 8;
+  const std::int64_t half = pairwise_split(n);
   collect_pairwise(lo, lo + half, block, out);
   collect_pairwise(lo + half, hi, block, out);
 }
@@ -85,8 +89,7 @@ T combine_pairwise(std::int64_t n, std::int64_t block, const std::vector<T>& lea
   if (n <= block || n <= kPairwiseLeaf) {
     return leaves[next++];
   }
-  std::int64_t half = n / 2;
-  half -= half % 8;
+  const std::int64_t half = pairwise_split(n);
   const T left = combine_pairwise(half, block, leaves, next);
   const T right = combine_pairwise(n - half, block, leaves, next);
   return static_cast<T>(left + right);
@@ -95,7 +98,7 @@ T combine_pairwise(std::int64_t n, std::int64_t block, const std::vector<T>& lea
 // True when the running NumPy's add.reduce of `x` (1-d) is the sum in `order`.
 bool sums_as(SumOrder order, const py::object& x, std::int64_t chunk) {
   const auto n = x.attr("size").cast<std::int64_t>();
-  const py::object add = py::module_::import("numpy").attr("add");
+  const py::object add = loaded_module("numpy").attr("add");
   const std::int64_t block = order == SumOrder::kChunked ? chunk : 1024;
   std::vector<double> leaves;
   for (const auto& [lo, hi] : sum_leaves(order, n, block, chunk)) {

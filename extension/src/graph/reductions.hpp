@@ -41,6 +41,10 @@ std::optional<Reduction> fusable_reduction(const Graph& graph, const Op& op, std
 
 enum class SumOrder : std::uint8_t { kPairwise, kChunked, kUnknown };
 
+// NumPy's pairwise sum adds up to this many elements in one unrolled loop (it splits only longer
+// ranges), so a kPairwise block holds at least this many.
+constexpr std::int64_t kPairwiseLeaf = 128;
+
 // The running NumPy's order for a full float sum with buffer size `bufsize` (probed once each).
 SumOrder numpy_sum_order(std::int64_t bufsize, const pybind11::module_& numpy);
 

@@ -683,25 +683,17 @@ def test_full_sums_follow_numpy_order_for_any_buffer_size(bufsize):
     for n in (300_007, 1 << 20):
         for dtype in (np.float64, np.float32):
             x = (r.standard_normal(n) * 10.0 ** r.uniform(-8, 8, n)).astype(dtype)
-            old = np.getbufsize()
-            np.setbufsize(bufsize)
-            try:
-                value, plan = _plan(f, x)
-                expected = f(x)
-            finally:
-                np.setbufsize(old)
-            assert same(value, expected), (n, dtype)
-            assert plan["groups"][0]["tier_a_runs"] == 2, plan["groups"][0]
-            # rows longer than a 1024 buffer: NumPy 1.x chunks each row at the buffer size
-            rows = x[:n // 3000 * 3000].reshape(-1, 3000)
-            np.setbufsize(bufsize)
-            try:
-                value, plan = _plan(rows_sum, rows)
-                expected = rows_sum(rows)
-            finally:
-                np.setbufsize(old)
-            assert same(value, expected), (n, dtype)
-            assert plan["groups"][0]["tier_a_runs"] == 2, plan["groups"][0]
+            # and rows longer than a 1024 buffer: NumPy 1.x chunks each row at the buffer size
+            for fn, arg in ((f, x), (rows_sum, x[:n // 3000 * 3000].reshape(-1, 3000))):
+                old = np.getbufsize()
+                np.setbufsize(bufsize)
+                try:
+                    value, plan = _plan(fn, arg)
+                    expected = fn(arg)
+                finally:
+                    np.setbufsize(old)
+                assert same(value, expected), (fn.__name__, n, dtype)
+                assert plan["groups"][0]["tier_a_runs"] == 2, plan["groups"][0]
 
 
 def rows_sum(x):
