@@ -70,7 +70,9 @@ void BufferPool::give(PyObject* array) {
 }
 
 PyObject* BufferPool::take(PyObject* descr, const std::vector<std::int64_t>& dims) {
-  for (auto it = arrays_.begin(); it != arrays_.end(); ++it) {
+  // Newest first: the array released last is the likeliest to be still in cache.
+  for (auto it = arrays_.end(); it != arrays_.begin();) {
+    --it;
     const ArrayFields* f = array_fields(it->array);
     bool fits = f->descr == descr && f->nd == static_cast<int>(dims.size());
     for (std::size_t d = 0; fits && d < dims.size(); ++d) {

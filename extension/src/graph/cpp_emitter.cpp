@@ -120,6 +120,10 @@ std::optional<NativeSource> emit_cpp(const kir::Kernel& k, std::string* why) {
     *why = "it ends in a reduction (tier A reduces with NumPy's loops)";
     return std::nullopt;
   }
+  if (k.calls() < 2) {
+    *why = "a single op (tier A runs NumPy's own loop for it)";
+    return std::nullopt;
+  }
   const DType t = k.buffers.front().dtype;
   if (t != DType::kFloat32 && t != DType::kFloat64) {
     *why = std::string(name(t)) + " (tier B emits float32 and float64 kernels)";

@@ -177,10 +177,6 @@ std::vector<Group> partition(const Graph& graph, const std::vector<int>& outputs
   Group open;
   open.kind = Group::Kind::kFused;
   auto close = [&] {
-    if (open.ops.size() == 1) {
-      open.kind = Group::Kind::kOpaque;
-      open.why = "a single elementwise op";
-    }
     if (!open.ops.empty()) {
       groups.push_back(open);
     }

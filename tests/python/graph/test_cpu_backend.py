@@ -240,13 +240,19 @@ def test_plan_shows_fused_groups_and_kernels():
     assert [g["kind"] for g in plan["groups"][1:]] == ["opaque", "opaque"]
 
 
-def test_single_ops_and_matmul_are_not_fused():
+def test_matmul_is_a_library_call_and_a_single_op_a_tier_a_kernel():
     def f(a, b):
         return (a @ b.T) + 1.0
 
-    _, plan = _plan(f, A, B)
+    value, plan = _plan(f, A, B)
+    assert same(value, f(A, B))
     assert [(g["kind"], g["why"]) for g in plan["groups"]] == [
-        ("opaque", "transpose: a view"), ("library", "matmul"), ("opaque", "a single elementwise op")]
+        ("opaque", "transpose: a view"), ("library", "matmul"), ("fused", "")]
+    single = plan["groups"][2]
+    assert single["tier_b_runs"] == 0 and single["tier_b"].startswith("not emitted: ")
+    if sot.config.cpu_tier_b:
+        assert single["tier_b"] == "not emitted: a single op (tier A runs NumPy's own loop for it)"
+    assert single["kernel"].count(" = add(") == 1
 
 
 def test_fortran_order_input_runs_op_by_op_with_eager_layout():
@@ -598,7 +604,9 @@ def test_power_of_other_exponents_and_ints_is_not_fused():
     n = np.arange(700)
     value, plan = _plan(f, V[:700], n)
     assert same(value, f(V[:700], n))
-    assert [g["kind"] for g in plan["groups"]] == ["opaque", "opaque", "opaque", "opaque"], plan["groups"]
+    # the powers stay opaque; each `+ 1` alone is a one-op tier A kernel
+    assert [(g["kind"], g["op_names"]) for g in plan["groups"]] == [
+        ("opaque", ["power"]), ("fused", ["add"]), ("opaque", ["power"]), ("fused", ["add"])], plan["groups"]
 
 
 def scalar_cast_overflow(p0, p3):
@@ -626,7 +634,7 @@ def test_reductions_end_fused_groups_and_run_in_blocks():
     value, plan = _plan(softmax, A)
     assert same(value, softmax(A))
     fused = [g for g in plan["groups"] if g["kind"] == "fused"]
-    assert [g["op_names"] for g in fused] == [["subtract", "exp", "sum"]]
+    assert [g["op_names"] for g in fused] == [["subtract", "exp", "sum"], ["true_divide"]]
     assert fused[0]["tier_a_runs"] == 2 and fused[0]["op_by_op_runs"] == 0, fused[0]
     assert "= sum over the last axis, keepdims of e3 (add.reduce) : float64" in fused[0]["kernel"]
     for fn, arg in ((full_sum, A), (full_sum, F32), (sum_of_vector, V), (rows_min_max, X3), (layernorm, X3)):
