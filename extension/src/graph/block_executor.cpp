@@ -168,7 +168,10 @@ BlockKernel::BlockKernel(kir::Kernel kernel) : k_(std::move(kernel)) {
   const py::module_ numpy = loaded_module("numpy");
   ndarray_ = numpy.attr("ndarray");
   empty_ = numpy.attr("empty");
+  copyto_ = numpy.attr("copyto");
   out_kwnames_ = py::make_tuple("out");
+  casting_kwnames_ = py::make_tuple("casting");
+  unsafe_ = py::str("unsafe");
   for (const kir::Expr& e : k_.exprs) {
     if (e.kind == kir::Expr::Kind::kCall && disabled_.empty()) {
       disabled_ = constant_cast_warning(k_, e, numpy);
@@ -193,7 +196,7 @@ BlockKernel::BlockKernel(kir::Kernel kernel) : k_(std::move(kernel)) {
   std::vector<int> owner_of_temp;
   for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
     const kir::Expr& e = k_.exprs[i];
-    if (e.kind != kir::Expr::Kind::kCall || targets_[i].store) {
+    if (!e.elementwise() || targets_[i].store) {
       continue;
     }
     int chosen = -1;
@@ -537,7 +540,7 @@ bool BlockKernel::run_calls(const Run& r, Worker& w, const std::vector<PyObject*
                             const std::vector<PyObject*>& temps) {
   for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
     const kir::Expr& e = k_.exprs[i];
-    if (e.kind != kir::Expr::Kind::kCall) {
+    if (!e.elementwise()) {
       continue;
     }
     w.args.clear();
@@ -557,7 +560,15 @@ bool BlockKernel::run_calls(const Run& r, Worker& w, const std::vector<PyObject*
     PyObject* target = t.store ? views[static_cast<std::size_t>(t.index)]
                                : temps[static_cast<std::size_t>(t.index)];
     std::feclearexcept(FE_ALL_EXCEPT);
-    if (!verified_) {
+    if (e.kind == kir::Expr::Kind::kCast) {
+      // The target has the dtype cast to: nothing to verify.
+      PyObject* args[] = {target, w.args[0], unsafe_.ptr()};
+      PyObject* made = PyObject_Vectorcall(copyto_.ptr(), args, 2, casting_kwnames_.ptr());
+      if (made == nullptr) {
+        return false;
+      }
+      Py_DECREF(made);
+    } else if (!verified_) {
       if (!verify_call(e, w.args, target)) {
         return false;
       }

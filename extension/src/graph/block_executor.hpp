@@ -99,7 +99,10 @@ class BlockKernel {
   std::vector<pybind11::object> temp_np_dtypes_;
   pybind11::object ndarray_;      // numpy.ndarray
   pybind11::object empty_;        // numpy.empty
+  pybind11::object copyto_;       // numpy.copyto (casts)
   pybind11::object out_kwnames_;  // ("out",)
+  pybind11::object casting_kwnames_;  // ("casting",)
+  pybind11::object unsafe_;           // "unsafe"
   std::int64_t bytes_per_element_ = 0;
   // Per output buffer: the array the last run returned, reused when nobody holds it any more.
   std::vector<pybind11::object> spares_;

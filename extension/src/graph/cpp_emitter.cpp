@@ -75,6 +75,9 @@ class Emitter {
       case kir::Expr::Kind::kReduce:
         *why = "a reduction";
         return false;
+      case kir::Expr::Kind::kCast:
+        *why = "a cast (astype)";
+        return false;
       case kir::Expr::Kind::kCall:
         break;
     }
@@ -136,7 +139,7 @@ std::optional<NativeSource> emit_cpp(const kir::Kernel& k, std::string* why) {
     }
   }
   for (const kir::Expr& e : k.exprs) {
-    if (e.kind == kir::Expr::Kind::kCall && e.dtype != t) {
+    if (e.elementwise() && e.dtype != t) {
       *why = e.fn + " makes " + std::string(name(e.dtype));
       return std::nullopt;
     }

@@ -37,6 +37,19 @@ std::string operand_reason(const Graph& graph, const Arg& a, const ValueInfo& re
   }
 }
 
+// Why `x.astype(dtype)` cannot be a fused cast (empty: it can).
+std::string cast_reason(const Graph& graph, const Op& op) {
+  if (op.args.size() != 2 || op.args[0].kind != Arg::Kind::kValue) {
+    return "astype of a non-array";
+  }
+  const DType from = graph.value(op.args[0].value).info.dtype;
+  const DType to = graph.value(op.result).info.dtype;
+  if (kind(from) == 'c' && kind(to) != 'c') {
+    return "astype from complex (NumPy warns that it drops the imaginary part)";
+  }
+  return {};
+}
+
 bool is_library(const std::string& name) {
   return name == "matmul" || name == "dot" || name == "einsum";
 }
@@ -153,6 +166,9 @@ std::string unfusable_reason(const Graph& graph, const Op& op, const py::module_
   const ValueInfo& result = graph.value(op.result).info;
   if (result.scalar || result.ndim() == 0) {
     return "a scalar result";
+  }
+  if (op.name == "astype") {
+    return cast_reason(graph, op);
   }
   const UfuncCall call = ufunc_call(graph, op, numpy);
   if (call.ufunc.is_none()) {

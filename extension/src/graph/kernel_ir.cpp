@@ -56,6 +56,18 @@ class Lowering {
       k_.exprs.push_back(e);
       return;
     }
+    if (op.name == "astype") {
+      Expr cast;
+      cast.kind = Expr::Kind::kCast;
+      cast.fn = "astype";
+      cast.op = index;
+      cast.value = op.result;
+      cast.dtype = graph_.value(op.result).info.dtype;
+      cast.operands.push_back(operand(op.args[0].value));
+      expr_of_[op.result] = static_cast<int>(k_.exprs.size());
+      k_.exprs.push_back(cast);
+      return;
+    }
     Expr call;
     call.kind = Expr::Kind::kCall;
     const UfuncCall ufunc = ufunc_call(graph_, op, numpy);
@@ -126,6 +138,7 @@ std::string expr_text(const Kernel& k, const Expr& e) {
       return e.reduce.text() + " of e" + std::to_string(e.operands[0]) + " (" + e.fn +
              ".reduce) : " + std::string(name(e.dtype));
     case Expr::Kind::kCall:
+    case Expr::Kind::kCast:
       break;
   }
   std::string s = e.fn + "(";
@@ -163,7 +176,7 @@ Kernel lower(const Graph& graph, const Group& g, const std::string& name) {
 
 int Kernel::calls() const {
   return static_cast<int>(std::count_if(exprs.begin(), exprs.end(),
-                                        [](const Expr& e) { return e.kind == Expr::Kind::kCall; }));
+                                        [](const Expr& e) { return e.elementwise(); }));
 }
 
 int Kernel::reduction() const {

@@ -43,17 +43,22 @@ struct Scalar {
 };
 
 struct Expr {
-  enum class Kind : std::uint8_t { kLoad, kScalar, kCall, kReduce };
+  // kCast: `x.astype(dtype)` (unsafe casting), run as `numpy.copyto(out, x, casting="unsafe")`,
+  // the same cast function astype calls.
+  enum class Kind : std::uint8_t { kLoad, kScalar, kCall, kCast, kReduce };
   Kind kind = Kind::kCall;
-  DType dtype = DType::kFloat64;  // kLoad, kCall
+  DType dtype = DType::kFloat64;  // kLoad, kCall, kCast (the dtype cast to)
   int buffer = -1;                // kLoad
   int scalar = -1;                // kScalar
   std::string fn;                 // kCall: the ufunc's name
   pybind11::object ufunc;         // kCall
-  std::vector<int> operands;      // kCall, kReduce: expression ids
-  int op = -1;                    // kCall, kReduce: the graph op it computes
-  int value = -1;                 // kLoad, kCall, kReduce: the graph value
+  std::vector<int> operands;      // kCall, kCast, kReduce: expression ids
+  int op = -1;                    // kCall, kCast, kReduce: the graph op it computes
+  int value = -1;                 // kLoad, kCall, kCast, kReduce: the graph value
   Reduction reduce;               // kReduce (`ufunc`: the ufunc whose reduce runs it)
+
+  // A call or a cast: an elementwise value the kernel computes.
+  bool elementwise() const { return kind == Kind::kCall || kind == Kind::kCast; }
 };
 
 struct Store {
@@ -79,6 +84,7 @@ struct Kernel {
   //     e2 = multiply(e0, 2.0) : float64
   //     store b2 <- e4
   std::string text() const;
+  // The elementwise values it computes (calls and casts).
   int calls() const;
   // The reduction the kernel ends in (-1: none).
   int reduction() const;

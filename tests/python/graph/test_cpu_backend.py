@@ -168,7 +168,35 @@ def donation(a, b):
     return (t * t - 1.0) * s, t / 3.0 + s
 
 
+# --- casts inside groups (x.astype(dtype): numpy.copyto(block, x, casting="unsafe"), astype's own cast) -------
+
+
+def casts(a, i):
+    f = (a * 3.0).astype(np.float32) + 1.0
+    n = (a * 100.0).astype(np.int32) % 7
+    b = (a > 0).astype(np.int8) * 2
+    w = (i * 3).astype(np.int8) + 1
+    return f, n, b, w
+
+
+def cast_specials(x):
+    # NaN and inf to int (invalid: eager's "invalid value encountered in cast"), 1e308 * 10 to float32
+    return (x * 2.0).astype(np.int64) + 1, (x * 10.0).astype(np.float32) - 1.0
+
+
+def cast_float16_bool(x):
+    return ((x - 0.5).astype(np.float16) * 2).astype(bool) & (x > 0)
+
+
+def cast_from_complex(z):
+    return (z * 2.0).astype(np.float64) + 1.0
+
+
 CASES = [
+    case(casts, A, I32),
+    case(cast_specials, MIXED),
+    case(cast_float16_bool, A),
+    case(cast_from_complex, C128),
     case(chain, A, B),
     case(gelu, A),
     case(broadcast_rows_cols, A, ROW, COL),
@@ -253,6 +281,22 @@ def test_matmul_is_a_library_call_and_a_single_op_a_tier_a_kernel():
     if sot.config.cpu_tier_b:
         assert single["tier_b"] == "not emitted: a single op (tier A runs NumPy's own loop for it)"
     assert single["kernel"].count(" = add(") == 1
+
+
+def test_casts_are_fused_and_complex_ones_say_why():
+    value, plan = _plan(casts, A, I32)
+    assert same(value, casts(A, I32))
+    fused = [g for g in plan["groups"] if g["kind"] == "fused"]
+    # the three float64 chains of `a` in one group, the int32 chain of `i` in another
+    assert [g["op_names"].count("astype") for g in fused] == [3, 1], plan["groups"]
+    k = fused[0]
+    assert "e3 = astype(e2) : float32" in k["kernel"] and ": int8\n" in fused[1]["kernel"]
+    assert k["op_by_op_runs"] + k["tier_a_runs"] == 2 and not k["disabled"]
+    if sot.config.cpu_tier_b:
+        assert k["tier_b"].startswith("not emitted: ") and k["tier_b_runs"] == 0
+    _, plan = _plan(cast_from_complex, C128)
+    assert ("opaque", "astype: astype from complex (NumPy warns that it drops the imaginary part)") in [
+        (g["kind"], g["why"]) for g in plan["groups"]]
 
 
 def test_fortran_order_input_runs_op_by_op_with_eager_layout():
