@@ -171,9 +171,11 @@ BlockKernel::BlockKernel(kir::Kernel kernel) : k_(std::move(kernel)) {
   copyto_ = numpy.attr("copyto");
   out_kwnames_ = py::make_tuple("out");
   casting_kwnames_ = py::make_tuple("casting");
+  casting_where_kwnames_ = py::make_tuple("casting", "where");
   unsafe_ = py::str("unsafe");
   for (const kir::Expr& e : k_.exprs) {
-    if (e.kind == kir::Expr::Kind::kCall && disabled_.empty()) {
+    if ((e.kind == kir::Expr::Kind::kCall || e.kind == kir::Expr::Kind::kSelect) &&
+        disabled_.empty()) {
       disabled_ = constant_cast_warning(k_, e, numpy);
     }
   }
@@ -201,9 +203,13 @@ BlockKernel::BlockKernel(kir::Kernel kernel) : k_(std::move(kernel)) {
     }
     int chosen = -1;
     for (std::size_t t = 0; t < owner_of_temp.size() && chosen < 0; ++t) {
+      // A ufunc or a cast may write into its own operand; a select writes its result in two
+      // steps, so not into an operand it reads.
       const int owner = owner_of_temp[t];
+      const int dies = last[static_cast<std::size_t>(owner)];
       if (temp_dtypes_[t] == e.dtype &&
-          last[static_cast<std::size_t>(owner)] <= static_cast<int>(i)) {
+          (dies < static_cast<int>(i) ||
+           (dies == static_cast<int>(i) && e.kind != kir::Expr::Kind::kSelect))) {
         chosen = static_cast<int>(t);
       }
     }
@@ -536,6 +542,23 @@ bool same_buffer_size(std::int64_t size) {
 
 }  // namespace
 
+// A cast (`args`: the value) or a select (`args`: condition, x, y) into `target`, with
+// numpy.copyto: false with an error set when it raises.
+bool BlockKernel::copy_into(PyObject* target, const std::vector<PyObject*>& args) const {
+  auto copy = [&](PyObject* from, PyObject* where) {
+    PyObject* call[] = {target, from, unsafe_.ptr(), where};
+    PyObject* made = PyObject_Vectorcall(copyto_.ptr(), call, 2,
+                                         where != nullptr ? casting_where_kwnames_.ptr()
+                                                          : casting_kwnames_.ptr());
+    Py_XDECREF(made);
+    return made != nullptr;
+  };
+  if (args.size() == 1) {
+    return copy(args[0], nullptr);
+  }
+  return copy(args[2], nullptr) && copy(args[1], args[0]);
+}
+
 bool BlockKernel::run_calls(const Run& r, Worker& w, const std::vector<PyObject*>& views,
                             const std::vector<PyObject*>& temps) {
   for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
@@ -560,16 +583,13 @@ bool BlockKernel::run_calls(const Run& r, Worker& w, const std::vector<PyObject*
     PyObject* target = t.store ? views[static_cast<std::size_t>(t.index)]
                                : temps[static_cast<std::size_t>(t.index)];
     std::feclearexcept(FE_ALL_EXCEPT);
-    if (e.kind == kir::Expr::Kind::kCast) {
-      // The target has the dtype cast to: nothing to verify.
-      PyObject* args[] = {target, w.args[0], unsafe_.ptr()};
-      PyObject* made = PyObject_Vectorcall(copyto_.ptr(), args, 2, casting_kwnames_.ptr());
-      if (made == nullptr) {
+    if (!verified_ && e.kind != kir::Expr::Kind::kCast) {
+      // (A cast makes the dtype it is given; a select's first block is numpy.where's own.)
+      if (!verify_call(e, w.args, target)) {
         return false;
       }
-      Py_DECREF(made);
-    } else if (!verified_) {
-      if (!verify_call(e, w.args, target)) {
+    } else if (e.kind != kir::Expr::Kind::kCall) {
+      if (!copy_into(target, w.args)) {
         return false;
       }
     } else {

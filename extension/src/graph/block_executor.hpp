@@ -88,6 +88,7 @@ class BlockKernel {
   bool reduce_block(const Run& r, const Geometry& g, std::int64_t block, Worker& w,
                     const std::vector<PyObject*>& views, const std::vector<PyObject*>& temps);
   bool finish_reduction(Run& r);
+  bool copy_into(PyObject* target, const std::vector<PyObject*>& args) const;
   bool verify_call(const kir::Expr& e, std::vector<PyObject*>& args, PyObject* target);
   Outcome replay(std::string why);
   bool runs_op_by_op_at_once(const Frame& frame);
@@ -101,7 +102,8 @@ class BlockKernel {
   pybind11::object empty_;        // numpy.empty
   pybind11::object copyto_;       // numpy.copyto (casts)
   pybind11::object out_kwnames_;  // ("out",)
-  pybind11::object casting_kwnames_;  // ("casting",)
+  pybind11::object casting_kwnames_;        // ("casting",)
+  pybind11::object casting_where_kwnames_;  // ("casting", "where")
   pybind11::object unsafe_;           // "unsafe"
   std::int64_t bytes_per_element_ = 0;
   // Per output buffer: the array the last run returned, reused when nobody holds it any more.

@@ -78,6 +78,9 @@ class Emitter {
       case kir::Expr::Kind::kCast:
         *why = "a cast (astype)";
         return false;
+      case kir::Expr::Kind::kSelect:
+        *why = "a select (where)";
+        return false;
       case kir::Expr::Kind::kCall:
         break;
     }

@@ -50,6 +50,25 @@ std::string cast_reason(const Graph& graph, const Op& op) {
   return {};
 }
 
+// Why `numpy.where(c, x, y)` cannot be a fused select (empty: it can).
+std::string select_reason(const Graph& graph, const Op& op, const py::module_& numpy) {
+  if (op.args.size() != 3) {
+    return "where with one argument";
+  }
+  const Arg& c = op.args[0];
+  if (c.kind != Arg::Kind::kValue || graph.value(c.value).info.dtype != DType::kBool) {
+    return "a condition that is not a boolean array";
+  }
+  const ValueInfo& result = graph.value(op.result).info;
+  for (const Arg& a : op.args) {
+    std::string why = operand_reason(graph, a, result, numpy);
+    if (!why.empty()) {
+      return why;
+    }
+  }
+  return {};
+}
+
 bool is_library(const std::string& name) {
   return name == "matmul" || name == "dot" || name == "einsum";
 }
@@ -169,6 +188,9 @@ std::string unfusable_reason(const Graph& graph, const Op& op, const py::module_
   }
   if (op.name == "astype") {
     return cast_reason(graph, op);
+  }
+  if (op.name == "where") {
+    return select_reason(graph, op, numpy);
   }
   const UfuncCall call = ufunc_call(graph, op, numpy);
   if (call.ufunc.is_none()) {

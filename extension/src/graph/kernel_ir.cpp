@@ -68,6 +68,22 @@ class Lowering {
       k_.exprs.push_back(cast);
       return;
     }
+    if (op.name == "where") {
+      Expr select;
+      select.kind = Expr::Kind::kSelect;
+      select.fn = "where";
+      select.ufunc = numpy.attr("where");
+      select.op = index;
+      select.value = op.result;
+      select.dtype = graph_.value(op.result).info.dtype;
+      for (const Arg& a : op.args) {
+        select.operands.push_back(a.kind == Arg::Kind::kValue ? operand(a.value)
+                                                              : constant(a.constant));
+      }
+      expr_of_[op.result] = static_cast<int>(k_.exprs.size());
+      k_.exprs.push_back(select);
+      return;
+    }
     Expr call;
     call.kind = Expr::Kind::kCall;
     const UfuncCall ufunc = ufunc_call(graph_, op, numpy);
@@ -139,6 +155,7 @@ std::string expr_text(const Kernel& k, const Expr& e) {
              ".reduce) : " + std::string(name(e.dtype));
     case Expr::Kind::kCall:
     case Expr::Kind::kCast:
+    case Expr::Kind::kSelect:
       break;
   }
   std::string s = e.fn + "(";

@@ -44,21 +44,24 @@ struct Scalar {
 
 struct Expr {
   // kCast: `x.astype(dtype)` (unsafe casting), run as `numpy.copyto(out, x, casting="unsafe")`,
-  // the same cast function astype calls.
-  enum class Kind : std::uint8_t { kLoad, kScalar, kCall, kCast, kReduce };
+  // the same cast function astype calls. kSelect: `numpy.where(c, x, y)` (c boolean), run as
+  // `copyto(out, y)` then `copyto(out, x, where=c)`, each cast to the result's dtype.
+  enum class Kind : std::uint8_t { kLoad, kScalar, kCall, kCast, kSelect, kReduce };
   Kind kind = Kind::kCall;
-  DType dtype = DType::kFloat64;  // kLoad, kCall, kCast (the dtype cast to)
+  DType dtype = DType::kFloat64;  // kLoad, kCall, kCast (the dtype cast to), kSelect
   int buffer = -1;                // kLoad
   int scalar = -1;                // kScalar
   std::string fn;                 // kCall: the ufunc's name
   pybind11::object ufunc;         // kCall
-  std::vector<int> operands;      // kCall, kCast, kReduce: expression ids
-  int op = -1;                    // kCall, kCast, kReduce: the graph op it computes
-  int value = -1;                 // kLoad, kCall, kCast, kReduce: the graph value
+  std::vector<int> operands;      // kCall, kCast, kSelect, kReduce: expression ids
+  int op = -1;                    // kCall, kCast, kSelect, kReduce: the graph op it computes
+  int value = -1;                 // kLoad, kCall, kCast, kSelect, kReduce: the graph value
   Reduction reduce;               // kReduce (`ufunc`: the ufunc whose reduce runs it)
 
   // A call or a cast: an elementwise value the kernel computes.
-  bool elementwise() const { return kind == Kind::kCall || kind == Kind::kCast; }
+  bool elementwise() const {
+    return kind == Kind::kCall || kind == Kind::kCast || kind == Kind::kSelect;
+  }
 };
 
 struct Store {

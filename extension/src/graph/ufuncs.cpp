@@ -1,5 +1,6 @@
 #include "graph/ufuncs.hpp"
 
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -94,11 +95,52 @@ bool is_two(const Arg& a) {
   return PyFloat_CheckExact(c) && PyFloat_AS_DOUBLE(c) == 2.0;
 }
 
+// A bound `numpy.clip` passes to its ufunc as it is: a Python float or int (not a bool, not NaN:
+// NumPy 1.x warns for a NaN bound), or an array of at least one dimension.
+bool plain_clip_bound(const Graph& graph, const Arg& a) {
+  if (a.kind == Arg::Kind::kValue) {
+    const ValueInfo& info = graph.value(a.value).info;
+    return !info.scalar && info.ndim() > 0;
+  }
+  if (a.kind != Arg::Kind::kConst) {
+    return false;
+  }
+  PyObject* c = a.constant.ptr();
+  if (PyFloat_CheckExact(c)) {
+    return !std::isnan(PyFloat_AsDouble(c));
+  }
+  return PyLong_CheckExact(c);
+}
+
+// `numpy.clip(a, lo, hi)` (or `a.clip(lo, hi)`) of a float array: NumPy calls its `clip` ufunc
+// with the same arguments (integer arrays first drop Python bounds outside their range).
+py::object clip_ufunc(const Graph& graph, const Op& op) {
+  if (op.name != "clip" || op.args.size() != 3 || !op.kwargs.empty() ||
+      op.args[0].kind != Arg::Kind::kValue) {
+    return py::none();
+  }
+  const ValueInfo& a = graph.value(op.args[0].value).info;
+  if (a.scalar || kind(a.dtype) != 'f' || !plain_clip_bound(graph, op.args[1]) ||
+      !plain_clip_bound(graph, op.args[2])) {
+    return py::none();
+  }
+  try {
+    return py::module_::import("numpy._core.umath").attr("clip");
+  } catch (py::error_already_set&) {
+    return py::module_::import("numpy.core.umath").attr("clip");  // NumPy 1.x
+  }
+}
+
 }  // namespace
 
 UfuncCall ufunc_call(const Graph& graph, const Op& op, const py::module_& numpy) {
   UfuncCall call;
   call.ufunc = ufunc_of(op, numpy);
+  if (!call.ufunc.is_none()) {
+    call.args = op.args;
+    return call;
+  }
+  call.ufunc = clip_ufunc(graph, op);
   if (!call.ufunc.is_none()) {
     call.args = op.args;
     return call;

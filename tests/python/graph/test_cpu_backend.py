@@ -192,7 +192,55 @@ def cast_from_complex(z):
     return (z * 2.0).astype(np.float64) + 1.0
 
 
+# --- selects (np.where(c, x, y), c boolean) and clips of float arrays inside groups ------------------------------
+
+
+def select_chain(a, b):
+    return np.where(a > b, a * 2.0, b - 1.0) * 0.5
+
+
+def select_scalars(a):
+    # Python scalars on either side; an int beside a float array
+    return np.where(a > 0, a, 0.0) + np.where(a < 0, 1, a * a)
+
+
+def select_broadcast(a, row, col):
+    return np.where(col > 0, a * 2.0, row) - np.where(a > row, col, a)
+
+
+def select_dtypes(x32, i):
+    return np.where(x32 > 0, x32, 2.0) + 1, np.where(i > 0, i, 0.5) * 2
+
+
+def select_reused_operand(a):
+    t = a * 3.0
+    return np.where(t > 1.0, 1.0, t) + 0.0
+
+
+def clip_chain(a):
+    return np.clip(a * 3.0, -1.0, 1.0) + a.clip(-2, 2) * 0.5
+
+
+def clip_array_bounds(a, row):
+    r = np.abs(row)
+    return np.clip(a * 2.0, -r, r) * 2.0
+
+
+def clip_int_and_nan(i, x):
+    # an integer array (NumPy drops Python bounds outside its range first) is not fused; NaN and inf go through
+    return np.clip(i * 2, -5, 5) + 1, np.clip(x * 1.0, -1.0, 1.0) + 0.5
+
+
 CASES = [
+    case(select_chain, A, B),
+    case(select_scalars, A),
+    case(select_broadcast, A, ROW, COL),
+    case(select_dtypes, F32, I32),
+    case(select_reused_operand, A),
+    case(clip_chain, A),
+    case(clip_chain, F32),
+    case(clip_array_bounds, A, ROW),
+    case(clip_int_and_nan, I32, MIXED),
     case(casts, A, I32),
     case(cast_specials, MIXED),
     case(cast_float16_bool, A),
@@ -297,6 +345,19 @@ def test_casts_are_fused_and_complex_ones_say_why():
     _, plan = _plan(cast_from_complex, C128)
     assert ("opaque", "astype: astype from complex (NumPy warns that it drops the imaginary part)") in [
         (g["kind"], g["why"]) for g in plan["groups"]]
+
+
+def test_selects_and_clips_are_fused():
+    value, plan = _plan(select_chain, A, B)
+    assert same(value, select_chain(A, B))
+    fused = [g for g in plan["groups"] if g["kind"] == "fused"]
+    assert [g["op_names"] for g in fused] == [["greater", "multiply", "subtract", "where", "multiply"]]
+    assert "where(e2, e4, e6) : float64" in fused[0]["kernel"], fused[0]["kernel"]
+    value, plan = _plan(clip_chain, A)
+    assert same(value, clip_chain(A))
+    fused = [g for g in plan["groups"] if g["kind"] == "fused"]
+    assert [g["op_names"] for g in fused] == [["multiply", "clip", "clip", "multiply", "add"]]
+    assert all(g["op_by_op_runs"] + g["tier_a_runs"] + g["tier_b_runs"] == 2 and not g["disabled"] for g in fused)
 
 
 def test_fortran_order_input_runs_op_by_op_with_eager_layout():
