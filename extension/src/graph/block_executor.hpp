@@ -45,6 +45,9 @@ class BlockKernel {
   explicit BlockKernel(kir::Kernel kernel);
 
   Outcome run(Frame& frame);
+  // A one-op kernel on a library call's result: when that result dies at the op, the op runs in
+  // place as the reference program runs it (see run()).
+  void set_in_place_after_library(bool on) { in_place_after_library_ = on; }
   const kir::Kernel& kernel() const { return k_; }
   // Why the last run was replayed ("floating-point error reported", "an input not C-contiguous").
   const std::string& last_replay() const { return last_replay_; }
@@ -109,6 +112,7 @@ class BlockKernel {
   // Per output buffer: the array the last run returned, reused when nobody holds it any more.
   std::vector<pybind11::object> spares_;
   bool verified_ = false;
+  bool in_place_after_library_ = false;
   int reduce_ = -1;                  // the reduction's expression (-1: none)
   int reduce_buffer_ = -1;           // the buffer it is stored in
   pybind11::object reduce_fn_;       // ufunc.reduce

@@ -72,6 +72,7 @@ class FusedRunner final : public Runner {
       if (g.kind == Group::Kind::kFused) {
         s.kernel =
             std::make_unique<BlockKernel>(kir::lower(graph, g, "k" + std::to_string(kernels++)));
+        s.kernel->set_in_place_after_library(g.single_after_library);
       }
       s.group = std::move(g);
       segments_.push_back(std::move(s));

@@ -25,6 +25,8 @@ struct Group {
   std::vector<int> outputs;   // values it makes that a later op or the graph's outputs need
   std::vector<int> returned;  // those of its outputs the graph returns
   std::string why;            // an opaque op: why it is not fused ("a view", "reduction sum")
+  // A fused group of one op that reads the result of a library call (matmul, dot, einsum).
+  bool single_after_library = false;
 };
 
 std::string_view kind_name(Group::Kind kind);
@@ -32,8 +34,7 @@ std::string_view kind_name(Group::Kind kind);
 // Why `op` cannot be an elementwise member of a fused group (empty: it can).
 std::string unfusable_reason(const Graph& graph, const Op& op, const pybind11::module_& numpy);
 
-// The groups of `graph`, covering every op once. A fused group has at least two ops (a single
-// elementwise op is opaque: there is nothing to fuse).
+// The groups of `graph`, covering every op once, in program order.
 std::vector<Group> partition(const Graph& graph, const std::vector<int>& outputs);
 
 }  // namespace sot::graph

@@ -332,6 +332,15 @@ PyObject* make_sequence(const Program::Slot& slot, const Frame& frame) {
 
 }  // namespace
 
+bool Frame::reuses_in_place(std::size_t k) const {
+  const Program::Step& s = p_.steps[k];
+  if (s.reuse < 0) {
+    return false;
+  }
+  const Program::Slot& slot = s.args[static_cast<std::size_t>(s.reuse)];
+  return slot.kind == Arg::Kind::kValue && reusable(p_, get(slot.value));
+}
+
 bool Frame::run_step(std::size_t k) {
   const Program::Step& s = p_.steps[k];
   args_.assign(s.args.size(), nullptr);

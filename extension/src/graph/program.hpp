@@ -79,6 +79,8 @@ class Frame {
   // Where released arrays go, for later outputs to take (graph/buffer_pool.hpp); none by default.
   void set_pool(BufferPool* pool) { pool_ = pool; }
   BufferPool* pool() const { return pool_; }
+  // True when step `k`, run now, writes its result into a dying argument's array (Step::reuse).
+  bool reuses_in_place(std::size_t k) const;
   // Runs step `k` as eager NumPy would; false with a Python error set when it raises.
   bool run_step(std::size_t k);
   // The outputs: one value, a tuple of several, or None (a new reference; nullptr on error).

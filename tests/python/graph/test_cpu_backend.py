@@ -360,6 +360,29 @@ def test_selects_and_clips_are_fused():
     assert all(g["op_by_op_runs"] + g["tier_a_runs"] + g["tier_b_runs"] == 2 and not g["disabled"] for g in fused)
 
 
+def test_one_op_on_a_dying_matmul_result_runs_in_place_as_the_reference_does():
+    def biased(a, b):
+        return a @ b + 0.5
+
+    def scaled_cumsum(v):
+        return np.cumsum(v) * 0.5
+
+    a = np.random.default_rng(3).standard_normal((300, 300))
+    value, plan = _plan(biased, a, a)
+    assert same(value, biased(a, a))
+    g = plan["groups"][-1]
+    # the product dies at the sum: written in place (no new array, no thread beside BLAS's), as numpy does
+    assert g["kind"] == "fused" and g["op_by_op_runs"] == 2
+    small = "fits in one block" if not sot.config.cpu_block else None  # (automatic blocks: decided first)
+    assert g["last_fallback"] in ("one op on a dying matmul result: in place", small)
+    # other producers: the op is a kernel (blocks on every core)
+    v = np.random.default_rng(3).standard_normal(600_000)
+    value, plan = _plan(scaled_cumsum, v)
+    assert same(value, scaled_cumsum(v))
+    g = plan["groups"][-1]
+    assert g["op_by_op_runs"] == 0 and g["tier_a_runs"] == 2
+
+
 def test_fortran_order_input_runs_op_by_op_with_eager_layout():
     af = np.asfortranarray(A)
     value, plan = _plan(chain, af, af)
