@@ -48,6 +48,11 @@ class BlockKernel {
   // A one-op kernel on a library call's result: when that result dies at the op, the op runs in
   // place as the reference program runs it (see run()).
   void set_in_place_after_library(bool on) { in_place_after_library_ = on; }
+  // The graph values among the kernel's inputs that no op after the group reads (and the graph
+  // does not return): an output may be written into one of them (see allocate()).
+  void set_dying_inputs(const std::vector<int>& values);
+  // True when the last run wrote an output into a dying input's array.
+  bool last_in_place() const { return last_in_place_; }
   const kir::Kernel& kernel() const { return k_; }
   // Why the last run was replayed ("floating-point error reported", "an input not C-contiguous").
   const std::string& last_replay() const { return last_replay_; }
@@ -92,6 +97,9 @@ class BlockKernel {
                     const std::vector<PyObject*>& views, const std::vector<PyObject*>& temps);
   bool finish_reduction(Run& r);
   bool copy_into(PyObject* target, const std::vector<PyObject*>& args) const;
+  bool can_donate() const;
+  void donate(Run& r);
+  bool report_flags_per_op(const Run& r) const;
   bool verify_call(const kir::Expr& e, std::vector<PyObject*>& args, PyObject* target);
   Outcome replay(std::string why);
   bool runs_op_by_op_at_once(const Frame& frame);
@@ -113,6 +121,9 @@ class BlockKernel {
   std::vector<pybind11::object> spares_;
   bool verified_ = false;
   bool in_place_after_library_ = false;
+  bool last_in_place_ = false;
+  // Per buffer: the input buffers its output may be written into (see set_dying_inputs).
+  std::vector<std::vector<int>> donors_;
   int reduce_ = -1;                  // the reduction's expression (-1: none)
   int reduce_buffer_ = -1;           // the buffer it is stored in
   pybind11::object reduce_fn_;       // ufunc.reduce

@@ -31,6 +31,7 @@ struct Segment {
   long blocked = 0;   // tier A runs
   long native = 0;    // tier B runs
   long replayed = 0;  // fused group run op by op
+  long in_place = 0;  // runs that wrote an output into a dying input
   double seconds = 0;
 };
 
@@ -73,10 +74,29 @@ class FusedRunner final : public Runner {
         s.kernel =
             std::make_unique<BlockKernel>(kir::lower(graph, g, "k" + std::to_string(kernels++)));
         s.kernel->set_in_place_after_library(g.single_after_library);
+        s.kernel->set_dying_inputs(dying_inputs(graph, g));
       }
       s.group = std::move(g);
       segments_.push_back(std::move(s));
     }
+  }
+
+  // The group's inputs made by an op of the graph (not a view, not an in-place change of another
+  // array) that no later op reads and the graph does not return.
+  std::vector<int> dying_inputs(const Graph& graph, const Group& g) const {
+    std::vector<int> dying;
+    for (const int v : g.inputs) {
+      const Value& value = graph.value(v);
+      const int last = p_->last_use[static_cast<std::size_t>(v)];
+      if (value.source != Value::Source::kOp || last < 0 || last > g.ops.back()) {
+        continue;
+      }
+      const Op& made_by = graph.ops()[static_cast<std::size_t>(value.op)];
+      if (!made_by.view && !made_by.mutates) {
+        dying.push_back(v);
+      }
+    }
+    return dying;
   }
 
   PyObject* run(PyObject* const* argv, std::size_t nargs) override {
@@ -131,6 +151,7 @@ class FusedRunner final : public Runner {
         g["tier_b_runs"] = s.native;
         g["tier_b"] = tier_b_status(*s.kernel);
         g["op_by_op_runs"] = s.replayed;
+        g["in_place_runs"] = s.in_place;
         g["last_fallback"] = s.kernel->last_replay();
         g["disabled"] = s.kernel->disabled();
       }
@@ -160,6 +181,7 @@ class FusedRunner final : public Runner {
     switch (s.kernel->run(frame)) {
       case BlockKernel::Outcome::kDone:
         ++(s.kernel->last_tier() == 'B' ? s.native : s.blocked);
+        s.in_place += s.kernel->last_in_place() ? 1 : 0;
         for (const int k : s.group.ops) {
           frame.release_after(static_cast<std::size_t>(k));
         }

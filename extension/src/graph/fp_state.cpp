@@ -113,6 +113,52 @@ int reported_fe_flags(int flags) {
   return flags & reported;
 }
 
+namespace {
+
+using GiveFpErrors = int (*)(const char*, int);
+
+// NumPy 2's PyUFunc_GiveFloatingpointErrors: entry 46 of its ufunc C API table (the capsule
+// numpy._core._multiarray_umath._UFUNC_API); null on NumPy 1.x.
+GiveFpErrors give_fp_errors() {
+  static const GiveFpErrors fn = []() -> GiveFpErrors {
+    constexpr std::size_t kEntry = 46;
+    if (state().numpy1) {
+      return nullptr;
+    }
+    try {
+      const py::object capsule = loaded_module("numpy._core._multiarray_umath").attr("_UFUNC_API");
+      void* table = PyCapsule_GetPointer(capsule.ptr(), nullptr);
+      if (table == nullptr) {
+        PyErr_Clear();
+        return nullptr;
+      }
+      return reinterpret_cast<GiveFpErrors>(static_cast<void**>(table)[kEntry]);
+    } catch (py::error_already_set&) {
+      return nullptr;
+    }
+  }();
+  return fn;
+}
+
+}  // namespace
+
+bool numpy_reports_fp_flags() {
+  return give_fp_errors() != nullptr;
+}
+
+bool report_fp_flags(const char* name, int fe_flags) {
+  // NumPy's NPY_FPE_* bits.
+  constexpr int kDivide = 1;
+  constexpr int kOver = 2;
+  constexpr int kUnder = 4;
+  constexpr int kInvalid = 8;
+  const int npy = ((fe_flags & FE_DIVBYZERO) != 0 ? kDivide : 0) |
+                  ((fe_flags & FE_OVERFLOW) != 0 ? kOver : 0) |
+                  ((fe_flags & FE_UNDERFLOW) != 0 ? kUnder : 0) |
+                  ((fe_flags & FE_INVALID) != 0 ? kInvalid : 0);
+  return npy == 0 || give_fp_errors()(name, npy) == 0;
+}
+
 IgnoreNumpyErrors::IgnoreNumpyErrors() {
   try {
     State& s = state();

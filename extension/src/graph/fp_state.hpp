@@ -21,6 +21,16 @@ long numpy_error_mask();
 // Of `flags`, those the current NumPy error state does not ignore.
 int reported_fe_flags(int flags);
 
+// True when NumPy can report floating-point flags the way a ufunc does after its loop, through its
+// C API's PyUFunc_GiveFloatingpointErrors (NumPy 2; NumPy 1.x has no such call).
+bool numpy_reports_fp_flags();
+
+// Reports `fe_flags` (FE_* bits) raised by ufunc `name` as NumPy does after that ufunc's loop, in
+// the current error state: a RuntimeWarning "overflow encountered in multiply", a print, a log
+// call, or nothing. False with a Python error set when that raised (a warning filter "error").
+// Only when numpy_reports_fp_flags().
+bool report_fp_flags(const char* name, int fe_flags);
+
 // Within its scope NumPy ignores every floating-point error (as np.errstate(all="ignore")).
 class IgnoreNumpyErrors {
  public:

@@ -162,6 +162,13 @@ def reductions_not_fused(a):
     return (a * 2.0 + 1.0).sum(axis=0), (a - 1.0 * a).max(), (a + a * a).sum(keepdims=True)
 
 
+def pooled_later(a, b):
+    t = a * 2.0 + b
+    u = a - b
+    s = t.sum(axis=0) + u.sum(axis=0)  # t and u die in these opaque ops: released into the pool
+    return (a * a - 1.0) * s, s  # a later output of their dtype and shape takes one, one stays
+
+
 def donation(a, b):
     t = a * 2.0 + b
     s = t.sum(axis=0)
@@ -231,7 +238,46 @@ def clip_int_and_nan(i, x):
     return np.clip(i * 2, -5, 5) + 1, np.clip(x * 1.0, -1.0, 1.0) + 0.5
 
 
+# --- outputs written into dying intermediates (in place), floating-point flags then reported per op ----------------
+
+
+def in_place_chain(a, b):
+    t = np.cumsum(a, axis=-1)  # opaque: its result dies in the group below
+    return (t * 2.0 + b) * t - 1.0
+
+
+def in_place_overflow(a):
+    t = np.cumsum(a, axis=-1)
+    return np.exp(t * 50.0) - 1.0
+
+
+def in_place_several_flags(a, z):
+    # t / z: divide by zero and 0/0 (invalid) in divide; then sqrt of negatives (invalid in sqrt)
+    t = np.cumsum(a, axis=-1)
+    return np.sqrt(t / z - t) * 2.0
+
+
+def in_place_rows(x):
+    t = np.cumsum(x, axis=-1)
+    e = np.exp(t - t.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def in_place_read_after(a):
+    # u is stored before t's last read: t cannot take u
+    t = np.cumsum(a, axis=-1)
+    u = t * 3.0
+    return u, u + t
+
+
+ZEROS = np.where(np.arange(A.size).reshape(A.shape) % 7 == 0, 0.0, 1.5)
+
 CASES = [
+    case(in_place_chain, A, B),
+    case(in_place_overflow, A),
+    case(in_place_several_flags, A, ZEROS),
+    case(in_place_rows, A),
+    case(in_place_read_after, A),
     case(select_chain, A, B),
     case(select_scalars, A),
     case(select_broadcast, A, ROW, COL),
@@ -381,6 +427,65 @@ def test_one_op_on_a_dying_matmul_result_runs_in_place_as_the_reference_does():
     assert same(value, scaled_cumsum(v))
     g = plan["groups"][-1]
     assert g["op_by_op_runs"] == 0 and g["tier_a_runs"] == 2
+
+
+NUMPY2 = int(np.__version__.split(".")[0]) >= 2
+
+
+@pytest.mark.parametrize("state", ["warn", "print", "ignore"])
+def test_in_place_runs_report_each_ops_flags_as_eager(state, capfd):
+    """An output written into a dying input cannot run op by op after a flag (its input is gone): NumPy 2 is
+    asked to report each op's flags as after that op's own loop (NumPy 1.x: no such call, no run in place).
+    Tier A only: a run on tier B never writes in place (its flags are not per op)."""
+    sot.config.cpu_block, sot.config.cpu_tier_b = 64, False
+    for fn, args in ((in_place_overflow, (A,)), (in_place_several_flags, (A, ZEROS))):
+        with np.errstate(all=state), warnings.catch_warnings(record=True) as plain:
+            warnings.simplefilter("always")
+            expected = fn(*args)
+        plain_out = capfd.readouterr().out
+        sot.reset()
+        cap.clear(fn)
+        t = sot.translate.new_translator(records=True)
+        for _ in range(3):
+            with np.errstate(all=state), warnings.catch_warnings(record=True) as got:
+                warnings.simplefilter("always")
+                with cap.capture(t):
+                    value = fn(*args)
+            assert same(value, expected)
+            assert [(w.category, str(w.message)) for w in got] == [(w.category, str(w.message)) for w in plain]
+            assert capfd.readouterr().out == plain_out
+        groups = [g for r in t.records() for gr in r["graphs"] for g in gr["compiled"].plan()["groups"]]
+        fused = [g for g in groups if g["kind"] == "fused"]
+        # the first run checks dtypes and never writes in place; the later ones do (NumPy 2)
+        assert fused[0]["in_place_runs"] == (2 if NUMPY2 else 0), fused
+
+
+def test_in_place_flag_as_error_raises_as_eager():
+    sot.config.cpu_block, sot.config.cpu_tier_b = 64, False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning) as plain:
+            in_place_overflow(A)
+        sot.reset()
+        cap.clear(in_place_overflow)
+        t = sot.translate.new_translator(records=True)
+        for _ in range(3):
+            with pytest.raises(RuntimeWarning) as got, cap.capture(t):
+                in_place_overflow(A)
+            assert str(got.value) == str(plain.value)
+
+
+def test_in_place_plan_and_donors():
+    sot.config.cpu_block, sot.config.cpu_tier_b = 64, False
+    value, plan = _plan(in_place_chain, A, B)
+    assert same(value, in_place_chain(A, B))
+    (g,) = [g for g in plan["groups"] if g["kind"] == "fused"]
+    assert g["in_place_runs"] == (1 if NUMPY2 else 0) and g["op_by_op_runs"] == 0
+    # u is computed before t's last read (t cannot take it), u + t after it (t can)
+    value, plan = _plan(in_place_read_after, A)
+    assert same(value, in_place_read_after(A))
+    (g,) = [g for g in plan["groups"] if g["kind"] == "fused"]
+    assert g["in_place_runs"] == (1 if NUMPY2 else 0)
 
 
 def test_fortran_order_input_runs_op_by_op_with_eager_layout():
@@ -843,14 +948,14 @@ def test_released_intermediates_are_pooled_for_later_outputs():
     sot.config.cpu_tier_b = False
     sot.config.cpu_block = 0
     big_a, big_b = rng.standard_normal((300, 1001)), rng.standard_normal((300, 1001))
-    expected = [donation(big_a + k, big_b) for k in range(4)]
+    expected = [pooled_later(big_a + k, big_b) for k in range(4)]
     sot.reset()
-    cap.clear(donation)
+    cap.clear(pooled_later)
     t = sot.translate.new_translator(records=True)
     with cap.capture(t):
-        first = donation(big_a, big_b)
+        first = pooled_later(big_a, big_b)
         kept = tuple(x.copy() for x in first)
-        got = [donation(big_a + k, big_b) for k in range(4)]
+        got = [pooled_later(big_a + k, big_b) for k in range(4)]
     assert all(same(g, e) for g, e in zip(got, expected)) and same(first, kept)
     plan = [g for r in t.records() if r["transformed"] is not None for g in r["graphs"]][0]["compiled"].plan()
     assert plan["pooled_arrays"] >= 1, plan
