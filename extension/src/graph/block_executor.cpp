@@ -1047,11 +1047,12 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
   if (runs_op_by_op_at_once(frame)) {
     return Outcome::kReplay;
   }
-  if (in_place_after_library_ && frame.reuses_in_place(static_cast<std::size_t>(k_.first_op))) {
-    // One op on a matmul's result that dies here (`a @ b + c`): in place on this thread, as the
-    // reference program runs it. Blocks on every core ran up to twice slower there: the BLAS's
-    // threads keep spinning on the cores for a while after the call (OpenBLAS), and a new array
-    // moves a third more memory than the write in place.
+  if (in_place_after_library_ && !numpy_reports_fp_flags() &&
+      frame.reuses_in_place(static_cast<std::size_t>(k_.first_op))) {
+    // NumPy 1.x (no kernel writes in place there): one op on a matmul's result that dies here
+    // (`a @ b + c`) runs in place on this thread, as the reference program runs it. Blocks into a
+    // new array on every core ran up to twice slower there: the BLAS's threads keep spinning on
+    // the cores for a while after the call (OpenBLAS), and a new array moves a third more memory.
     return replay("one op on a dying matmul result: in place");
   }
   Run r;

@@ -45,8 +45,8 @@ class BlockKernel {
   explicit BlockKernel(kir::Kernel kernel);
 
   Outcome run(Frame& frame);
-  // A one-op kernel on a library call's result: when that result dies at the op, the op runs in
-  // place as the reference program runs it (see run()).
+  // A one-op kernel on a library call's result: when that result dies at the op and kernels cannot
+  // write in place (NumPy 1.x), the op runs in place as the reference program runs it (see run()).
   void set_in_place_after_library(bool on) { in_place_after_library_ = on; }
   // The graph values among the kernel's inputs that no op after the group reads (and the graph
   // does not return): an output may be written into one of them (see allocate()).
