@@ -87,13 +87,15 @@ test-cpp:
 # with NEP 50 promotion (1.24's 'weak' state).
 test-python: $(BUILD)/test-jupyter
 	$(TEST_JUPYTER_ENV) $(PYTEST) tests/python
+	@echo "== NumPy suites on the numpy reference backend"
+	$(TEST_JUPYTER_ENV) SOT_BACKEND=numpy $(PYTEST) tests/python/graph
 	@echo "== NumPy suites on the cpu backend (blocks of 64 elements: every group crosses blocks and threads)"
 	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_BLOCK=64 $(PYTEST) tests/python/graph
 	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_BLOCK=64 $(NP124_PY) -m pytest -c tests/pytest.ini tests/python/graph
 	@echo "== NumPy suites under NumPy 1.24 (legacy value-based promotion)"
 	$(TEST_JUPYTER_ENV) $(NP124_PY) -m pytest -c tests/pytest.ini tests/python/graph
-	@echo "== NumPy suites under NumPy 1.24 with NEP 50 promotion ('weak' state)"
-	$(TEST_JUPYTER_ENV) SOT_TEST_NUMPY_PROMOTION=weak $(NP124_PY) -m pytest -c tests/pytest.ini tests/python/graph
+	@echo "== NumPy suites under NumPy 1.24 with NEP 50 promotion ('weak' state), on the numpy reference backend"
+	$(TEST_JUPYTER_ENV) SOT_BACKEND=numpy SOT_TEST_NUMPY_PROMOTION=weak $(NP124_PY) -m pytest -c tests/pytest.ini tests/python/graph
 
 # Every pure-Python suite (NumPy 2.x and the magics included) with pyenv's 3.12.1 and 3.13.0, from their
 # environments.

@@ -8,7 +8,7 @@ from sot.config import LOG_CHANNELS, Config, ConfigError
 def test_defaults_without_environment():
     c = Config.from_environ({})
     assert c == Config()
-    assert c.strict is False and c.cache_limit == 8 and c.backend == "numpy" and c.dynamic_shapes is True
+    assert c.strict is False and c.cache_limit == 8 and c.backend == "cpu" and c.dynamic_shapes is True
     assert c.log == frozenset()
 
 

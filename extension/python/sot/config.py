@@ -14,7 +14,7 @@ Environment variables:
     again, and a call that no cached entry fits runs the original code at the cost of a lookup (default 2;
     ``sot.reset()`` forgets it).
 ``SOT_BACKEND``
-    graph backend by name (default ``numpy``).
+    graph backend by name (default ``cpu``: fused groups; ``numpy`` is the reference, each op as the user's call).
 ``SOT_DYNAMIC_SHAPES``
     ``1`` (default) makes a dimension symbolic after it changes once; ``0`` recompiles for every new shape.
 ``SOT_CPU_BLOCK``
@@ -98,7 +98,7 @@ class Config:
     log: frozenset = field(default_factory=frozenset)
     cache_limit: int = 8
     failure_limit: int = 2
-    backend: str = "numpy"
+    backend: str = "cpu"
     dynamic_shapes: bool = True
     check_graphs: bool = False
     cpu_block: int = 0
