@@ -11,6 +11,8 @@ class PythonEnvironment final : public ::testing::Environment {
   void SetUp() override {
     py::initialize_interpreter();
     py::module_::import("sys").attr("path").attr("insert")(0, SOT_TEST_PYTHON_DIR);
+    // The kernel environment's packages (NumPy), as the kernel has them.
+    py::module_::import("site").attr("addsitedir")(SOT_TEST_SITE_PACKAGES);
   }
   void TearDown() override { py::finalize_interpreter(); }
 };
