@@ -11,13 +11,41 @@ namespace sot::graph {
 
 namespace {
 
-// The C++ of each op tier B emits, its operands written $0 and $1.
-const std::map<std::string, std::string>& op_templates() {
-  static const std::map<std::string, std::string> table = {
-      {"add", "$0 + $1"},        {"subtract", "$0 - $1"},       {"multiply", "$0 * $1"},
-      {"divide", "$0 / $1"},     {"true_divide", "$0 / $1"},    {"negative", "-$0"},
-      {"positive", "$0"},        {"absolute", "std::fabs($0)"}, {"fabs", "std::fabs($0)"},
-      {"sqrt", "std::sqrt($0)"}, {"square", "$0 * $0"},
+// The C++ of each op tier B emits, its operands written $0 and $1, with the kinds of its result and
+// operands: 'T' (the kernel's float type) or 'b' (bool). Each is exact: +, -, *, /, sqrt are
+// correctly rounded by IEEE 754; the comparisons are the quiet ones (no invalid flag for a NaN, as
+// NumPy's comparisons report none); the logical ops are on booleans.
+struct OpForm {
+  const char* pattern;
+  char result;
+  char operands;
+};
+
+const std::map<std::string, OpForm>& op_forms() {
+  static const std::map<std::string, OpForm> table = {
+      {"add", {"$0 + $1", 'T', 'T'}},
+      {"subtract", {"$0 - $1", 'T', 'T'}},
+      {"multiply", {"$0 * $1", 'T', 'T'}},
+      {"divide", {"$0 / $1", 'T', 'T'}},
+      {"true_divide", {"$0 / $1", 'T', 'T'}},
+      {"negative", {"-$0", 'T', 'T'}},
+      {"positive", {"$0", 'T', 'T'}},
+      {"absolute", {"std::fabs($0)", 'T', 'T'}},
+      {"fabs", {"std::fabs($0)", 'T', 'T'}},
+      {"sqrt", {"std::sqrt($0)", 'T', 'T'}},
+      {"square", {"$0 * $0", 'T', 'T'}},
+      {"greater", {"std::isgreater($0, $1)", 'b', 'T'}},
+      {"greater_equal", {"std::isgreaterequal($0, $1)", 'b', 'T'}},
+      {"less", {"std::isless($0, $1)", 'b', 'T'}},
+      {"less_equal", {"std::islessequal($0, $1)", 'b', 'T'}},
+      {"logical_and", {"($0 && $1)", 'b', 'b'}},
+      {"logical_or", {"($0 || $1)", 'b', 'b'}},
+      {"logical_xor", {"($0 != $1)", 'b', 'b'}},
+      {"logical_not", {"!$0", 'b', 'b'}},
+      {"bitwise_and", {"($0 && $1)", 'b', 'b'}},
+      {"bitwise_or", {"($0 || $1)", 'b', 'b'}},
+      {"bitwise_xor", {"($0 != $1)", 'b', 'b'}},
+      {"invert", {"!$0", 'b', 'b'}},
   };
   return table;
 }
@@ -58,16 +86,20 @@ bool scalar_ok(const kir::Scalar& s, DType t) {
 class Emitter {
  public:
   Emitter(const kir::Kernel& k, DType t)
-      : k_(k), type_(t == DType::kFloat32 ? "float" : "double") {}
+      : k_(k), t_(t), type_(t == DType::kFloat32 ? "float" : "double") {}
 
   bool expr(std::size_t i, std::string* why) {
     const kir::Expr& e = k_.exprs[i];
     const std::string name = "e" + std::to_string(i);
     switch (e.kind) {
-      case kir::Expr::Kind::kLoad:
-        body_ += "    const T " + name + " = reinterpret_cast<const T*>(b[" +
-                 std::to_string(e.buffer) + "])[j];\n";
+      case kir::Expr::Kind::kLoad: {
+        const std::string at = "b[" + std::to_string(e.buffer) + "])[j]";
+        body_ += kind_of(e) == 'b'
+                     ? "    const bool " + name + " = reinterpret_cast<const unsigned char*>(" +
+                           at + " != 0;\n"
+                     : "    const T " + name + " = reinterpret_cast<const T*>(" + at + ";\n";
         return true;
+      }
       case kir::Expr::Kind::kScalar:
         body_ +=
             "    const T " + name + " = static_cast<T>(s[" + std::to_string(e.scalar) + "]);\n";
@@ -79,29 +111,41 @@ class Emitter {
         *why = "a cast (astype)";
         return false;
       case kir::Expr::Kind::kSelect:
-        *why = "a select (where)";
-        return false;
+        return select(i, why);
       case kir::Expr::Kind::kCall:
         break;
     }
-    const auto found = op_templates().find(e.fn);
-    if (found == op_templates().end()) {
-      *why = e.fn + " (not an IEEE-exact op tier B emits)";
+    const auto found = op_forms().find(e.fn);
+    if (found == op_forms().end()) {
+      *why = e.fn + " (not an exact op tier B emits)";
       return false;
     }
+    const OpForm& form = found->second;
     std::vector<std::string> operands;
     for (const int o : e.operands) {
+      if (kind_of(k_.exprs[static_cast<std::size_t>(o)]) != form.operands) {
+        *why = e.fn + " of other operand types";
+        return false;
+      }
       operands.push_back("e" + std::to_string(o));
     }
-    body_ += "    const T " + name + " = " + substitute(found->second, operands) + ";\n";
+    if (kind_of(e) != form.result) {
+      *why = e.fn + " makes " + std::string(sot::graph::name(e.dtype));
+      return false;
+    }
+    body_ += std::string("    const ") + (form.result == 'b' ? "bool " : "T ") + name + " = " +
+             substitute(form.pattern, operands) + ";\n";
     return true;
   }
 
   std::string code() const {
     std::string stores;
     for (const kir::Store& st : k_.stores) {
-      stores += "    reinterpret_cast<T*>(b[" + std::to_string(st.buffer) + "])[j] = e" +
-                std::to_string(st.expr) + ";\n";
+      const std::string value = "e" + std::to_string(st.expr);
+      const std::string at = "b[" + std::to_string(st.buffer) + "])[j] = ";
+      stores += kind_of(k_.exprs[static_cast<std::size_t>(st.expr)]) == 'b'
+                    ? "    reinterpret_cast<unsigned char*>(" + at + "(" + value + " ? 1 : 0);\n"
+                    : "    reinterpret_cast<T*>(" + at + value + ";\n";
     }
     return "// " + k_.name + ": generated by xeus-sot from its kernel IR\n#include <cmath>\n" +
            "using T = " + type_ +
@@ -110,7 +154,35 @@ class Emitter {
   }
 
  private:
+  // 'T' (the kernel's float type), 'b' (bool) or '?' (neither: not emitted). Scalars are 'T'.
+  char kind_of(const kir::Expr& e) const {
+    if (e.kind == kir::Expr::Kind::kScalar) {
+      return 'T';
+    }
+    if (e.dtype == t_) {
+      return 'T';
+    }
+    return e.dtype == DType::kBool ? 'b' : '?';
+  }
+
+  // where(c, x, y): c boolean, x and y of the kernel's type (a pure selection).
+  bool select(std::size_t i, std::string* why) {
+    const kir::Expr& e = k_.exprs[i];
+    const auto& o = e.operands;
+    if (o.size() != 3 || kind_of(e) != 'T' ||
+        kind_of(k_.exprs[static_cast<std::size_t>(o[0])]) != 'b' ||
+        kind_of(k_.exprs[static_cast<std::size_t>(o[1])]) != 'T' ||
+        kind_of(k_.exprs[static_cast<std::size_t>(o[2])]) != 'T') {
+      *why = "a select (where) of other types";
+      return false;
+    }
+    body_ += "    const T e" + std::to_string(i) + " = e" + std::to_string(o[0]) + " ? e" +
+             std::to_string(o[1]) + " : e" + std::to_string(o[2]) + ";\n";
+    return true;
+  }
+
   const kir::Kernel& k_;
+  DType t_;
   std::string type_;
   std::string body_;
 };
@@ -130,22 +202,23 @@ std::optional<NativeSource> emit_cpp(const kir::Kernel& k, std::string* why) {
     *why = "a single op (tier A runs NumPy's own loop for it)";
     return std::nullopt;
   }
-  const DType t = k.buffers.front().dtype;
+  // The kernel's float type: its buffers' (booleans aside).
+  DType t = DType::kBool;
+  for (const kir::Buffer& b : k.buffers) {
+    if (b.dtype == DType::kBool) {
+      continue;
+    }
+    if (t != DType::kBool && b.dtype != t) {
+      *why = "buffers of several dtypes";
+      return std::nullopt;
+    }
+    t = b.dtype;
+  }
   if (t != DType::kFloat32 && t != DType::kFloat64) {
     *why = std::string(name(t)) + " (tier B emits float32 and float64 kernels)";
     return std::nullopt;
   }
-  for (const kir::Buffer& b : k.buffers) {
-    if (b.dtype != t) {
-      *why = "buffers of several dtypes";
-      return std::nullopt;
-    }
-  }
   for (const kir::Expr& e : k.exprs) {
-    if (e.elementwise() && e.dtype != t) {
-      *why = e.fn + " makes " + std::string(name(e.dtype));
-      return std::nullopt;
-    }
     if (e.kind == kir::Expr::Kind::kScalar &&
         !scalar_ok(k.scalars[static_cast<std::size_t>(e.scalar)], t)) {
       *why = "a scalar operand that is not a Python float or small int";

@@ -1,9 +1,9 @@
 // Tier B of the CPU backend, the source: a kernel as one C++ loop over a contiguous block, every
 // value in a register. Emitted only where the result is eager NumPy's bit for bit by
-// construction: float32/float64 kernels whose operations are IEEE-exact (+, -, *, /, sqrt, abs,
-// negation, square) on operands of the kernel's dtype, compiled without FMA contraction or
-// fast-math. Anything else (transcendental functions, integer or mixed dtypes, comparisons)
-// keeps tier A.
+// construction: float32/float64 kernels (booleans beside) whose operations are IEEE-exact (+, -,
+// *, /, sqrt, abs, negation, square) on operands of the kernel's dtype, quiet comparisons, selects
+// (where) and logic on booleans, compiled without FMA contraction or fast-math. Anything else
+// (transcendental functions, maximum/minimum/clip, casts, integers, reductions) keeps tier A.
 #pragma once
 
 #include <optional>

@@ -740,9 +740,34 @@ def test_tier_b_runs_ieee_exact_chains_bit_exact(dtype):
         assert g["tier_b_runs"] >= 1 and same(value, fn(a, b)), (fn.__name__, g)
 
 
+def masked_chain(a, b):
+    # comparisons (NaN: false, no flag), a select, logic on booleans, a boolean output
+    m = (a > b) & (a * 2.0 <= 1.0)
+    return np.where(m, a * b, b - 1.0) * 0.5, m | (b < -1.0), np.logical_not(a >= 0.5)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_tier_b_emits_comparisons_selects_and_boolean_logic(dtype):
+    a = rng.standard_normal(300_000).astype(dtype)
+    b = rng.standard_normal(300_000).astype(dtype)
+    a[::97] = np.nan
+    b[::89] = np.nan
+    for fn in (masked_chain, mandelbrot_like):
+        value, plan = _tier_b_plan(fn, a, b)
+        g = plan["groups"][0]
+        assert g["tier_b"].startswith("ready"), g["tier_b"]
+        assert g["tier_b_runs"] >= 1 and g["op_by_op_runs"] == 0 and same(value, fn(a, b)), (fn.__name__, g)
+
+
+def mandelbrot_like(zr, zi):
+    r = zr * zr - zi * zi + 0.25
+    i = 2.0 * zr * zi - 0.5
+    return r, i, r * r + i * i < 4.0
+
+
 def test_tier_b_is_not_emitted_where_it_could_differ():
     _, plan = _tier_b_plan(gelu, A)
-    assert plan["groups"][0]["tier_b"] == "not emitted: tanh (not an IEEE-exact op tier B emits)"
+    assert plan["groups"][0]["tier_b"] == "not emitted: tanh (not an exact op tier B emits)"
     _, plan = _tier_b_plan(int8_chain, I8)
     assert plan["groups"][0]["tier_b"] == "not emitted: int8 (tier B emits float32 and float64 kernels)"
     _, plan = _tier_b_plan(float32_chain, F32)  # a NumPy float32 scalar operand
