@@ -188,8 +188,8 @@ BlockKernel::BlockKernel(kir::Kernel kernel) : k_(std::move(kernel)) {
     dtypes_.push_back(numpy.attr("dtype")(std::string(name(b.dtype))));
     bytes_per_element_ += itemsize(b.dtype);
   }
-  // The last call that reads each expression, then one temporary per value not stored, reused
-  // once its value is dead (a ufunc may write into its own operand).
+  // The last expression that reads each one, then one temporary per value not stored, reused once
+  // its value is dead (a ufunc or a cast may write into its own operand, a select may not).
   std::vector<int> last(k_.exprs.size(), -1);
   for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
     for (const int o : k_.exprs[i].operands) {
@@ -404,10 +404,12 @@ void BlockKernel::set_dying_inputs(const std::vector<int>& values) {
 }
 
 // Donation needs NumPy to report a flag per op (the inputs are gone when a flag is reported) and
-// every expression's flags to be a ufunc's: calls, and reductions over the last axis but mean's
-// (whose division NumPy reports under another name).
+// every expression's flags to be reported as NumPy reports them: calls under their ufunc's name,
+// reductions over the last axis (but mean, whose division NumPy reports apart) under "reduce".
 bool BlockKernel::can_donate() const {
-  if (!verified_ || donors_.empty() || !numpy_reports_fp_flags()) {
+  const bool any = std::any_of(donors_.begin(), donors_.end(),
+                               [](const std::vector<int>& d) { return !d.empty(); });
+  if (!verified_ || !any || !numpy_reports_fp_flags()) {
     return false;
   }
   for (const kir::Expr& e : k_.exprs) {
@@ -458,14 +460,17 @@ void BlockKernel::donate(Run& r) {
 // in program order (eager NumPy's warnings, once per op, in order).
 bool BlockKernel::report_flags_per_op(const Run& r) const {
   for (std::size_t i = 0; i < k_.exprs.size() && i < r.expr_flags.size(); ++i) {
-    if (r.expr_flags[i] != 0 && !report_fp_flags(k_.exprs[i].fn.c_str(), r.expr_flags[i])) {
+    // (NumPy names a reduce's errors "reduce": "overflow encountered in reduce".)
+    const kir::Expr& e = k_.exprs[i];
+    const char* name = e.kind == kir::Expr::Kind::kReduce ? "reduce" : e.fn.c_str();
+    if (r.expr_flags[i] != 0 && !report_fp_flags(name, r.expr_flags[i])) {
       return false;
     }
   }
   return true;
 }
 
-bool BlockKernel::allocate(Run& r) {
+void BlockKernel::allocate(Run& r) {
   py::tuple shape(r.domain.size());
   for (std::size_t d = 0; d < r.domain.size(); ++d) {
     shape[d] = index_object(r.domain[d]);
@@ -496,7 +501,9 @@ bool BlockKernel::allocate(Run& r) {
     }
   }
   r.block = block_elements(r.domain);
-  return reduce_ < 0 || allocate_reduction(r);
+  if (reduce_ >= 0) {
+    allocate_reduction(r);
+  }
 }
 
 // Where a reduction can run in blocks: over the last axis, rows no longer than a block; over all
@@ -527,7 +534,7 @@ bool BlockKernel::plan_reduction(Run& r) {
   return true;
 }
 
-bool BlockKernel::allocate_reduction(Run& r) {
+void BlockKernel::allocate_reduction(Run& r) {
   const auto b = static_cast<std::size_t>(reduce_buffer_);
   const Reduction& red = k_.exprs[static_cast<std::size_t>(reduce_)].reduce;
   if (red.all) {
@@ -537,7 +544,7 @@ bool BlockKernel::allocate_reduction(Run& r) {
     } else {
       r.block = std::max(r.block, kPairwiseLeaf);  // NumPy sums up to 128 elements unsplit
     }
-    return true;
+    return;
   }
   const std::size_t nd = r.domain.size();
   py::tuple kept(nd);
@@ -556,7 +563,6 @@ bool BlockKernel::allocate_reduction(Run& r) {
   r.blockable[b] = r.reduced;
   const std::int64_t row = r.domain.back();
   r.block = std::max(r.block, (row + kBlockQuantum - 1) / kBlockQuantum * kBlockQuantum);
-  return true;
 }
 
 bool BlockKernel::verify_call(const kir::Expr& e, std::vector<PyObject*>& args, PyObject* target) {
@@ -656,9 +662,9 @@ bool same_buffer_size(std::int64_t size) {
 bool BlockKernel::copy_into(PyObject* target, const std::vector<PyObject*>& args) const {
   auto copy = [&](PyObject* from, PyObject* where) {
     PyObject* call[] = {target, from, unsafe_.ptr(), where};
-    PyObject* made = PyObject_Vectorcall(copyto_.ptr(), call, 2,
-                                         where != nullptr ? casting_where_kwnames_.ptr()
-                                                          : casting_kwnames_.ptr());
+    PyObject* made = PyObject_Vectorcall(
+        copyto_.ptr(), call, 2,
+        where != nullptr ? casting_where_kwnames_.ptr() : casting_kwnames_.ptr());
     Py_XDECREF(made);
     return made != nullptr;
   };
@@ -988,9 +994,11 @@ bool BlockKernel::run_blocks(Run& r) {
       {
         const IgnoreNumpyErrors quiet;  // the error state is per thread
         Worker w;
-        if (!quiet.ok() || !same_buffer_size(r.chunk) || !work(r, g, w, next, failed)) {
+        if (!quiet.ok() || !same_buffer_size(r.chunk)) {
+          PyErr_Clear();  // this helper takes no block: the others run them all
+        } else if (!work(r, g, w, next, failed)) {
           failed = true;
-          PyErr_Clear();  // the group runs op by op, and raises there
+          PyErr_Clear();  // the group runs op by op (not after writing in place), and raises there
         }
         helper_flags[static_cast<std::size_t>(t)] = w.flags;
         helper_expr_flags[static_cast<std::size_t>(t)] = std::move(w.expr_flags);

@@ -3,7 +3,8 @@
 // kernel does not store stay in cache and results are those of eager NumPy's own inner loops.
 // Floating-point errors are collected from the hardware flags with NumPy's reporting off; when the
 // user's error state reports one, the caller runs the group op by op instead, so that the warning
-// (or log) is eager NumPy's, once per op, in order.
+// (or log) is eager NumPy's, once per op, in order - or, after a run that wrote an output into a
+// dying input (whose data is then gone), NumPy reports each op's flags as after its own loop.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -77,7 +78,7 @@ class BlockKernel {
   pybind11::object take_spare(std::size_t b, const std::vector<std::int64_t>& domain);
   void keep_spare(std::size_t b, const pybind11::object& made);
   bool writable_alone(PyObject* a, std::size_t b, const std::vector<std::int64_t>& domain) const;
-  bool allocate(Run& r);
+  void allocate(Run& r);
   std::int64_t block_elements(const std::vector<std::int64_t>& domain) const;
   bool run_blocks(Run& r);
   // Tier B: compiled, loaded and verified (native_ready: and the run's arrays are flat).
@@ -91,7 +92,7 @@ class BlockKernel {
   // The reduction of a block (graph/reductions.hpp): a block of whole rows into the output's rows,
   // or a flat range into its leaves' sums.
   bool plan_reduction(Run& r);
-  bool allocate_reduction(Run& r);
+  void allocate_reduction(Run& r);
   void plan_leaves(Run& r, Geometry& g) const;
   bool reduce_block(const Run& r, const Geometry& g, std::int64_t block, Worker& w,
                     const std::vector<PyObject*>& views, const std::vector<PyObject*>& temps);
@@ -105,17 +106,17 @@ class BlockKernel {
   bool runs_op_by_op_at_once(const Frame& frame);
 
   kir::Kernel k_;
-  std::vector<Target> targets_;           // per expression (calls only)
+  std::vector<Target> targets_;           // per expression (calls, casts, selects)
   std::vector<DType> temp_dtypes_;        // per temporary
   std::vector<pybind11::object> dtypes_;  // numpy dtype per buffer
   std::vector<pybind11::object> temp_np_dtypes_;
-  pybind11::object ndarray_;      // numpy.ndarray
-  pybind11::object empty_;        // numpy.empty
-  pybind11::object copyto_;       // numpy.copyto (casts)
-  pybind11::object out_kwnames_;  // ("out",)
+  pybind11::object ndarray_;                // numpy.ndarray
+  pybind11::object empty_;                  // numpy.empty
+  pybind11::object copyto_;                 // numpy.copyto (casts, selects)
+  pybind11::object out_kwnames_;            // ("out",)
   pybind11::object casting_kwnames_;        // ("casting",)
   pybind11::object casting_where_kwnames_;  // ("casting", "where")
-  pybind11::object unsafe_;           // "unsafe"
+  pybind11::object unsafe_;                 // "unsafe"
   std::int64_t bytes_per_element_ = 0;
   // Per output buffer: the array the last run returned, reused when nobody holds it any more.
   std::vector<pybind11::object> spares_;

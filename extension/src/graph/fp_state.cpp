@@ -152,10 +152,9 @@ bool report_fp_flags(const char* name, int fe_flags) {
   constexpr int kOver = 2;
   constexpr int kUnder = 4;
   constexpr int kInvalid = 8;
-  const int npy = ((fe_flags & FE_DIVBYZERO) != 0 ? kDivide : 0) |
-                  ((fe_flags & FE_OVERFLOW) != 0 ? kOver : 0) |
-                  ((fe_flags & FE_UNDERFLOW) != 0 ? kUnder : 0) |
-                  ((fe_flags & FE_INVALID) != 0 ? kInvalid : 0);
+  const int npy =
+      ((fe_flags & FE_DIVBYZERO) != 0 ? kDivide : 0) | ((fe_flags & FE_OVERFLOW) != 0 ? kOver : 0) |
+      ((fe_flags & FE_UNDERFLOW) != 0 ? kUnder : 0) | ((fe_flags & FE_INVALID) != 0 ? kInvalid : 0);
   return npy == 0 || give_fp_errors()(name, npy) == 0;
 }
 

@@ -253,10 +253,9 @@ std::vector<Group> partition(const Graph& graph, const std::vector<int>& outputs
     if (g.kind == Group::Kind::kFused && g.ops.size() == 1) {
       for (const int v : g.inputs) {
         const Value& in = graph.value(v);
-        g.single_after_library =
-            g.single_after_library ||
-            (in.source == Value::Source::kOp &&
-             is_library(graph.ops()[static_cast<std::size_t>(in.op)].name));
+        g.single_after_library = g.single_after_library ||
+                                 (in.source == Value::Source::kOp &&
+                                  is_library(graph.ops()[static_cast<std::size_t>(in.op)].name));
       }
     }
   }

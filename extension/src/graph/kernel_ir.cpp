@@ -192,8 +192,8 @@ Kernel lower(const Graph& graph, const Group& g, const std::string& name) {
 }
 
 int Kernel::calls() const {
-  return static_cast<int>(std::count_if(exprs.begin(), exprs.end(),
-                                        [](const Expr& e) { return e.elementwise(); }));
+  return static_cast<int>(
+      std::count_if(exprs.begin(), exprs.end(), [](const Expr& e) { return e.elementwise(); }));
 }
 
 int Kernel::reduction() const {

@@ -51,14 +51,14 @@ struct Expr {
   DType dtype = DType::kFloat64;  // kLoad, kCall, kCast (the dtype cast to), kSelect
   int buffer = -1;                // kLoad
   int scalar = -1;                // kScalar
-  std::string fn;                 // kCall: the ufunc's name
-  pybind11::object ufunc;         // kCall
-  std::vector<int> operands;      // kCall, kCast, kSelect, kReduce: expression ids
-  int op = -1;                    // kCall, kCast, kSelect, kReduce: the graph op it computes
-  int value = -1;                 // kLoad, kCall, kCast, kSelect, kReduce: the graph value
-  Reduction reduce;               // kReduce (`ufunc`: the ufunc whose reduce runs it)
+  std::string fn;             // kCall, kReduce: the ufunc's name; kCast "astype", kSelect "where"
+  pybind11::object ufunc;     // kCall, kReduce; kSelect: numpy.where (its first block)
+  std::vector<int> operands;  // kCall, kCast, kSelect, kReduce: expression ids
+  int op = -1;                // kCall, kCast, kSelect, kReduce: the graph op it computes
+  int value = -1;             // kLoad, kCall, kCast, kSelect, kReduce: the graph value
+  Reduction reduce;           // kReduce (`ufunc`: the ufunc whose reduce runs it)
 
-  // A call or a cast: an elementwise value the kernel computes.
+  // A call, a cast or a select: an elementwise value the kernel computes.
   bool elementwise() const {
     return kind == Kind::kCall || kind == Kind::kCast || kind == Kind::kSelect;
   }
@@ -87,7 +87,7 @@ struct Kernel {
   //     e2 = multiply(e0, 2.0) : float64
   //     store b2 <- e4
   std::string text() const;
-  // The elementwise values it computes (calls and casts).
+  // The elementwise values it computes (calls, casts, selects).
   int calls() const;
   // The reduction the kernel ends in (-1: none).
   int reduction() const;

@@ -465,6 +465,32 @@ def test_in_place_runs_report_each_ops_flags_as_eager(state, capfd):
         assert fused[0]["in_place_runs"] == (2 if NUMPY2 else 0), fused
 
 
+def in_place_then_reduce(a):
+    t = np.cumsum(a, axis=-1)  # dies in the group below, which writes y into it
+    y = t * 1.0
+    return y, y.sum(axis=-1)  # the row sums overflow: NumPy says "overflow encountered in reduce"
+
+
+def test_in_place_reduction_flags_are_reported_as_numpys_reduce():
+    sot.config.cpu_block, sot.config.cpu_tier_b = 64, False
+    a = np.full((7, 1000), 1e305)
+    with warnings.catch_warnings(record=True) as plain:
+        warnings.simplefilter("always")
+        expected = in_place_then_reduce(a)
+    assert [str(w.message) for w in plain] == ["overflow encountered in reduce"]
+    sot.reset()
+    cap.clear(in_place_then_reduce)
+    t = sot.translate.new_translator(records=True)
+    for _ in range(3):
+        with warnings.catch_warnings(record=True) as got, cap.capture(t):
+            warnings.simplefilter("always")
+            value = in_place_then_reduce(a)
+        assert same(value, expected) and [str(w.message) for w in got] == [str(w.message) for w in plain]
+    fused = [g for r in t.records() for gr in r["graphs"] for g in gr["compiled"].plan()["groups"]
+             if g["kind"] == "fused"]
+    assert fused[0]["in_place_runs"] == (2 if NUMPY2 else 0), fused
+
+
 def test_in_place_flag_as_error_raises_as_eager():
     sot.config.cpu_block, sot.config.cpu_tier_b = 64, False
     with warnings.catch_warnings():
