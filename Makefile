@@ -227,8 +227,8 @@ ASAN_BUILD := build-asan
 ASAN_ENV = ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
   PYTHONPATH=$(CURDIR)/$(ASAN_BUILD)/python PYTHONDONTWRITEBYTECODE=1
 test-asan: deps
-	cmake -S . -B $(ASAN_BUILD) -G Ninja -DPython_EXECUTABLE=$(PY) -DSOT_SANITIZE=ON -DSOT_BUILD_KERNEL=OFF \
-	  -DSOT_BUILD_BENCHMARKS=OFF -DSOT_WERROR=$(WERROR)
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DPython_EXECUTABLE=$(PY) -DSOT_KERNEL_PYTHON=$(KPY) -DSOT_SANITIZE=ON \
+	  -DSOT_BUILD_KERNEL=OFF -DSOT_BUILD_BENCHMARKS=OFF -DSOT_WERROR=$(WERROR)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure
 	$(ASAN_ENV) $(KPY) -m pytest -c tests/pytest.ini tests/python
