@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/loaded_module.hpp"
@@ -41,68 +42,49 @@ class Lowering {
 
   void add_op(int index, const py::module_& numpy) {
     const Op& op = graph_.ops()[static_cast<std::size_t>(index)];
+    Expr e;
     std::string unused;
     if (const auto r = fusable_reduction(graph_, op, &unused)) {
-      Expr e;
       e.kind = Expr::Kind::kReduce;
       e.reduce = *r;
       e.fn = r->ufunc_name();
       e.ufunc = numpy.attr(e.fn.c_str());
-      e.op = index;
-      e.value = op.result;
-      e.dtype = graph_.value(op.result).info.dtype;
-      e.operands.push_back(operand(op.args[0].value));
-      expr_of_[op.result] = static_cast<int>(k_.exprs.size());
-      k_.exprs.push_back(e);
-      return;
+      append(std::move(e), index, {op.args[0]});
+    } else if (op.name == "astype") {
+      e.kind = Expr::Kind::kCast;
+      e.fn = "astype";
+      append(std::move(e), index, {op.args[0]});
+    } else if (op.name == "where") {
+      e.kind = Expr::Kind::kSelect;
+      e.fn = "where";
+      e.ufunc = numpy.attr("where");
+      append(std::move(e), index, op.args);
+    } else {
+      const UfuncCall call = ufunc_call(graph_, op, numpy);
+      e.kind = Expr::Kind::kCall;
+      e.ufunc = call.ufunc;
+      e.fn = py::str(call.ufunc.attr("__name__")).cast<std::string>();
+      append(std::move(e), index, call.args);
     }
-    if (op.name == "astype") {
-      Expr cast;
-      cast.kind = Expr::Kind::kCast;
-      cast.fn = "astype";
-      cast.op = index;
-      cast.value = op.result;
-      cast.dtype = graph_.value(op.result).info.dtype;
-      cast.operands.push_back(operand(op.args[0].value));
-      expr_of_[op.result] = static_cast<int>(k_.exprs.size());
-      k_.exprs.push_back(cast);
-      return;
-    }
-    if (op.name == "where") {
-      Expr select;
-      select.kind = Expr::Kind::kSelect;
-      select.fn = "where";
-      select.ufunc = numpy.attr("where");
-      select.op = index;
-      select.value = op.result;
-      select.dtype = graph_.value(op.result).info.dtype;
-      for (const Arg& a : op.args) {
-        select.operands.push_back(a.kind == Arg::Kind::kValue ? operand(a.value)
-                                                              : constant(a.constant));
-      }
-      expr_of_[op.result] = static_cast<int>(k_.exprs.size());
-      k_.exprs.push_back(select);
-      return;
-    }
-    Expr call;
-    call.kind = Expr::Kind::kCall;
-    const UfuncCall ufunc = ufunc_call(graph_, op, numpy);
-    call.ufunc = ufunc.ufunc;
-    call.fn = py::str(call.ufunc.attr("__name__")).cast<std::string>();
-    call.op = index;
-    call.value = op.result;
-    call.dtype = graph_.value(op.result).info.dtype;
-    for (const Arg& a : ufunc.args) {
-      call.operands.push_back(a.kind == Arg::Kind::kValue ? operand(a.value)
-                                                          : constant(a.constant));
-    }
-    expr_of_[op.result] = static_cast<int>(k_.exprs.size());
-    k_.exprs.push_back(call);
   }
 
   int expr_of(int value) const { return expr_of_.at(value); }
 
  private:
+  // Appends `e` as what op `index` computes: its result value and dtype, its operands from `args`
+  // (graph values, loaded once, or constants).
+  void append(Expr e, int index, const std::vector<Arg>& args) {
+    const Op& op = graph_.ops()[static_cast<std::size_t>(index)];
+    e.op = index;
+    e.value = op.result;
+    e.dtype = graph_.value(op.result).info.dtype;
+    for (const Arg& a : args) {
+      e.operands.push_back(a.kind == Arg::Kind::kValue ? operand(a.value) : constant(a.constant));
+    }
+    expr_of_[op.result] = static_cast<int>(k_.exprs.size());
+    k_.exprs.push_back(std::move(e));
+  }
+
   int operand(int value) {
     const auto found = expr_of_.find(value);
     if (found != expr_of_.end()) {
