@@ -190,10 +190,10 @@ BlockKernel::BlockKernel(kir::Kernel kernel) : k_(std::move(kernel)) {
   }
   // The last expression that reads each one, then one temporary per value not stored, reused once
   // its value is dead (a ufunc or a cast may write into its own operand, a select may not).
-  std::vector<int> last(k_.exprs.size(), -1);
+  last_reader_.assign(k_.exprs.size(), -1);
   for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
     for (const int o : k_.exprs[i].operands) {
-      last[static_cast<std::size_t>(o)] = static_cast<int>(i);
+      last_reader_[static_cast<std::size_t>(o)] = static_cast<int>(i);
     }
   }
   targets_.assign(k_.exprs.size(), Target{});
@@ -211,7 +211,7 @@ BlockKernel::BlockKernel(kir::Kernel kernel) : k_(std::move(kernel)) {
       // A ufunc or a cast may write into its own operand; a select writes its result in two
       // steps, so not into an operand it reads.
       const int owner = owner_of_temp[t];
-      const int dies = last[static_cast<std::size_t>(owner)];
+      const int dies = last_reader_[static_cast<std::size_t>(owner)];
       if (temp_dtypes_[t] == e.dtype &&
           (dies < static_cast<int>(i) ||
            (dies == static_cast<int>(i) && e.kind != kir::Expr::Kind::kSelect))) {
@@ -366,27 +366,13 @@ void BlockKernel::keep_spare(std::size_t b, const py::object& made) {
 
 void BlockKernel::set_dying_inputs(const std::vector<int>& values) {
   donors_.assign(k_.buffers.size(), {});
-  std::vector<int> last(k_.exprs.size(), -1);  // the last expression reading each one
   std::vector<int> load(k_.buffers.size(), -1);
   for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
-    for (const int o : k_.exprs[i].operands) {
-      last[static_cast<std::size_t>(o)] = static_cast<int>(i);
-    }
     if (k_.exprs[i].kind == kir::Expr::Kind::kLoad) {
       load[static_cast<std::size_t>(k_.exprs[i].buffer)] = static_cast<int>(i);
     }
   }
-  auto full = [&](const kir::Buffer& b) {
-    if (b.shape.size() != k_.domain.size()) {
-      return false;
-    }
-    for (std::size_t d = 0; d < b.shape.size(); ++d) {
-      if (b.shape[d].size != k_.domain[d].size || b.shape[d].symbol != k_.domain[d].symbol) {
-        return false;
-      }
-    }
-    return true;
-  };
+  bool any = false;
   for (const kir::Store& st : k_.stores) {
     const kir::Buffer& out = k_.buffers[static_cast<std::size_t>(st.buffer)];
     for (std::size_t x = 0; x < k_.buffers.size(); ++x) {
@@ -394,34 +380,29 @@ void BlockKernel::set_dying_inputs(const std::vector<int>& values) {
       const int l = load[x];
       // An input of the output's dtype and the domain's shape that nothing in a block reads after
       // the output's value is computed (its call may read it: in place, element by element).
-      if (!in.output && l >= 0 && in.dtype == out.dtype && full(in) &&
+      if (!in.output && l >= 0 && in.dtype == out.dtype && in.shape == k_.domain &&
           std::find(values.begin(), values.end(), in.value) != values.end() &&
-          last[static_cast<std::size_t>(l)] <= st.expr) {
+          last_reader_[static_cast<std::size_t>(l)] <= st.expr) {
         donors_[static_cast<std::size_t>(st.buffer)].push_back(static_cast<int>(x));
+        any = true;
       }
     }
   }
+  // Every expression's flags must be reported as NumPy reports them (see can_donate).
+  donatable_ = any && std::all_of(k_.exprs.begin(), k_.exprs.end(), [](const kir::Expr& e) {
+                 return e.kind == kir::Expr::Kind::kLoad || e.kind == kir::Expr::Kind::kScalar ||
+                        e.kind == kir::Expr::Kind::kCall ||
+                        (e.kind == kir::Expr::Kind::kReduce && !e.reduce.all &&
+                         e.reduce.fn != Reduction::Fn::kMean);
+               });
 }
 
 // Donation needs NumPy to report a flag per op (the inputs are gone when a flag is reported) and
 // every expression's flags to be reported as NumPy reports them: calls under their ufunc's name,
 // reductions over the last axis (but mean, whose division NumPy reports apart) under "reduce".
+// (The kernel's part is decided once, by set_dying_inputs: donatable_.)
 bool BlockKernel::can_donate() const {
-  const bool any = std::any_of(donors_.begin(), donors_.end(),
-                               [](const std::vector<int>& d) { return !d.empty(); });
-  if (!verified_ || !any || !numpy_reports_fp_flags()) {
-    return false;
-  }
-  for (const kir::Expr& e : k_.exprs) {
-    const bool plain = e.kind == kir::Expr::Kind::kLoad || e.kind == kir::Expr::Kind::kScalar ||
-                       e.kind == kir::Expr::Kind::kCall ||
-                       (e.kind == kir::Expr::Kind::kReduce && !e.reduce.all &&
-                        e.reduce.fn != Reduction::Fn::kMean);
-    if (!plain) {
-      return false;
-    }
-  }
-  return true;
+  return donatable_ && verified_ && numpy_reports_fp_flags();
 }
 
 // Writes outputs into dying inputs' arrays: as eager NumPy's elision of temporaries and the

@@ -123,8 +123,12 @@ class BlockKernel {
   bool verified_ = false;
   bool in_place_after_library_ = false;
   bool last_in_place_ = false;
-  // Per buffer: the input buffers its output may be written into (see set_dying_inputs).
+  // Per buffer: the input buffers its output may be written into (see set_dying_inputs), and
+  // whether the kernel may write in place at all (some output has a donor, every expression's
+  // flags are reported as NumPy reports them).
   std::vector<std::vector<int>> donors_;
+  bool donatable_ = false;
+  std::vector<int> last_reader_;     // per expression: the last expression reading it (-1: none)
   int reduce_ = -1;                  // the reduction's expression (-1: none)
   int reduce_buffer_ = -1;           // the buffer it is stored in
   pybind11::object reduce_fn_;       // ufunc.reduce

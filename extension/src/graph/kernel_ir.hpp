@@ -23,6 +23,9 @@ namespace sot::graph::kir {
 struct Dim {
   std::int64_t size = 1;
   int symbol = -1;  // >= 0: a runtime size (the shape symbol s<symbol>)
+
+  bool operator==(const Dim& o) const { return size == o.size && symbol == o.symbol; }
+  bool operator!=(const Dim& o) const { return !(*this == o); }
 };
 
 // An array the kernel reads or writes, by the graph value it holds.
