@@ -53,6 +53,9 @@ def plan_lines(plan, kernels=True):
     for k, g in enumerate(plan.get("groups", [])):
         ops = ", ".join(g["op_names"])
         line = f"group {k} {g['kind']}: {ops}"
+        if g.get("hoisted"):
+            n = len(g["hoisted"])
+            line += f" (after {n} slice{'s' if n != 1 else ''} moved ahead of it)"
         if g["kind"] == "fused":
             line += f" - tier A {g['tier_a_runs']}, op by op {g['op_by_op_runs']}"
             if g["last_fallback"]:

@@ -36,6 +36,26 @@ void broadcast_into(const ArrayFields* f, std::size_t nd, std::int64_t* domain) 
   }
 }
 
+// True when NumPy's elementwise result of `f` is C-contiguous, as for a C-contiguous array: the
+// strides of its axes longer than 1 are positive and never grow from an axis to the next (a slice
+// like `u[1:-1, :-2]`). NumPy's iterator orders axes by their operands' strides (those of length-1
+// axes ignored) and swaps two axes only where an operand's later axis has the larger stride;
+// negative strides (which it may flip) are left to the op-by-op run.
+bool c_ordered(const ArrayFields* f) {
+  Py_ssize_t last = 0;
+  for (int d = 0; d < f->nd; ++d) {
+    if (f->dimensions[d] == 1) {
+      continue;
+    }
+    const Py_ssize_t stride = f->strides[d];
+    if (stride <= 0 || (last != 0 && stride > last)) {
+      return false;
+    }
+    last = stride;
+  }
+  return true;
+}
+
 std::int64_t elements(const std::vector<std::int64_t>& domain) {
   std::int64_t n = 1;
   for (const std::int64_t size : domain) {
@@ -94,6 +114,9 @@ struct BlockKernel::Run {
   std::vector<std::int64_t> domain;
   BufferPool* pool = nullptr;  // the compiled graph's, for the outputs
   bool flat = false;
+  // Not flat, but every array has the domain's shape and contiguous rows (the last axis): tier B
+  // runs row by row.
+  bool rowwise = false;
   std::int64_t block = 0;
   int flags = 0;  // the floating-point flags every worker raised
   // Outputs written into dying inputs: then a reported flag cannot make the group run op by op
@@ -274,7 +297,9 @@ bool BlockKernel::runs_op_by_op_at_once(const Frame& frame) {
   for (std::size_t d = 0; d < nd; ++d) {
     total *= domain[d];
   }
-  if (total == 0 || (native_loaded() && total >= kMinBlock) ||
+  // (A compiled kernel not yet verified runs on tier A once: that run checks the dtypes.)
+  const bool compiled = native_ && native_->state() == NativeKernel::State::kReady;
+  if (total == 0 || (compiled && total >= kMinBlock) ||
       total * bytes_per_element_ > kBlockBytes) {
     return false;
   }
@@ -289,6 +314,7 @@ bool BlockKernel::prepare(Frame& frame, Run& r) {
   const std::size_t nd = k_.domain.size();
   r.domain.assign(nd, 1);
   r.flat = true;
+  r.rowwise = nd >= 2;
   r.arrays.assign(k_.buffers.size(), nullptr);
   for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
     const kir::Buffer& buf = k_.buffers[b];
@@ -301,22 +327,28 @@ bool BlockKernel::prepare(Frame& frame, Run& r) {
       return false;
     }
     const ArrayFields* f = array_fields(a);
-    if (f->nd >= 2 && (f->flags & kArrayCContiguous) == 0) {
-      last_replay_ = "an input that is not C-contiguous";
+    const bool contiguous = f->nd < 2 || (f->flags & kArrayCContiguous) != 0;
+    if (!contiguous && !c_ordered(f)) {
+      last_replay_ = "an input whose strides are not in C order";
       return false;
     }
     broadcast_into(f, nd, r.domain.data());
-    r.flat = r.flat && static_cast<std::size_t>(f->nd) == nd;
+    r.flat = r.flat && contiguous && static_cast<std::size_t>(f->nd) == nd;
+    r.rowwise = r.rowwise && static_cast<std::size_t>(f->nd) == nd &&
+                (f->dimensions[nd - 1] == 1 || f->strides[nd - 1] == itemsize(buf.dtype));
     r.arrays[b] = a;
   }
-  for (std::size_t b = 0; b < k_.buffers.size() && r.flat; ++b) {
+  bool full = true;  // every input has the domain's shape
+  for (std::size_t b = 0; b < k_.buffers.size() && (r.flat || r.rowwise); ++b) {
     if (r.arrays[b] != nullptr) {
       const ArrayFields* f = array_fields(r.arrays[b]);
-      for (std::size_t d = 0; d < nd && r.flat; ++d) {
-        r.flat = f->dimensions[d] == r.domain[d];
+      for (std::size_t d = 0; d < nd && full; ++d) {
+        full = f->dimensions[d] == r.domain[d];
       }
     }
   }
+  r.flat = r.flat && full;
+  r.rowwise = r.rowwise && full && !r.flat;
   for (const kir::Scalar& s : k_.scalars) {
     r.scalars.push_back(s.value >= 0 ? frame.get(s.value) : s.constant.ptr());
   }
@@ -889,41 +921,91 @@ bool BlockKernel::native_loaded() const {
 }
 
 bool BlockKernel::native_ready(const Run& r) const {
-  return r.flat && native_loaded();
+  return (r.flat || r.rowwise) && native_loaded();
 }
 
-// Tier B: the compiled kernel over contiguous blocks on `cpu_threads()` threads, without the GIL.
-// False (nothing written) when some array is not contiguous.
+namespace {
+
+// Tier B's pieces of work: `rows` whole rows of the domain (flattened to one row when flat) per
+// piece, or a part of one row when a row is longer than a block.
+struct NativeUnits {
+  std::int64_t rows = 1;      // rows of the domain (the product of all but the last size)
+  std::int64_t length = 0;    // elements per row
+  std::int64_t per_unit = 1;  // rows per unit
+  std::int64_t pieces = 1;    // units per row
+  std::int64_t count = 0;
+
+  NativeUnits(const std::vector<std::int64_t>& domain, std::int64_t block) {
+    length = domain.back();
+    for (std::size_t d = 0; d + 1 < domain.size(); ++d) {
+      rows *= domain[d];
+    }
+    if (length >= block) {
+      pieces = (length + block - 1) / block;
+      count = rows * pieces;
+    } else {
+      per_unit = std::max<std::int64_t>(1, block / std::max<std::int64_t>(length, 1));
+      count = (rows + per_unit - 1) / per_unit;
+    }
+  }
+};
+
+// The byte offset of row `row` (an index over all axes but the last) of an array.
+std::int64_t row_offset(const ArrayFields* f, std::int64_t row) {
+  std::int64_t offset = 0;
+  for (int d = f->nd - 1; d-- > 0;) {
+    offset += (row % f->dimensions[d]) * f->strides[d];
+    row /= f->dimensions[d];
+  }
+  return offset;
+}
+
+}  // namespace
+
+// Tier B: the compiled kernel on `cpu_threads()` threads, without the GIL, over contiguous ranges:
+// blocks of the flat domain, or rows (parts of rows) of arrays whose rows are contiguous.
 bool BlockKernel::run_native(Run& r) {
-  std::vector<char*> base(k_.buffers.size(), nullptr);
+  std::vector<const ArrayFields*> fields(k_.buffers.size(), nullptr);
   std::vector<std::int64_t> size(k_.buffers.size(), 0);
   for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
-    const ArrayFields* f = array_fields(r.blockable[b].ptr());
+    fields[b] = array_fields(r.blockable[b].ptr());
     size[b] = itemsize(k_.buffers[b].dtype);
-    if (f->nd != 1 || (f->strides[0] != size[b] && f->dimensions[0] > 1)) {
+    const ArrayFields* f = fields[b];
+    const int last = f->nd - 1;
+    if (f->nd != (r.flat ? 1 : static_cast<int>(r.domain.size())) ||
+        (f->strides[last] != size[b] && f->dimensions[last] > 1)) {
       return false;
     }
-    base[b] = f->data;
   }
   std::vector<double> scalars;
   for (const kir::Scalar& s : k_.scalars) {
     scalars.push_back(PyFloat_AsDouble(s.constant.ptr()));
   }
-  const std::int64_t total = r.domain[0];
-  const std::int64_t blocks = (total + r.block - 1) / r.block;
-  const std::int64_t threads = std::min<std::int64_t>(cpu_threads(), blocks);
+  const NativeUnits units(r.flat ? std::vector<std::int64_t>{r.domain[0]} : r.domain, r.block);
+  const std::int64_t threads = std::min<std::int64_t>(cpu_threads(), units.count);
   const NativeFn fn = native_->fn();
   std::atomic<std::int64_t> next{0};
   std::vector<int> flags(static_cast<std::size_t>(std::max<std::int64_t>(threads, 1)), 0);
+  auto run_row = [&](std::vector<char*>& ptrs, std::int64_t row, std::int64_t start,
+                     std::int64_t n) {
+    for (std::size_t b = 0; b < fields.size(); ++b) {
+      ptrs[b] = fields[b]->data + (r.flat ? 0 : row_offset(fields[b], row)) + start * size[b];
+    }
+    fn(ptrs.data(), scalars.data(), n);
+  };
   auto work = [&](std::size_t t) {
     std::feclearexcept(FE_ALL_EXCEPT);
-    std::vector<char*> ptrs(base.size());
-    for (std::int64_t i = next.fetch_add(1); i < blocks; i = next.fetch_add(1)) {
-      const std::int64_t start = i * r.block;
-      for (std::size_t b = 0; b < base.size(); ++b) {
-        ptrs[b] = base[b] + start * size[b];
+    std::vector<char*> ptrs(fields.size());
+    for (std::int64_t i = next.fetch_add(1); i < units.count; i = next.fetch_add(1)) {
+      if (units.pieces > 1) {
+        const std::int64_t start = (i % units.pieces) * r.block;
+        run_row(ptrs, i / units.pieces, start, std::min(r.block, units.length - start));
+        continue;
       }
-      fn(ptrs.data(), scalars.data(), std::min(r.block, total - start));
+      const std::int64_t last = std::min(units.rows, (i + 1) * units.per_unit);
+      for (std::int64_t row = i * units.per_unit; row < last; ++row) {
+        run_row(ptrs, row, 0, units.length);
+      }
     }
     flags[t] = std::fetestexcept(numpy_fe_flags());
   };
@@ -1055,7 +1137,10 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
     // warns "overflow encountered in cast") - the ops run as they are.
     return replay("an empty domain");
   }
-  if (cpu_options().block_elements.load() == 0 && !native_ready(r)) {
+  // (A compiled kernel not yet verified runs on tier A once: that run checks the dtypes.)
+  const bool compiled = native_ && native_->state() == NativeKernel::State::kReady &&
+                        (r.flat || r.rowwise) && total >= kMinBlock;
+  if (cpu_options().block_elements.load() == 0 && !native_ready(r) && !compiled) {
     if (total * bytes_per_element_ <= kBlockBytes) {
       // Everything fits in cache at once: blocks would run the same loops with more overhead.
       return replay("fits in one block");

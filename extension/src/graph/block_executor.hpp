@@ -55,7 +55,7 @@ class BlockKernel {
   // True when the last run wrote an output into a dying input's array.
   bool last_in_place() const { return last_in_place_; }
   const kir::Kernel& kernel() const { return k_; }
-  // Why the last run was replayed ("floating-point error reported", "an input not C-contiguous").
+  // Why the last run was replayed ("floating-point error reported", "an input whose strides are not in C order").
   const std::string& last_replay() const { return last_replay_; }
   // Set when the first run found a result dtype other than the graph's: every run replays.
   const std::string& disabled() const { return disabled_; }

@@ -4,6 +4,7 @@
 // the error state reports, an input layout the block executor does not take).
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -82,13 +83,19 @@ class FusedRunner final : public Runner {
   }
 
   // The group's inputs made by an op of the graph (not a view, not an in-place change of another
-  // array) that no later op reads and the graph does not return.
+  // array) that no later op reads (nor a slice moved ahead of the group) and the graph does not
+  // return.
   std::vector<int> dying_inputs(const Graph& graph, const Group& g) const {
+    std::vector<int> sliced;
+    for (const int k : g.hoisted) {
+      sliced.push_back(graph.ops()[static_cast<std::size_t>(k)].args[0].value);
+    }
     std::vector<int> dying;
     for (const int v : g.inputs) {
       const Value& value = graph.value(v);
       const int last = p_->last_use[static_cast<std::size_t>(v)];
-      if (value.source != Value::Source::kOp || last < 0 || last > g.ops.back()) {
+      if (value.source != Value::Source::kOp || last < 0 || last > g.ops.back() ||
+          std::find(sliced.begin(), sliced.end(), v) != sliced.end()) {
         continue;
       }
       const Op& made_by = graph.ops()[static_cast<std::size_t>(value.op)];
@@ -140,6 +147,7 @@ class FusedRunner final : public Runner {
       g["kind"] = std::string(kind_name(s.group.kind));
       g["ops"] = py::cast(s.group.ops);
       g["op_names"] = py::cast(s.op_names);
+      g["hoisted"] = py::cast(s.group.hoisted);
       g["inputs"] = py::cast(s.group.inputs);
       g["outputs"] = py::cast(s.group.outputs);
       g["why"] = s.group.why;
@@ -174,7 +182,22 @@ class FusedRunner final : public Runner {
     return true;
   }
 
+  // The slices moved ahead of the group run first; what they are the last to read is freed after
+  // the group (its members may read it too).
   bool run_segment(Segment& s, Frame& frame) {
+    for (const int k : s.group.hoisted) {
+      if (!frame.run_step(static_cast<std::size_t>(k), false)) {
+        return false;
+      }
+    }
+    const bool ok = run_group(s, frame);
+    for (const int k : s.group.hoisted) {
+      frame.release_after(static_cast<std::size_t>(k));
+    }
+    return ok;
+  }
+
+  bool run_group(Segment& s, Frame& frame) {
     if (!s.kernel) {
       return run_ops(s, frame);
     }

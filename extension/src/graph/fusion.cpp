@@ -158,6 +158,48 @@ bool ends_group(const Graph& graph, const Group& open, const Op& op) {
          same_domain(graph.value(first.result).info, in.info);
 }
 
+// True when `key` is a basic slice that cannot raise: a slice of Python ints or None (step not 0),
+// None or Ellipsis, or a tuple of those.
+bool plain_slice_key(const py::handle& key) {
+  auto item = [](PyObject* k) {
+    if (k == Py_None || k == Py_Ellipsis) {
+      return true;
+    }
+    if (!PySlice_Check(k)) {
+      return false;
+    }
+    auto* s = reinterpret_cast<PySliceObject*>(k);
+    for (PyObject* part : {s->start, s->stop, s->step}) {
+      if (part != Py_None && !PyLong_CheckExact(part)) {
+        return false;
+      }
+    }
+    return s->step == Py_None || PyObject_IsTrue(s->step) == 1;
+  };
+  if (!PyTuple_Check(key.ptr())) {
+    return item(key.ptr());
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key.ptr()); ++i) {
+    if (!item(PyTuple_GET_ITEM(key.ptr(), i))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// True when `op` is a basic slice of a value the open group does not make: it may run before the
+// group (it reads nothing the group makes and cannot raise; the group's members change nothing).
+bool hoistable(const Graph& graph, const Group& open, const Op& op) {
+  if (open.ops.empty() || !op.view || op.mutates || op.name != "getitem" || !op.kwargs.empty() ||
+      op.args.size() != 2 || op.args[0].kind != Arg::Kind::kValue ||
+      op.args[1].kind != Arg::Kind::kConst || !plain_slice_key(op.args[1].constant)) {
+    return false;
+  }
+  const Value& base = graph.value(op.args[0].value);
+  return base.source != Value::Source::kOp ||
+         std::find(open.ops.begin(), open.ops.end(), base.op) == open.ops.end();
+}
+
 }  // namespace
 
 std::string_view kind_name(Group::Kind kind) {
@@ -226,6 +268,10 @@ std::vector<Group> partition(const Graph& graph, const std::vector<int>& outputs
     if (ends_group(graph, open, op)) {
       open.ops.push_back(static_cast<int>(k));
       close();
+      continue;
+    }
+    if (hoistable(graph, open, op)) {
+      open.hoisted.push_back(static_cast<int>(k));
       continue;
     }
     const std::string why = unfusable_reason(graph, op, numpy);

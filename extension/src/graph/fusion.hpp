@@ -3,8 +3,10 @@
 // broadcast into it), optionally ending in a reduction of one of its values over the whole domain
 // (graph/reductions.hpp); its values that nothing after it reads never reach memory. matmul, dot
 // and einsum are library calls; everything else (views, in-place ops, other reductions, shape ops,
-// indexing) is opaque and runs as the NumPy call the user made. Views and in-place ops end a group,
-// so NumPy's aliasing is kept by running them as they are.
+// indexing) is opaque and runs as the NumPy call the user made. In-place ops end a group, so NumPy's
+// aliasing is kept by running them as they are; so do views, except a basic slice of a value made
+// before the group (`u[1:-1, :-2]`), which is moved ahead of the group (it reads nothing the group
+// makes, and the group's members change nothing) and read by the group as an input.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -20,7 +22,8 @@ namespace sot::graph {
 struct Group {
   enum class Kind : std::uint8_t { kFused, kLibrary, kOpaque };
   Kind kind = Kind::kOpaque;
-  std::vector<int> ops;       // op indices, consecutive, in program order
+  std::vector<int> ops;       // op indices, in program order, consecutive but for `hoisted`
+  std::vector<int> hoisted;   // slices run before the group though they come between its ops
   std::vector<int> inputs;    // values the group reads and does not make, in first-use order
   std::vector<int> outputs;   // values it makes that a later op or the graph's outputs need
   std::vector<int> returned;  // those of its outputs the graph returns

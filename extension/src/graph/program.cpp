@@ -341,7 +341,7 @@ bool Frame::reuses_in_place(std::size_t k) const {
   return slot.kind == Arg::Kind::kValue && reusable(p_, get(slot.value));
 }
 
-bool Frame::run_step(std::size_t k) {
+bool Frame::run_step(std::size_t k, bool release) {
   const Program::Step& s = p_.steps[k];
   args_.assign(s.args.size(), nullptr);
   std::vector<PyObject*> temps;
@@ -378,7 +378,9 @@ bool Frame::run_step(std::size_t k) {
   if (p_.check && !check_result(s, r)) {
     return false;
   }
-  release_after(k);
+  if (release) {
+    release_after(k);
+  }
   return true;
 }
 

@@ -81,8 +81,9 @@ class Frame {
   BufferPool* pool() const { return pool_; }
   // True when step `k`, run now, writes its result into a dying argument's array (Step::reuse).
   bool reuses_in_place(std::size_t k) const;
-  // Runs step `k` as eager NumPy would; false with a Python error set when it raises.
-  bool run_step(std::size_t k);
+  // Runs step `k` as eager NumPy would; false with a Python error set when it raises. With
+  // `release` false the results it is the last to need stay (the caller calls release_after(k)).
+  bool run_step(std::size_t k, bool release = true);
   // The outputs: one value, a tuple of several, or None (a new reference; nullptr on error).
   PyObject* outputs();
 

@@ -126,6 +126,47 @@ def strided_input(v):
     return w * w + w * 2.0 - 1.0
 
 
+def stencil_2d(u):
+    return u[1:-1, 1:-1] + 0.1 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4.0 * u[1:-1, 1:-1])
+
+
+def stencil_3d(u):
+    c = u[1:-1, 1:-1, 1:-1]
+    return c + 0.05 * (u[:-2, 1:-1, 1:-1] + u[2:, 1:-1, 1:-1] + u[1:-1, :-2, 1:-1] + u[1:-1, 2:, 1:-1]
+                       + u[1:-1, 1:-1, :-2] + u[1:-1, 1:-1, 2:] - 6.0 * c)
+
+
+def stepped_slices(a):
+    n = a.shape[1] // 2
+    t = a[:, :2 * n:2] * 2.0
+    return t - a[:, 1:2 * n:2] * 0.5 + 1.0
+
+
+def slices_of_slices(a):
+    t = a[1:, :] * 0.5
+    return t + a[:-1, ::1][:, :] * a[1:, :][::1, :] - 1.0
+
+
+def reversed_slices(a):
+    t = a[::-1, 1:] * 2.0
+    return t + a[:, :-1] - 1.0
+
+
+def slice_of_intermediate(a, b):
+    t = np.cumsum(a, axis=0)
+    x = b * 2.0 + t
+    return x * t[:, :] + 1.0
+
+
+def slice_of_group_value(a):
+    t = a * 2.0 + 1.0
+    return t[1:, :] * a[:-1, :] - t[:-1, :]
+
+
+def slice_ratio(u):
+    return u[1:, :] / u[:-1, :] - 1.0
+
+
 def empty_arrays(a):
     return a * 2.0 + a * a
 
@@ -310,6 +351,17 @@ CASES = [
     case(chain_around_inplace, A, B),
     case(strided_input, V),
     case(empty_arrays, np.zeros((0, 4))),
+    case(stencil_2d, A),
+    case(stencil_2d, F32),
+    case(stencil_3d, X3),
+    case(stencil_3d, np.asfortranarray(X3)),
+    case(stepped_slices, A),
+    case(stepped_slices, X3),
+    case(slices_of_slices, A),
+    case(reversed_slices, A),
+    case(slice_of_intermediate, A, B),
+    case(slice_of_group_value, A),
+    case(slice_ratio, np.resize(MIXED, (30, 20))),
     case(softmax, A),
     case(softmax, F32),
     case(layernorm, X3),
@@ -526,7 +578,7 @@ def test_fortran_order_input_runs_op_by_op_with_eager_layout():
     assert same(value, expected) and value.strides == expected.strides
     g = plan["groups"][0]
     # (with automatic blocks the small arrays run op by op before their layout is looked at)
-    why = "an input that is not C-contiguous" if sot.config.cpu_block else "fits in one block"
+    why = "an input whose strides are not in C order" if sot.config.cpu_block else "fits in one block"
     assert g["op_by_op_runs"] == 2 and g["last_fallback"] == why
 
 
@@ -1015,3 +1067,40 @@ def test_released_intermediates_are_pooled_for_later_outputs():
     assert all(same(g, e) for g, e in zip(got, expected)) and same(first, kept)
     plan = [g for r in t.records() if r["transformed"] is not None for g in r["graphs"]][0]["compiled"].plan()
     assert plan["pooled_arrays"] >= 1, plan
+
+
+def test_slices_move_ahead_of_their_group():
+    sot.config.cpu_block, sot.config.cpu_tier_b = 64, False
+    u = rng.standard_normal((50, 60))
+    value, plan = _plan(stencil_2d, u)
+    assert same(value, stencil_2d(u))
+    fused = [g for g in plan["groups"] if g["kind"] == "fused"]
+    # The three slices before the first add run as they are; the two between the adds move ahead of the group.
+    assert [g["op_names"] for g in plan["groups"]][:3] == [["getitem"]] * 3
+    assert len(fused) == 1 and len(fused[0]["hoisted"]) == 2, plan
+    assert fused[0]["op_names"] == ["add", "add", "add", "multiply", "subtract", "multiply", "add"]
+    assert fused[0]["tier_a_runs"] == 2 and fused[0]["op_by_op_runs"] == 0
+    assert any(line.endswith("(after 2 slices moved ahead of it) - tier A 2, op by op 0")
+               for line in sot.report.plan_lines(plan)), sot.report.plan_lines(plan)
+    # A slice of a value the group makes ends the group; a negative step runs op by op (NumPy may flip it).
+    value, plan = _plan(slice_of_group_value, A)
+    assert same(value, slice_of_group_value(A))
+    assert [g["kind"] for g in plan["groups"]][:2] == ["fused", "opaque"]
+    value, plan = _plan(reversed_slices, A)
+    assert same(value, reversed_slices(A))
+    (g,) = [g for g in plan["groups"] if g["kind"] == "fused"]
+    assert g["op_by_op_runs"] == 2 and g["last_fallback"] == "an input whose strides are not in C order"
+
+
+@pytest.mark.parametrize("block", [0, 64])
+def test_tier_b_runs_rows_of_slices(block):
+    sot.config.cpu_block, sot.config.cpu_tier_b = block, True
+    for fn, u in ((stencil_2d, rng.standard_normal((100, 130))), (stencil_3d, rng.standard_normal((30, 40, 50)))):
+        _plan(fn, u)
+        sot._sot.graph.wait_for_kernels()
+        value, plan = _plan(fn, u)
+        (g,) = [g for g in plan["groups"] if g["kind"] == "fused"]
+        assert g["tier_b"].startswith("ready") and g["tier_b_runs"] == 1, g
+        assert same(value, fn(u))
+        other = u[::-1].copy() * 3.0
+        assert same(sot.jit(fn)(other), fn(other))
