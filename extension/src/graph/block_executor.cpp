@@ -14,6 +14,7 @@
 #include "graph/buffer_pool.hpp"
 #include "graph/cpp_emitter.hpp"
 #include "graph/fp_state.hpp"
+#include "graph/numpy_loops.hpp"
 #include "graph/reductions.hpp"
 
 namespace py = pybind11;
@@ -185,9 +186,37 @@ std::string constant_cast_warning(const kir::Kernel& k, const kir::Expr& e,
 
 }  // namespace
 
+// The NumPy loops tier B's code calls (f[i] for source.loops[i]): false, with the reason in
+// native_why_, when NumPy does not give one.
+bool BlockKernel::find_loops(const NativeSource& source) {
+  for (const LoopCall& call : source.loops) {
+    const kir::Expr& e = k_.exprs[static_cast<std::size_t>(call.expr)];
+    const auto size = static_cast<long>(itemsize(e.dtype));
+    std::vector<long> strides;
+    std::vector<py::object> constants;
+    for (std::size_t o = 0; o < call.scalar.size(); ++o) {
+      strides.push_back(call.scalar[o] ? 0 : size);
+      const kir::Expr& x = k_.exprs[static_cast<std::size_t>(e.operands[o])];
+      constants.push_back(call.scalar[o] ? k_.scalars[static_cast<std::size_t>(x.scalar)].constant
+                                         : py::object());
+    }
+    strides.push_back(size);
+    NativeLoop loop{};
+    py::object owner;
+    if (!numpy_loop(e.ufunc, e.dtype, strides, constants, &loop, &owner, &native_why_)) {
+      loops_.clear();
+      loop_owners_.clear();
+      return false;
+    }
+    loops_.push_back(loop);
+    loop_owners_.push_back(std::move(owner));
+  }
+  return true;
+}
+
 BlockKernel::BlockKernel(kir::Kernel kernel) : k_(std::move(kernel)) {
   if (native_options().enabled.load()) {
-    if (const auto source = emit_cpp(k_, &native_why_)) {
+    if (const auto source = emit_cpp(k_, &native_why_); source && find_loops(*source)) {
       native_ = native_kernel(*source);
     }
   } else {
@@ -299,8 +328,7 @@ bool BlockKernel::runs_op_by_op_at_once(const Frame& frame) {
   }
   // (A compiled kernel not yet verified runs on tier A once: that run checks the dtypes.)
   const bool compiled = native_ && native_->state() == NativeKernel::State::kReady;
-  if (total == 0 || (compiled && total >= kMinBlock) ||
-      total * bytes_per_element_ > kBlockBytes) {
+  if (total == 0 || (compiled && total >= kMinBlock) || total * bytes_per_element_ > kBlockBytes) {
     return false;
   }
   if (last_replay_ != "fits in one block") {
@@ -920,8 +948,14 @@ bool BlockKernel::native_loaded() const {
   return verified_ && native_ && native_->state() == NativeKernel::State::kReady;
 }
 
+bool BlockKernel::native_layout(const Run& r) const {
+  // (A kernel calling NumPy's loops runs flat blocks only: the loops then see eager NumPy's
+  // whole-vector chunks and its tail, as in tier A.)
+  return r.flat || (r.rowwise && loops_.empty());
+}
+
 bool BlockKernel::native_ready(const Run& r) const {
-  return (r.flat || r.rowwise) && native_loaded();
+  return native_layout(r) && native_loaded();
 }
 
 namespace {
@@ -986,12 +1020,15 @@ bool BlockKernel::run_native(Run& r) {
   const NativeFn fn = native_->fn();
   std::atomic<std::int64_t> next{0};
   std::vector<int> flags(static_cast<std::size_t>(std::max<std::int64_t>(threads, 1)), 0);
+  std::atomic<bool> failed{false};
   auto run_row = [&](std::vector<char*>& ptrs, std::int64_t row, std::int64_t start,
                      std::int64_t n) {
     for (std::size_t b = 0; b < fields.size(); ++b) {
       ptrs[b] = fields[b]->data + (r.flat ? 0 : row_offset(fields[b], row)) + start * size[b];
     }
-    fn(ptrs.data(), scalars.data(), n);
+    if (fn(ptrs.data(), scalars.data(), n, loops_.data()) != 0) {
+      failed = true;
+    }
   };
   auto work = [&](std::size_t t) {
     std::feclearexcept(FE_ALL_EXCEPT);
@@ -1019,6 +1056,10 @@ bool BlockKernel::run_native(Run& r) {
     h.join();
   }
   Py_END_ALLOW_THREADS;
+  if (failed.load()) {
+    PyErr_Clear();  // a NumPy loop failed: tier A computes every output again
+    return false;
+  }
   for (const int f : flags) {
     r.flags |= f;
   }
@@ -1139,7 +1180,7 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
   }
   // (A compiled kernel not yet verified runs on tier A once: that run checks the dtypes.)
   const bool compiled = native_ && native_->state() == NativeKernel::State::kReady &&
-                        (r.flat || r.rowwise) && total >= kMinBlock;
+                        native_layout(r) && total >= kMinBlock;
   if (cpu_options().block_elements.load() == 0 && !native_ready(r) && !compiled) {
     if (total * bytes_per_element_ <= kBlockBytes) {
       // Everything fits in cache at once: blocks would run the same loops with more overhead.

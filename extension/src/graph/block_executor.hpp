@@ -55,7 +55,8 @@ class BlockKernel {
   // True when the last run wrote an output into a dying input's array.
   bool last_in_place() const { return last_in_place_; }
   const kir::Kernel& kernel() const { return k_; }
-  // Why the last run was replayed ("floating-point error reported", "an input whose strides are not in C order").
+  // Why the last run was replayed ("floating-point error reported", "an input whose strides are not
+  // in C order").
   const std::string& last_replay() const { return last_replay_; }
   // Set when the first run found a result dtype other than the graph's: every run replays.
   const std::string& disabled() const { return disabled_; }
@@ -83,7 +84,9 @@ class BlockKernel {
   bool run_blocks(Run& r);
   // Tier B: compiled, loaded and verified (native_ready: and the run's arrays are flat).
   bool native_loaded() const;
+  bool native_layout(const Run& r) const;
   bool native_ready(const Run& r) const;
+  bool find_loops(const NativeSource& source);
   bool run_native(Run& r);
   bool work(const Run& r, const Geometry& g, Worker& w, std::atomic<std::int64_t>& next,
             std::atomic<bool>& failed);
@@ -135,6 +138,8 @@ class BlockKernel {
   pybind11::object reduce_kwnames_;  // ("axis", "keepdims", "out")
   char last_tier_ = 'A';
   std::shared_ptr<NativeKernel> native_;
+  std::vector<NativeLoop> loops_;              // the NumPy loops the compiled kernel calls
+  std::vector<pybind11::object> loop_owners_;  // what keeps them alive
   std::string native_why_;
   std::string last_replay_;
   std::string disabled_;

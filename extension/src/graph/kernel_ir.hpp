@@ -79,7 +79,7 @@ struct Kernel {
   std::vector<Scalar> scalars;
   std::vector<Expr> exprs;  // in evaluation order; operands come before their users
   std::vector<Store> stores;
-  int first_op = -1;  // the group's ops: [first_op, last_op]
+  int first_op = -1;  // the group's first and last op (slices moved ahead of it may lie between)
   int last_op = -1;
 
   // The kernel as text:

@@ -13,7 +13,9 @@
 
 namespace sot::graph {
 
-using NativeFn = void (*)(char* const* buffers, const double* scalars, long long n);
+// The generated kernel: 0, or -1 when a NumPy loop it calls failed.
+using NativeFn = int (*)(char* const* buffers, const double* scalars, long long n,
+                         const NativeLoop* loops);
 
 class NativeKernel {
  public:

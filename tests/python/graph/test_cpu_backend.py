@@ -843,9 +843,13 @@ def mandelbrot_like(zr, zi):
     return r, i, r * r + i * i < 4.0
 
 
+def nan_mask_chain(a):
+    return np.isnan(a * 2.0) | (a > 0.5)
+
+
 def test_tier_b_is_not_emitted_where_it_could_differ():
-    _, plan = _tier_b_plan(gelu, A)
-    assert plan["groups"][0]["tier_b"] == "not emitted: tanh (not an exact op tier B emits)"
+    _, plan = _tier_b_plan(nan_mask_chain, A)
+    assert plan["groups"][0]["tier_b"] == "not emitted: isnan (NumPy's loop is called only on the kernel's float type)"
     _, plan = _tier_b_plan(int8_chain, I8)
     assert plan["groups"][0]["tier_b"] == "not emitted: int8 (tier B emits float32 and float64 kernels)"
     _, plan = _tier_b_plan(float32_chain, F32)  # a NumPy float32 scalar operand
@@ -871,6 +875,82 @@ def test_tier_b_floating_point_errors_as_eager():
             got, got_warnings = _warnings_of(divide_chain, a, a, translated=True)
         assert same(got, plain) and got_warnings == plain_warnings, state
     assert plain_warnings == [] and len(_warnings_of(divide_chain, a, a, translated=False)[1]) == 1
+
+
+def transcendental_chain(a, b):
+    return np.exp(-a * a) * np.cos(3.0 * b) + np.log1p(np.abs(b)) - np.tanh(a) * np.arcsin(b * 0.25)
+
+
+def maximum_clip_power(a, b):
+    return np.clip(np.maximum(a, 0.01 * a) - np.minimum(b, 0.5), -1.0, 2.0) * np.power(a, 3.0) + np.fmax(a, b)
+
+
+def loops_of_inputs(a, b):
+    return np.exp(a) * 2.0 + np.arctan2(b, a) - np.hypot(a, 1.5)
+
+
+def _specials(n, dtype, seed):
+    x = np.random.default_rng(seed).standard_normal(n).astype(dtype) * 3
+    x[::97] = np.nan
+    x[::89] = np.inf
+    x[::83] = -np.inf
+    x[::79] = -0.0
+    x[::73] = 0.0
+    x[::71] = 700.0
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_tier_b_calls_numpy_loops_bit_exact(dtype):
+    """Transcendental functions, maximum/minimum/clip/fmax and power run as NumPy's own loops inside the compiled
+    kernel (on chunk arrays, scalars with stride 0): eager NumPy's bits, NaN, inf and signed zeros included, at
+    lengths whose tail is not a whole SIMD vector; then again with other values and lengths."""
+    sot.config.cpu_block = 0
+    for fn in (transcendental_chain, maximum_clip_power, loops_of_inputs):
+        a, b = _specials(300_003, dtype, 1), _specials(300_003, dtype, 2)
+        with np.errstate(all="ignore"):
+            value, plan = _tier_b_plan(fn, a, b)
+            g = plan["groups"][0]
+            if NUMPY2:
+                assert g["tier_b"].startswith("ready") and g["tier_b_runs"] >= 1, (fn.__name__, g)
+            else:  # NumPy 1.24's loop access gives other loops than its ufunc calls run
+                assert "NumPy 1.x: its loop access gives other loops" in g["tier_b"], g["tier_b"]
+            assert same(value, fn(a, b)), fn.__name__
+            for n, seed in ((65_537, 5), (200_064, 6)):
+                c, d = _specials(n, dtype, seed), _specials(n, dtype, seed + 1)
+                assert same(sot.jit(fn)(c, d), fn(c, d)), (fn.__name__, n)
+
+
+def log_sqrt_chain(a):
+    return np.log(a - 1.0) * 2.0 + np.sqrt(a)
+
+
+def test_tier_b_numpy_loop_flags_as_eager():
+    """A NumPy loop's floating-point flags (log of negatives: invalid, of zero: divide) make the group run op by op
+    under "warn", as eager NumPy warns; ignored, the compiled kernel's results stand."""
+    a = np.abs(_specials(100_000, np.float64, 3))
+    a[::7] = 0.5
+    a[::11] = 1.0
+    with np.errstate(all="ignore"):
+        _tier_b_plan(log_sqrt_chain, a)
+    sot.config.cpu_block = 0
+    for state in ("warn", "ignore"):
+        with np.errstate(all=state):
+            plain, plain_warnings = _warnings_of(log_sqrt_chain, a, translated=False)
+            got, got_warnings = _warnings_of(log_sqrt_chain, a, translated=True)
+        assert same(got, plain) and got_warnings == plain_warnings, state
+    with np.errstate(all="warn"):
+        assert len(_warnings_of(log_sqrt_chain, a, translated=False)[1]) == 2  # log: divide (of 0), invalid (of < 0)
+
+
+def test_tier_b_numpy_loops_of_rows_run_tier_a():
+    """A kernel calling NumPy's loops on rows (slices) runs on tier A: tier B would call the loops per row."""
+    u = rng.standard_normal((300, 400))
+    fn = lambda u: np.exp(u[1:, :-1] * 0.5) + u[:-1, 1:] * 2.0  # noqa: E731
+    value, plan = _tier_b_plan(fn, u)
+    (g,) = [g for g in plan["groups"] if g["kind"] == "fused"]
+    assert g["tier_b"].startswith("ready" if NUMPY2 else "not emitted") and g["tier_b_runs"] == 0, g
+    assert g["tier_a_runs"] == 2 and same(value, fn(u))
 
 
 def test_tier_b_strided_input_runs_tier_a():
