@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cfenv>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -197,8 +198,11 @@ bool BlockKernel::find_loops(const NativeSource& source) {
     for (std::size_t o = 0; o < call.scalar.size(); ++o) {
       strides.push_back(call.scalar[o] ? 0 : size);
       const kir::Expr& x = k_.exprs[static_cast<std::size_t>(e.operands[o])];
-      constants.push_back(call.scalar[o] ? k_.scalars[static_cast<std::size_t>(x.scalar)].constant
-                                         : py::object());
+      // (A scalar the graph computes is probed with a stand-in: its loop is the same for any.)
+      const py::object& constant = k_.scalars[static_cast<std::size_t>(x.scalar)].constant;
+      constants.push_back(!call.scalar[o] ? py::object()
+                          : constant      ? constant
+                                          : py::object(py::float_(0.75)));
     }
     strides.push_back(size);
     NativeLoop loop{};
@@ -984,6 +988,24 @@ struct NativeUnits {
   }
 };
 
+// True when tier B may take `value` as a scalar operand: a float (Python's, NumPy's float64), a
+// NumPy float32 or float16, each exact as a double (the graph's dtypes, checked when the kernel was
+// emitted, say NumPy computes in the kernel's type), or a Python int a double holds exactly.
+bool native_scalar(PyObject* value) {
+  const char* type = Py_TYPE(value)->tp_name;
+  if (PyFloat_Check(value) || std::strcmp(type, "numpy.float32") == 0 ||
+      std::strcmp(type, "numpy.float16") == 0) {
+    return true;
+  }
+  if (!PyLong_CheckExact(value)) {
+    return false;
+  }
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+  constexpr long long kExact = 1LL << 53;
+  return overflow == 0 && v <= kExact && v >= -kExact;
+}
+
 // The byte offset of row `row` (an index over all axes but the last) of an array.
 std::int64_t row_offset(const ArrayFields* f, std::int64_t row) {
   std::int64_t offset = 0;
@@ -1012,8 +1034,11 @@ bool BlockKernel::run_native(Run& r) {
     }
   }
   std::vector<double> scalars;
-  for (const kir::Scalar& s : k_.scalars) {
-    scalars.push_back(PyFloat_AsDouble(s.constant.ptr()));
+  for (PyObject* value : r.scalars) {
+    if (!native_scalar(value)) {
+      return false;  // tier A
+    }
+    scalars.push_back(PyFloat_AsDouble(value));
   }
   const NativeUnits units(r.flat ? std::vector<std::int64_t>{r.domain[0]} : r.domain, r.block);
   const std::int64_t threads = std::min<std::int64_t>(cpu_threads(), units.count);

@@ -2,9 +2,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "core/loaded_module.hpp"
 
 namespace py = pybind11;
 
@@ -68,11 +71,25 @@ std::string substitute(const std::string& pattern, const std::vector<std::string
 // A Python number tier B may take as a constant of the kernel's float type: a float, or an int
 // that the type holds exactly (NumPy converts it to the array's dtype).
 bool scalar_ok(const kir::Scalar& s, DType t) {
-  if (s.value >= 0 || !s.constant) {
-    return false;  // graph scalars: their dtype could promote the result
+  if (s.value >= 0) {
+    // A scalar the graph computes (or takes): its value is read at each run (the executor takes
+    // floats and exact ints); its dtype is guarded, and where it promoted the result the kernel's
+    // types differ. Not on NumPy 1.x, whose value-based casting makes the result's dtype depend on
+    // the value.
+    static const bool numpy2 =
+        py::str(loaded_module("numpy").attr("__version__")).cast<std::string>().rfind("1.", 0) != 0;
+    return numpy2;
+  }
+  if (!s.constant) {
+    return false;
   }
   PyObject* c = s.constant.ptr();
-  if (PyFloat_CheckExact(c)) {
+  // A Python float, a NumPy float64 (a float subclass), float32 or float16: each converts to double
+  // exactly, and from there to the kernel's type as NumPy converts it (its dtype, if it promoted
+  // the result, made the kernel's types differ). Not longdouble.
+  const char* type = Py_TYPE(c)->tp_name;
+  if (PyFloat_Check(c) || std::strcmp(type, "numpy.float32") == 0 ||
+      std::strcmp(type, "numpy.float16") == 0) {
     return true;
   }
   if (PyLong_CheckExact(c)) {
@@ -411,7 +428,8 @@ std::optional<NativeSource> emit_cpp(const kir::Kernel& k, std::string* why) {
   for (const kir::Expr& e : k.exprs) {
     if (e.kind == kir::Expr::Kind::kScalar &&
         !scalar_ok(k.scalars[static_cast<std::size_t>(e.scalar)], t)) {
-      *why = "a scalar operand that is not a Python float or small int";
+      *why =
+          "a scalar operand that is not a float or a small int (or, on NumPy 1.x, not a constant)";
       return std::nullopt;
     }
   }

@@ -200,6 +200,28 @@ bool hoistable(const Graph& graph, const Group& open, const Op& op) {
          std::find(open.ops.begin(), open.ops.end(), base.op) == open.ops.end();
 }
 
+// True when `op` is an in-place ufunc operator (`t += y`) on a value `t` the open group makes (so
+// no view of it exists and nothing outside the group has read it): a member computing t's new
+// value into the kernel, which every later reader of `t` reads (the graph keeps t's id for the
+// changed array). Its own result id is read by nobody.
+bool in_place_member(const Graph& graph, const Group& open, const Op& op,
+                     const std::vector<int>& outputs, const std::vector<int>& last_read,
+                     const py::module_& numpy) {
+  if (open.ops.empty() || !op.mutates || !op.kwargs.empty() || op.args.size() != 2 ||
+      op.args[0].kind != Arg::Kind::kValue || ufunc_of(op, numpy).is_none()) {
+    return false;
+  }
+  const Value& target = graph.value(op.args[0].value);
+  const Op& first = graph.ops()[static_cast<std::size_t>(open.ops[0])];
+  const ValueInfo& result = graph.value(op.result).info;
+  return target.source == Value::Source::kOp &&
+         std::find(open.ops.begin(), open.ops.end(), target.op) != open.ops.end() &&
+         same_domain(graph.value(first.result).info, result) &&
+         operand_reason(graph, op.args[1], result, numpy).empty() &&
+         last_read[static_cast<std::size_t>(op.result)] < 0 &&
+         std::find(outputs.begin(), outputs.end(), op.result) == outputs.end();
+}
+
 }  // namespace
 
 std::string_view kind_name(Group::Kind kind) {
@@ -253,6 +275,7 @@ std::string unfusable_reason(const Graph& graph, const Op& op, const py::module_
 
 std::vector<Group> partition(const Graph& graph, const std::vector<int>& outputs) {
   const py::module_ numpy = loaded_module("numpy");
+  const std::vector<int> last = last_reads(graph);
   std::vector<Group> groups;
   Group open;
   open.kind = Group::Kind::kFused;
@@ -274,6 +297,10 @@ std::vector<Group> partition(const Graph& graph, const std::vector<int>& outputs
       open.hoisted.push_back(static_cast<int>(k));
       continue;
     }
+    if (in_place_member(graph, open, op, outputs, last, numpy)) {
+      open.ops.push_back(static_cast<int>(k));
+      continue;
+    }
     const std::string why = unfusable_reason(graph, op, numpy);
     if (why.empty()) {
       const ValueInfo& result = graph.value(op.result).info;
@@ -293,7 +320,6 @@ std::vector<Group> partition(const Graph& graph, const std::vector<int>& outputs
     groups.push_back(single);
   }
   close();
-  const std::vector<int> last = last_reads(graph);
   for (Group& g : groups) {
     connect(graph, outputs, last, g);
     if (g.kind == Group::Kind::kFused && g.ops.size() == 1) {

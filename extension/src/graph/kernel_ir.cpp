@@ -82,6 +82,10 @@ class Lowering {
       e.operands.push_back(a.kind == Arg::Kind::kValue ? operand(a.value) : constant(a.constant));
     }
     expr_of_[op.result] = static_cast<int>(k_.exprs.size());
+    if (op.mutates) {
+      // `t += y`: t's later readers (and its store) read the new value
+      expr_of_[op.args[0].value] = expr_of_[op.result];
+    }
     k_.exprs.push_back(std::move(e));
   }
 

@@ -1,8 +1,11 @@
 #include "graph/ufuncs.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "core/loaded_module.hpp"
 
@@ -14,10 +17,16 @@ namespace {
 
 // Operators whose NumPy method is exactly the ufunc of the op's name for the operand types a graph
 // holds (ndarrays, NumPy scalars, Python numbers). Not `pow`: ndarray ** 2 runs `square`, whose
-// result dtype differs for bools.
+// result dtype differs for bools (see power_ufunc).
 constexpr const char* kUfuncOperators[] = {
     "add", "sub", "mul",    "truediv", "floordiv", "mod", "neg", "pos", "abs", "and_",
     "or_", "xor", "invert", "lshift",  "rshift",   "lt",  "le",  "gt",  "ge",
+};
+// The in-place operators whose ndarray method is the ufunc with `out=` the target (`x += y` is
+// np.add(x, y, out=x)). Not `**=` (special-cased exponents) nor `@=`.
+constexpr const char* kInPlaceUfuncOperators[] = {
+    "iadd", "isub", "imul", "itruediv", "ifloordiv", "imod",
+    "iand", "ior",  "ixor", "ilshift",  "irshift",
 };
 
 }  // namespace
@@ -28,11 +37,14 @@ py::object ufunc_of(const Op& op, const py::module_& numpy) {
     return op.fn;
   }
   const py::module_ operator_module = loaded_module("operator");
-  for (const char* name : kUfuncOperators) {
-    if (op.fn.is(operator_module.attr(name)) && py::hasattr(numpy, op.name.c_str())) {
-      py::object u = numpy.attr(op.name.c_str());
-      return py::isinstance(u, ufunc) ? u : py::none();
-    }
+  auto matches = [&](const char* name) {
+    return op.fn.is(operator_module.attr(name)) && py::hasattr(numpy, op.name.c_str());
+  };
+  const bool in_place =
+      std::any_of(std::begin(kInPlaceUfuncOperators), std::end(kInPlaceUfuncOperators), matches);
+  if (in_place || std::any_of(std::begin(kUfuncOperators), std::end(kUfuncOperators), matches)) {
+    py::object u = numpy.attr(op.name.c_str());
+    return py::isinstance(u, ufunc) ? u : py::none();
   }
   return py::none();
 }
@@ -52,25 +64,21 @@ double overflowing(DType dtype) {
   }
 }
 
-// True when the running NumPy computes `array ** 2` of `dtype` as np.square: the op named in the
-// overflow error of a one-item sample.
-bool power_two_is_square(DType dtype, const py::module_& numpy) {
-  static std::map<DType, bool> known;
-  const auto found = known.find(dtype);
-  if (found != known.end()) {
-    return found->second;
-  }
-  bool square = false;
-  const py::object sample = numpy.attr("full")(1, overflowing(dtype), std::string(name(dtype)));
-  const py::object state = numpy.attr("errstate")(py::arg("over") = "raise");
-  state.attr("__enter__")();
-  PyObject* r = PyNumber_Power(sample.ptr(), py::int_(2).ptr(), Py_None);
+// The ufunc named in the floating-point error of `sample ** exponent` under errstate(all="raise")
+// ("" when it does not raise).
+std::string ufunc_in_error(const py::module_& numpy, double sample, DType dtype,
+                           const py::handle& exponent) {
+  const py::object a = numpy.attr("full")(1, sample, std::string(name(dtype)));
+  PyObject* r = PyNumber_Power(a.ptr(), exponent.ptr(), Py_None);
+  std::string named;
   if (r == nullptr) {
     PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
     PyErr_Fetch(&type, &value, &tb);
     PyObject* text = value != nullptr ? PyObject_Str(value) : nullptr;
-    square = text != nullptr &&
-             std::string(PyUnicode_AsUTF8(text)).find("in square") != std::string::npos;
+    const char* utf8 = text != nullptr ? PyUnicode_AsUTF8(text) : nullptr;
+    const std::string message = utf8 != nullptr ? utf8 : "";
+    const std::size_t at = message.rfind(" in ");
+    named = at == std::string::npos ? "" : message.substr(at + 4);
     Py_XDECREF(text);
     Py_XDECREF(type);
     Py_XDECREF(value);
@@ -78,21 +86,42 @@ bool power_two_is_square(DType dtype, const py::module_& numpy) {
     PyErr_Clear();
   }
   Py_XDECREF(r);
-  state.attr("__exit__")(py::none(), py::none(), py::none());
-  known[dtype] = square;
-  return square;
+  return named;
 }
 
-bool is_two(const Arg& a) {
-  if (a.kind != Arg::Kind::kConst) {
-    return false;
+// The ufunc the running NumPy computes `array ** exponent` of `dtype` with (a Python int or float
+// exponent): its method special-cases some exponents (2: square, 0.5: sqrt; NumPy 1.x also -1:
+// reciprocal, 0: ones_like, 1: positive) and calls `power` otherwise. Asked once per dtype and
+// exponent: the op named in the error of one-item samples that raise in power and in those
+// (-1.5: invalid, a value whose square overflows: overflow, 0: divide by zero). "" when no sample
+// raises (1, 0, ...: not fused).
+std::string power_ufunc(DType dtype, const py::handle& exponent, const py::module_& numpy) {
+  static std::map<std::pair<DType, std::string>, std::string> known;
+  const auto key = std::make_pair(dtype, py::repr(exponent).cast<std::string>());
+  const auto found = known.find(key);
+  if (found != known.end()) {
+    return found->second;
   }
-  PyObject* c = a.constant.ptr();
-  if (PyLong_CheckExact(c)) {
-    int overflow = 0;
-    return PyLong_AsLongLongAndOverflow(c, &overflow) == 2 && overflow == 0;
+  const py::object state = numpy.attr("errstate")(py::arg("all") = "raise");
+  state.attr("__enter__")();
+  std::string named;
+  for (const double sample : {-1.5, overflowing(dtype), 0.0}) {
+    named = ufunc_in_error(numpy, sample, dtype, exponent);
+    if (!named.empty()) {
+      break;
+    }
   }
-  return PyFloat_CheckExact(c) && PyFloat_AS_DOUBLE(c) == 2.0;
+  state.attr("__exit__")(py::none(), py::none(), py::none());
+  if (named != "power" && named != "square" && named != "sqrt" && named != "reciprocal") {
+    named.clear();
+  }
+  known[key] = named;
+  return named;
+}
+
+bool python_number(const Arg& a) {
+  return a.kind == Arg::Kind::kConst &&
+         (PyLong_CheckExact(a.constant.ptr()) || PyFloat_CheckExact(a.constant.ptr()));
 }
 
 // A bound `numpy.clip` passes to its ufunc as it is: a Python float or int (not a bool, not NaN:
@@ -147,11 +176,17 @@ UfuncCall ufunc_call(const Graph& graph, const Op& op, const py::module_& numpy)
   }
   const py::module_ operator_module = loaded_module("operator");
   if (op.fn.is(operator_module.attr("pow")) && op.args.size() == 2 &&
-      op.args[0].kind == Arg::Kind::kValue && is_two(op.args[1])) {
+      op.args[0].kind == Arg::Kind::kValue && python_number(op.args[1])) {
     const ValueInfo& base = graph.value(op.args[0].value).info;
     const char k = kind(base.dtype);
-    if (!base.scalar && (k == 'f' || k == 'c') && power_two_is_square(base.dtype, numpy)) {
-      call.ufunc = numpy.attr("square");
+    const std::string fn = !base.scalar && (k == 'f' || k == 'c')
+                               ? power_ufunc(base.dtype, op.args[1].constant, numpy)
+                               : std::string();
+    if (fn == "power") {
+      call.ufunc = numpy.attr("power");
+      call.args = op.args;
+    } else if (!fn.empty()) {
+      call.ufunc = numpy.attr(fn.c_str());
       call.args = {op.args[0]};
     }
   }

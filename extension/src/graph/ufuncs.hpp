@@ -10,12 +10,15 @@
 
 namespace sot::graph {
 
-// The ufunc that computes `op` (its own function, or the ufunc behind an operator), else None.
+// The ufunc that computes `op` (its own function, or the ufunc behind an operator, in-place ones
+// included: `x += y` is np.add(x, y, out=x)), else None.
 pybind11::object ufunc_of(const Op& op, const pybind11::module_& numpy);
 
-// The ufunc eager NumPy runs for `op` and the arguments it takes: ufunc_of's, and also `x ** 2`
-// for a float or complex array x when the running NumPy computes that as np.square(x) (asked once
-// per dtype: the name in the overflow error of a sample). `ufunc` is None when there is none.
+// The ufunc eager NumPy runs for `op` and the arguments it takes: ufunc_of's, and also `x ** c`
+// for a float or complex array x and a Python int or float c, as the running NumPy computes it
+// (np.power(x, c), or np.square(x), np.sqrt(x), ... for the exponents its method special-cases;
+// asked once per dtype and exponent: the name in the error of one-item samples). `ufunc` is None
+// when there is none.
 struct UfuncCall {
   pybind11::object ufunc;
   std::vector<Arg> args;

@@ -121,6 +121,51 @@ def chain_around_inplace(a, b):
     return t * t - a
 
 
+def in_place_members(a, b):
+    t = a * b + 1.0
+    u = t * 0.5  # reads t before the change
+    t *= b
+    t -= 0.25
+    t /= u + 2.0
+    return t * t - a, u
+
+
+def in_place_returned(a, b):
+    t = a - b
+    t += 1.0
+    t *= t
+    return t
+
+
+def in_place_mixed_dtypes(x32, b64):
+    t = x32 * np.float32(2.0)
+    t += b64  # float64 loop, cast back to float32 (same_kind)
+    t -= 1
+    return t + x32
+
+
+def in_place_read_later(a, b):
+    t = a + b
+    t += 1.0
+    s = t.sum(axis=0)  # reads the changed t after the group
+    return s, t * 2.0
+
+
+def in_place_on_input(a, b):
+    t = a * 2.0
+    a += b  # an input: a visible change, not a member
+    return t + a
+
+
+def in_place_ints(i, j):
+    t = i * 3
+    t //= 2
+    t %= 7
+    t <<= 1
+    t ^= j
+    return t + 1
+
+
 def strided_input(v):
     w = v[::3]
     return w * w + w * 2.0 - 1.0
@@ -165,6 +210,10 @@ def slice_of_group_value(a):
 
 def slice_ratio(u):
     return u[1:, :] / u[:-1, :] - 1.0
+
+
+def powers(a):
+    return a ** 3 + np.abs(a) ** 0.5 - (a * a + 1.0) ** -1.5 + a ** 2 * 0.5 + (a * 0.1) ** 1 - a ** -1
 
 
 def empty_arrays(a):
@@ -349,8 +398,19 @@ CASES = [
     case(output_read_later, A, B),
     case(chain_cut_by_view, A, ROW),
     case(chain_around_inplace, A, B),
+    case(in_place_members, A, B),
+    case(in_place_members, F32, F32 + 1),
+    case(in_place_returned, A, B),
+    case(in_place_mixed_dtypes, F32, F32.astype(np.float64)),
+    case(in_place_read_later, A, B),
+    case(in_place_on_input, A.copy(), B),
+    case(in_place_ints, I32, I32 + 3),
     case(strided_input, V),
     case(empty_arrays, np.zeros((0, 4))),
+    case(powers, A),
+    case(powers, F32),
+    case(powers, MIXED),
+    case(powers, C128),
     case(stencil_2d, A),
     case(stencil_2d, F32),
     case(stencil_3d, X3),
@@ -818,6 +878,22 @@ def test_tier_b_runs_ieee_exact_chains_bit_exact(dtype):
         assert g["tier_b_runs"] >= 1 and same(value, fn(a, b)), (fn.__name__, g)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_tier_b_takes_numpy_float_constants(dtype):
+    scalars = (np.float32(1.5), np.float16(3.0)) if dtype == np.float32 else (np.float64(0.1), np.float32(1.5))
+    fn = lambda a, b: (a * scalars[0] + b) * (a - scalars[1]) + np.maximum(a, scalars[0])  # noqa: E731
+    a = rng.standard_normal(300_000).astype(dtype)
+    b = rng.standard_normal(300_000).astype(dtype)
+    value, plan = _tier_b_plan(fn, a, b)
+    g = plan["groups"][0]
+    assert same(value, fn(a, b))
+    if NUMPY2:  # the NumPy scalars are the graph's (closure) values, read at each run
+        assert g["tier_b"].startswith("ready") and g["tier_b_runs"] >= 1, g
+        other = tuple(np.float32(2.5) if isinstance(x, np.float32) else type(x)(-0.75) for x in scalars)
+        scalars = other  # noqa: F841 (the closure reads it)
+        assert same(sot.jit(fn)(a, b), fn(a, b))
+
+
 def masked_chain(a, b):
     # comparisons (NaN: false, no flag), a select, logic on booleans, a boolean output
     m = (a > b) & (a * 2.0 <= 1.0)
@@ -852,8 +928,10 @@ def test_tier_b_is_not_emitted_where_it_could_differ():
     assert plan["groups"][0]["tier_b"] == "not emitted: isnan (NumPy's loop is called only on the kernel's float type)"
     _, plan = _tier_b_plan(int8_chain, I8)
     assert plan["groups"][0]["tier_b"] == "not emitted: int8 (tier B emits float32 and float64 kernels)"
-    _, plan = _tier_b_plan(float32_chain, F32)  # a NumPy float32 scalar operand
-    assert plan["groups"][0]["tier_b"].startswith("not emitted: a scalar operand")
+    # A scalar the graph computes: read at each run on NumPy 2; on 1.x its value could change the result's dtype.
+    _, plan = _tier_b_plan(with_numpy_scalar, A)
+    fused = [g for g in plan["groups"] if g["kind"] == "fused"]
+    assert fused[0]["tier_b"].startswith("ready" if NUMPY2 else "not emitted: a scalar operand"), fused
     sot.config.cpu_tier_b = False
     sot.reset()
     _, plan = _plan(chain, A, B)
@@ -1017,17 +1095,19 @@ def test_power_of_two_fuses_as_square(dtype):
     assert same(got, plain) and got_warnings == plain_warnings and plain_warnings
 
 
-def test_power_of_other_exponents_and_ints_is_not_fused():
+def test_power_of_floats_is_fused_and_of_ints_and_unknown_exponents_is_not():
     def f(x, n):
-        return x ** 3 + 1.0, n ** 2 + 1
+        return x ** 3 + 1.0, n ** 2 + 1, x ** 1 - 1.0
 
     sot.config.cpu_block = 64
     n = np.arange(700)
     value, plan = _plan(f, V[:700], n)
     assert same(value, f(V[:700], n))
-    # the powers stay opaque; each `+ 1` alone is a one-op tier A kernel
+    # x ** 3 is np.power(x, 3); the integer power and x ** 1 (no sample tells its ufunc) stay opaque, and each
+    # `+ 1`/`- 1` after them is a one-op tier A kernel
     assert [(g["kind"], g["op_names"]) for g in plan["groups"]] == [
-        ("opaque", ["power"]), ("fused", ["add"]), ("opaque", ["power"]), ("fused", ["add"])], plan["groups"]
+        ("fused", ["power", "add"]), ("opaque", ["power"]), ("fused", ["add"]), ("opaque", ["power"]),
+        ("fused", ["subtract"])], plan["groups"]
 
 
 def scalar_cast_overflow(p0, p3):
@@ -1184,3 +1264,40 @@ def test_tier_b_runs_rows_of_slices(block):
         assert same(value, fn(u))
         other = u[::-1].copy() * 3.0
         assert same(sot.jit(fn)(other), fn(other))
+
+
+def test_powers_fuse_as_numpy_computes_them():
+    """``x ** c`` joins a group as the ufunc NumPy's method calls for that exponent: power, square or sqrt."""
+    sot.config.cpu_block, sot.config.cpu_tier_b = 64, False
+    fn = lambda a: (a * 2.0) ** 3.0 + np.abs(a) ** 0.5 - a ** 2 + 1.0  # noqa: E731
+    value, plan = _plan(fn, A)
+    assert same(value, fn(A))
+    (g,) = [g for g in plan["groups"] if g["kind"] == "fused"]
+    assert g["op_names"].count("power") == 3 and g["tier_a_runs"] == 2, g
+    assert "power(" in g["kernel"] and "sqrt(" in g["kernel"] and "square(" in g["kernel"], g["kernel"]
+
+
+def test_in_place_ops_on_group_values_are_members():
+    """``t += y`` on a value the group makes joins the group (later readers read the new value); on an input it
+    ends the group (a change the caller sees)."""
+    sot.config.cpu_block, sot.config.cpu_tier_b = 64, False
+    value, plan = _plan(in_place_members, A, B)
+    assert same(value, in_place_members(A, B))
+    (g,) = plan["groups"]
+    assert g["kind"] == "fused" and g["op_names"] == [
+        "multiply", "add", "multiply", "multiply", "subtract", "add", "true_divide", "multiply", "subtract"], g
+    assert g["tier_a_runs"] == 2 and g["op_by_op_runs"] == 0
+    a = A.copy()
+    value, plan = _plan(in_place_on_input, a, B)
+    assert [g["kind"] for g in plan["groups"]] == ["fused", "opaque", "fused"], plan["groups"]
+    assert plan["groups"][1]["why"] == "add: changes an array in place"
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_tier_b_runs_in_place_members(dtype):
+    a = rng.standard_normal(300_000).astype(dtype)
+    b = rng.standard_normal(300_000).astype(dtype)
+    for fn in (in_place_members, in_place_returned):
+        value, plan = _tier_b_plan(fn, a, b)
+        g = plan["groups"][0]
+        assert g["tier_b"].startswith("ready") and g["tier_b_runs"] >= 1 and same(value, fn(a, b)), g
