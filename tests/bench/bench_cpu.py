@@ -83,8 +83,12 @@ def translated(fn, backend, tier_b=False):
     t = sot.translate.new_translator(backend=backend, records=True)
 
     def run(*args):
-        with cap.capture(t):
+        # (as sot.jit runs a call: the capture scope without the context manager)
+        cap.enable(t)
+        try:
             return fn(*args)
+        finally:
+            cap.disable()
 
     run.translator = t
     return run

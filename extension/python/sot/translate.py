@@ -69,10 +69,17 @@ def symbolic_translate(fn, backend=None):
     if backend is not None:
         _check_backend(backend)
 
+    enable, disable = _capture.enable, _capture.disable
+
     @functools.wraps(fn)
     def translated(*args, **kwargs):
-        with _capture.capture(default_translator(backend)):
+        # (capture()'s scope without the context manager: this runs on every call, and the generator-based
+        # `with` cost about 0.6 us of a 16K-element `a + b`'s 6 us)
+        enable(default_translator(backend))
+        try:
             return fn(*args, **kwargs)
+        finally:
+            disable()
 
     translated.__sot_original__ = fn
     return translated
