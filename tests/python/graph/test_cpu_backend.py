@@ -33,10 +33,12 @@ V = rng.standard_normal(1001)
 MIXED = np.tile(np.array([-1.0, 0.0, 1.0, 2.0, np.inf, -np.inf, np.nan, 1e308, -2.5, 4.0]), 30)
 
 
-@pytest.fixture(autouse=True, params=[(64, False), (0, False), (0, True)],
+@pytest.fixture(autouse=True, params=[(64, False), (0, False), (0, True), (64, True)],
                 ids=lambda p: f"block{p[0]}" + ("-tierB" if p[1] else ""))
 def cpu_backend(request):
-    """Tier A with blocks of 64 elements and automatic blocks, then tier B (compiled kernels) where emitted."""
+    """Tier A with blocks of 64 elements and automatic blocks, then tier B (compiled kernels) where emitted: with
+    automatic blocks (arrays of 4096 elements and more) and with blocks of 64 (every array, each block a chunk's
+    tail)."""
     saved = (sot.config.backend, sot.config.cpu_block, sot.config.cpu_tier_b)
     sot.config.backend = "cpu"
     sot.config.cpu_block, sot.config.cpu_tier_b = request.param
