@@ -119,6 +119,12 @@ struct BlockKernel::Run {
   // Not flat, but every array has the domain's shape and contiguous rows (the last axis): tier B
   // runs row by row.
   bool rowwise = false;
+  // Every input can be read row by row (rowwise, or, for a reduction's whole rows, even when flat).
+  bool rows_ok = false;
+  // A reduction kernel whose blocks run tier B's code, then NumPy's reduce (native_block), with
+  // these scalar operands.
+  bool native_rows = false;
+  std::vector<double> native_scalars;
   std::int64_t block = 0;
   int flags = 0;  // the floating-point flags every worker raised
   // Outputs written into dying inputs: then a reported flag cannot make the group run op by op
@@ -366,21 +372,22 @@ bool BlockKernel::prepare(Frame& frame, Run& r) {
     }
     broadcast_into(f, nd, r.domain.data());
     r.flat = r.flat && contiguous && static_cast<std::size_t>(f->nd) == nd;
-    r.rowwise = r.rowwise && static_cast<std::size_t>(f->nd) == nd &&
-                (f->dimensions[nd - 1] == 1 || f->strides[nd - 1] == itemsize(buf.dtype));
     r.arrays[b] = a;
   }
   bool full = true;  // every input has the domain's shape
-  for (std::size_t b = 0; b < k_.buffers.size() && (r.flat || r.rowwise); ++b) {
+  for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
     if (r.arrays[b] != nullptr) {
       const ArrayFields* f = array_fields(r.arrays[b]);
-      for (std::size_t d = 0; d < nd && full; ++d) {
-        full = f->dimensions[d] == r.domain[d];
+      const std::size_t off = nd - static_cast<std::size_t>(f->nd);
+      for (int d = 0; d < f->nd && full; ++d) {
+        full = off == 0 && f->dimensions[d] == r.domain[off + static_cast<std::size_t>(d)];
       }
+      r.rowwise = r.rowwise && contiguous_rows(b, f, r.domain.back());
     }
   }
   r.flat = r.flat && full;
-  r.rowwise = r.rowwise && full && !r.flat;
+  r.rows_ok = r.rowwise;
+  r.rowwise = r.rowwise && !r.flat;
   for (const kir::Scalar& s : k_.scalars) {
     r.scalars.push_back(s.value >= 0 ? frame.get(s.value) : s.constant.ptr());
   }
@@ -842,7 +849,8 @@ bool BlockKernel::work(const Run& r, const Geometry& g, Worker& w, std::atomic<s
         ok = views[b] != nullptr;
       }
     }
-    ok = ok && run_calls(r, w, views, temps);
+    ok = ok && (r.native_rows ? native_block(r, g, prefix, start, stop, w, views, temps)
+                              : run_calls(r, w, views, temps));
     ok = ok && (reduce_ < 0 || reduce_block(r, g, i, w, views, temps));
     verified_ = verified_ || ok;
     for (PyObject*& v : views) {
@@ -952,10 +960,28 @@ bool BlockKernel::native_loaded() const {
   return verified_ && native_ && native_->state() == NativeKernel::State::kReady;
 }
 
+// True when buffer `b`'s array `f` can be read row by row by tier B: its rows are the domain's
+// (`length` elements, contiguous), or it is a column broadcast along them (one value a row).
+bool BlockKernel::contiguous_rows(std::size_t b, const ArrayFields* f, std::int64_t length) const {
+  if (f->nd == 0) {
+    return false;
+  }
+  const int last = f->nd - 1;
+  if (k_.row_scalar(b)) {
+    return f->dimensions[last] == 1;
+  }
+  return f->dimensions[last] == length &&
+         (f->strides[last] == itemsize(k_.buffers[b].dtype) || length == 1);
+}
+
 bool BlockKernel::native_layout(const Run& r) const {
-  // (A kernel calling NumPy's loops runs flat blocks only: the loops then see eager NumPy's
-  // whole-vector chunks and its tail, as in tier A.)
-  return r.flat || (r.rowwise && loops_.empty());
+  // (A kernel calling NumPy's loops runs rows only when they are whole SIMD vectors: the loops
+  // then see whole vectors, as in eager NumPy's call over the whole array, which has no tail.)
+  const bool loops_ok = loops_.empty() || r.domain.back() % kBlockQuantum == 0;
+  if (reduce_ >= 0) {
+    return r.rows_ok && loops_ok;  // whole rows, then NumPy's reduce
+  }
+  return r.flat || (r.rowwise && loops_ok);
 }
 
 bool BlockKernel::native_ready(const Run& r) const {
@@ -1006,17 +1032,92 @@ bool native_scalar(PyObject* value) {
   return overflow == 0 && v <= kExact && v >= -kExact;
 }
 
-// The byte offset of row `row` (an index over all axes but the last) of an array.
-std::int64_t row_offset(const ArrayFields* f, std::int64_t row) {
+// The byte offset of row `row` (an index over all of `domain`'s axes but the last) of an array
+// right-aligned to the domain and broadcast where its size is 1.
+std::int64_t row_offset(const ArrayFields* f, const std::vector<std::int64_t>& domain,
+                        std::int64_t row) {
   std::int64_t offset = 0;
-  for (int d = f->nd - 1; d-- > 0;) {
-    offset += (row % f->dimensions[d]) * f->strides[d];
-    row /= f->dimensions[d];
+  const auto off = static_cast<std::int64_t>(domain.size()) - f->nd;
+  for (auto d = static_cast<std::int64_t>(domain.size()) - 1; d-- > 0;) {
+    const std::int64_t size = domain[static_cast<std::size_t>(d)];
+    const std::int64_t mine = d - off;
+    if (mine >= 0 && f->dimensions[mine] != 1) {
+      offset += (row % size) * f->strides[mine];
+    }
+    row /= size;
   }
   return offset;
 }
 
 }  // namespace
+
+// The run's scalar operands as tier B takes them (false: one it does not take).
+bool BlockKernel::native_scalars(Run& r) const {
+  r.native_scalars.clear();
+  for (PyObject* value : r.scalars) {
+    if (!native_scalar(value)) {
+      return false;
+    }
+    r.native_scalars.push_back(PyFloat_AsDouble(value));
+  }
+  return true;
+}
+
+// Tier B for a block of a kernel ending in a reduction over the last axis: the compiled code on
+// each of the block's rows (the reduced value's rows into the reduction's block temporary, the
+// scratch), without the GIL; reduce_block then reduces them with NumPy's reduce, as tier A does.
+bool BlockKernel::native_block(const Run& r, const Geometry& g,
+                               const std::vector<std::int64_t>& prefix, std::int64_t start,
+                               std::int64_t stop, Worker& w, const std::vector<PyObject*>& views,
+                               const std::vector<PyObject*>& temps) {
+  const std::size_t nd = g.domain.size();
+  if (g.axis + 1 >= nd) {
+    return run_calls(r, w, views, temps);  // (a row split across blocks)
+  }
+  const std::int64_t n = g.domain.back();
+  const std::int64_t per = g.inner / std::max<std::int64_t>(n, 1);  // domain rows a g.axis row
+  std::int64_t p = 0;
+  for (std::size_t d = 0; d < g.axis; ++d) {
+    p = p * g.domain[d] + prefix[d];
+  }
+  const std::int64_t first = (p * g.domain[g.axis] + start) * per;
+  const std::int64_t count = (stop - start) * per;
+  const kir::Expr& red = k_.exprs[static_cast<std::size_t>(reduce_)];
+  const Target& t = targets_[static_cast<std::size_t>(red.operands[0])];
+  char* scratch = array_fields(t.store ? views[static_cast<std::size_t>(t.index)]
+                                       : temps[static_cast<std::size_t>(t.index)])
+                      ->data;
+  const std::int64_t row_bytes =
+      n * itemsize(k_.exprs[static_cast<std::size_t>(red.operands[0])].dtype);
+  std::vector<const ArrayFields*> fields(k_.buffers.size(), nullptr);
+  for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
+    if (static_cast<int>(b) != reduce_buffer_) {
+      fields[b] = array_fields(r.arrays[b]);
+    }
+  }
+  std::vector<char*> ptrs(k_.buffers.size() + 1, nullptr);
+  const NativeFn fn = native_->fn();
+  int status = 0;
+  int flags = 0;
+  Py_BEGIN_ALLOW_THREADS;
+  std::feclearexcept(FE_ALL_EXCEPT);
+  for (std::int64_t q = 0; q < count && status == 0; ++q) {
+    for (std::size_t b = 0; b < fields.size(); ++b) {
+      ptrs[b] = fields[b] != nullptr ? fields[b]->data + row_offset(fields[b], g.domain, first + q)
+                                     : nullptr;
+    }
+    ptrs.back() = scratch + q * row_bytes;
+    status = fn(ptrs.data(), r.native_scalars.data(), n, loops_.data());
+  }
+  flags = std::fetestexcept(numpy_fe_flags());
+  Py_END_ALLOW_THREADS;
+  w.flags |= flags;
+  if (status != 0) {
+    PyErr_SetString(PyExc_RuntimeError, "a NumPy loop failed in a compiled kernel");
+    return false;
+  }
+  return true;
+}
 
 // Tier B: the compiled kernel on `cpu_threads()` threads, without the GIL, over contiguous ranges:
 // blocks of the flat domain, or rows (parts of rows) of arrays whose rows are contiguous.
@@ -1027,19 +1128,16 @@ bool BlockKernel::run_native(Run& r) {
     fields[b] = array_fields(r.blockable[b].ptr());
     size[b] = itemsize(k_.buffers[b].dtype);
     const ArrayFields* f = fields[b];
-    const int last = f->nd - 1;
-    if (f->nd != (r.flat ? 1 : static_cast<int>(r.domain.size())) ||
-        (f->strides[last] != size[b] && f->dimensions[last] > 1)) {
+    const bool ok = r.flat ? f->nd == 1 && (f->strides[0] == size[b] || f->dimensions[0] <= 1)
+                           : contiguous_rows(b, f, r.domain.back());
+    if (!ok) {
       return false;
     }
   }
-  std::vector<double> scalars;
-  for (PyObject* value : r.scalars) {
-    if (!native_scalar(value)) {
-      return false;  // tier A
-    }
-    scalars.push_back(PyFloat_AsDouble(value));
+  if (!native_scalars(r)) {
+    return false;  // tier A
   }
+  const std::vector<double>& scalars = r.native_scalars;
   const NativeUnits units(r.flat ? std::vector<std::int64_t>{r.domain[0]} : r.domain, r.block);
   const std::int64_t threads = std::min<std::int64_t>(cpu_threads(), units.count);
   const NativeFn fn = native_->fn();
@@ -1049,7 +1147,8 @@ bool BlockKernel::run_native(Run& r) {
   auto run_row = [&](std::vector<char*>& ptrs, std::int64_t row, std::int64_t start,
                      std::int64_t n) {
     for (std::size_t b = 0; b < fields.size(); ++b) {
-      ptrs[b] = fields[b]->data + (r.flat ? 0 : row_offset(fields[b], row)) + start * size[b];
+      ptrs[b] = fields[b]->data + (r.flat ? 0 : row_offset(fields[b], r.domain, row)) +
+                (k_.row_scalar(b) ? 0 : start * size[b]);
     }
     if (fn(ptrs.data(), scalars.data(), n, loops_.data()) != 0) {
       failed = true;
@@ -1094,10 +1193,12 @@ bool BlockKernel::run_native(Run& r) {
 bool BlockKernel::run_blocks(Run& r) {
   last_tier_ = 'A';
   // (A donated run stays on tier A, whose flags are per call; tier B may have become ready since.)
-  if (!r.donated && native_ready(r) && run_native(r)) {
+  if (reduce_ < 0 && !r.donated && native_ready(r) && run_native(r)) {
     last_tier_ = 'B';
     return true;
   }
+  r.native_rows = reduce_ >= 0 && !r.donated && native_ready(r) && native_scalars(r);
+  last_tier_ = r.native_rows ? 'B' : 'A';
   Geometry g = geometry(r.domain, r.block);
   g.blocks = (g.domain[g.axis] + g.rows - 1) / g.rows;
   for (std::size_t d = 0; d < g.axis; ++d) {

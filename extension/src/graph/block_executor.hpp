@@ -34,6 +34,7 @@ CpuOptions& cpu_options();
 std::int64_t cpu_threads();
 
 struct Geometry;
+struct ArrayFields;
 
 class BlockKernel {
  public:
@@ -85,9 +86,14 @@ class BlockKernel {
   // Tier B: compiled, loaded and verified (native_ready: and the run's arrays are flat).
   bool native_loaded() const;
   bool native_layout(const Run& r) const;
+  bool contiguous_rows(std::size_t b, const ArrayFields* f, std::int64_t length) const;
   bool native_ready(const Run& r) const;
   bool find_loops(const NativeSource& source);
   bool run_native(Run& r);
+  bool native_scalars(Run& r) const;
+  bool native_block(const Run& r, const Geometry& g, const std::vector<std::int64_t>& prefix,
+                    std::int64_t start, std::int64_t stop, Worker& w,
+                    const std::vector<PyObject*>& views, const std::vector<PyObject*>& temps);
   bool work(const Run& r, const Geometry& g, Worker& w, std::atomic<std::int64_t>& next,
             std::atomic<bool>& failed);
   bool run_calls(const Run& r, Worker& w, const std::vector<PyObject*>& views,

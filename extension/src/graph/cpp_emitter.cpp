@@ -130,6 +130,18 @@ class Emitter {
     }
     stages_ = stage + 1;
     for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
+      for (const int o : form_[i] == Form::kLoop ? k_.exprs[i].operands : std::vector<int>()) {
+        const kir::Expr& x = k_.exprs[static_cast<std::size_t>(o)];
+        if (x.kind == kir::Expr::Kind::kLoad && k_.row_scalar(static_cast<std::size_t>(x.buffer))) {
+          *why = k_.exprs[i].fn + " of a column broadcast along the rows (tier A)";
+          return false;
+        }
+      }
+    }
+    for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
+      if (form_[i] == Form::kReduce) {
+        continue;  // (NumPy reduces the scratch rows the operand's stage writes)
+      }
       for (const int o : k_.exprs[i].operands) {
         const auto u = static_cast<std::size_t>(o);
         const bool computed = form_[u] == Form::kInline || form_[u] == Form::kLoop;
@@ -174,7 +186,7 @@ class Emitter {
   }
 
  private:
-  enum class Form : std::uint8_t { kInline, kLoop, kLoad, kScalar };
+  enum class Form : std::uint8_t { kInline, kLoop, kLoad, kScalar, kReduce };
   static constexpr const char* kLoopType =
       "struct NativeLoop {\n  int (*fn)(void*, char* const*, const long*, const long*, void*);\n"
       "  void* context;\n  void* auxdata;\n};\nconstexpr long long kChunk = 512;\n";
@@ -189,8 +201,14 @@ class Emitter {
         form_[i] = Form::kScalar;
         return true;
       case kir::Expr::Kind::kReduce:
-        *why = "a reduction";
-        return false;
+        // Over the last axis: the code stores the reduced value's rows into the scratch rows
+        // (b[buffers]), and NumPy's reduce runs on them (block_executor.cpp).
+        form_[i] = Form::kReduce;
+        if (e.reduce.all || kind_of(k_.exprs[static_cast<std::size_t>(e.operands[0])]) != 'T') {
+          *why = "a reduction over all axes (tier A sums in NumPy's order)";
+          return false;
+        }
+        return true;
       case kir::Expr::Kind::kCast:
         *why = "a cast (astype)";
         return false;
@@ -290,12 +308,24 @@ class Emitter {
     }
     for (const kir::Store& st : k_.stores) {
       const auto i = static_cast<std::size_t>(st.expr);
-      if (stage_[i] == s) {
+      if (form_[i] != Form::kReduce && stage_[i] == s) {
         out += bring(i, at, ready);
         out += "      " + store(st, at) + "\n";
       }
     }
+    const int reduced = reduced_value();
+    if (reduced >= 0 && stage_[static_cast<std::size_t>(reduced)] == s) {
+      const auto i = static_cast<std::size_t>(reduced);
+      out += bring(i, at, ready);
+      out += "      " + store(kir::Store{reduced, static_cast<int>(k_.buffers.size())}, at) + "\n";
+    }
     return out;
+  }
+
+  // The value a reduction at the end reduces (-1: none): the code stores it into the scratch rows.
+  int reduced_value() const {
+    const int r = k_.reduction();
+    return r < 0 ? -1 : k_.exprs[static_cast<std::size_t>(r)].operands[0];
   }
 
   // Makes expression `i` readable in the current stage: a load or a scalar read again, a value of
@@ -310,7 +340,10 @@ class Emitter {
     const std::string type = boolean ? "const bool " : "const T ";
     switch (form_[i]) {
       case Form::kLoad: {
-        const std::string from = "b[" + std::to_string(e.buffer) + "])[" + at + "]";
+        // (a column broadcast along the rows: one value per row)
+        const bool column = k_.row_scalar(static_cast<std::size_t>(e.buffer));
+        const std::string from =
+            "b[" + std::to_string(e.buffer) + "])[" + (column ? std::string("0") : at) + "]";
         return "      " + type + name(i) + " = " +
                (boolean ? "reinterpret_cast<const unsigned char*>(" + from + " != 0;\n"
                         : "reinterpret_cast<const T*>(" + from + ";\n");
@@ -399,10 +432,6 @@ class Emitter {
 std::optional<NativeSource> emit_cpp(const kir::Kernel& k, std::string* why) {
   if (k.buffers.empty()) {
     *why = "no buffer";
-    return std::nullopt;
-  }
-  if (k.reduction() >= 0) {
-    *why = "it ends in a reduction (tier A reduces with NumPy's loops)";
     return std::nullopt;
   }
   if (k.calls() < 2) {

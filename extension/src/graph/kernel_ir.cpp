@@ -191,6 +191,12 @@ int Kernel::reduction() const {
   return -1;
 }
 
+bool Kernel::row_scalar(std::size_t b) const {
+  const std::vector<Dim>& shape = buffers[b].shape;
+  return !shape.empty() && !domain.empty() && shape.back() == Dim{1, -1} &&
+         domain.back().symbol < 0 && domain.back().size != 1;
+}
+
 std::string Kernel::text() const {
   std::string s = "kernel " + name + " over " + dims_text(domain) + "\n";
   for (std::size_t b = 0; b < buffers.size(); ++b) {

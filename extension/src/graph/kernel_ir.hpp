@@ -94,6 +94,9 @@ struct Kernel {
   int calls() const;
   // The reduction the kernel ends in (-1: none).
   int reduction() const;
+  // True when buffer `b` is broadcast along the domain's last axis: its last size is 1 and the
+  // domain's a static size other than 1 (a `(rows, 1)` column beside `(rows, n)` arrays).
+  bool row_scalar(std::size_t b) const;
 };
 
 // The kernel of fused group `g` of `graph`, called `name`.

@@ -1303,3 +1303,69 @@ def test_tier_b_runs_in_place_members(dtype):
         value, plan = _tier_b_plan(fn, a, b)
         g = plan["groups"][0]
         assert g["tier_b"].startswith("ready") and g["tier_b_runs"] >= 1 and same(value, fn(a, b)), g
+
+
+def nbody_like(px, py, m):
+    dx = px[None, :] - px[:, None]
+    dy = py[None, :] - py[:, None]
+    r2 = dx * dx + dy * dy + 0.01
+    inv = m[None, :] / (r2 * np.sqrt(r2))
+    return (dx * inv).sum(axis=1), np.max(dy * inv - 1.0, axis=-1)
+
+
+def _rows_data(shape, dtype, seed):
+    x = np.random.default_rng(seed).standard_normal(shape).astype(dtype) * 4
+    flat = x.reshape(-1)
+    flat[::101] = np.nan
+    flat[::97] = -0.0
+    flat[::89] = np.inf
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("width", [128, 100])
+def test_tier_b_runs_groups_ending_in_row_reductions(dtype, width):
+    """A group ending in a reduction over the last axis runs tier B's code on each row (a column broadcast along the
+    rows read once a row; NumPy's loops only when rows are whole SIMD vectors), then NumPy's own reduce on the rows
+    as tier A: eager NumPy's bits, with NaN, inf and signed zeros; then other values and shapes."""
+    sot.config.cpu_block = 0
+    for fn, needs_whole_vectors in ((softmax, True), (layernorm, False), (rows_min_max, False)):
+        x = _rows_data((90, width), dtype, 1)
+        with np.errstate(all="ignore"):
+            value, plan = _tier_b_plan(fn, x)
+            reducing = [g for g in plan["groups"] if g["kind"] == "fused" and g["op_names"][-1] in ("sum", "mean",
+                                                                                                     "max", "min")]
+            assert reducing and same(value, fn(x)), fn.__name__
+            for g in reducing:
+                if needs_whole_vectors and (width % 64 or not NUMPY2):
+                    assert g["tier_b_runs"] == 0, (fn.__name__, g)
+                else:
+                    assert g["tier_b"].startswith("ready") and g["tier_b_runs"] == 1, (fn.__name__, g)
+            for shape, seed in (((70, width), 2), ((3, 45, width), 3)):
+                y = _rows_data(shape, dtype, seed)
+                assert same(sot.jit(fn)(y), fn(y)), (fn.__name__, shape)
+    px, py, m = (np.random.default_rng(s).standard_normal(200).astype(dtype) for s in (4, 5, 6))
+    with np.errstate(all="ignore"):
+        value, plan = _tier_b_plan(nbody_like, px, py, m)
+        assert same(value, nbody_like(px, py, m))
+        g = [g for g in plan["groups"] if g["kind"] == "fused"][0]
+        assert g["tier_b"].startswith("ready") and g["tier_b_runs"] == 1, g
+
+
+def overflow_rows(x):
+    return (x * x * 1e300).sum(axis=-1)
+
+
+def test_tier_b_row_reduction_flags_as_eager():
+    x = np.random.default_rng(7).standard_normal((50, 128))
+    x[17, 3] = 1e10
+    with np.errstate(all="ignore"):
+        _tier_b_plan(overflow_rows, x)
+    sot.config.cpu_block = 0
+    for state in ("warn", "ignore"):
+        with np.errstate(all=state):
+            plain, plain_warnings = _warnings_of(overflow_rows, x, translated=False)
+            got, got_warnings = _warnings_of(overflow_rows, x, translated=True)
+        assert same(got, plain) and got_warnings == plain_warnings, state
+    with np.errstate(all="warn"):
+        assert _warnings_of(overflow_rows, x, translated=False)[1]
