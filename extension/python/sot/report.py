@@ -35,20 +35,22 @@ def plan_of(compiled):
 
 
 def plan_summary(plan):
-    """One line: ``cpu: 3 groups, 1 fused (tier A 2 runs, op by op 0)``; "" for the reference backend."""
+    """One line: ``cpu: 3 groups, 1 fused (tier A 2 runs, tier B 0, op by op 0)``; "" for the reference
+    backend."""
     groups = plan.get("groups")
     if not groups:
         return ""
     fused = [g for g in groups if g["kind"] == "fused"]
     tier_a = sum(g["tier_a_runs"] for g in fused)
+    tier_b = sum(g.get("tier_b_runs", 0) for g in fused)
     by_op = sum(g["op_by_op_runs"] for g in fused)
     return (f"{plan['backend']}: {len(groups)} group{'s' if len(groups) != 1 else ''}, {len(fused)} fused "
-            f"(tier A {tier_a} run{'s' if tier_a != 1 else ''}, op by op {by_op})")
+            f"(tier A {tier_a} run{'s' if tier_a != 1 else ''}, tier B {tier_b}, op by op {by_op})")
 
 
 def plan_lines(plan, kernels=True):
     """The plan's groups, a line each (kind, ops, runs per tier, time when profiled, why a group is not fused or
-    why it last ran op by op), each fused group's kernel below it when ``kernels``."""
+    why it last ran op by op), each fused group's tier B state and kernel below it when ``kernels``."""
     lines = []
     for k, g in enumerate(plan.get("groups", [])):
         ops = ", ".join(g["op_names"])
@@ -57,7 +59,7 @@ def plan_lines(plan, kernels=True):
             n = len(g["hoisted"])
             line += f" (after {n} slice{'s' if n != 1 else ''} moved ahead of it)"
         if g["kind"] == "fused":
-            line += f" - tier A {g['tier_a_runs']}, op by op {g['op_by_op_runs']}"
+            line += f" - tier A {g['tier_a_runs']}, tier B {g.get('tier_b_runs', 0)}, op by op {g['op_by_op_runs']}"
             if g["last_fallback"]:
                 line += f" (last: {g['last_fallback']})"
         elif g["why"]:
@@ -66,6 +68,7 @@ def plan_lines(plan, kernels=True):
             line += f" - {g['seconds'] * 1e3:.3f} ms"
         lines.append(line)
         if kernels and g.get("kernel"):
+            lines.append(f"  tier B: {g['tier_b']}")
             lines.extend("  " + t for t in g["kernel"].splitlines())
     return lines
 

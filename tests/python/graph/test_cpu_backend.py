@@ -833,8 +833,9 @@ def test_report_explain_and_drawing_show_groups():
 
     sot.config.cpu_block = 64
     text = str(sot.explain(output_read_later, A, B))
-    assert "cpu: 3 groups, 1 fused (tier A 1 run, op by op 0)" in text
-    assert "group 0 fused: multiply, multiply, add, sqrt, multiply, add - tier A 1, op by op 0" in text
+    assert "cpu: 3 groups, 1 fused (tier A 1 run, tier B 0, op by op 0)" in text
+    assert "group 0 fused: multiply, multiply, add, sqrt, multiply, add - tier A 1, tier B 0, op by op 0" in text
+    assert "  tier B: not emitted: tier B is off (SOT_CPU_TIER_B=0)" in text
     assert "group 1 opaque: sum - sum: keyword arguments" in text and "kernel k0 over [40, 37]" in text
 
     sot.reset()
@@ -849,7 +850,7 @@ def test_report_explain_and_drawing_show_groups():
     full = render.to_text(report, render.Options(graph=True))
     assert "  store b2 <- e5" in full
     html = render.to_html(report, render.Options(graph=True))
-    assert "cpu: 3 groups, 1 fused (tier A 1 run, op by op 0)" in html
+    assert "cpu: 3 groups, 1 fused (tier A 1 run, tier B 0, op by op 0)" in html
     dot = render.graph_dot(graph.json, "g", graph.plan)
     assert 'subgraph cluster_k0 { label="kernel k0 (fused)"' in dot
 
@@ -1242,7 +1243,7 @@ def test_slices_move_ahead_of_their_group():
     assert len(fused) == 1 and len(fused[0]["hoisted"]) == 2, plan
     assert fused[0]["op_names"] == ["add", "add", "add", "multiply", "subtract", "multiply", "add"]
     assert fused[0]["tier_a_runs"] == 2 and fused[0]["op_by_op_runs"] == 0
-    assert any(line.endswith("(after 2 slices moved ahead of it) - tier A 2, op by op 0")
+    assert any(line.endswith("(after 2 slices moved ahead of it) - tier A 2, tier B 0, op by op 0")
                for line in sot.report.plan_lines(plan)), sot.report.plan_lines(plan)
     # A slice of a value the group makes ends the group; a negative step runs op by op (NumPy may flip it).
     value, plan = _plan(slice_of_group_value, A)
