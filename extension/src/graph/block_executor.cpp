@@ -1197,9 +1197,11 @@ bool BlockKernel::run_blocks(Run& r) {
     last_tier_ = 'B';
     return true;
   }
-  r.native_rows = reduce_ >= 0 && !r.donated && native_ready(r) && native_scalars(r);
-  last_tier_ = r.native_rows ? 'B' : 'A';
   Geometry g = geometry(r.domain, r.block);
+  // (tier B for a reduction's blocks of whole rows; a row split across blocks runs tier A's calls)
+  r.native_rows = reduce_ >= 0 && !r.donated && g.axis + 1 < g.domain.size() && native_ready(r) &&
+                  native_scalars(r);
+  last_tier_ = r.native_rows ? 'B' : 'A';
   g.blocks = (g.domain[g.axis] + g.rows - 1) / g.rows;
   for (std::size_t d = 0; d < g.axis; ++d) {
     g.blocks *= g.domain[d];
