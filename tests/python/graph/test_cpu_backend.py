@@ -1258,7 +1258,7 @@ def test_slices_move_ahead_of_their_group():
 @pytest.mark.parametrize("block", [0, 64])
 def test_tier_b_runs_rows_of_slices(block):
     sot.config.cpu_block, sot.config.cpu_tier_b = block, True
-    for fn, u in ((stencil_2d, rng.standard_normal((100, 130))), (stencil_3d, rng.standard_normal((30, 40, 50)))):
+    for fn, u in ((stencil_2d, rng.standard_normal((100, 130))), (stencil_3d, rng.standard_normal((12, 20, 130)))):
         _plan(fn, u)
         sot._sot.graph.wait_for_kernels()
         value, plan = _plan(fn, u)
@@ -1370,3 +1370,20 @@ def test_tier_b_row_reduction_flags_as_eager():
         assert same(got, plain) and got_warnings == plain_warnings, state
     with np.errstate(all="warn"):
         assert _warnings_of(overflow_rows, x, translated=False)[1]
+
+
+def column_chain(a, col):
+    return (a * 2.0 - col) * (a + col)
+
+
+def test_tier_b_rows_shorter_than_64_run_tier_a():
+    """One call a row does not pay for short rows (a (524288, 8) k-means distance matrix beside a column ran 2x
+    slower so): rows of fewer than 64 elements beside a column run on tier A; long ones on tier B."""
+    sot.config.cpu_block = 0
+    for shape, tier_b in (((3000, 8), 0), ((100, 64), 1)):
+        a = rng.standard_normal(shape)
+        col = rng.standard_normal((shape[0], 1))
+        value, plan = _tier_b_plan(column_chain, a, col)
+        (g,) = [g for g in plan["groups"] if g["kind"] == "fused"]
+        assert g["tier_b"].startswith("ready") and g["tier_b_runs"] == tier_b, (shape, g)
+        assert same(value, column_chain(a, col))
