@@ -1012,16 +1012,22 @@ def test_tier_b_numpy_loop_flags_as_eager():
     a = np.abs(_specials(100_000, np.float64, 3))
     a[::7] = 0.5
     a[::11] = 1.0
+    assert len(_tier_b_warnings_as_eager(log_sqrt_chain, a)) == 2  # log: divide (of 0), invalid (of < 0)
+
+
+def _tier_b_warnings_as_eager(fn, *args):
+    """Compiles fn's kernels, then checks a translated run's value and warnings against a plain run's under "warn"
+    and "ignore"; the plain run's warnings under "warn"."""
     with np.errstate(all="ignore"):
-        _tier_b_plan(log_sqrt_chain, a)
+        _tier_b_plan(fn, *args)
     sot.config.cpu_block = 0
     for state in ("warn", "ignore"):
         with np.errstate(all=state):
-            plain, plain_warnings = _warnings_of(log_sqrt_chain, a, translated=False)
-            got, got_warnings = _warnings_of(log_sqrt_chain, a, translated=True)
+            plain, plain_warnings = _warnings_of(fn, *args, translated=False)
+            got, got_warnings = _warnings_of(fn, *args, translated=True)
         assert same(got, plain) and got_warnings == plain_warnings, state
     with np.errstate(all="warn"):
-        assert len(_warnings_of(log_sqrt_chain, a, translated=False)[1]) == 2  # log: divide (of 0), invalid (of < 0)
+        return _warnings_of(fn, *args, translated=False)[1]
 
 
 def test_tier_b_numpy_loops_of_rows_run_tier_a():
@@ -1360,16 +1366,7 @@ def overflow_rows(x):
 def test_tier_b_row_reduction_flags_as_eager():
     x = np.random.default_rng(7).standard_normal((50, 128))
     x[17, 3] = 1e10
-    with np.errstate(all="ignore"):
-        _tier_b_plan(overflow_rows, x)
-    sot.config.cpu_block = 0
-    for state in ("warn", "ignore"):
-        with np.errstate(all=state):
-            plain, plain_warnings = _warnings_of(overflow_rows, x, translated=False)
-            got, got_warnings = _warnings_of(overflow_rows, x, translated=True)
-        assert same(got, plain) and got_warnings == plain_warnings, state
-    with np.errstate(all="warn"):
-        assert _warnings_of(overflow_rows, x, translated=False)[1]
+    assert _tier_b_warnings_as_eager(overflow_rows, x)
 
 
 def column_chain(a, col):
