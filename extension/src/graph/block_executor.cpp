@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cfenv>
-#include <cstring>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -1023,9 +1022,7 @@ struct NativeUnits {
 // NumPy float32 or float16, each exact as a double (the graph's dtypes, checked when the kernel was
 // emitted, say NumPy computes in the kernel's type), or a Python int a double holds exactly.
 bool native_scalar(PyObject* value) {
-  const char* type = Py_TYPE(value)->tp_name;
-  if (PyFloat_Check(value) || std::strcmp(type, "numpy.float32") == 0 ||
-      std::strcmp(type, "numpy.float16") == 0) {
+  if (exact_double_float(value)) {
     return true;
   }
   if (!PyLong_CheckExact(value)) {

@@ -84,12 +84,9 @@ bool scalar_ok(const kir::Scalar& s, DType t) {
     return false;
   }
   PyObject* c = s.constant.ptr();
-  // A Python float, a NumPy float64 (a float subclass), float32 or float16: each converts to double
-  // exactly, and from there to the kernel's type as NumPy converts it (its dtype, if it promoted
-  // the result, made the kernel's types differ). Not longdouble.
-  const char* type = Py_TYPE(c)->tp_name;
-  if (PyFloat_Check(c) || std::strcmp(type, "numpy.float32") == 0 ||
-      std::strcmp(type, "numpy.float16") == 0) {
+  // A float converts to double exactly, and from there to the kernel's type as NumPy converts it
+  // (its dtype, if it promoted the result, made the kernel's types differ).
+  if (exact_double_float(c)) {
     return true;
   }
   if (PyLong_CheckExact(c)) {
@@ -428,6 +425,12 @@ class Emitter {
 };
 
 }  // namespace
+
+bool exact_double_float(PyObject* value) {
+  const char* type = Py_TYPE(value)->tp_name;
+  return PyFloat_Check(value) || std::strcmp(type, "numpy.float32") == 0 ||
+         std::strcmp(type, "numpy.float16") == 0;
+}
 
 std::optional<NativeSource> emit_cpp(const kir::Kernel& k, std::string* why) {
   if (k.buffers.empty()) {

@@ -37,6 +37,10 @@ struct NativeSource {
   std::vector<LoopCall> loops;  // loops[i] is the code's f[i]
 };
 
+// True when `value` is a float a double holds exactly: Python's, NumPy's float64 (a float
+// subclass), float32 or float16 (not longdouble). Tier B takes such scalars (PyFloat_AsDouble).
+bool exact_double_float(PyObject* value);
+
 // The C++ of `k`, or nullopt and `why` (the first op or operand it does not emit).
 std::optional<NativeSource> emit_cpp(const kir::Kernel& k, std::string* why);
 
