@@ -28,6 +28,7 @@ _c = _sot.capture
 
 enable = _c.enable
 disable = _c.disable
+jit_function = _c.jit_function
 depth = _c.depth
 stats = _c.stats
 clear = _c.clear
@@ -172,5 +173,5 @@ set_cache_limit(config.cache_limit)
 set_failure_limit(config.failure_limit)
 set_strict(config.strict)
 
-__all__ = ["GuardPath", "GuardTree", "Guards", "RoundTripTranslator", "Translator", "capture", "cache_limit", "clear", "default_skipped_paths", "depth", "disable", "enable",
+__all__ = ["GuardPath", "GuardTree", "Guards", "RoundTripTranslator", "Translator", "capture", "cache_limit", "clear", "default_skipped_paths", "depth", "disable", "enable", "jit_function",
            "failure_limit", "mark_do_not_translate", "set_cache_limit", "set_failure_limit", "set_skip_rules", "set_strict", "skip_rules", "stats", "strict"]

@@ -4,6 +4,7 @@
 #include "capture/guard_tree.hpp"
 
 #include "capture/describe.hpp"
+#include "core/array_fields.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -20,7 +21,81 @@ std::string repr_of(PyObject* value) {
   return describe_value(value);
 }
 
+// The dimensions match the guard's shape, binding the shape symbols on first sight.
+bool shape_matches(const GuardCheck& c, int ndim, const Py_ssize_t* shape,
+                   std::vector<Py_ssize_t>* symbols) {
+  if (ndim != c.length) {
+    return false;
+  }
+  for (int d = 0; d < ndim; ++d) {
+    const Py_ssize_t want = c.shape[static_cast<std::size_t>(d)];
+    const Py_ssize_t size = shape[d];
+    if (want >= 0) {
+      if (size != want) {
+        return false;
+      }
+    } else if (want != GuardCheck::kAnyDim) {
+      const auto k = static_cast<std::size_t>(GuardCheck::symbol_of(want));
+      if (size < 2 || symbols == nullptr || k >= symbols->size()) {
+        return false;
+      }
+      Py_ssize_t& bound = (*symbols)[k];
+      if (bound >= 0 && bound != size) {
+        return false;
+      }
+      bound = size;
+    }
+  }
+  return true;
+}
+
+// PyBuffer_IsContiguous(view, 'C') for an array's dimensions and strides: empty arrays are, and
+// the strides of dimensions of length 1 do not count.
+bool c_contiguous(int ndim, const Py_ssize_t* shape, const Py_ssize_t* strides,
+                  Py_ssize_t itemsize) {
+  if (itemsize == 0) {
+    return true;
+  }
+  for (int d = 0; d < ndim; ++d) {
+    if (shape[d] == 0) {
+      return true;
+    }
+  }
+  Py_ssize_t expected = itemsize;
+  for (int d = ndim - 1; d >= 0; --d) {
+    if (shape[d] > 1 && strides[d] != expected) {
+      return false;
+    }
+    expected *= shape[d];
+  }
+  return true;
+}
+
+// numpy.ndarray, known once a buffer of that exact type has passed a check (borrowed: the type
+// lives as long as NumPy, which is never unloaded).
+PyTypeObject* g_ndarray = nullptr;
+
+// The fast path for an exact ndarray whose dtype (descr) already passed this check's format test
+// through the buffer protocol: read the array's own fields. 1: passes, 0: fails, -1: take the
+// buffer path.
+int array_fast_path(const GuardCheck& c, PyObject* value, std::vector<Py_ssize_t>* symbols) {
+  if (Py_TYPE(value) != g_ndarray || g_ndarray == nullptr || !c.seen_descr ||
+      array_fields(value)->descr != c.seen_descr.ptr()) {
+    return -1;
+  }
+  const ArrayFields* a = array_fields(value);
+  bool ok = shape_matches(c, a->nd, a->dimensions, symbols);
+  if (ok && c.contiguous) {
+    ok = c_contiguous(a->nd, a->dimensions, a->strides, c.seen_itemsize);
+  }
+  return ok ? 1 : 0;
+}
+
 bool array_matches(const GuardCheck& c, PyObject* value, std::vector<Py_ssize_t>* symbols) {
+  const int fast = array_fast_path(c, value, symbols);
+  if (fast >= 0) {
+    return fast == 1;
+  }
   if (PyObject_CheckBuffer(value) == 0) {
     return false;
   }
@@ -29,24 +104,16 @@ bool array_matches(const GuardCheck& c, PyObject* value, std::vector<Py_ssize_t>
     PyErr_Clear();
     return false;
   }
-  bool ok = view.ndim == c.length && view.format != nullptr && c.format == view.format;
-  for (int d = 0; ok && d < view.ndim; ++d) {
-    const Py_ssize_t want = c.shape[static_cast<std::size_t>(d)];
-    const Py_ssize_t size = view.shape[d];
-    if (want >= 0) {
-      ok = size == want;
-    } else if (want != GuardCheck::kAnyDim) {
-      const auto k = static_cast<std::size_t>(GuardCheck::symbol_of(want));
-      ok = size >= 2 && symbols != nullptr && k < symbols->size();
-      if (ok) {
-        Py_ssize_t& bound = (*symbols)[k];
-        ok = bound < 0 || bound == size;
-        bound = size;
-      }
-    }
-  }
+  const bool format_ok = view.format != nullptr && c.format == view.format;
+  bool ok = format_ok && shape_matches(c, view.ndim, view.shape, symbols);
   if (ok && c.contiguous) {
     ok = PyBuffer_IsContiguous(&view, 'C') != 0;
+  }
+  if (format_ok && std::strcmp(Py_TYPE(value)->tp_name, "numpy.ndarray") == 0) {
+    // Every ndarray with this dtype object exports the same format: later checks read fields.
+    g_ndarray = Py_TYPE(value);
+    c.seen_descr = py::reinterpret_borrow<py::object>(array_fields(value)->descr);
+    c.seen_itemsize = view.itemsize;
   }
   PyBuffer_Release(&view);
   return ok;

@@ -52,7 +52,11 @@ struct GuardCheck {
   std::vector<Py_ssize_t> shape;  // kArray
   std::string format;             // kArray: the buffer's element format, e.g. "d"
   bool contiguous = false;        // kArray
-  std::uint64_t version = 0;      // kDictVersion, kTypeVersion
+  // kArray: the dtype object of an ndarray that passed the format test, and its item size (later
+  // ndarrays with the same dtype object are checked from their fields, without the buffer).
+  mutable pybind11::object seen_descr;
+  mutable Py_ssize_t seen_itemsize = 0;
+  std::uint64_t version = 0;  // kDictVersion, kTypeVersion
   // kId: `expected` is a weak reference to the object (the guard does not keep it alive; once it
   // is gone the check fails).
   bool weak = false;

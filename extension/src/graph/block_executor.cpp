@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/array_fields.hpp"
 #include "core/loaded_module.hpp"
-#include "graph/array_fields.hpp"
 #include "graph/buffer_pool.hpp"
 #include "graph/cpp_emitter.hpp"
 #include "graph/fp_state.hpp"

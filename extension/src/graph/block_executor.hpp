@@ -19,6 +19,10 @@
 #include "graph/native_cache.hpp"
 #include "graph/program.hpp"
 
+namespace sot {
+struct ArrayFields;
+}  // namespace sot
+
 namespace sot::graph {
 
 struct CpuOptions {
@@ -34,7 +38,6 @@ CpuOptions& cpu_options();
 std::int64_t cpu_threads();
 
 struct Geometry;
-struct ArrayFields;
 
 class BlockKernel {
  public:

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "core/array_fields.hpp"
 #include "core/loaded_module.hpp"
-#include "graph/array_fields.hpp"
 
 namespace sot::graph {
 

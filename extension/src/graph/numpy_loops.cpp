@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/array_fields.hpp"
 #include "core/loaded_module.hpp"
-#include "graph/array_fields.hpp"
 #include "graph/fp_state.hpp"
 
 namespace py = pybind11;

@@ -11,6 +11,7 @@
 #include "capture/code_cache.hpp"
 #include "capture/eval_hook.hpp"
 #include "capture/guard_tree.hpp"
+#include "capture/jit_function.hpp"
 #include "capture/skip_rules.hpp"
 #include "capture/translator.hpp"
 #include "module/bindings.hpp"
@@ -238,6 +239,10 @@ void bind_capture(py::module_& parent) {
       py::arg("translator"),
       "Open a capture scope on this thread: frames called from here go to the translator (a C++ "
       "Translator, or a Python callback(code, locals) -> None | (code, guard)).");
+  m.def("jit_function", &capture::make_jit_function, py::arg("fn"), py::arg("resolve"),
+        py::arg("config"), py::arg("backend"),
+        "A callable that runs fn inside a capture scope of the translator resolve(name) returns "
+        "for the backend `name` (config.backend at each call when backend is None).");
   m.def("disable", &capture::disable, "Close this thread's innermost capture scope.");
   m.def("depth", &capture::depth, "Capture scopes open on this thread.");
   m.def("set_cache_limit", &capture::set_cache_limit, py::arg("limit"));

@@ -72,6 +72,76 @@ def test_symbolic_translate_and_jit_run_translated_code():
         sot.jit(backend="nope")(scaled)
 
 
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    @sot.jit
+    def apply(self, x, *, offset=0):
+        return x * self.k + offset
+
+    @staticmethod
+    @sot.jit
+    def static(x):
+        return x - 1
+
+
+def test_jit_callable_is_a_function_to_its_callers():
+    """sot.jit's C callable: kwargs, methods, staticmethods, metadata, exceptions (the capture scope
+    is closed after each call, also when it raises), and the backend chosen at each call."""
+    import functools
+    import gc
+    import inspect
+    import weakref
+
+    f = sot.jit(scaled)
+    assert (f.__name__, f.__qualname__, f.__module__, f.__doc__) == (
+        scaled.__name__, scaled.__qualname__, scaled.__module__, scaled.__doc__)
+    assert f.__wrapped__ is scaled and inspect.signature(f) == inspect.signature(scaled)
+    assert "scaled" in repr(f)
+    s = Scaler(3)
+    assert s.apply(2) == 6 and s.apply(2, offset=1) == 7 and Scaler.apply(s, 4) == 12
+    assert s.apply(x=5, offset=2) == 17 and Scaler.static(5) == 4 and s.static(1) == 0
+    assert functools.partial(s.apply, offset=10)(1) == 13
+    assert cap.stats(Scaler.apply.__wrapped__)["translations"] >= 1
+
+    g = sot.jit(raises_late)
+    for _ in range(2):
+        with pytest.raises(ZeroDivisionError):
+            g(3)
+        assert cap.depth() == 0
+    with pytest.raises(TypeError):
+        f()  # the wrapped function's own TypeError
+    assert cap.depth() == 0
+
+    # backend=None follows sot.config.backend at each call; a named backend stays fixed.
+    seen = []
+    free = sot.jit(typed)
+    fixed = sot.jit(typed, backend="numpy")
+    old = sot.config.backend
+    try:
+        for backend in ("numpy", "cpu", "numpy"):
+            sot.config.backend = backend
+            assert free(2) == 4 and fixed(2) == 4
+            seen.append(sot.translate.default_translator().backend)
+    finally:
+        sot.config.backend = old
+    assert seen == ["numpy", "cpu", "numpy"]
+
+    # A cycle through the jit callable's __dict__ is collected.
+    def local(x):
+        return x
+
+    j = sot.jit(local)
+    j.me = j
+    ref = weakref.ref(j)
+    del j
+    gc.collect()
+    assert ref() is None
+    with pytest.raises(TypeError, match="callable"):
+        cap.jit_function(1, sot.translate.default_translator, sot.config, None)
+
+
 def test_explain_reports_breaks_with_lines_guards_and_bytecode(capsys):
     e = sot.explain(with_print, 3)
     assert e.value == "small"
@@ -180,8 +250,8 @@ def test_tracebacks_read_as_in_plain_python():
     plain = tb_of(raises_late)
     translated = tb_of(sot.symbolic_translate(raises_late))
     assert translated[-1] == plain[-1] == ("raises_late", raises_late.__code__.co_firstlineno + 3, "return 10 / c")
-    # the translated call has the wrapper's frame and then the user's frames, no resume-function frame
-    assert [name for name, _, _ in translated] == ["translated", "raises_late"]
+    # the translated call has the user's frames only: no wrapper frame (a C callable), no resume function
+    assert [name for name, _, _ in translated] == ["raises_late"]
 
 
 def run_child(code, **env):

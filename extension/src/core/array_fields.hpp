@@ -5,7 +5,7 @@
 
 #include <Python.h>
 
-namespace sot::graph {
+namespace sot {
 
 struct ArrayFields {
   PyObject_HEAD char* data;
@@ -27,4 +27,4 @@ inline const ArrayFields* array_fields(PyObject* a) {
   return reinterpret_cast<const ArrayFields*>(a);
 }
 
-}  // namespace sot::graph
+}  // namespace sot
