@@ -152,6 +152,35 @@ class Emitter {
         return false;
       }
     }
+    return all_values_read(why);
+  }
+
+  // Every value computed inline reaches a store or the reduction: the compiler removes a value
+  // nothing reads, and with it the floating-point flags its operation raises (`x * 0.0 / 0.0`
+  // whose result is unused warns in eager NumPy).
+  bool all_values_read(std::string* why) const {
+    std::vector<bool> live(k_.exprs.size(), false);
+    for (const kir::Store& st : k_.stores) {
+      live[static_cast<std::size_t>(st.expr)] = true;
+    }
+    const int reduced = reduced_value();
+    if (reduced >= 0) {
+      live[static_cast<std::size_t>(reduced)] = true;
+    }
+    for (std::size_t i = k_.exprs.size(); i-- > 0;) {
+      if (!live[i] || form_[i] == Form::kReduce) {
+        continue;
+      }
+      for (const int o : k_.exprs[i].operands) {
+        live[static_cast<std::size_t>(o)] = true;
+      }
+    }
+    for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
+      if (!live[i] && form_[i] == Form::kInline) {
+        *why = k_.exprs[i].fn + " of a value nothing reads (its floating-point flags)";
+        return false;
+      }
+    }
     return true;
   }
 

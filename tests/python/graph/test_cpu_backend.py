@@ -881,6 +881,35 @@ def test_tier_b_runs_ieee_exact_chains_bit_exact(dtype):
         assert g["tier_b_runs"] >= 1 and same(value, fn(a, b)), (fn.__name__, g)
 
 
+def unused_invalid(a, b):
+    a * 0.0 / 0.0  # nothing reads it: eager NumPy still warns
+    return a + b * 2.0 - 1.0
+
+
+def test_values_nothing_reads_keep_their_floating_point_flags():
+    """A compiled kernel would lose an unused value's operation (the C++ compiler removes it, and its flags
+    with it): such a group stays on tier A, which warns as eager NumPy does, also once tier B is ready."""
+    a, b = np.ones(300_000), rng.standard_normal(300_000)
+    value, plan = _tier_b_plan(unused_invalid, a, b)
+    (g,) = plan["groups"]
+    assert g["tier_b"] == "not emitted: multiply of a value nothing reads (its floating-point flags)", g
+    for state in ("warn", "raise"):
+        with np.errstate(invalid=state), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                got = ("value", sot.jit(unused_invalid)(a, b))
+            except FloatingPointError as e:
+                got = ("raised", str(e))
+        with np.errstate(invalid=state), warnings.catch_warnings(record=True) as caught_plain:
+            warnings.simplefilter("always")
+            try:
+                want = ("value", unused_invalid(a, b))
+            except FloatingPointError as e:
+                want = ("raised", str(e))
+        assert got[0] == want[0] and (got[0] == "raised" or same(got[1], want[1]))
+        assert [str(w.message) for w in caught] == [str(w.message) for w in caught_plain]
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_tier_b_takes_numpy_float_constants(dtype):
     scalars = (np.float32(1.5), np.float16(3.0)) if dtype == np.float32 else (np.float64(0.1), np.float32(1.5))
