@@ -13,6 +13,7 @@
 
 #include "graph/backend.hpp"
 #include "graph/block_executor.hpp"
+#include "graph/cuda_check.hpp"
 #include "graph/fusion.hpp"
 #include "graph/kernel_ir.hpp"
 #include "graph/program.hpp"
@@ -76,6 +77,9 @@ class FusedRunner final : public Runner {
             std::make_unique<BlockKernel>(kir::lower(graph, g, "k" + std::to_string(kernels++)));
         s.kernel->set_in_place_after_library(g.single_after_library);
         s.kernel->set_dying_inputs(dying_inputs(graph, g));
+        if (cuda_check_enabled()) {
+          cuda_check_kernel(s.kernel->kernel());
+        }
       }
       s.group = std::move(g);
       segments_.push_back(std::move(s));

@@ -28,21 +28,6 @@ namespace sot::graph {
 
 namespace {
 
-// FNV-1a, 64 bits: a stable key across processes and builds.
-std::uint64_t fnv1a(const std::string& text, std::uint64_t h = 14695981039346656037ULL) {
-  for (const unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
-std::string hex(std::uint64_t v) {
-  char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(v));
-  return out;
-}
-
 const std::vector<std::string>& compile_flags() {
   static const std::vector<std::string> flags = {
       "-O3",   "-march=native", "-ffp-contract=off", "-fno-math-errno",
@@ -65,20 +50,6 @@ std::string cpu_features() {
     }
   }
   return "unknown";
-}
-
-bool make_dirs(const std::string& path) {
-  std::string partial;
-  std::stringstream parts(path);
-  std::string part;
-  while (std::getline(parts, part, '/')) {
-    partial += part + "/";
-    if (!part.empty()) {
-      ::mkdir(partial.c_str(), 0755);
-    }
-  }
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 // Runs the compiler; its output (errors) goes to `log`. True on success.
@@ -142,6 +113,31 @@ Registry& registry() {
 }
 
 }  // namespace
+
+std::string cache_key(const std::string& text) {
+  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a, 64 bits: stable across processes
+  for (const unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
+bool make_dirs(const std::string& path) {
+  std::string partial;
+  std::stringstream parts(path);
+  std::string part;
+  while (std::getline(parts, part, '/')) {
+    partial += part + "/";
+    if (!part.empty()) {
+      ::mkdir(partial.c_str(), 0755);
+    }
+  }
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
 
 NativeOptions& native_options() {
   static NativeOptions options;
@@ -208,7 +204,7 @@ std::shared_ptr<NativeKernel> native_kernel(const NativeSource& source) {
     }
     return text + "\n" + cpu_features();
   }();
-  const std::string key = hex(fnv1a(source.code, fnv1a(environment)));
+  const std::string key = cache_key(environment + source.code);
   Registry& r = registry();
   std::unique_lock<std::mutex> lock(r.mutex);
   const auto found = r.by_key.find(key);

@@ -8,9 +8,11 @@
 
 #include "graph/backend.hpp"
 #include "graph/block_executor.hpp"
+#include "graph/cuda_check.hpp"
 #include "graph/dtype.hpp"
 #include "graph/graph.hpp"
 #include "graph/native_cache.hpp"
+#include "graph/nvrtc.hpp"
 #include "graph/shape.hpp"
 #include "module/bindings.hpp"
 
@@ -84,6 +86,27 @@ void bind_graph(py::module_& m) {
       py::arg("enabled") = py::none(),
       "The CPU backend's tier B (kernels compiled to machine code): on or off (for kernels made "
       "from now on), and its disk cache's folder.");
+  g.def(
+      "cuda_check", [](bool on, const std::string& arch) { graph::set_cuda_check(on, arch); },
+      py::arg("on"), py::arg("arch") = "sm_90",
+      "While on, every kernel the cpu backend lowers is also emitted as CUDA C++ and compiled by "
+      "NVRTC for `arch` (the CUDA backend's compile check); turning it on clears the record.");
+  g.def("cuda_check_report", &graph::cuda_check_report, py::arg("sources") = false,
+        "What the CUDA compile check recorded: kernels, emitted, compiled, not_emitted reasons, "
+        "failures with their source and log, registers and spills.");
+  g.def("cuda_check_take", &graph::cuda_check_take,
+        "Every kernel the CUDA compile check saw since the last call (then forgotten): its text, "
+        "why it was not emitted, its source, whether it compiled, registers, spills, log.");
+  g.def("cuda_compile", &graph::cuda_compile, py::arg("source"), py::arg("arch") = "sm_90",
+        "Compiles CUDA C++ with NVRTC as the CUDA backend does (or loads it from the disk cache).");
+  g.def(
+      "nvrtc_version",
+      []() {
+        std::string why;
+        const std::string v = graph::nvrtc_version(&why);
+        return v.empty() ? py::object(py::str(why)) : py::object(py::str(v));
+      },
+      "NVRTC's version, or why it cannot be loaded.");
   g.def(
       "wait_for_kernels",
       []() {

@@ -14,3 +14,41 @@ if os.environ.get("SOT_TEST_NUMPY_PROMOTION") == "weak":
             numpy._set_promotion_state("weak")
     except ImportError:
         pass
+
+
+# SOT_CUDA_CHECK=1: the CUDA backend's compile check over this whole corpus. Every kernel the cpu backend lowers
+# is also emitted as CUDA C++ and compiled by NVRTC to an sm_90 cubin; the session fails when one does not compile
+# or spills registers. Where NVRTC cannot be loaded the check says so and is skipped. (Turned on when this conftest
+# is imported, before the first test: a conftest below the root gets no sessionstart call.)
+if os.environ.get("SOT_CUDA_CHECK") == "1":
+    import sot as _sot_for_check
+
+    _sot_for_check._sot.graph.cuda_check(True)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if os.environ.get("SOT_CUDA_CHECK") != "1":
+        return
+    import sot
+
+    report = sot._sot.graph.cuda_check_report()
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    write = reporter.write_line if reporter is not None else print
+    if not report["nvrtc"][:1].isdigit():
+        write(f"CUDA compile check skipped: {report['nvrtc']}")
+        return
+    seconds = sorted(report["compile_seconds"])
+    median = seconds[len(seconds) // 2] if seconds else 0.0
+    write(f"CUDA compile check (NVRTC {report['nvrtc']}, {report['arch']}): {report['kernels']} kernels, "
+          f"{report['emitted']} emitted as CUDA, {report['sources']} distinct sources, {report['compiled']} compiled "
+          f"({report['from_disk']} sources from the disk cache), {len(report['failed'])} failed, "
+          f"{len(report['spilling'])} spilling; at most {report['max_registers']} registers; "
+          f"compile median {median * 1e3:.0f} ms, max {(seconds[-1] if seconds else 0) * 1e3:.0f} ms")
+    for why, n in sorted(report["not_emitted"].items(), key=lambda kv: -kv[1]):
+        write(f"  not emitted ({n}): {why}")
+    for f in report["failed"][:5]:
+        write(f"FAILED to compile:\n{f['kernel']}\n{f['log']}\n{f['source']}")
+    for s in report["spilling"][:5]:
+        write(f"SPILLS {s['bytes']} bytes:\n{s['kernel']}")
+    if report["failed"] or report["spilling"] or report["compiled"] != report["emitted"]:
+        session.exitstatus = 1
