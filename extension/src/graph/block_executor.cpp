@@ -72,6 +72,20 @@ constexpr std::int64_t kMaxBlock = std::int64_t{1} << 20;
 constexpr std::int64_t kBlockQuantum = 64;
 // The shortest rows tier B runs one call a row for.
 constexpr std::int64_t kMinNativeRow = 64;
+// Elements each thread beyond the first must have: a thread costs about 35 us to start and join on
+// the 2-core machine of docs/executor.md, the time of a few hundred thousand elements of a short
+// chain, so smaller kernels run on the calling thread alone. (With a block size set, as in the
+// tests, every block may go to another thread.)
+constexpr std::int64_t kMinThreadElements = std::int64_t{1} << 17;
+
+// The threads for `units` parts of a run over `elements` elements.
+std::int64_t threads_for(std::int64_t units, std::int64_t elements) {
+  std::int64_t n = std::min<std::int64_t>(cpu_threads(), units);
+  if (cpu_options().block_elements.load() == 0) {
+    n = std::min<std::int64_t>(n, std::max<std::int64_t>(1, elements / kMinThreadElements));
+  }
+  return std::max<std::int64_t>(n, 1);
+}
 
 py::object index_object(std::int64_t i) {
   return py::reinterpret_steal<py::object>(PyLong_FromLongLong(i));
@@ -1141,7 +1155,7 @@ bool BlockKernel::run_native(Run& r) {
   }
   const std::vector<double>& scalars = r.native_scalars;
   const NativeUnits units(r.flat ? std::vector<std::int64_t>{r.domain[0]} : r.domain, r.block);
-  const std::int64_t threads = std::min<std::int64_t>(cpu_threads(), units.count);
+  const std::int64_t threads = threads_for(units.count, elements(r.domain));
   const NativeFn fn = native_->fn();
   std::atomic<std::int64_t> next{0};
   std::vector<int> flags(static_cast<std::size_t>(std::max<std::int64_t>(threads, 1)), 0);
@@ -1218,7 +1232,7 @@ bool BlockKernel::run_blocks(Run& r) {
   std::atomic<bool> failed{false};
   // The first run checks each call's dtype on its first block, on this thread alone.
   const std::int64_t threads =
-      verified_ ? std::min<std::int64_t>(cpu_threads(), g.blocks) : std::int64_t{1};
+      verified_ ? threads_for(g.blocks, elements(r.domain)) : std::int64_t{1};
   std::vector<std::thread> helpers;
   std::vector<int> helper_flags(static_cast<std::size_t>(threads), 0);
   std::vector<std::vector<int>> helper_expr_flags(static_cast<std::size_t>(threads));
