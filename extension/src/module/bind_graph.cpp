@@ -9,6 +9,7 @@
 #include "graph/backend.hpp"
 #include "graph/block_executor.hpp"
 #include "graph/cuda_check.hpp"
+#include "graph/cuda_driver.hpp"
 #include "graph/dtype.hpp"
 #include "graph/graph.hpp"
 #include "graph/native_cache.hpp"
@@ -99,6 +100,29 @@ void bind_graph(py::module_& m) {
         "why it was not emitted, its source, whether it compiled, registers, spills, log.");
   g.def("cuda_compile", &graph::cuda_compile, py::arg("source"), py::arg("arch") = "sm_90",
         "Compiles CUDA C++ with NVRTC as the CUDA backend does (or loads it from the disk cache).");
+  g.def(
+      "cuda_status",
+      []() {
+        const graph::CudaStatus& s = graph::cuda_status();
+        py::dict d;
+        d["available"] = s.available;
+        d["reason"] = s.reason;
+        d["driver_version"] = s.driver_version;
+        py::list devices;
+        for (const graph::CudaDevice& dev : s.devices) {
+          py::dict x;
+          x["ordinal"] = dev.ordinal;
+          x["name"] = dev.name;
+          x["arch"] = dev.arch();
+          x["memory_bytes"] = dev.memory_bytes;
+          x["multiprocessors"] = dev.multiprocessors;
+          devices.append(x);
+        }
+        d["devices"] = devices;
+        return d;
+      },
+      "The CUDA driver and devices as the CUDA backend finds them (the driver loaded at run time): "
+      "available, or the reason (\"no CUDA device: ...\"), and each device's name, sm_XY, memory.");
   g.def(
       "nvrtc_version",
       []() {

@@ -1,0 +1,40 @@
+"""The CUDA driver as the CUDA backend finds it: loaded at run time, and where there is no driver library, no
+working driver or no device, a clean "no CUDA device: <why>" instead of an import failure or a crash."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import sot
+
+STUB = "/usr/local/cuda/lib64/stubs/libcuda.so"  # the toolkit's link-time stub: loads, but cuInit fails
+
+
+def status_with(libcuda):
+    code = "import sot, json; print(json.dumps(sot._sot.graph.cuda_status()))"
+    env = dict(os.environ, SOT_LIBCUDA=libcuda)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_status_is_a_device_list_or_the_reason():
+    s = sot._sot.graph.cuda_status()
+    if s["available"]:
+        assert s["devices"] and all(d["arch"].startswith("sm_") and d["memory_bytes"] > 0 for d in s["devices"])
+    else:
+        assert s["reason"].startswith("no CUDA device: ") and s["devices"] == []
+
+
+def test_a_missing_driver_library_is_reported_with_its_name(tmp_path):
+    s = status_with(str(tmp_path / "libcuda-missing.so"))
+    assert not s["available"] and "libcuda-missing.so" in s["reason"] and "cannot be loaded" in s["reason"]
+
+
+@pytest.mark.skipif(not os.path.exists(STUB), reason="no CUDA toolkit stub library here")
+def test_a_driver_that_cannot_start_is_reported():
+    s = status_with(STUB)
+    assert not s["available"] and s["reason"].startswith("no CUDA device: cuInit failed")
