@@ -14,6 +14,7 @@ std::vector<std::unique_ptr<Backend>>& registry() {
   if (backends.empty()) {
     backends.push_back(make_numpy_backend());
     backends.push_back(make_cpu_backend());
+    backends.push_back(make_cuda_backend());
   }
   return backends;
 }

@@ -1,17 +1,26 @@
 // Backends run graphs. Each compiles a Graph (with its outputs) into a Python callable
 // `f(*inputs)` that returns the outputs: the value itself for one output, a tuple for several, None
-// for none. Backends are found by name: "numpy" (the reference) and "cpu" (fused groups).
+// for none. Backends are found by name: "numpy" (the reference), "cpu" (fused groups) and "cuda"
+// (fused groups on the GPU).
 #pragma once
 
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "graph/graph.hpp"
 
 namespace sot::graph {
+
+// A backend that cannot compile graphs here (the cuda backend without a device): the translation
+// fails with this reason and the function runs as is.
+class BackendError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class Backend {
  public:
@@ -39,5 +48,8 @@ void register_backend(std::unique_ptr<Backend> backend);
 std::unique_ptr<Backend> make_numpy_backend();
 // The CPU backend: elementwise chains fused into groups run block by block (cpu_backend.cpp).
 std::unique_ptr<Backend> make_cpu_backend();
+// The CUDA backend: fused groups as NVRTC-compiled kernels on the GPU, NumPy arrays in and out
+// (cuda_backend.cpp); compiling a graph without a CUDA device raises "no CUDA device: <why>".
+std::unique_ptr<Backend> make_cuda_backend();
 
 }  // namespace sot::graph

@@ -8,6 +8,7 @@
 #include "bytecode/opcode_table.hpp"
 #include "capture/code_cache.hpp"
 #include "capture/guard_tree.hpp"
+#include "graph/backend.hpp"
 #include "translator/opcode_executor.hpp"
 
 namespace py = pybind11;
@@ -72,6 +73,8 @@ capture::Translation SymbolicTranslator::translate(const capture::FrameInfo& fra
     t = capture::Translation::failed(std::string("codegen: ") + e.what());
   } catch (const bytecode::BytecodeError& e) {
     t = capture::Translation::failed(std::string("bytecode: ") + e.what());
+  } catch (const graph::BackendError& e) {
+    t = capture::Translation::failed(e.what());
   } catch (py::error_already_set& e) {
     t = capture::Translation::failed(std::string("internal error: ") + e.what());
   } catch (const std::exception& e) {

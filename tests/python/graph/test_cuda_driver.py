@@ -6,9 +6,11 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import sot
+from sot import capture as cap
 
 STUB = "/usr/local/cuda/lib64/stubs/libcuda.so"  # the toolkit's link-time stub: loads, but cuInit fails
 
@@ -38,3 +40,22 @@ def test_a_missing_driver_library_is_reported_with_its_name(tmp_path):
 def test_a_driver_that_cannot_start_is_reported():
     s = status_with(STUB)
     assert not s["available"] and s["reason"].startswith("no CUDA device: cuInit failed")
+
+
+def chain(a, b):
+    return np.sqrt(a * a + b) - 1.0
+
+
+@pytest.mark.skipif(sot._sot.graph.cuda_status()["available"], reason="a CUDA device is here")
+def test_the_cuda_backend_without_a_device_runs_the_function_as_is_with_the_reason():
+    assert "cuda" in sot._sot.graph.backends()
+    sot.reset()
+    f = sot.jit(chain, backend="cuda")
+    for n in (4, 7):
+        a, b = np.linspace(0, 1, n), np.linspace(1, 2, n)
+        got = f(a, b)
+        assert type(got) is np.ndarray and np.array_equal(got, chain(a, b))
+    stats = cap.stats(chain)
+    assert stats["reasons"][0].startswith("no CUDA device: ") and stats["reasons"][0].endswith("(backend 'cuda')")
+    assert stats["gave_up"].endswith(stats["reasons"][0])  # and it stops asking: the reason stays
+    sot.reset()

@@ -1,0 +1,72 @@
+// What the CUDA backend needs from a GPU, as an interface: the driver API implements it
+// (cuda_driver.cpp), and tests give a fake, so that the backend's own logic (allocation, copies,
+// launch order, error handling) is tested without a GPU. Addresses and handles are 64-bit values.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sot::graph {
+
+class DeviceApi {
+ public:
+  DeviceApi() = default;
+  virtual ~DeviceApi() = default;
+  DeviceApi(const DeviceApi&) = delete;
+  DeviceApi& operator=(const DeviceApi&) = delete;
+  DeviceApi(DeviceApi&&) = delete;
+  DeviceApi& operator=(DeviceApi&&) = delete;
+
+  virtual std::string arch() const = 0;  // "sm_90"
+  virtual int multiprocessors() const = 0;
+  // A module from a cubin (else its PTX, JIT-compiled by the driver), and its entry points; 0
+  // with `why` on failure.
+  virtual std::uint64_t load_module(const std::string& cubin, const std::string& ptx,
+                                    std::string* why) = 0;
+  virtual std::uint64_t function(std::uint64_t module, const std::string& name,
+                                 std::string* why) = 0;
+  virtual std::uint64_t alloc(std::size_t bytes, std::string* why) = 0;
+  virtual void free(std::uint64_t address) = 0;
+  virtual bool copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes,
+                              std::string* why) = 0;
+  virtual bool copy_to_host(void* dst, std::uint64_t src, std::size_t bytes, std::string* why) = 0;
+  virtual bool zero(std::uint64_t dst, std::size_t bytes, std::string* why) = 0;
+  // Launches `function` with one by-value parameter: the CudaArgs block `args`.
+  virtual bool launch(std::uint64_t function, unsigned grid, unsigned block,
+                      const std::vector<std::uint64_t>& args, std::string* why) = 0;
+  virtual bool synchronize(std::string* why) = 0;
+};
+
+// The first device the driver found, or nullptr with `why` ("no CUDA device: ...").
+DeviceApi* cuda_device(std::string* why);
+
+// Device memory kept for reuse: blocks freed by one run are taken by the next that needs the same
+// (rounded) size, so repeated calls allocate nothing; at most `limit` bytes are kept.
+class DevicePool {
+ public:
+  explicit DevicePool(DeviceApi& device, std::size_t limit = std::size_t{1} << 30)
+      : device_(device), limit_(limit) {}
+  ~DevicePool();
+  DevicePool(const DevicePool&) = delete;
+  DevicePool& operator=(const DevicePool&) = delete;
+  DevicePool(DevicePool&&) = delete;
+  DevicePool& operator=(DevicePool&&) = delete;
+
+  // A block of at least `bytes` (0 with `why` when the device has no memory left).
+  std::uint64_t take(std::size_t bytes, std::string* why);
+  // Gives back a block take() returned for `bytes`.
+  void give(std::uint64_t address, std::size_t bytes);
+  std::size_t kept_bytes() const { return kept_bytes_; }
+  static std::size_t rounded(std::size_t bytes);
+
+ private:
+  DeviceApi& device_;
+  std::size_t limit_;
+  std::size_t kept_bytes_ = 0;
+  std::map<std::size_t, std::vector<std::uint64_t>> kept_;
+};
+
+}  // namespace sot::graph
