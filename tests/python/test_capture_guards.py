@@ -77,6 +77,33 @@ def test_array_meta_from_the_buffer_protocol():
     assert not ok and "type array" in failure
 
 
+def test_ndarray_fields_decide_only_what_the_buffer_would():
+    """Once an ndarray's dtype passed the buffer test, later ndarrays of that dtype object are checked from their
+    fields - but an unaligned one (its buffer format is "=d", not "d"), a subclass and a structured dtype whose
+    fields were renamed still go through the buffer protocol, and fail as before."""
+    np = pytest.importorskip("numpy")
+    g = guards()
+    g.local("items").array_like(np.zeros(3))
+    base = {"x": 0, "config": {}}
+    assert g.tree.check({**base, "items": np.ones(3)})[0]  # the buffer path: dtype seen
+    assert g.tree.check({**base, "items": np.arange(3.0)})[0]  # the fields path
+    assert not g.tree.check({**base, "items": np.ones(4)})[0]
+    unaligned = np.zeros(3 * 8 + 1, np.uint8)[1:].view(np.float64)
+    assert not unaligned.flags.aligned and unaligned.dtype is np.ones(3).dtype
+    ok, failure = g.tree.check({**base, "items": unaligned})
+    assert not ok and "format" in failure
+    assert g.tree.check({**base, "items": np.ones(3)})[0]
+
+    st = np.dtype([("a", "f8"), ("b", "f8")])
+    g2 = guards()
+    g2.local("items").array_like(np.zeros(2, st))
+    a = np.zeros(2, st)
+    assert g2.tree.check({**base, "items": a})[0]
+    renamed = np.zeros(2, st)
+    renamed.dtype.names = ("c", "d")  # the same dtype object, another buffer format
+    assert not g2.tree.check({**base, "items": renamed})[0]
+
+
 def test_symbolic_shapes_bind_once_per_evaluation_and_exclude_0_and_1():
     g = guards()
     g.local("x").array("d", ("n", 3))

@@ -28,7 +28,8 @@ struct Counters {
   std::uint64_t declined = 0;      // the callback chose the original code
   std::uint64_t fallbacks = 0;     // the original code ran because something failed (reasons below)
   std::uint64_t failed = 0;        // translations that failed (each also a fallback)
-  std::uint64_t guard_ns = 0;      // time spent in guards (one lookup in 32 timed, times 32)
+  std::uint64_t guard_ns = 0;      // time spent in guards (estimated: see eval_hook.cpp)
+  std::uint64_t lookups = 0;       // cache lookups (the guards' timing samples them)
 };
 
 struct CodeCache {

@@ -33,12 +33,15 @@ struct ThreadState {
 // itself lives as long as the thread, so a scope opened per call allocates nothing.
 thread_local ThreadState* t_state = nullptr;
 
+// Allocated once per thread and never freed: a thread that ends inside a scope must not destroy
+// its translators (Python objects) without the GIL, perhaps after the interpreter is gone.
 ThreadState* thread_state() {
-  thread_local ThreadState storage;
-  return &storage;
+  thread_local ThreadState* storage =
+      new ThreadState();  // NOLINT(cppcoreguidelines-owning-memory): kept for the thread's life
+  return storage;
 }
 
-constexpr std::uint64_t kGuardSample = 32;  // one cache lookup in 32 is timed
+constexpr std::uint64_t kGuardSample = 32;  // after the first 32, one cache lookup in 32 is timed
 
 int g_open_scopes = 0;  // over all threads (changed with the GIL held)
 _PyFrameEvalFunction g_previous = nullptr;
@@ -270,9 +273,11 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   const FrameValues values(f, co);
   // 1. A cached entry whose guard passes.
   PyObject* chosen = nullptr;  // borrowed from the cache entry
-  // The guards' time is measured on one lookup in kGuardSample and counted for all of them (the
-  // clock costs about as much as a small guard tree).
-  const bool timed = (cache->counters.hits + cache->counters.misses) % kGuardSample == 0;
+  // The guards' time: every lookup of the first kGuardSample, then one in kGuardSample counted for
+  // all of them (the clock costs about as much as a small guard tree).
+  const std::uint64_t lookup = cache->counters.lookups++;
+  const std::uint64_t weight = lookup < kGuardSample ? 1 : kGuardSample;
+  const bool timed = lookup < kGuardSample || lookup % kGuardSample == 0;
   const auto started =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   std::string failures;  // every entry's failing guard
@@ -309,10 +314,9 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   }
   if (timed) {
     cache->counters.guard_ns +=
-        kGuardSample *
-        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                       std::chrono::steady_clock::now() - started)
-                                       .count());
+        weight * static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                std::chrono::steady_clock::now() - started)
+                                                .count());
   }
   if (chosen != nullptr) {
     --st->busy;

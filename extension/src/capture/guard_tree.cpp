@@ -71,6 +71,13 @@ bool c_contiguous(int ndim, const Py_ssize_t* shape, const Py_ssize_t* strides,
   return true;
 }
 
+// One item code with at most a byte-order prefix ("d", "<f", "?"): not a structured or sub-array
+// format.
+bool simple_format(const std::string& format) {
+  return !format.empty() && format.size() <= 2 &&
+         format.find_first_of("{}():T") == std::string::npos;
+}
+
 // numpy.ndarray, known once a buffer of that exact type has passed a check (borrowed: the type
 // lives as long as NumPy, which is never unloaded).
 PyTypeObject* g_ndarray = nullptr;
@@ -79,8 +86,10 @@ PyTypeObject* g_ndarray = nullptr;
 // through the buffer protocol: read the array's own fields. 1: passes, 0: fails, -1: take the
 // buffer path.
 int array_fast_path(const GuardCheck& c, PyObject* value, std::vector<Py_ssize_t>* symbols) {
+  // (An unaligned array exports another format, "=d" for "d": the buffer path decides for it.)
   if (Py_TYPE(value) != g_ndarray || g_ndarray == nullptr || !c.seen_descr ||
-      array_fields(value)->descr != c.seen_descr.ptr()) {
+      array_fields(value)->descr != c.seen_descr.ptr() ||
+      (array_fields(value)->flags & kArrayAligned) == 0) {
     return -1;
   }
   const ArrayFields* a = array_fields(value);
@@ -109,8 +118,11 @@ bool array_matches(const GuardCheck& c, PyObject* value, std::vector<Py_ssize_t>
   if (ok && c.contiguous) {
     ok = PyBuffer_IsContiguous(&view, 'C') != 0;
   }
-  if (format_ok && std::strcmp(Py_TYPE(value)->tp_name, "numpy.ndarray") == 0) {
-    // Every ndarray with this dtype object exports the same format: later checks read fields.
+  if (format_ok && simple_format(c.format) &&
+      std::strcmp(Py_TYPE(value)->tp_name, "numpy.ndarray") == 0 &&
+      (array_fields(value)->flags & kArrayAligned) != 0) {
+    // Every aligned ndarray with this dtype object exports the same simple format (a structured
+    // dtype's format changes when its fields are renamed): later checks read fields.
     g_ndarray = Py_TYPE(value);
     c.seen_descr = py::reinterpret_borrow<py::object>(array_fields(value)->descr);
     c.seen_itemsize = view.itemsize;

@@ -6,6 +6,7 @@
 #include <structmember.h>
 
 #include <cstddef>
+#include <exception>
 #include <memory>
 #include <utility>
 
@@ -25,7 +26,7 @@ struct JitObject {
   PyObject* backend;     // a backend name, or None: config.backend at each call
   PyObject* cached_key;  // the backend name `translator` was resolved for
   PyObject* dict;
-  PyObject* weakrefs;  // the weak reference list (not a reference)
+  PyObject* weakrefs;                       // the weak reference list (not a reference)
   std::shared_ptr<Translator>* translator;  // owned; null until the first call
   vectorcallfunc vectorcall;
 };
@@ -79,10 +80,20 @@ Translator* translator_for_call(JitObject* j) {
 PyObject* jit_vectorcall(PyObject* self, PyObject* const* args, std::size_t nargsf,
                          PyObject* kwnames) {
   JitObject* j = as_jit(self);
+  if (j->fn == nullptr || j->config == nullptr || j->resolve == nullptr) {
+    // (cleared by the garbage collector, then reached again from a finalizer of the same cycle)
+    PyErr_SetString(PyExc_RuntimeError, "this jit function was cleared");
+    return nullptr;
+  }
   if (translator_for_call(j) == nullptr) {
     return nullptr;
   }
-  enable(*j->translator);
+  try {
+    enable(*j->translator);
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return nullptr;
+  }
   PyObject* result = PyObject_Vectorcall(j->fn, args, nargsf, kwnames);
   disable();
   return result;
@@ -168,7 +179,7 @@ PyTypeObject* jit_type() {
     };
     PyType_Spec spec = {"sot.JitFunction", sizeof(JitObject), 0,
                         Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
-                            Py_TPFLAGS_METHOD_DESCRIPTOR,
+                            Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_METHOD_DESCRIPTOR,
                         slots};
     PyObject* t = PyType_FromSpec(&spec);
     if (t == nullptr) {

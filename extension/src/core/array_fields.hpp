@@ -20,6 +20,7 @@ struct ArrayFields {
 
 constexpr int kArrayCContiguous = 0x0001;
 constexpr int kArrayOwnData = 0x0004;
+constexpr int kArrayAligned = 0x0100;
 constexpr int kArrayWriteable = 0x0400;
 
 // `a` must be an ndarray.

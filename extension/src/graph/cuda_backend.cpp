@@ -91,6 +91,16 @@ class CudaGroup {
     build();
   }
 
+  ~CudaGroup() {
+    if (module_ != 0) {
+      device_.unload_module(module_);
+    }
+  }
+  CudaGroup(const CudaGroup&) = delete;
+  CudaGroup& operator=(const CudaGroup&) = delete;
+  CudaGroup(CudaGroup&&) = delete;
+  CudaGroup& operator=(CudaGroup&&) = delete;
+
   // Why the group runs on the host (empty: it runs on the device).
   const std::string& why() const { return why_; }
   const std::string& last_replay() const { return last_replay_; }
@@ -139,8 +149,8 @@ class CudaGroup {
       why_ = "NVRTC: " + binary.error;
       return;
     }
-    const std::uint64_t module = device_.load_module(binary.cubin, binary.ptx, &why_);
-    if (module == 0) {
+    module_ = device_.load_module(binary.cubin, binary.ptx, &why_);
+    if (module_ == 0) {
       return;
     }
     std::vector<std::string> entries;
@@ -152,7 +162,7 @@ class CudaGroup {
       entries = {"_rows"};
     }
     for (const std::string& e : entries) {
-      const std::uint64_t fn = device_.function(module, source_.name + e, &why_);
+      const std::uint64_t fn = device_.function(module_, source_.name + e, &why_);
       if (fn == 0) {
         return;
       }
@@ -263,6 +273,16 @@ class CudaGroup {
         bits->push_back(double_bits(d));
         continue;
       }
+      if (PyBool_Check(v) || std::strcmp(Py_TYPE(v)->tp_name, "numpy.bool") == 0 ||
+          std::strcmp(Py_TYPE(v)->tp_name, "numpy.bool_") == 0) {
+        const int truth = PyObject_IsTrue(v);  // (NumPy 2's bool has no __index__)
+        if (truth < 0) {
+          PyErr_Clear();
+          return false;
+        }
+        bits->push_back(static_cast<std::uint64_t>(truth));
+        continue;
+      }
       const py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(v));
       if (!index) {
         PyErr_Clear();
@@ -291,9 +311,8 @@ class CudaGroup {
         continue;
       }
       PyObject* v = frame.get(k_.buffers[b].value);
-      if (PyObject_IsInstance(v, ndarray_.ptr()) != 1) {
-        PyErr_Clear();
-        return replay("an input that is not an ndarray");
+      if (Py_TYPE(v) != reinterpret_cast<PyTypeObject*>(ndarray_.ptr())) {
+        return replay("an input that is not an ndarray (a subclass keeps its own behaviour)");
       }
       const py::object dtype =
           py::reinterpret_steal<py::object>(PyObject_GetAttrString(v, "dtype"));
@@ -339,7 +358,10 @@ class CudaGroup {
       }
     }
     const std::uint64_t flags = staging.take(sizeof(unsigned), &why);
-    if (flags == 0 || !device_.zero(flags, sizeof(unsigned), &why)) {
+    if (flags == 0) {
+      return replay("device memory: " + why);
+    }
+    if (!device_.zero(flags, sizeof(unsigned), &why)) {
       return give_up(why);
     }
     auto launch =
@@ -398,6 +420,7 @@ class CudaGroup {
   DeviceApi& device_;
   DevicePool& pool_;
   CudaSource source_;
+  std::uint64_t module_ = 0;
   std::vector<std::pair<std::string, std::uint64_t>> functions_;
   std::vector<py::object> dtypes_;
   std::vector<bool> scalar_;  // per buffer: an output the graph holds as a NumPy scalar

@@ -28,6 +28,7 @@ class DeviceApi {
                                     std::string* why) = 0;
   virtual std::uint64_t function(std::uint64_t module, const std::string& name,
                                  std::string* why) = 0;
+  virtual void unload_module(std::uint64_t module) = 0;
   virtual std::uint64_t alloc(std::size_t bytes, std::string* why) = 0;
   virtual void free(std::uint64_t address) = 0;
   virtual bool copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes,

@@ -29,6 +29,7 @@ struct DriverApi {
   int (*ctx_set_current)(void*) = nullptr;
   int (*module_load_data)(void**, const void*) = nullptr;
   int (*module_get_function)(void**, void*, const char*) = nullptr;
+  int (*module_unload)(void*) = nullptr;
   int (*mem_alloc)(std::uint64_t*, std::size_t) = nullptr;
   int (*mem_free)(std::uint64_t) = nullptr;
   int (*memcpy_htod)(std::uint64_t, const void*, std::size_t) = nullptr;
@@ -78,6 +79,7 @@ bool bind_all(void* lib, DriverApi* api) {
          bind(lib, "cuCtxSetCurrent", &api->ctx_set_current) &&
          bind(lib, "cuModuleLoadData", &api->module_load_data) &&
          bind(lib, "cuModuleGetFunction", &api->module_get_function) &&
+         bind(lib, "cuModuleUnload", &api->module_unload) &&
          bind(lib, "cuMemAlloc_v2", &api->mem_alloc) && bind(lib, "cuMemFree_v2", &api->mem_free) &&
          bind(lib, "cuMemcpyHtoD_v2", &api->memcpy_htod) &&
          bind(lib, "cuMemcpyDtoH_v2", &api->memcpy_dtoh) &&
@@ -179,6 +181,14 @@ class DriverDevice final : public DeviceApi {
       return reinterpret_cast<std::uint64_t>(fn);  // NOLINT(*-reinterpret-cast): a handle
     }
     return 0;
+  }
+
+  void unload_module(std::uint64_t module) override {
+    std::string ignored;
+    if (current(&ignored)) {
+      api_.module_unload(
+          reinterpret_cast<void*>(module));  // NOLINT(*-reinterpret-cast,*-int-to-ptr)
+    }
   }
 
   std::uint64_t alloc(std::size_t bytes, std::string* why) override {

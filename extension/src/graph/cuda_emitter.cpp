@@ -1,6 +1,8 @@
 #include "graph/cuda_emitter.hpp"
 
+#include <cfloat>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -47,18 +49,10 @@ const char* ctype(DType t) {
   }
 }
 
-// The unsigned type of the same size (integer wrap-around without signed overflow).
+// An unsigned type at least as wide (integer wrap-around without signed overflow; the result is
+// cast back to the loop type). Narrower types would promote to int, where a product overflows.
 const char* utype(DType t) {
-  switch (itemsize(t)) {
-    case 1:
-      return "unsigned char";
-    case 2:
-      return "unsigned short";
-    case 4:
-      return "unsigned int";
-    default:
-      return "unsigned long long";
-  }
+  return itemsize(t) <= 4 ? "unsigned int" : "unsigned long long";
 }
 
 // How each ufunc is written, per kind of loop type: 'f' float, 'i' signed or unsigned integer,
@@ -293,7 +287,7 @@ class CudaWriter {
           *why = "a select (where) of other types";
           return false;
         }
-        return true;
+        return constants_representable(e, e.dtype, why);
       case kir::Expr::Kind::kReduce: {
         const DType t = expr(e.operands[0]).dtype;
         if (kind(t) != 'f' || e.dtype != t || ctype(t) == nullptr) {
@@ -386,7 +380,7 @@ class CudaWriter {
              std::string(name(e.dtype));
       return false;
     }
-    if (op.boolean && !constants_fit(e, loop, why)) {
+    if (!constants_representable(e, loop, why) || (op.boolean && !constants_fit(e, loop, why))) {
       return false;
     }
     const char* form = kind_of(loop) == 'f' ? op.f : (kind_of(loop) == 'i' ? op.i : op.b);
@@ -395,6 +389,27 @@ class CudaWriter {
       return false;
     }
     loop_[i] = loop;
+    return true;
+  }
+
+  // A float constant a float32 loop cannot hold (1e300): NumPy warns "overflow encountered in
+  // cast" converting it; the kernel would not.
+  bool constants_representable(const kir::Expr& e, DType loop, std::string* why) const {
+    if (loop != DType::kFloat32) {
+      return true;
+    }
+    for (const int o : e.operands) {
+      const kir::Expr& x = expr(o);
+      if (x.kind != kir::Expr::Kind::kScalar || dtype_of(o) != DType::kFloat64) {
+        continue;
+      }
+      const kir::Scalar& s = k_.scalars[static_cast<std::size_t>(x.scalar)];
+      const double v = s.value < 0 ? PyFloat_AsDouble(s.constant.ptr()) : 0.0;
+      if (std::isfinite(v) && std::fabs(v) > static_cast<double>(FLT_MAX)) {
+        *why = "a float constant beyond float32's range";
+        return false;
+      }
+    }
     return true;
   }
 
@@ -664,6 +679,12 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
     return out;
   }
 
+  // NumPy's mean divides the sum by the count as an integer (np.intp): in float64, then cast.
+  std::string mean_of(const std::string& count) const {
+    return "x = static_cast<" + reducer().type + ">(static_cast<double>(x) / static_cast<double>(" +
+           count + "));";
+  }
+
   // The shared-memory tree over kThreads values, thread 0's `x` ends with the result.
   static std::string tree(const Reducer& red) {
     return "    red[threadIdx.x] = x;\n    __syncthreads();\n"
@@ -694,7 +715,7 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
            "    for (long long j = threadIdx.x; j < length; j += " + std::to_string(kThreads) +
            ") {\n" + body + "      " + red.type + " y = " + reduced + ";\n      " + red.combine +
            "\n    }\n" + tree(red) + "    if (threadIdx.x == 0) {\n      " +
-           (red.mean ? "x = x / static_cast<" + red.type + ">(length);\n      " : std::string()) +
+           (red.mean ? mean_of("length") + "\n      " : std::string()) +
            store(red.buffer, "x", "base[" + std::to_string(red.buffer) + "]") +
            "\n    }\n    __syncthreads();\n  }\n" + "  if (fl != 0) atomicOr(a.flags, fl);\n}\n";
   }
@@ -730,8 +751,8 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
            ") {\n    " + red.type + " y = static_cast<const " + red.type +
            "*>(a.partial)[i];\n    " + red.combine + "\n  }\n  {\n" + tree(red) +
            "  }\n  if (threadIdx.x == 0) {\n    " +
-           (red.mean ? "x = x / static_cast<" + red.type + ">(a.n);\n    " : std::string()) +
-           store(red.buffer, "x", "0") + "\n  }\n  if (fl != 0) atomicOr(a.flags, fl);\n}\n";
+           (red.mean ? mean_of("a.n") + "\n    " : std::string()) + store(red.buffer, "x", "0") +
+           "\n  }\n  if (fl != 0) atomicOr(a.flags, fl);\n}\n";
   }
 
   const kir::Kernel& k_;

@@ -220,9 +220,12 @@ CudaBinary compile_cuda(const std::string& source, const std::string& arch) {
   const auto start = std::chrono::steady_clock::now();
   std::string ptx_log;
   const std::string virtual_arch = "compute_" + arch.substr(arch.find('_') + 1);
-  if (!run_nvrtc(source, option_list(arch), true, &b.cubin, &b.log) ||
-      !run_nvrtc(source, option_list(virtual_arch), false, &b.ptx, &ptx_log)) {
-    b.error = b.log.empty() ? ptx_log : b.log;
+  if (!run_nvrtc(source, option_list(arch), true, &b.cubin, &b.log)) {
+    b.error = b.log;
+    return b;
+  }
+  if (!run_nvrtc(source, option_list(virtual_arch), false, &b.ptx, &ptx_log)) {
+    b.error = ptx_log;
     return b;
   }
   b.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -29,6 +29,7 @@ class FakeDevice final : public DeviceApi {
     *why = "fake";
     return 0;
   }
+  void unload_module(std::uint64_t) override {}
   std::uint64_t alloc(std::size_t bytes, std::string* why) override {
     if (in_use + bytes > capacity) {
       *why = "out of memory";

@@ -133,6 +133,31 @@ def test_float16_kernels_are_refused(check):
     assert entries and all("float16" in e["why"] for e in entries)
 
 
+def f32_big_constant(a):
+    return a * 1e300 + 1.0
+
+
+def small_int_product(a, b):
+    return a * b + a
+
+
+def test_what_numpy_would_warn_about_or_compute_otherwise_is_handled(check):
+    # a float32 kernel cannot take 1e300 (NumPy warns converting it): refused
+    with np.errstate(over="ignore"):
+        entries = kernels_of(f32_big_constant, np.ones(8, np.float32))
+    assert entries and all("beyond float32's range" in e["why"] for e in entries)
+    # uint16 products wrap in unsigned int, not in int (no signed overflow)
+    u = np.arange(60000, 60008, dtype=np.uint16)
+    entries = kernels_of(small_int_product, u, u)
+    assert_clean(entries)
+    assert "((unsigned int)e0 * (unsigned int)e1)" in entries[0]["source"]
+    # a float32 mean divides in float64, as NumPy's mean does
+    sot.reset()
+    entries = kernels_of(lambda x: (x * 2.0).mean(axis=-1), np.ones((4, 70), np.float32))
+    assert_clean(entries)
+    assert "static_cast<double>(x) / static_cast<double>(length)" in entries[0]["source"]
+
+
 def test_nvrtc_compiles_reports_resources_and_caches_on_disk(tmp_path, monkeypatch):
     monkeypatch.setenv("SOT_CACHE_DIR", str(tmp_path))
     src = 'extern "C" __global__ void k(double* a, long long n) {\n' \

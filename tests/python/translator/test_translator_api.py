@@ -140,6 +140,8 @@ def test_jit_callable_is_a_function_to_its_callers():
     assert ref() is None
     with pytest.raises(TypeError, match="callable"):
         cap.jit_function(1, sot.translate.default_translator, sot.config, None)
+    with pytest.raises(TypeError):
+        type(f)()  # made only by jit
 
 
 def test_explain_reports_breaks_with_lines_guards_and_bytecode(capsys):
