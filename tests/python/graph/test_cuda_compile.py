@@ -145,7 +145,11 @@ def test_what_numpy_would_warn_about_or_compute_otherwise_is_handled(check):
     # a float32 kernel cannot take 1e300 (NumPy warns converting it): refused
     with np.errstate(over="ignore"):
         entries = kernels_of(f32_big_constant, np.ones(8, np.float32))
-    assert entries and all("beyond float32's range" in e["why"] for e in entries)
+    # (NEP 50: a float32 kernel; NumPy 1.x's value-based casting makes the result float64 instead, computed in
+    # float64: refused as computed in another dtype than the array's)
+    weak = not np.__version__.startswith("1.") or np._get_promotion_state() == "weak"
+    wanted = "beyond float32's range" if weak else "computed in float32 and stored as float64"
+    assert entries and all(wanted in e["why"] for e in entries), entries
     # uint16 products wrap in unsigned int, not in int (no signed overflow)
     u = np.arange(60000, 60008, dtype=np.uint16)
     entries = kernels_of(small_int_product, u, u)
