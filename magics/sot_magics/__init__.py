@@ -211,7 +211,7 @@ class SotMagics(Magics):
         if fn is None:
             print(f"%sot_bytecode: no {name!r} in the notebook")
             return
-        code = getattr(fn, "__code__", None)
+        code = getattr(getattr(fn, "__sot_original__", fn), "__code__", None)  # (a sot.jit function: its own)
         if code is None:
             print(f"%sot_bytecode: {name} has no code object")
             return

@@ -22,12 +22,15 @@ namespace sot::module {
 
 namespace {
 PyObject* code_of(const py::object& fn_or_code) {
-  py::object code =
-      py::hasattr(fn_or_code, "__code__") ? py::object(fn_or_code.attr("__code__")) : fn_or_code;
+  // (a sot.jit function: the function it runs)
+  const py::object fn = py::hasattr(fn_or_code, "__sot_original__")
+                            ? py::object(fn_or_code.attr("__sot_original__"))
+                            : fn_or_code;
+  py::object code = py::hasattr(fn, "__code__") ? py::object(fn.attr("__code__")) : fn;
   if (!PyCode_Check(code.ptr())) {
     throw py::type_error("expected a function or a code object");
   }
-  return code.ptr();  // borrowed: alive as long as fn_or_code
+  return code.ptr();  // borrowed: alive as long as fn_or_code (and the function it holds)
 }
 // Guard values from dicts (locals by name), for checking a GuardTree outside a frame.
 class DictValues final : public capture::ValueSource {

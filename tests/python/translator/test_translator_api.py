@@ -104,6 +104,7 @@ def test_jit_callable_is_a_function_to_its_callers():
     assert s.apply(x=5, offset=2) == 17 and Scaler.static(5) == 4 and s.static(1) == 0
     assert functools.partial(s.apply, offset=10)(1) == 13
     assert cap.stats(Scaler.apply.__wrapped__)["translations"] >= 1
+    assert cap.stats(Scaler.apply) == cap.stats(Scaler.apply.__wrapped__)  # a jit function's stats: its function's
 
     g = sot.jit(raises_late)
     for _ in range(2):
