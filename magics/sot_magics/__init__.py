@@ -12,12 +12,17 @@ Line magics: ``%sot on|off|status`` (capture on for the following cells), ``%sot
 run one call afresh, with its report), ``%sot_bytecode f`` (f's cache entries and their transformed code),
 ``%sot_reset`` (forget every translation).
 
+A magic used wrongly (an unknown option or backend, ``%sot bogus``, ``%sot_explain`` of something that is not a
+call, ``%sot_bytecode`` of a missing name) raises IPython's ``UsageError``: the notebook shows "UsageError: ..."
+with the magic's usage, and nothing runs.
+
 Loaded automatically by the xsot kernel; elsewhere ``%load_ext sot_magics``.
 """
 
 import ast
 import time
 
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
@@ -93,17 +98,12 @@ class SotMagics(Magics):
     @cell_magic
     def sot(self, line, cell):
         """Run the cell with the symbolic opcode translator and show what it did."""
-        try:
-            args = parse_argstring(self.sot, line)
-        except Exception as exc:  # noqa: BLE001 - a usage error is the user's, shown as such
-            print(f"%%sot: {exc}")
-            return None
+        args = parse_argstring(self.sot, line)  # (UsageError for an unknown option)
         sot = _sot()
         try:
             translator = self._translator(args.backend, args.all)
         except ValueError as exc:
-            print(f"%%sot: {exc}")
-            return None
+            raise UsageError(f"%%sot: {exc}") from None
         translator.strict = args.strict
         previous_strict = sot.capture.strict()
         if args.strict:
@@ -138,33 +138,34 @@ class SotMagics(Magics):
                   quiet=args.quiet or (failed and not report.functions))
         return None
 
+    @magic_arguments()
+    @argument("action", nargs="?", default="status", choices=("on", "off", "status"),
+              help="on: capture on for every following cell; off: stop; status (default): say which")
     @line_magic("sot")
     def sot_line(self, line):
         """%sot on|off|status: capture on (or off) for every following cell; status says which."""
         sot = _sot()
-        word = line.strip().lower()
-        if word == "on":
+        action = parse_argstring(self.sot_line, line.strip().lower()).action
+        if action == "on":
             if self.always is None:
                 self.always = self._translator()
                 self.shell.events.register("pre_run_cell", self._enable)
                 self.shell.events.register("post_run_cell", self._disable)
             print("sot: capture on for the following cells (%sot off to stop)")
-        elif word == "off":
+        elif action == "off":
             if self.always is not None:
                 self.shell.events.unregister("pre_run_cell", self._enable)
                 self.shell.events.unregister("post_run_cell", self._disable)
                 self._disable()  # (this cell's scope: its post_run_cell hook is gone)
                 self.always = None
             print("sot: capture off")
-        elif word in ("", "status"):
+        else:
             state = "on" if self.always is not None else "off"
             extra = ""
             if self.always is not None:
                 extra = (f": {self.always.translations} translations, {self.always.breaks} graph breaks, "
                          f"{self.always.graphs} graphs so far")
             print(f"sot: capture {state}{extra} (sot {sot.__version__}, backend {sot.config.backend})")
-        else:
-            print("usage: %sot on|off|status")
 
     def _enable(self, *args):
         if not self.enabled:
@@ -183,11 +184,9 @@ class SotMagics(Magics):
         try:
             tree = ast.parse(line.strip(), mode="eval")
         except SyntaxError as exc:
-            print(f"%sot_explain: not an expression: {exc.msg}")
-            return None
+            raise UsageError(f"%sot_explain: not an expression: {exc.msg}") from None
         if not isinstance(tree.body, ast.Call):
-            print("usage: %sot_explain f(arguments)")
-            return None
+            raise UsageError("usage: %sot_explain f(arguments)")
         ns = self.shell.user_ns
         fn = eval(compile(ast.Expression(tree.body.func), "<sot_explain>", "eval"), ns)  # noqa: S307
         call_args = [eval(compile(ast.Expression(a), "<sot_explain>", "eval"), ns) for a in tree.body.args]  # noqa: S307
@@ -205,16 +204,13 @@ class SotMagics(Magics):
         sot = _sot()
         name = line.strip()
         if not name:
-            print("usage: %sot_bytecode function")
-            return
+            raise UsageError("usage: %sot_bytecode function")
         fn = self.shell.user_ns.get(name)
         if fn is None:
-            print(f"%sot_bytecode: no {name!r} in the notebook")
-            return
+            raise UsageError(f"%sot_bytecode: no {name!r} in the notebook")
         code = getattr(getattr(fn, "__sot_original__", fn), "__code__", None)  # (a sot.jit function: its own)
         if code is None:
-            print(f"%sot_bytecode: {name} has no code object")
-            return
+            raise UsageError(f"%sot_bytecode: {name} has no code object")
         stats = sot.capture.stats(code)
         codes = list(stats.get("codes", []))
         print(f"{name}: {len(codes)} cache entr{'y' if len(codes) == 1 else 'ies'}, {stats.get('hits', 0)} hits")

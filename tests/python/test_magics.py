@@ -100,11 +100,20 @@ def test_strict_raises_at_the_first_break(shell, magics):
     assert magics.last_result.error_in_exec is None
 
 
-def test_unknown_backend_and_bad_option_are_reported(shell):
-    stdout, _, _ = run(shell, "%%sot --backend nope\nf(np.ones(2))\n")
-    assert "unknown backend 'nope'" in stdout
-    stdout, _, _ = run(shell, "%%sot --frobnicate\n1\n")
-    assert "%%sot" in stdout and "unrecognized arguments" in stdout
+def usage_error(shell, source):
+    """The UsageError message a magic raised running ``source`` (IPython shows it as "UsageError: ...")."""
+    from IPython.core.error import UsageError
+
+    _, _, result = run(shell, source)
+    assert isinstance(result.error_in_exec, UsageError), result.error_in_exec
+    return str(result.error_in_exec)
+
+
+def test_unknown_backend_and_bad_option_are_usage_errors(shell):
+    shell.user_ns.pop("ran", None)
+    assert "unknown backend 'nope'" in usage_error(shell, "%%sot --backend nope\nran = 1\n")
+    assert "unrecognized arguments: --frobnicate" in usage_error(shell, "%%sot --frobnicate\nran = 1\n")
+    assert "ran" not in shell.user_ns  # the cell did not run
 
 
 def test_exception_in_the_cell_is_the_users(shell, magics):
@@ -171,15 +180,15 @@ def test_line_magics(shell, magics):
     import sot
 
     assert sot.capture.depth() == 0  # no capture scope left open
-    stdout, _, _ = run(shell, "%sot bogus")
-    assert "usage" in stdout
+    assert "invalid choice: 'bogus'" in usage_error(shell, "%sot bogus")
+    assert "%sot_explain" in usage_error(shell, "%sot_explain 1 +")
+    assert "usage: %sot_explain" in usage_error(shell, "%sot_explain f")
     stdout, _, _ = run(shell, "%sot_bytecode h")
     assert "1 cache entry" in stdout and "transformed code" in stdout
     value = shell.run_line_magic("sot_explain", "f(np.ones(3))")  # (explain starts afresh: resets caches)
     assert np.array_equal(value, np.ones(3) * 2 + 1)
     assert magics.last_report.functions[0].break_count == 2
-    stdout, _, _ = run(shell, "%sot_bytecode nothing_here")
-    assert "no 'nothing_here'" in stdout
+    assert "no 'nothing_here'" in usage_error(shell, "%sot_bytecode nothing_here")
     stdout, _, _ = run(shell, "%sot_reset")
     assert "forgotten" in stdout
 
