@@ -258,3 +258,19 @@ def test_report_benchmark_runs_on_the_function_it_promises():
         got = bench.main(runs=1)
     assert got["instructions"] >= 300 and got["breaks"] == 5 and got["resumes"] == 5, got
     assert "goal: under 200 ms" in out.getvalue()
+
+
+def test_a_report_displays_itself_as_the_magic_shows_it():
+    import sot
+
+    def doubled(x):
+        return x * 2
+
+    t = sot.translate.new_translator(records=True)
+    with sot.capture.capture(t):
+        doubled(np.ones(2))
+    report = sot.report.build(t.records())
+    bundle = report._repr_mimebundle_()
+    assert bundle["text/html"] == render.to_html(report, render.Options())
+    assert bundle["text/plain"] == render.to_text(report, render.Options())
+    assert "doubled" in bundle["text/plain"]

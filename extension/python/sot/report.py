@@ -195,6 +195,16 @@ class Report:
                 return f
         raise KeyError(name)
 
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """Shown by Jupyter as the ``%%sot`` report is (HTML, plain text): ``sot.report.build(records)`` as a cell's
+        value displays itself. The renderer comes with the magics (``sot_magics.render``)."""
+        try:
+            from sot_magics import render  # noqa: PLC0415 - the magics' renderer, where installed
+        except ImportError:
+            return {"text/plain": repr(self)}
+        options = render.Options()
+        return {"text/html": render.to_html(self, options), "text/plain": render.to_text(self, options)}
+
 
 def code_name(code):
     """The function's qualified name; "f.__sot_resume_42" for the resume function of f at offset 42."""
