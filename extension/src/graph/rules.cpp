@@ -75,47 +75,52 @@ std::int64_t product(const Shape& s) {
 
 }  // namespace
 
-std::optional<DType> result_dtype(const std::vector<Operand>& operands, ScalarPromotion mode,
-                                  std::string* why) {
-  std::optional<DType> strong;  // NumPy values (weak mode) or arrays (value-based)
+namespace {
+
+// NEP 50 (NumPy 2, or 1.24's "weak" state): NumPy values and arrays promote; Python numbers are
+// weak - the arrays' dtype wins within its kind (result_type_with_scalar).
+std::optional<DType> weak_result_dtype(const std::vector<Operand>& operands, std::string* why) {
+  std::optional<DType> strong;
   auto join = [&](DType t) { strong = strong ? promote_types(*strong, t) : t; };
-  if (mode == ScalarPromotion::kWeak) {
+  for (const Operand& o : operands) {
+    if (!o.is_python) {
+      join(o.info.dtype);
+    }
+  }
+  if (!strong) {
+    // Python numbers only (np.sqrt(3), np.where(c, 1, -1)): their default dtypes.
     for (const Operand& o : operands) {
-      if (!o.is_python) {
-        join(o.info.dtype);
-      }
+      join(default_dtype(o.scalar));
     }
     if (!strong) {
-      // Python numbers only (np.sqrt(3), np.where(c, 1, -1)): their default dtypes.
-      for (const Operand& o : operands) {
-        join(default_dtype(o.scalar));
-      }
-      if (!strong) {
-        *why = "no operand";
+      *why = "no operand";
+    }
+    return strong;
+  }
+  DType r = *strong;
+  for (const Operand& o : operands) {
+    if (o.is_python) {
+      const auto t = result_type_with_scalar(r, o.scalar, ScalarPromotion::kWeak, why);
+      if (!t) {
         return std::nullopt;
       }
-      return strong;
+      r = *t;
     }
-    DType r = *strong;
-    for (const Operand& o : operands) {
-      if (o.is_python) {
-        const auto t = result_type_with_scalar(r, o.scalar, mode, why);
-        if (!t) {
-          return std::nullopt;
-        }
-        r = *t;
-      }
-    }
-    return r;
   }
-  // NumPy 1.x: when every operand is a scalar, or a scalar's kind is above every array's, plain
-  // promotion of everyone's dtype; else the scalars count by value.
+  return r;
+}
+
+// NumPy 1.x: when every operand is a scalar, or a scalar's kind is above every array's, plain
+// promotion of everyone's dtype; else the scalars count by value.
+std::optional<DType> value_based_result_dtype(const std::vector<Operand>& operands,
+                                              std::string* why) {
+  std::optional<DType> strong;  // the arrays'
   int array_cat = -1;
   int scalar_cat = -1;
   for (const Operand& o : operands) {
     if (is_array(o)) {
       array_cat = std::max(array_cat, category(o.info.dtype));
-      join(o.info.dtype);
+      strong = strong ? promote_types(*strong, o.info.dtype) : o.info.dtype;
     } else {
       scalar_cat = std::max(scalar_cat, o.is_python ? category(o.scalar) : category(o.info.dtype));
     }
@@ -137,7 +142,7 @@ std::optional<DType> result_dtype(const std::vector<Operand>& operands, ScalarPr
       continue;
     }
     if (o.is_python) {
-      const auto t = result_type_with_scalar(r, o.scalar, mode, why);
+      const auto t = result_type_with_scalar(r, o.scalar, ScalarPromotion::kValueBased, why);
       if (!t) {
         return std::nullopt;
       }
@@ -151,6 +156,14 @@ std::optional<DType> result_dtype(const std::vector<Operand>& operands, ScalarPr
     }
   }
   return r;
+}
+
+}  // namespace
+
+std::optional<DType> result_dtype(const std::vector<Operand>& operands, ScalarPromotion mode,
+                                  std::string* why) {
+  return mode == ScalarPromotion::kWeak ? weak_result_dtype(operands, why)
+                                        : value_based_result_dtype(operands, why);
 }
 
 std::optional<ValueInfo> broadcast_info(const std::vector<Operand>& operands, std::string* why) {
