@@ -15,6 +15,7 @@
 #include "graph/block_executor.hpp"
 #include "graph/cuda_check.hpp"
 #include "graph/fusion.hpp"
+#include "graph/group_steps.hpp"
 #include "graph/kernel_ir.hpp"
 #include "graph/program.hpp"
 
@@ -69,9 +70,7 @@ class FusedRunner final : public Runner {
     int kernels = 0;
     for (Group& g : partition(graph, outputs)) {
       Segment s;
-      for (const int k : g.ops) {
-        s.op_names.push_back(graph.ops()[static_cast<std::size_t>(k)].name);
-      }
+      s.op_names = op_names(graph, g);
       if (g.kind == Group::Kind::kFused) {
         s.kernel =
             std::make_unique<BlockKernel>(kir::lower(graph, g, "k" + std::to_string(kernels++)));
@@ -137,25 +136,14 @@ class FusedRunner final : public Runner {
     for (const Segment& s : segments_) {
       fused += s.kernel ? 1 : 0;
     }
-    return "<sot compiled graph " + std::to_string(p_->steps.size()) +
-           "-op: " + std::to_string(p_->steps.size()) + " ops, " +
-           std::to_string(p_->inputs.size()) + " inputs, " + std::to_string(p_->outputs.size()) +
-           " outputs (cpu: " + std::to_string(segments_.size()) + " groups, " +
-           std::to_string(fused) + " fused)>";
+    return runner_repr(*p_, "cpu: " + std::to_string(segments_.size()) + " groups, " +
+                                std::to_string(fused) + " fused");
   }
 
   py::dict plan() const override {
     py::list groups;
     for (const Segment& s : segments_) {
-      py::dict g;
-      g["kind"] = std::string(kind_name(s.group.kind));
-      g["ops"] = py::cast(s.group.ops);
-      g["op_names"] = py::cast(s.op_names);
-      g["hoisted"] = py::cast(s.group.hoisted);
-      g["inputs"] = py::cast(s.group.inputs);
-      g["outputs"] = py::cast(s.group.outputs);
-      g["why"] = s.group.why;
-      g["runs"] = s.runs;
+      py::dict g = group_plan(s.group, s.op_names, s.runs);
       g["seconds"] = s.seconds;
       if (s.kernel) {
         g["kernel"] = s.kernel->kernel().text();
@@ -177,45 +165,23 @@ class FusedRunner final : public Runner {
   }
 
  private:
-  bool run_ops(const Segment& s, Frame& frame) {
-    for (const int k : s.group.ops) {
-      if (!frame.run_step(static_cast<std::size_t>(k))) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  // The slices moved ahead of the group run first; what they are the last to read is freed after
-  // the group (its members may read it too).
   bool run_segment(Segment& s, Frame& frame) {
-    for (const int k : s.group.hoisted) {
-      if (!frame.run_step(static_cast<std::size_t>(k), false)) {
-        return false;
-      }
-    }
-    const bool ok = run_group(s, frame);
-    for (const int k : s.group.hoisted) {
-      frame.release_after(static_cast<std::size_t>(k));
-    }
-    return ok;
+    return run_with_hoisted(s.group, frame, [&] { return run_group(s, frame); });
   }
 
   bool run_group(Segment& s, Frame& frame) {
     if (!s.kernel) {
-      return run_ops(s, frame);
+      return run_group_steps(s.group, frame);
     }
     switch (s.kernel->run(frame)) {
       case BlockKernel::Outcome::kDone:
         ++(s.kernel->last_tier() == 'B' ? s.native : s.blocked);
         s.in_place += s.kernel->last_in_place() ? 1 : 0;
-        for (const int k : s.group.ops) {
-          frame.release_after(static_cast<std::size_t>(k));
-        }
+        release_group(s.group, frame);
         return true;
       case BlockKernel::Outcome::kReplay:
         ++s.replayed;
-        return run_ops(s, frame);
+        return run_group_steps(s.group, frame);
       case BlockKernel::Outcome::kError:
         break;
     }

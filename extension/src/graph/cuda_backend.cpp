@@ -23,6 +23,7 @@
 #include "graph/cuda_launch.hpp"
 #include "graph/fp_state.hpp"
 #include "graph/fusion.hpp"
+#include "graph/group_steps.hpp"
 #include "graph/kernel_ir.hpp"
 #include "graph/nvrtc.hpp"
 #include "graph/program.hpp"
@@ -441,9 +442,7 @@ class CudaRunner final : public Runner {
     int kernels = 0;
     for (Group& g : partition(graph, outputs)) {
       Segment s;
-      for (const int k : g.ops) {
-        s.op_names.push_back(graph.ops()[static_cast<std::size_t>(k)].name);
-      }
+      s.op_names = op_names(graph, g);
       if (g.kind == Group::Kind::kFused) {
         s.kernel = std::make_unique<CudaGroup>(
             graph, kir::lower(graph, g, "k" + std::to_string(kernels++)), device, pool_);
@@ -459,16 +458,7 @@ class CudaRunner final : public Runner {
     }
     Frame frame(*p_, argv);
     for (Segment& s : segments_) {
-      for (const int k : s.group.hoisted) {
-        if (!frame.run_step(static_cast<std::size_t>(k), false)) {
-          return nullptr;
-        }
-      }
-      const bool ok = run_group(s, frame);
-      for (const int k : s.group.hoisted) {
-        frame.release_after(static_cast<std::size_t>(k));
-      }
-      if (!ok) {
+      if (!run_with_hoisted(s.group, frame, [&] { return run_group(s, frame); })) {
         return nullptr;
       }
       ++s.runs;
@@ -481,22 +471,14 @@ class CudaRunner final : public Runner {
     for (const Segment& s : segments_) {
       on_device += s.kernel && s.kernel->why().empty() ? 1 : 0;
     }
-    return "<sot compiled graph " + std::to_string(p_->steps.size()) +
-           "-op: " + std::to_string(p_->steps.size()) + " ops, " +
-           std::to_string(p_->inputs.size()) + " inputs, " + std::to_string(p_->outputs.size()) +
-           " outputs (cuda: " + std::to_string(segments_.size()) + " groups, " +
-           std::to_string(on_device) + " on the device)>";
+    return runner_repr(*p_, "cuda: " + std::to_string(segments_.size()) + " groups, " +
+                                std::to_string(on_device) + " on the device");
   }
 
   py::dict plan() const override {
     py::list groups;
     for (const Segment& s : segments_) {
-      py::dict g;
-      g["kind"] = std::string(kind_name(s.group.kind));
-      g["ops"] = py::cast(s.group.ops);
-      g["op_names"] = py::cast(s.op_names);
-      g["why"] = s.group.why;
-      g["runs"] = s.runs;
+      py::dict g = group_plan(s.group, s.op_names, s.runs);
       if (s.kernel) {
         g["device_runs"] = s.device;
         g["host_runs"] = s.host;
@@ -525,43 +507,28 @@ class CudaRunner final : public Runner {
     long host = 0;
   };
 
-  bool run_ops(const Segment& s, Frame& frame) {
-    for (const int k : s.group.ops) {
-      if (!frame.run_step(static_cast<std::size_t>(k))) {
-        return false;
-      }
-    }
-    return true;
-  }
-
   bool run_group(Segment& s, Frame& frame) {
     if (!s.kernel) {
-      return run_ops(s, frame);
+      return run_group_steps(s.group, frame);
     }
     if (!s.kernel->verified()) {
       // The first run is the host's: its results' dtypes check the kernel's.
       ++s.host;
-      for (const int k : s.group.ops) {
-        if (!frame.run_step(static_cast<std::size_t>(k), false)) {
-          return false;
-        }
+      if (!run_group_steps(s.group, frame, false)) {
+        return false;
       }
       s.kernel->verify(frame);
-      for (const int k : s.group.ops) {
-        frame.release_after(static_cast<std::size_t>(k));
-      }
+      release_group(s.group, frame);
       return true;
     }
     switch (s.kernel->run(frame)) {
       case CudaGroup::Outcome::kDone:
         ++s.device;
-        for (const int k : s.group.ops) {
-          frame.release_after(static_cast<std::size_t>(k));
-        }
+        release_group(s.group, frame);
         return true;
       case CudaGroup::Outcome::kReplay:
         ++s.host;
-        return run_ops(s, frame);
+        return run_group_steps(s.group, frame);
       case CudaGroup::Outcome::kError:
         break;
     }

@@ -9,22 +9,9 @@ import pytest
 
 import differential
 import sot
-import sot.bytecode as bc
-from sot.bytecode import Instruction as I  # noqa: E741
+from test_capture import plus  # `code` with an amount added to every value it returns
 
 np = pytest.importorskip("numpy")
-
-
-def add_to_returns(code, amount):
-    """``code`` with ``amount`` added to every value it returns (the same locals, so it runs in the frame)."""
-    import opcode
-
-    add = next(i for i, (name, _) in enumerate(opcode._nb_ops) if name == "NB_ADD")
-    b = bc.decode(code)
-    k = b.add_const(amount)
-    for index in reversed([i for i in range(len(b)) if b[i].opname == "RETURN_VALUE"]):
-        b.insert(index, [I("LOAD_CONST", k), I("BINARY_OP", add)])
-    return b.assemble()
 
 
 class WrongTranslator:
@@ -72,13 +59,13 @@ def scale(a):
 
 
 def test_a_wrong_value_fails(translate_with):
-    translate_with(inc, lambda code, lv: add_to_returns(code, 1))
+    translate_with(inc, lambda code, lv: plus(code, 1))
     with pytest.raises(AssertionError, match="differs in value"):
         differential.check(inc, 3, variants=False)
 
 
 def test_a_lost_print_fails(translate_with):
-    quiet = add_to_returns(returns_zero.__code__, 0)  # prints nothing, returns 0 * x: the same value for 0
+    quiet = plus(returns_zero.__code__, 0)  # prints nothing, returns 0 * x: the same value for 0
 
     translate_with(shout, lambda code, lv: quiet.replace(co_name=code.co_name, co_qualname=code.co_qualname,
                                                          co_firstlineno=code.co_firstlineno))
@@ -90,7 +77,7 @@ def test_a_missing_guard_fails_only_with_other_arguments(translate_with):
     # The translation returns the first call's result whatever x is: right for the case's own arguments, so only
     # the varied-argument calls (the same types, other values) can find it.
     def specialized(code, lv):
-        return add_to_returns(returns_zero.__code__, inc(lv["x"]))
+        return plus(returns_zero.__code__, inc(lv["x"]))
 
     translate_with(inc, specialized)
     differential.check(inc, 3, variants=False)  # the same arguments twice: cannot see it
@@ -103,6 +90,6 @@ def test_a_wrong_array_fails_the_numpy_harness(translate_with, monkeypatch):
     monkeypatch.syspath_prepend(os.path.join(os.path.dirname(__file__), "..", "graph"))
     import numpy_differential
 
-    translate_with(scale, lambda code, lv: add_to_returns(code, 1e-12))
+    translate_with(scale, lambda code, lv: plus(code, 1e-12))
     with pytest.raises(AssertionError, match="differs in value"):
         numpy_differential.check(scale, np.linspace(1, 2, 5), graphs=0, variants=False)
