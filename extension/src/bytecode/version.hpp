@@ -5,6 +5,10 @@
 
 #include <Python.h>
 
+#include <cstddef>
+
+#include "bytecode/localsplus.hpp"
+
 namespace sot::bytecode::version {
 
 static_assert(PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000,
@@ -52,11 +56,16 @@ inline constexpr bool kHasReturnConst = PY_VERSION_HEX >= 0x030C0000;
 inline constexpr bool kBoolConsumersNeedExactBool = PY_VERSION_HEX >= 0x030D0000;
 // 3.12+: FOR_ITER at exhaustion skips the END_FOR it targets (3.13: END_FOR and POP_TOP).
 inline constexpr bool kHasEndFor = PY_VERSION_HEX >= 0x030C0000;
+// FOR_ITER at exhaustion continues this many instructions past its target.
+inline constexpr std::size_t kForIterExhaustSkip =
+    PY_VERSION_HEX >= 0x030D0000 ? 2 : (PY_VERSION_HEX >= 0x030C0000 ? 1 : 0);
+// The values END_FOR pops (3.12: the iterator and the last item; 3.13: one, POP_TOP the other).
+inline constexpr int kEndForPops = PY_VERSION_HEX >= 0x030D0000 ? 1 : 2;
 
-// Localsplus kinds (Include/internal/pycore_code.h), stable across 3.11-3.13.
-inline constexpr unsigned char kFastHidden = 0x10;
-inline constexpr unsigned char kFastLocal = 0x20;
-inline constexpr unsigned char kFastCell = 0x40;
-inline constexpr unsigned char kFastFree = 0x80;
+// Localsplus kinds (the same on every version: bytecode/localsplus.hpp).
+inline constexpr unsigned char kFastHidden = localsplus::kHidden;
+inline constexpr unsigned char kFastLocal = localsplus::kLocal;
+inline constexpr unsigned char kFastCell = localsplus::kCell;
+inline constexpr unsigned char kFastFree = localsplus::kFree;
 
 }  // namespace sot::bytecode::version

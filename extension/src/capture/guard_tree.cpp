@@ -5,6 +5,7 @@
 
 #include "capture/describe.hpp"
 #include "core/array_fields.hpp"
+#include "core/type_version.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -325,10 +326,8 @@ bool GuardCheck::passes(PyObject* value, std::vector<Py_ssize_t>* symbols) const
       return false;  // only reached when the value exists
     case Kind::kTypeVersion: {
       auto* type = reinterpret_cast<PyTypeObject*>(expected.ptr());
-      // (3.13 no longer sets Py_TPFLAGS_VALID_VERSION_TAG: a tag of 0 is the invalid one.)
       return Py_TYPE(value) == type && version != 0 && type->tp_version_tag == version &&
-             (PY_VERSION_HEX >= 0x030D0000 ||
-              PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG));
+             core::has_valid_version_tag(type);
     }
   }
   return false;

@@ -1,5 +1,7 @@
 #include "translator/guards.hpp"
 
+#include "core/type_version.hpp"
+
 namespace py = pybind11;
 
 namespace sot::translator {
@@ -103,20 +105,10 @@ void GuardSet::length(const VarPtr& v, Py_ssize_t n) {
 
 bool GuardSet::type_version(const VarPtr& v) {
   auto* type = Py_TYPE(v->value().ptr());
-  // (3.13 no longer sets Py_TPFLAGS_VALID_VERSION_TAG: a tag of 0 is the invalid one.)
-  const auto valid = [type] {
-    return type->tp_version_tag != 0 &&
-           (PY_VERSION_HEX >= 0x030D0000 || PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG));
-  };
-  if (!valid()) {
-    // Assign one (a lookup does on 3.11: the method cache needs one).
-#if PY_VERSION_HEX >= 0x030C0000
-    (void)PyUnstable_Type_AssignVersionTag(type);
-#else
-    (void)_PyType_Lookup(type, py::str("__class__").ptr());
-#endif
+  if (!core::has_valid_version_tag(type)) {
+    core::assign_version_tag(type);
   }
-  if (!valid()) {
+  if (!core::has_valid_version_tag(type)) {
     return false;
   }
   capture::GuardCheck c;

@@ -7,6 +7,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -20,6 +21,7 @@
 #include "graph/rules.hpp"
 #include "translator/array_state.hpp"
 #include "translator/guards.hpp"
+#include "translator/side_effects.hpp"
 #include "translator/variable.hpp"
 
 namespace sot::translator {
@@ -28,20 +30,6 @@ namespace sot::translator {
 struct FrameState {
   std::vector<VarPtr> locals;  // by localsplus index; nullptr = unbound (or a cell / free slot)
   std::vector<VarPtr> stack;   // bottom first
-};
-
-// A change to the list or dict received from outside: type(x).<method>(x, *args), replayed as
-// such (the same operations in the same order, so that anything watching the object - a sort in
-// progress - sees what it would have seen).
-struct ModelOp {
-  pybind11::object method;  // the method descriptor, e.g. list.append
-  std::vector<VarPtr> args;
-};
-
-struct AttrStore {
-  VarPtr object;
-  pybind11::object name;
-  VarPtr value;  // nullptr: deleted
 };
 
 struct SimulationResult {
@@ -59,18 +47,10 @@ struct SimulationResult {
   int lineno = -1;        // kBreak, kFail: the user's line
   std::vector<VarPtr> entry_locals;  // the Variables of the locals at entry (unchanged = same)
   // Side effects the generated code replays after it has loaded every value it needs: input lists
-  // emptied with `del x[:]` (the resume functions' argument lists).
+  // emptied with `del x[:]` (the resume functions' argument lists), and the rest
+  // (side_effects.hpp).
   std::vector<VarPtr> cleared_lists;
-  // Globals the frame assigned (STORE_GLOBAL), in order: replayed by the generated code too.
-  std::vector<std::pair<pybind11::object, VarPtr>> global_stores;
-  // Cells the frame wrote (their contents now differ from their initial contents, or not).
-  std::vector<VarPtr> cells;
-  // The list or dict received from outside that the frame changed, and its new contents; the
-  // attributes it set or deleted on objects received from outside, in order.
-  VarPtr modeled;
-  VarPtr model;
-  std::vector<ModelOp> model_ops;
-  std::vector<AttrStore> attr_stores;
+  SideEffects effects;
   std::size_t simulated = 0;  // instructions simulated
   std::size_t folded = 0;     // operations folded at translation time
   // The NumPy operations captured (nullptr: none); kArray Variables are its values.
@@ -109,21 +89,9 @@ class OpcodeExecutor {
 
   // Calls inlined into one another, at most (deeper calls break the graph).
   static constexpr int kMaxInlineDepth = 8;
-  // Lists and cells changed by an inlined call, with their items before the change, so that a call
-  // that cannot finish is undone.
-  using UndoLog = std::vector<std::pair<VarPtr, Variable::State>>;
   // What inlined calls share with the frame that runs them.
   struct Shared {
-    UndoLog undo;
-    std::vector<std::pair<pybind11::object, VarPtr>> global_stores;  // STORE_GLOBAL, in order
-    std::vector<VarPtr> cells;  // cells written (STORE_DEREF, DELETE_DEREF), first write first
-    // The one list or dict received from outside whose contents the frame changes, and its
-    // contents as the frame changes them (a list or dict Variable, never loaded itself).
-    VarPtr modeled;
-    VarPtr model;
-    std::vector<ModelOp> model_ops;
-    // Attributes set (value) or deleted (nullptr) on objects received from outside, in order.
-    std::vector<AttrStore> attr_stores;
+    SideEffects effects;
     // The Variables of globals and module attributes loaded so far ((nullptr, "global name"),
     // (module, "attr name")): the same place gives the same Variable.
     std::map<std::pair<const Variable*, std::string>, VarPtr> loaded;
@@ -147,8 +115,131 @@ class OpcodeExecutor {
  private:
   struct Stop {};  // thrown by handlers to end the run (the result is already set)
 
-  // Handlers return normally to continue at next_.
+  // Runs the handler of `ins`; handlers return normally to continue at next_.
   void step(const bytecode::Instruction& ins);
+
+  // Opcode handlers, one per opcode (or per family of opcodes that differ in nothing the
+  // simulation sees), grouped by family in handlers_<family>.cpp. handler_table.cpp maps this
+  // Python's opcode numbers to them; an opcode without a handler is a graph break.
+  using Handler = void (OpcodeExecutor::*)(const bytecode::Instruction&);
+  static const std::array<Handler, 256>& handlers();
+  friend std::vector<std::string> simulated_opcode_names();
+  // handlers_locals.cpp
+  void op_nop(const bytecode::Instruction& ins);
+  void op_resume(const bytecode::Instruction& ins);
+  void op_load_fast(const bytecode::Instruction& ins);
+  void op_load_fast_and_clear(const bytecode::Instruction& ins);
+  void op_load_fast_load_fast(const bytecode::Instruction& ins);
+  void op_store_fast(const bytecode::Instruction& ins);
+  void op_store_fast_load_fast(const bytecode::Instruction& ins);
+  void op_store_fast_store_fast(const bytecode::Instruction& ins);
+  void op_delete_fast(const bytecode::Instruction& ins);
+  void op_load_const(const bytecode::Instruction& ins);
+  void op_return_value(const bytecode::Instruction& ins);
+  void op_return_const(const bytecode::Instruction& ins);
+  void op_load_global(const bytecode::Instruction& ins);
+  void op_store_global(const bytecode::Instruction& ins);
+  void op_delete_global(const bytecode::Instruction& ins);
+  // handlers_stack.cpp
+  void op_pop_top(const bytecode::Instruction& ins);
+  void op_push_null(const bytecode::Instruction& ins);
+  void op_copy(const bytecode::Instruction& ins);
+  void op_swap(const bytecode::Instruction& ins);
+  // handlers_operators.cpp
+  void op_binary_op(const bytecode::Instruction& ins);
+  void op_compare_op(const bytecode::Instruction& ins);
+  void op_is_op(const bytecode::Instruction& ins);
+  void op_contains_op(const bytecode::Instruction& ins);
+  void op_call_intrinsic_1(const bytecode::Instruction& ins);
+  void op_unary_negative(const bytecode::Instruction& ins);
+  void op_unary_positive(const bytecode::Instruction& ins);
+  void op_unary_invert(const bytecode::Instruction& ins);
+  void op_unary_not(const bytecode::Instruction& ins);
+  void op_to_bool(const bytecode::Instruction& ins);
+  void op_format_value(const bytecode::Instruction& ins);
+  void op_format_simple(const bytecode::Instruction& ins);
+  void op_format_with_spec(const bytecode::Instruction& ins);
+  void op_convert_value(const bytecode::Instruction& ins);
+  void op_build_string(const bytecode::Instruction& ins);
+  // handlers_control.cpp
+  void op_pop_jump_if_true(const bytecode::Instruction& ins);
+  void op_pop_jump_if_false(const bytecode::Instruction& ins);
+  void op_pop_jump_if_none(const bytecode::Instruction& ins);
+  void op_pop_jump_if_not_none(const bytecode::Instruction& ins);
+  void op_jump_if_true_or_pop(const bytecode::Instruction& ins);
+  void op_jump_if_false_or_pop(const bytecode::Instruction& ins);
+  void op_jump(const bytecode::Instruction& ins);
+  // handlers_build.cpp
+  void op_build_tuple(const bytecode::Instruction& ins);
+  void op_build_list(const bytecode::Instruction& ins);
+  void op_list_append(const bytecode::Instruction& ins);
+  void op_list_extend(const bytecode::Instruction& ins);
+  void op_list_to_tuple(const bytecode::Instruction& ins);
+  void op_build_slice(const bytecode::Instruction& ins);
+  void op_build_map(const bytecode::Instruction& ins);
+  void op_build_const_key_map(const bytecode::Instruction& ins);
+  void op_map_add(const bytecode::Instruction& ins);
+  void op_dict_update(const bytecode::Instruction& ins);
+  void op_dict_merge(const bytecode::Instruction& ins);
+  void op_build_set(const bytecode::Instruction& ins);
+  void op_set_add(const bytecode::Instruction& ins);
+  void op_set_update(const bytecode::Instruction& ins);
+  // handlers_subscr.cpp
+  void op_binary_subscr(const bytecode::Instruction& ins);
+  void op_binary_slice(const bytecode::Instruction& ins);
+  void op_store_subscr(const bytecode::Instruction& ins);
+  void op_delete_subscr(const bytecode::Instruction& ins);
+  // handlers_attr.cpp
+  void op_load_attr(const bytecode::Instruction& ins);
+  void op_load_method(const bytecode::Instruction& ins);
+  void op_store_attr(const bytecode::Instruction& ins);
+  void op_delete_attr(const bytecode::Instruction& ins);
+  void op_load_super_attr(const bytecode::Instruction& ins);
+  // handlers_call.cpp
+  void op_kw_names(const bytecode::Instruction& ins);
+  void op_precall(const bytecode::Instruction& ins);
+  void op_call(const bytecode::Instruction& ins);
+  void op_call_kw(const bytecode::Instruction& ins);
+  void op_call_function_ex(const bytecode::Instruction& ins);
+  // handlers_iter.cpp
+  void op_get_iter(const bytecode::Instruction& ins);
+  void op_for_iter(const bytecode::Instruction& ins);
+  void op_end_for(const bytecode::Instruction& ins);
+  void op_unpack_sequence(const bytecode::Instruction& ins);
+  // handlers_closure.cpp
+  void op_make_cell(const bytecode::Instruction& ins);
+  void op_load_deref(const bytecode::Instruction& ins);
+  void op_load_closure(const bytecode::Instruction& ins);
+  void op_store_deref(const bytecode::Instruction& ins);
+  void op_delete_deref(const bytecode::Instruction& ins);
+  void op_make_function(const bytecode::Instruction& ins);
+  void op_set_function_attribute(const bytecode::Instruction& ins);
+
+  // Shared by several handlers of a family.
+  VarPtr local_or_break(int index);  // the local's Variable, or a break when it is unbound
+  void store_local(int index, VarPtr v);
+  bool cell_slot(int index) const;  // a cell or free slot (holds a cell, not a value)
+  void no_cell_slot(int index);     // a break when `index` is a cell or free slot
+  void to_bool(bool negate);        // UNARY_NOT, TO_BOOL
+  // FORMAT_VALUE and 3.13's CONVERT_VALUE / FORMAT_SIMPLE / FORMAT_WITH_SPEC.
+  void format(int conversion, bool has_spec, bool convert_only);
+  void jump_on_none(const bytecode::Instruction& ins, bool want_none);
+  void jump_or_pop(const bytecode::Instruction& ins, bool jump_if);
+  void build_sequence(const bytecode::Instruction& ins, bool tuple);
+  void build_map(const bytecode::Instruction& ins, bool const_keys);
+  void dict_update(const bytecode::Instruction& ins, bool merge);
+  void set_add(const bytecode::Instruction& ins, bool add);
+  void subscript(bool slice);                  // BINARY_SUBSCR, BINARY_SLICE
+  pybind11::object subscript_key(bool slice);  // the constant key (guarded), or a break
+  // container[key] by what the container is: built inside (dict, tuple, list), the model of an
+  // input the frame changed, an input list/tuple/dict (read again through it), a constant. Each
+  // gives nullptr when it does not apply.
+  VarPtr item_of_built(const VarPtr& container, const pybind11::object& key);
+  VarPtr item_of_model(const VarPtr& container, const pybind11::object& key);
+  VarPtr item_of_input(const VarPtr& container, const pybind11::object& key);
+  VarPtr item_of_constant(const VarPtr& container, const pybind11::object& key);
+  void attribute_load(const bytecode::Instruction& ins, bool load_method);
+
   [[noreturn]] void graph_break(const std::string& reason);
   [[noreturn]] void fail(const std::string& reason);
   [[noreturn]] void finish(VarPtr value);
@@ -172,19 +263,53 @@ class OpcodeExecutor {
   void binary_op(int op);
   void compare_op(int op);
   void call(int argc, const pybind11::object& kwnames, std::size_t extra = 0);
+  // A call's parts, read off the stack (CALL: [callable, self or NULL, args..., extra...]).
+  struct CallSite {
+    VarPtr callable;
+    std::vector<VarPtr> args;  // self first, when there is one
+    std::size_t nargs = 0;     // the call's oparg
+    std::size_t extra = 0;     // values above the arguments (3.13's keyword-names tuple)
+    std::size_t nkw = 0;
+    pybind11::object kwnames;
+  };
+  CallSite call_site(int argc, const pybind11::object& kwnames, std::size_t extra);
+  void replace_call(const CallSite& site, VarPtr result);  // pops the call's values, pushes result
+  void call_method(const CallSite& site);                  // a method of a list, dict or set
+  VarPtr call_super(const CallSite& site);         // super() in an inlined method, or nullptr
+  VarPtr call_bound_method(const CallSite& site);  // a bound method received, or nullptr
+  VarPtr call_function(const CallSite& site);      // folded, or inlined; else a break
   void call_list_method(const VarPtr& method, const std::vector<VarPtr>& args, std::size_t nargs);
   // The result of calling the user function `callable` inline, or nullptr (and `why`) when it
   // cannot be inlined or does not finish (everything it did is undone).
   VarPtr inline_call(const VarPtr& callable, const std::vector<VarPtr>& args,
                      const pybind11::object& kwnames, std::string* why);
+  // What inlining a call needs to know of the function (inline_call.cpp).
+  struct InlineTarget {
+    bool made = false;                 // made in the frame (a kFunction Variable)
+    PyFunctionObject* fn = nullptr;    // borrowed; received functions only
+    PyCodeObject* co = nullptr;        // borrowed
+    PyObject* globals = nullptr;       // borrowed
+    VarPtr globals_var, builtins_var;  // another module's, as tracked values
+    std::vector<VarPtr> closure;       // its cells
+  };
+  bool inline_target(const VarPtr& callable, InlineTarget* t, std::string* why);
+  // The callee's locals: arguments bound as CPython binds them, then defaults, *args, **kwargs and
+  // the closure's cells; false (and `why`) where CPython would raise.
+  bool bind_arguments(const VarPtr& callable, const InlineTarget& t,
+                      const std::vector<VarPtr>& args, const pybind11::object& kwnames,
+                      std::vector<VarPtr>* locals, std::string* why);
+  bool bind_defaults(const VarPtr& callable, const InlineTarget& t, std::vector<VarPtr>* locals,
+                     std::string* why);
   void remember(const VarPtr& list);
   // Where the side-effect state stands, to undo everything after it (an inlined call or a step of
   // a map/filter that cannot finish).
   struct Mark {
-    std::size_t undo = 0, stores = 0, cells = 0, attrs = 0, ops = 0, cleared = 0;
-    bool modeled = false;
+    SideEffects::Mark effects;
+    std::size_t cleared = 0;
     ArrayState::Mark graph;
   };
+  SideEffects& effects() { return shared_->effects; }
+  const SideEffects& effects() const { return shared_->effects; }
   Mark mark() const;
   void rollback(const Mark& m);
   // `v` (a list, dict or set built inside) is about to change.
@@ -210,6 +335,10 @@ class OpcodeExecutor {
   VarPtr make_iterator(const VarPtr& v);
   // next(it): the item, or nullptr when it is exhausted (fails when it cannot tell).
   VarPtr iter_next(const VarPtr& it);
+  // The next item of a map() or filter() (running its function), of a zip(): false when an inner
+  // iterator is exhausted (the position is left as it is).
+  bool next_of_map(const VarPtr& it, VarPtr* item);
+  bool next_of_zip(const VarPtr& it, VarPtr* item);
   // Items of `it` by iter_next: one (`all` false; nullptr at the end) or all of them. A graph
   // break on the way (a map or filter function that cannot be simulated) first puts `it`, the
   // iterators in it and every side effect of the calls back as they were.
@@ -218,6 +347,23 @@ class OpcodeExecutor {
   // list, tuple): its result, or nullptr.
   VarPtr structural_call(const pybind11::object& fn, const std::vector<VarPtr>& args,
                          std::size_t nkw);
+  // The builtins structural_call models (builtin_calls.cpp), each given the call's arguments:
+  // its result, or nullptr (a real call).
+  VarPtr builtin_len(const std::vector<VarPtr>& args);
+  VarPtr builtin_enumerate(const std::vector<VarPtr>& args);
+  VarPtr builtin_zip(const std::vector<VarPtr>& args);
+  VarPtr builtin_type(const std::vector<VarPtr>& args);
+  VarPtr builtin_isinstance(const std::vector<VarPtr>& args);
+  VarPtr builtin_map(const std::vector<VarPtr>& args);
+  VarPtr builtin_filter(const std::vector<VarPtr>& args);
+  VarPtr builtin_reversed(const std::vector<VarPtr>& args);
+  VarPtr builtin_tuple(const std::vector<VarPtr>& args);
+  VarPtr builtin_list(const std::vector<VarPtr>& args);
+  VarPtr builtin_sorted(const std::vector<VarPtr>& args);
+  VarPtr type_test(const std::vector<VarPtr>& args, bool isinstance);  // type(x), isinstance
+  VarPtr lazy_iterator(const std::vector<VarPtr>& args, bool map);     // map(), filter()
+  enum class Items : std::uint8_t { kList, kTuple, kSorted };
+  VarPtr items_of(const std::vector<VarPtr>& args, Items kind);  // list(), tuple(), sorted()
   // The items iterating `v` would give, when they are known without consuming anything.
   bool known_items(const VarPtr& v, std::vector<VarPtr>* items);
   // The items of constant `v` (a tuple or frozenset) as constants. They no longer carry where `v`
@@ -285,6 +431,7 @@ class OpcodeExecutor {
   // result, or nullptr when `callable` is neither.
   VarPtr array_call(const VarPtr& callable, const std::vector<VarPtr>& args,
                     const pybind11::object& kwnames);
+  struct NumpyCall;  // a NumPy function call being captured (numpy_call.hpp)
   VarPtr numpy_function(const std::string& name, const VarPtr& callable,
                         const std::vector<VarPtr>& args,
                         const std::vector<std::pair<std::string, VarPtr>>& kwargs,

@@ -1,0 +1,32 @@
+// Small helpers shared by the executor's files (not part of its interface).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <vector>
+
+#include "translator/variable.hpp"
+
+namespace sot::translator {
+
+inline std::string name_of(const pybind11::handle& o) {
+  return pybind11::str(o).cast<std::string>();
+}
+
+// Whether the instance `o` has `name` in its own __dict__ (without running user code).
+inline bool instance_dict_has(PyObject* o, const pybind11::object& name) {
+  PyObject* dict = PyObject_GenericGetDict(o, nullptr);  // new reference, or null
+  const bool has = dict != nullptr && PyDict_Contains(dict, name.ptr()) == 1;
+  Py_XDECREF(dict);
+  PyErr_Clear();
+  return has;
+}
+
+// Records an update of the set built inside `set` with `keys` (in that order), or with the
+// frozenset constant `frozen`: generated code rebuilds the set by the same updates, so that its
+// table, and so its iteration order, is the one the frame's set has. (handlers_build.cpp)
+void set_update(const VarPtr& set, const std::vector<pybind11::object>& keys,
+                const pybind11::object& frozen);
+
+}  // namespace sot::translator
