@@ -84,6 +84,37 @@ class CodeGen {
  private:
   struct Emitter;
   std::vector<bool> emit_state(Emitter& e, const SimulationResult& r, std::size_t keep);
+  // A break's resume calls: what the stack keeps below the breaking instruction's inputs (its
+  // NULLs left out), where the NULL a load pushes for a call goes, and the frame's live locals,
+  // cells and free variables passed on.
+  struct BreakSite {
+    std::size_t keep = 0;
+    std::vector<bool> kept_null;
+    int pushed_null = -1;
+    std::vector<int> live, cells, closure;
+  };
+  // The values the stack keeps below the breaking instruction's inputs; a CodegenError where no
+  // resume function can continue the frame.
+  std::size_t break_keep(const SimulationResult& r);
+  // Runs the breaking instructions (the one at r.last jumping to `jump_label`): where the NULL
+  // its load pushed for a call goes (-1: none).
+  int emit_breaking(Emitter& e, const SimulationResult& r, int jump_label);
+  void resume_arguments(Emitter& e, const SimulationResult& r, BreakSite* site);
+  // Calls the resume function continuing at `index` with `after` values on the original's stack.
+  void emit_resume_call(Emitter& e, const BreakSite& site, std::size_t index, int after);
+  void emit_restore_handler(Emitter& e, const BreakSite& site, std::size_t values, int strip,
+                            int cleanup);
+  // What emit_state pushed: the lists built for the stack (-> position), the values pushed.
+  struct StackState {
+    std::map<const Variable*, std::size_t> on_stack;
+    std::size_t pushed = 0;
+  };
+  // Home locals for the values the state holds more than once, and the graph prepared: the
+  // scratch locals used.
+  std::vector<int> homes_for_state(Emitter& e, const SimulationResult& r);
+  // The locals the simulation changed, pushed then stored (those it unbound in `deleted`).
+  void store_locals(Emitter& e, const SimulationResult& r, const StackState& st,
+                    std::vector<std::size_t>* deleted);
   // Compiles the captured graph for the values `roots` refer to (and its in-place changes) and
   // sets `e` up to call it.
   void prepare_graph(Emitter& e, const SimulationResult& r, std::vector<VarPtr>* roots);

@@ -1,5 +1,7 @@
 #include "translator/symbolic_translator.hpp"
 
+#include "bytecode/emitter.hpp"
+
 #include <chrono>
 #include <iostream>
 #include <utility>
@@ -70,6 +72,8 @@ capture::Translation SymbolicTranslator::translate(const capture::FrameInfo& fra
   try {
     t = run(frame, &record);
   } catch (const CodegenError& e) {
+    t = capture::Translation::failed(std::string("codegen: ") + e.what());
+  } catch (const bytecode::EmitError& e) {
     t = capture::Translation::failed(std::string("codegen: ") + e.what());
   } catch (const bytecode::BytecodeError& e) {
     t = capture::Translation::failed(std::string("bytecode: ") + e.what());
@@ -238,6 +242,9 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
         transformed = gen.for_break(result);
       } catch (const CodegenError& e) {
         in_place = true;  // e.g. a call pending below an instruction of unknown arity
+        record->breaks.back().reason += std::string(" (") + e.what() + ")";
+      } catch (const bytecode::EmitError& e) {
+        in_place = true;
         record->breaks.back().reason += std::string(" (") + e.what() + ")";
       }
     }
