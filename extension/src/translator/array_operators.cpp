@@ -1,0 +1,755 @@
+// NumPy operators and calls captured into the frame's graph: BINARY_OP, COMPARE_OP and the unary
+// operators on arrays, subscripts and subscript stores, array attributes, and the calls of NumPy
+// functions and ndarray methods (array_functions.cpp binds their arguments).
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/loaded_module.hpp"
+#include "translator/array_state.hpp"
+#include "translator/guards.hpp"
+#include "translator/numpy_errstate.hpp"
+#include "translator/opcode_executor.hpp"
+
+namespace py = pybind11;
+
+namespace sot::translator {
+
+using graph::Arg;
+using graph::DType;
+using graph::Operand;
+using graph::UfuncKind;
+using graph::ValueInfo;
+
+namespace {
+
+py::object operator_fn(const char* name) {
+  return loaded_module("operator").attr(name);
+}
+
+constexpr std::array<UfuncEntry, 60> kUfuncs = {{
+    {"add", UfuncKind::kArith, 2},
+    {"subtract", UfuncKind::kSubtract, 2},
+    {"multiply", UfuncKind::kArith, 2},
+    {"true_divide", UfuncKind::kTrueDivide, 2},
+    {"divide", UfuncKind::kTrueDivide, 2},
+    {"floor_divide", UfuncKind::kFloorDivide, 2},
+    {"remainder", UfuncKind::kFloorDivide, 2},
+    {"mod", UfuncKind::kFloorDivide, 2},
+    {"fmod", UfuncKind::kFloorDivide, 2},
+    {"power", UfuncKind::kPower, 2},
+    {"maximum", UfuncKind::kArith, 2},
+    {"minimum", UfuncKind::kArith, 2},
+    {"fmax", UfuncKind::kArith, 2},
+    {"fmin", UfuncKind::kArith, 2},
+    {"arctan2", UfuncKind::kFloat, 2},
+    {"hypot", UfuncKind::kFloat, 2},
+    {"exp", UfuncKind::kFloat, 1},
+    {"exp2", UfuncKind::kFloat, 1},
+    {"expm1", UfuncKind::kFloat, 1},
+    {"log", UfuncKind::kFloat, 1},
+    {"log2", UfuncKind::kFloat, 1},
+    {"log10", UfuncKind::kFloat, 1},
+    {"log1p", UfuncKind::kFloat, 1},
+    {"sqrt", UfuncKind::kFloat, 1},
+    {"cbrt", UfuncKind::kFloat, 1},
+    {"sin", UfuncKind::kFloat, 1},
+    {"cos", UfuncKind::kFloat, 1},
+    {"tan", UfuncKind::kFloat, 1},
+    {"arcsin", UfuncKind::kFloat, 1},
+    {"arccos", UfuncKind::kFloat, 1},
+    {"arctan", UfuncKind::kFloat, 1},
+    {"sinh", UfuncKind::kFloat, 1},
+    {"cosh", UfuncKind::kFloat, 1},
+    {"tanh", UfuncKind::kFloat, 1},
+    {"arcsinh", UfuncKind::kFloat, 1},
+    {"arccosh", UfuncKind::kFloat, 1},
+    {"arctanh", UfuncKind::kFloat, 1},
+    {"square", UfuncKind::kSame, 1},
+    {"negative", UfuncKind::kSame, 1},
+    {"positive", UfuncKind::kSame, 1},
+    {"absolute", UfuncKind::kAbs, 1},
+    {"fabs", UfuncKind::kRound, 1},
+    {"sign", UfuncKind::kSame, 1},
+    {"floor", UfuncKind::kRound, 1},
+    {"ceil", UfuncKind::kRound, 1},
+    {"trunc", UfuncKind::kRound, 1},
+    {"rint", UfuncKind::kRound, 1},
+    {"isnan", UfuncKind::kPredicate, 1},
+    {"isinf", UfuncKind::kPredicate, 1},
+    {"isfinite", UfuncKind::kPredicate, 1},
+    {"logical_and", UfuncKind::kLogical, 2},
+    {"logical_or", UfuncKind::kLogical, 2},
+    {"logical_xor", UfuncKind::kLogical, 2},
+    {"logical_not", UfuncKind::kLogical, 1},
+    {"greater", UfuncKind::kCompare, 2},
+    {"greater_equal", UfuncKind::kCompare, 2},
+    {"less", UfuncKind::kCompare, 2},
+    {"less_equal", UfuncKind::kCompare, 2},
+    {"equal", UfuncKind::kCompare, 2},
+    {"not_equal", UfuncKind::kCompare, 2},
+}};
+
+constexpr std::array<UfuncEntry, 4> kBitwiseUfuncs = {{
+    {"bitwise_and", UfuncKind::kBitwise, 2},
+    {"bitwise_or", UfuncKind::kBitwise, 2},
+    {"bitwise_xor", UfuncKind::kBitwise, 2},
+    {"invert", UfuncKind::kBitwise, 1},
+}};
+
+// The other NumPy functions captured (the names the numpy module has them under).
+const char* const kFunctions[] = {
+    "abs",       "amax",        "amin",      "sum",         "prod",     "mean",      "max",
+    "min",       "argmax",      "argmin",    "var",         "std",      "any",       "all",
+    "cumsum",    "cumprod",     "matmul",    "dot",         "reshape",  "transpose", "swapaxes",
+    "moveaxis",  "expand_dims", "squeeze",   "concatenate", "stack",    "split",     "where",
+    "clip",      "copy",        "zeros",     "ones",        "empty",    "full",      "zeros_like",
+    "ones_like", "empty_like",  "full_like", "arange",      "linspace", "eye",       "broadcast_to",
+    "round",     "around",      "ravel",     "einsum",
+};
+
+// Methods of ndarray that are captured.
+const char* const kMethods[] = {
+    "sum",      "prod",    "mean",   "max",    "min",     "argmax", "argmin",  "var",
+    "std",      "any",     "all",    "cumsum", "cumprod", "dot",    "reshape", "transpose",
+    "swapaxes", "squeeze", "astype", "copy",   "clip",    "round",  "ravel",   "flatten",
+};
+
+// The NumPy callables this process's numpy has, by identity -> canonical name.
+const std::map<PyObject*, std::string>& numpy_table(const py::object& np) {
+  static std::map<PyObject*, std::string> table;
+  // The numpy module the table was made from: kept alive, never released (a static py::object
+  // would be released after the interpreter is gone).
+  static PyObject* seen = nullptr;
+  if (seen == np.ptr()) {
+    return table;
+  }
+  table.clear();
+  Py_XDECREF(seen);
+  seen = np.ptr();
+  Py_INCREF(seen);
+  auto add = [&](const char* attr, const std::string& canonical) {
+    PyObject* f = PyObject_GetAttrString(np.ptr(), attr);
+    if (f == nullptr) {
+      PyErr_Clear();
+      return;
+    }
+    table.emplace(f, canonical);  // the first name wins (np.abs is np.absolute)
+    Py_DECREF(f);                 // the numpy module keeps it alive
+  };
+  for (const auto& e : kUfuncs) {
+    add(e.name, std::string(e.name) == "divide" ? "true_divide"
+                : std::string(e.name) == "mod"  ? "remainder"
+                                                : e.name);
+  }
+  for (const auto& e : kBitwiseUfuncs) {
+    add(e.name, e.name);
+  }
+  for (const char* f : kFunctions) {
+    const std::string n = f;
+    add(f, n == "abs"      ? "absolute"
+           : n == "amax"   ? "max"
+           : n == "amin"   ? "min"
+           : n == "around" ? "round"
+                           : n);
+  }
+  return table;
+}
+
+// "np.random.rand", "np.linalg.norm": how a NumPy callable is named in reasons; empty when the
+// callable is not NumPy's.
+std::string numpy_name(const py::handle& fn) {
+  if (std::string(Py_TYPE(fn.ptr())->tp_name) == "numpy.ufunc") {
+    return "np." + str_of(fn.attr("__name__"));
+  }
+  PyObject* mod = PyObject_GetAttrString(fn.ptr(), "__module__");
+  if (mod == nullptr) {
+    PyErr_Clear();
+    return {};
+  }
+  const auto m = py::reinterpret_steal<py::object>(mod);
+  if (!PyUnicode_Check(m.ptr())) {
+    return {};
+  }
+  std::string module = str_of(m);
+  if (module != "numpy" && module.rfind("numpy.", 0) != 0) {
+    return {};
+  }
+  PyObject* qn = PyObject_GetAttrString(fn.ptr(), "__qualname__");
+  if (qn == nullptr) {
+    PyErr_Clear();
+    return {};
+  }
+  const std::string qual = str_of(py::reinterpret_steal<py::object>(qn));
+  // numpy.random.mtrand -> np.random; numpy.core.fromnumeric -> np.
+  std::string shown = "np";
+  for (const char* sub : {"random", "linalg", "fft", "ma", "polynomial"}) {
+    if (module.rfind(std::string("numpy.") + sub, 0) == 0) {
+      shown += std::string(".") + sub;
+    }
+  }
+  return shown + "." + qual;
+}
+
+// Basic index items of a constant key, or nullopt when the key is not a basic index.
+std::optional<std::vector<graph::IndexItem>> index_items(const py::object& key) {
+  std::vector<graph::IndexItem> items;
+  auto one = [&](PyObject* k) {
+    graph::IndexItem it;
+    if (PyLong_CheckExact(k)) {
+      it.kind = graph::IndexItem::Kind::kInt;
+      it.index = PyLong_AsLongLong(k);
+      if (PyErr_Occurred() != nullptr) {
+        PyErr_Clear();
+        return false;
+      }
+    } else if (k == Py_None) {
+      it.kind = graph::IndexItem::Kind::kNewAxis;
+    } else if (k == Py_Ellipsis) {
+      it.kind = graph::IndexItem::Kind::kEllipsis;
+    } else if (PySlice_Check(k)) {
+      it.kind = graph::IndexItem::Kind::kSlice;
+      auto* s = reinterpret_cast<PySliceObject*>(k);
+      std::array<std::optional<std::int64_t>*, 3> parts = {&it.start, &it.stop, &it.step};
+      std::array<PyObject*, 3> values = {s->start, s->stop, s->step};
+      for (std::size_t p = 0; p < 3; ++p) {
+        if (values[p] == Py_None) {
+          continue;
+        }
+        if (!PyLong_CheckExact(values[p])) {
+          return false;
+        }
+        *parts[p] = PyLong_AsLongLong(values[p]);
+        if (PyErr_Occurred() != nullptr) {
+          PyErr_Clear();
+          return false;
+        }
+      }
+    } else {
+      return false;
+    }
+    items.push_back(it);
+    return true;
+  };
+  if (PyTuple_CheckExact(key.ptr())) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key.ptr()); ++i) {
+      if (!one(PyTuple_GET_ITEM(key.ptr(), i))) {
+        return std::nullopt;
+      }
+    }
+  } else if (!one(key.ptr())) {
+    return std::nullopt;
+  }
+  return items;
+}
+
+}  // namespace
+
+const UfuncEntry* find_ufunc(const std::string& name) {
+  for (const UfuncEntry& e : kUfuncs) {
+    if (name == e.name) {
+      return &e;
+    }
+  }
+  for (const UfuncEntry& e : kBitwiseUfuncs) {
+    if (name == e.name) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+
+const char* const kBinaryNames[] = {"add",        "bitwise_and", "floor_divide", "left_shift",
+                                    "matmul",     "multiply",    "remainder",    "bitwise_or",
+                                    "power",      "right_shift", "subtract",     "true_divide",
+                                    "bitwise_xor"};
+const char* const kOperatorFns[] = {"add", "and_", "floordiv", "lshift", "matmul",  "mul", "mod",
+                                    "or_", "pow",  "rshift",   "sub",    "truediv", "xor"};
+const char* const kInplaceFns[] = {"iadd", "iand",     "ifloordiv", "ilshift", "imatmul",
+                                   "imul", "imod",     "ior",       "ipow",    "irshift",
+                                   "isub", "itruediv", "ixor"};
+constexpr int kInplaceBase = 13;
+constexpr int kMatmul = 4;
+constexpr int kPower = 8;
+
+UfuncKind binary_kind(int op) {
+  switch (op) {
+    case 0:
+    case 5:
+      return UfuncKind::kArith;
+    case 2:
+    case 6:
+      return UfuncKind::kFloorDivide;
+    case 8:
+      return UfuncKind::kPower;
+    case 10:
+      return UfuncKind::kSubtract;
+    case 11:
+      return UfuncKind::kTrueDivide;
+    default:
+      return UfuncKind::kBitwise;
+  }
+}
+
+}  // namespace
+
+bool OpcodeExecutor::array_binary_op(int op) {
+  const VarPtr b = peek(1);
+  const VarPtr a = peek(2);
+  if (!is_array_like(a) && !is_array_like(b)) {
+    return false;
+  }
+  if (op < 0 || op >= 2 * kInplaceBase) {
+    return false;
+  }
+  const bool inplace = op >= kInplaceBase;
+  const int base = inplace ? op - kInplaceBase : op;
+  const std::string name = kBinaryNames[base];
+  const ArrayOperand x = array_operand(a);
+  const ArrayOperand y = array_operand(b);
+  if (x.kind == ArrayOperand::Kind::kNone || y.kind == ArrayOperand::Kind::kNone) {
+    graph_break("numpy " + name + " of " + a->describe() + " and " + b->describe() +
+                " (an operand that is not an array, NumPy scalar or Python number)");
+  }
+  auto operand = [&](const ArrayOperand& o) {
+    return o.kind == ArrayOperand::Kind::kPython ? Operand::python(o.scalar)
+                                                 : Operand::array(array_info(o.id));
+  };
+  auto arg = [](const ArrayOperand& o) {
+    return o.kind == ArrayOperand::Kind::kPython ? Arg::constant_of(o.constant) : Arg::of(o.id);
+  };
+  std::string why;
+  std::optional<ValueInfo> info;
+  if (base == kMatmul) {
+    if (x.kind != ArrayOperand::Kind::kValue || y.kind != ArrayOperand::Kind::kValue) {
+      graph_break("numpy matmul with a Python scalar (raises ValueError)");
+    }
+    if (inplace) {
+      graph_break("in-place matmul (@=)");
+    }
+    info = retry_static({x.id, y.id}, [&] {
+      why.clear();
+      return graph::matmul_result(array_info(x.id), array_info(y.id), &why);
+    });
+  } else {
+    if ((base == 3 || base == 9) &&
+        ((x.kind == ArrayOperand::Kind::kValue && graph::kind(array_info(x.id).dtype) == 'b') ||
+         (y.kind == ArrayOperand::Kind::kValue && graph::kind(array_info(y.id).dtype) == 'b'))) {
+      graph_break("numpy " + name + " of booleans");
+    }
+    info = retry_static({x.id, y.id}, [&] {
+      why.clear();
+      return graph::ufunc_result(name, binary_kind(base), {operand(x), operand(y)},
+                                 arrays().promotion, &why);
+    });
+    if (info && base == kPower && x.kind == ArrayOperand::Kind::kValue) {
+      power_dtype_from_numpy(x, y, &*info);
+    }
+    if (info && base == kPower && graph::kind(info->dtype) != 'f' &&
+        graph::kind(info->dtype) != 'c' &&
+        !(y.kind == ArrayOperand::Kind::kPython && y.scalar.value >= 0)) {
+      graph_break("integer power with an exponent that may be negative (NumPy raises ValueError)");
+    }
+  }
+  if (!info) {
+    graph_break("numpy " + name + ": " + why);
+  }
+  graph::Op g;
+  g.name = name;
+  g.args = {arg(x), arg(y)};
+  VarPtr result;
+  const bool target_array = x.kind == ArrayOperand::Kind::kValue && !array_info(x.id).scalar;
+  if (inplace && target_array) {
+    const ValueInfo& target = array_info(x.id);
+    if (info->shape != target.shape) {
+      graph_break("in-place numpy " + name + ": non-broadcastable output operand with shape " +
+                  graph::shape_text(target.shape) + " doesn't match the broadcast shape " +
+                  graph::shape_text(info->shape));
+    }
+    if (!graph::can_cast_same_kind(info->dtype, target.dtype)) {
+      graph_break("in-place numpy " + name + ": cannot cast ufunc output from " +
+                  std::string(graph::name(info->dtype)) + " to " +
+                  std::string(graph::name(target.dtype)) + " with casting rule 'same_kind'");
+    }
+    g.fn = operator_fn(kInplaceFns[base]);
+    g.mutates = true;
+    const ValueInfo same = target;
+    add_array_op(std::move(g), same);
+    result = a;  // the same array, changed
+  } else {
+    g.fn = operator_fn(inplace ? kInplaceFns[base] : kOperatorFns[base]);
+    result = add_array_op(std::move(g), *info);
+  }
+  pop();
+  pop();
+  push(std::move(result));
+  return true;
+}
+
+bool OpcodeExecutor::array_compare_op(int op) {
+  const VarPtr b = peek(1);
+  const VarPtr a = peek(2);
+  // x.dtype == np.float32, x.dtype != "int8": dtypes are immutable, compared now.
+  const py::object np = numpy_module();
+  auto is_dtype = [&](const VarPtr& v) {
+    return !np.is_none() && v->kind() == Variable::Kind::kObject && !v->tracker().is_input() &&
+           PyObject_TypeCheck(v->value().ptr(),
+                              reinterpret_cast<PyTypeObject*>(np.attr("dtype").ptr())) != 0;
+  };
+  if ((op == Py_EQ || op == Py_NE) && (is_dtype(a) || is_dtype(b))) {
+    const VarPtr& other = is_dtype(a) ? b : a;
+    py::object value;
+    if (other->kind() == Variable::Kind::kObject) {
+      value = other->value();
+      if (!(PyType_Check(value.ptr()) || is_dtype(other))) {
+        return false;
+      }
+      guards_->identity(other);
+    } else if (other->is_const()) {
+      value = constant_value(other);
+    } else {
+      return false;
+    }
+    const py::object mine = is_dtype(a) ? a->value() : b->value();
+    const int eq = PyObject_RichCompareBool(mine.ptr(), value.ptr(), op);
+    if (eq < 0) {
+      PyErr_Clear();
+      return false;
+    }
+    pop();
+    pop();
+    push(Variable::constant(py::bool_(eq == 1)));
+    return true;
+  }
+  if (!is_array_like(a) && !is_array_like(b)) {
+    return false;
+  }
+  static const char* const kNames[] = {"less",      "less_equal", "equal",
+                                       "not_equal", "greater",    "greater_equal"};
+  static const char* const kFns[] = {"lt", "le", "eq", "ne", "gt", "ge"};
+  const std::string name = kNames[op];
+  const ArrayOperand x = array_operand(a);
+  const ArrayOperand y = array_operand(b);
+  if (x.kind == ArrayOperand::Kind::kNone || y.kind == ArrayOperand::Kind::kNone) {
+    graph_break("numpy " + name + " of " + a->describe() + " and " + b->describe());
+  }
+  auto operand = [&](const ArrayOperand& o) {
+    return o.kind == ArrayOperand::Kind::kPython ? Operand::python(o.scalar)
+                                                 : Operand::array(array_info(o.id));
+  };
+  std::string why;
+  auto info = retry_static({x.id, y.id}, [&] {
+    why.clear();
+    return graph::ufunc_result(name, UfuncKind::kCompare, {operand(x), operand(y)},
+                               arrays().promotion, &why);
+  });
+  if (!info) {
+    graph_break("numpy " + name + ": " + why);
+  }
+  graph::Op g;
+  g.name = name;
+  g.fn = operator_fn(kFns[op]);
+  auto arg = [](const ArrayOperand& o) {
+    return o.kind == ArrayOperand::Kind::kPython ? Arg::constant_of(o.constant) : Arg::of(o.id);
+  };
+  g.args = {arg(x), arg(y)};
+  VarPtr r = add_array_op(std::move(g), *info);
+  pop();
+  pop();
+  push(std::move(r));
+  return true;
+}
+
+bool OpcodeExecutor::array_unary(const char* which) {
+  const VarPtr a = peek(1);
+  if (!is_array_like(a)) {
+    return false;
+  }
+  const std::string w = which;
+  const std::string name = w == "neg" ? "negative" : w == "pos" ? "positive" : "invert";
+  const ArrayOperand x = array_operand(a);
+  std::string why;
+  auto info = graph::ufunc_result(name, w == "invert" ? UfuncKind::kBitwise : UfuncKind::kSame,
+                                  {Operand::array(array_info(x.id))}, arrays().promotion, &why);
+  if (!info) {
+    graph_break("numpy " + name + ": " + why);
+  }
+  graph::Op g;
+  g.name = name;
+  g.fn = operator_fn(which);
+  g.args = {Arg::of(x.id)};
+  VarPtr r = add_array_op(std::move(g), *info);
+  pop();
+  push(std::move(r));
+  return true;
+}
+
+bool OpcodeExecutor::array_subscript(std::size_t n) {
+  const VarPtr container = peek(n);
+  if (!is_array_like(container)) {
+    return false;
+  }
+  py::object key;
+  if (n == 3) {
+    const VarPtr& start = peek(2);
+    const VarPtr& stop = peek(1);
+    const py::object s0 = constant_value(start);
+    const py::object s1 = s0 ? constant_value(stop) : py::object();
+    if (!s1) {
+      graph_break("a slice of a NumPy array with " + start->describe() + " and " +
+                  stop->describe());
+    }
+    key = py::reinterpret_steal<py::object>(PySlice_New(s0.ptr(), s1.ptr(), nullptr));
+  } else {
+    const VarPtr& k = peek(1);
+    if (is_array_like(k)) {
+      graph_break(
+          "indexing with an array (boolean mask or integer array: the result's shape "
+          "depends on the data)");
+    }
+    key = constant_value(k);
+    if (!key) {
+      graph_break("indexing a NumPy array with " + k->describe());
+    }
+  }
+  const auto items = index_items(key);
+  if (!items) {
+    graph_break("indexing a NumPy array with " + py::repr(key).cast<std::string>() +
+                " (advanced indexing)");
+  }
+  const ArrayOperand x = array_operand(container);
+  if (array_info(x.id).scalar) {
+    graph_break("indexing a NumPy scalar");
+  }
+  std::string why;
+  auto info = retry_static({x.id}, [&] {
+    why.clear();
+    return graph::index_result(array_info(x.id), *items, &why);
+  });
+  if (!info) {
+    graph_break("numpy indexing: " + why);
+  }
+  graph::Op g;
+  g.name = "getitem";
+  g.fn = operator_fn("getitem");
+  g.args = {Arg::of(x.id), Arg::constant_of(key)};
+  g.view = !info->scalar;
+  VarPtr r = add_array_op(std::move(g), *info);
+  for (std::size_t i = 0; i < n; ++i) {
+    pop();
+  }
+  push(std::move(r));
+  return true;
+}
+
+bool OpcodeExecutor::array_store_subscr() {
+  const VarPtr key = peek(1);
+  const VarPtr container = peek(2);
+  const VarPtr value = peek(3);
+  if (!is_array_like(container)) {
+    return false;
+  }
+  const ArrayOperand x = array_operand(container);
+  const ValueInfo target = array_info(x.id);
+  if (target.scalar) {
+    graph_break("item assignment on a NumPy scalar (raises TypeError)");
+  }
+  if (is_array_like(key)) {
+    graph_break("assignment through an array index (boolean mask or integer array)");
+  }
+  const py::object k = constant_value(key);
+  const auto items = k ? index_items(k) : std::nullopt;
+  if (!items) {
+    graph_break("assignment to a NumPy array with the index " + key->describe());
+  }
+  std::string why;
+  const auto region = retry_static({x.id}, [&] {
+    why.clear();
+    return graph::index_result(array_info(x.id), *items, &why);
+  });
+  if (!region) {
+    graph_break("numpy assignment: " + why);
+  }
+  const ArrayOperand v = array_operand(value);
+  if (v.kind == ArrayOperand::Kind::kNone) {
+    graph_break("assigning " + value->describe() + " into a NumPy array");
+  }
+  const bool to_complex = graph::kind(target.dtype) == 'c';
+  const bool to_float = graph::kind(target.dtype) == 'f';
+  if (v.kind == ArrayOperand::Kind::kPython) {
+    const auto sk = v.scalar.kind;
+    if ((sk == graph::PyScalar::Kind::kComplex && !to_complex) ||
+        (sk == graph::PyScalar::Kind::kFloat && !to_float && !to_complex)) {
+      graph_break("assigning a Python " +
+                  std::string(sk == graph::PyScalar::Kind::kFloat ? "float" : "complex") +
+                  " into a " + std::string(graph::name(target.dtype)) + " array");
+    }
+    if (sk == graph::PyScalar::Kind::kInt && graph::kind(target.dtype) != 'f' && !to_complex) {
+      std::string overflow;
+      if (!graph::result_type_with_scalar(target.dtype, v.scalar, graph::ScalarPromotion::kWeak,
+                                          &overflow)) {
+        graph_break("assigning an out-of-range Python int into a " +
+                    std::string(graph::name(target.dtype)) + " array");
+      }
+    }
+  } else {
+    const ValueInfo& vi = array_info(v.id);
+    if (graph::kind(vi.dtype) == 'c' && !to_complex) {
+      graph_break("assigning complex values into a real array (ComplexWarning)");
+    }
+    if (graph::kind(vi.dtype) == 'f' && !to_float && !to_complex && (vi.scalar || vi.ndim() == 0)) {
+      // A float scalar converted to an integer: a NaN or an infinity raises ValueError, which
+      // would come where the graph runs, not here.
+      graph_break("assigning a NumPy float scalar into a " +
+                  std::string(graph::name(target.dtype)) + " array (raises on NaN or infinity)");
+    }
+    const auto b = graph::broadcast_shapes(vi.shape, region->shape, &why);
+    if (!b || *b != region->shape) {
+      graph_break("numpy assignment: could not broadcast input array from shape " +
+                  graph::shape_text(vi.shape) + " into shape " + graph::shape_text(region->shape));
+    }
+  }
+  graph::Op g;
+  g.name = "setitem";
+  g.fn = operator_fn("setitem");
+  g.args = {Arg::of(x.id), Arg::constant_of(k),
+            v.kind == ArrayOperand::Kind::kPython ? Arg::constant_of(v.constant) : Arg::of(v.id)};
+  g.mutates = true;
+  add_array_op(std::move(g), target);
+  pop();
+  pop();
+  pop();
+  return true;
+}
+
+VarPtr OpcodeExecutor::array_attr(const VarPtr& base, const py::object& name) {
+  if (!is_array_like(base)) {
+    return nullptr;
+  }
+  const std::string n = str_of(name);
+  const ArrayOperand x = array_operand(base);
+  if (x.kind != ArrayOperand::Kind::kValue) {
+    return nullptr;
+  }
+  // Sizes read as Python values: the translation relies on them (static from now on).
+  const bool sizes = n == "shape" || n == "size" || n == "nbytes";
+  const ValueInfo info = sizes ? static_info(x.id) : array_info(x.id);
+  if (n == "shape") {
+    py::tuple t(info.shape.size());
+    for (std::size_t d = 0; d < info.shape.size(); ++d) {
+      t[d] = py::int_(info.shape[d]);
+    }
+    return Variable::constant(t);
+  }
+  if (n == "ndim") {
+    return Variable::constant(py::int_(info.ndim()));
+  }
+  std::int64_t size = 1;
+  for (const auto d : info.shape) {
+    size *= d;
+  }
+  if (n == "size") {
+    return Variable::constant(py::int_(size));
+  }
+  if (n == "itemsize" || n == "nbytes") {
+    const int item = graph::itemsize(info.dtype);
+    return Variable::constant(py::int_(n == "itemsize" ? item : item * size));
+  }
+  if (n == "dtype") {
+    return Variable::object(arrays().numpy.attr("dtype")(std::string(graph::name(info.dtype))),
+                            Tracker{});
+  }
+  if (n == "T") {
+    std::string why;
+    auto t = graph::transpose_result(info, {}, &why);
+    if (!t || info.scalar) {
+      graph_break("numpy .T: " + (info.scalar ? std::string("of a NumPy scalar") : why));
+    }
+    graph::Op g;
+    g.name = "transpose";
+    g.fn = operator_fn("attrgetter")("T");
+    g.args = {Arg::of(x.id)};
+    g.view = true;
+    return add_array_op(std::move(g), *t);
+  }
+  const PyObject* ndarray = arrays().numpy.attr("ndarray").ptr();
+  if (PyObject_HasAttr(const_cast<PyObject*>(ndarray), name.ptr()) != 0) {
+    return Variable::method(base, name);  // captured or not: decided at the call
+  }
+  return nullptr;
+}
+
+VarPtr OpcodeExecutor::array_call(const VarPtr& callable, const std::vector<VarPtr>& args,
+                                  const py::object& kwnames) {
+  const std::size_t nkw = kwnames ? static_cast<std::size_t>(PyTuple_GET_SIZE(kwnames.ptr())) : 0;
+  std::vector<VarPtr> positional(args.begin(), args.end() - static_cast<std::ptrdiff_t>(nkw));
+  std::vector<std::pair<std::string, VarPtr>> kwargs;
+  for (std::size_t i = 0; i < nkw; ++i) {
+    kwargs.emplace_back(str_of(PyTuple_GET_ITEM(kwnames.ptr(), static_cast<Py_ssize_t>(i))),
+                        args[positional.size() + i]);
+  }
+  if (callable->kind() == Variable::Kind::kMethod && is_array_like(callable->items()[0])) {
+    const std::string name = str_of(callable->value());
+    if (std::none_of(std::begin(kMethods), std::end(kMethods),
+                     [&](const char* m) { return name == m; })) {
+      if (name == "item" || name == "tolist" || name == "__bool__" || name == "__float__") {
+        graph_break("ndarray." + name + "() needs the array's data");
+      }
+      graph_break("unsupported numpy method ndarray." + name);
+    }
+    return numpy_function(name, nullptr, positional, kwargs, callable->items()[0]);
+  }
+  if (callable->kind() != Variable::Kind::kObject) {
+    return nullptr;
+  }
+  const py::object np = numpy_module();
+  if (np.is_none()) {
+    return nullptr;
+  }
+  PyObject* fn = callable->value().ptr();
+  if (PyType_Check(fn) != 0 && PyObject_IsSubclass(fn, np.attr("generic").ptr()) == 1) {
+    // A NumPy scalar type called on a Python number: np.float32(2.0).
+    const py::object dt = np.attr("dtype")(callable->value());
+    const auto dtype = graph::dtype_from_name(str_of(dt.attr("name")));
+    if (dtype && dt.attr("type").ptr() == fn && positional.size() == 1 && kwargs.empty() &&
+        positional[0]->kind() == Variable::Kind::kConst) {
+      const ArrayOperand v = array_operand(positional[0]);
+      if (v.kind == ArrayOperand::Kind::kPython &&
+          v.scalar.kind != graph::PyScalar::Kind::kComplex) {
+        guards_->identity(callable);
+        graph::Op g;
+        g.name = "scalar";
+        g.fn = callable->value();
+        g.args = {Arg::constant_of(v.constant)};
+        ValueInfo info;
+        info.dtype = *dtype;
+        info.scalar = true;
+        return add_array_op(std::move(g), info);
+      }
+    }
+    graph_break("numpy " + str_of(callable->value().attr("__name__")) + "() of " +
+                (positional.empty() ? std::string("nothing") : positional[0]->describe()));
+  }
+  PyErr_Clear();
+  const auto& table = numpy_table(np);
+  const auto it = table.find(fn);
+  if (it == table.end()) {
+    const std::string shown = numpy_name(callable->value());
+    if (shown.empty()) {
+      return nullptr;
+    }
+    graph_break("unsupported numpy function " + shown);
+  }
+  guards_->identity(callable);
+  return numpy_function(it->second, callable, positional, kwargs, nullptr);
+}
+
+}  // namespace sot::translator

@@ -1,0 +1,93 @@
+// A NumPy function or ndarray method call being captured (array_functions.cpp): the op that
+// repeats it, its arguments bound to the function's parameters, and the readers of those
+// parameters the rules use. Each function's rule is a member, registered by name (numpy_rules.cpp).
+// A new NumPy function: its parameters in signatures() (array_functions.cpp), a rule member here
+// and in numpy_rules.cpp, a row in rules().
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/graph.hpp"
+#include "graph/rules.hpp"
+#include "translator/array_state.hpp"
+#include "translator/opcode_executor.hpp"
+
+namespace sot::translator {
+
+// Readers of static arguments (array_functions.cpp).
+std::optional<std::vector<int>> ints_of(const pybind11::object& v);
+std::optional<graph::DType> dtype_of_spec(const pybind11::object& np, const pybind11::object& spec);
+graph::ValueInfo array_of(graph::DType t, graph::Shape shape);
+graph::DType python_default(const graph::PyScalar& s);
+
+struct OpcodeExecutor::NumpyCall {
+  NumpyCall(OpcodeExecutor& executor, const std::string& function, const VarPtr& callable,
+            const std::vector<VarPtr>& positional,
+            const std::vector<std::pair<std::string, VarPtr>>& keywords, const VarPtr& receiver);
+
+  OpcodeExecutor& ex;  // the executor capturing it
+  const std::string& name;
+  const std::vector<VarPtr>& args;
+  const std::vector<std::pair<std::string, VarPtr>>& kwargs;
+  const VarPtr& self;  // the array of a method call, else nullptr
+  ArrayState& st;
+  pybind11::object np;
+  std::string shown;  // np.<name> or ndarray.<name>, for reasons
+  graph::Op g;        // the op: the same callable, the same arguments, arrays as graph values
+  std::vector<const char*> params;
+  std::map<std::string, VarPtr> bound;
+  bool symbolic = false;  // the rule carries shape symbols through (else sizes are specialized)
+  std::string why;
+
+  [[noreturn]] void refuse(const std::string& reason) const;
+  // np.add(x, y), np.exp(x) with out= at most: the result, or nullptr when `name` is no ufunc.
+  VarPtr ufunc();
+  VarPtr einsum();
+  // Binds the arguments to the parameters the rules read.
+  void bind();
+
+  graph::Operand operand_of(const VarPtr& v) const;  // an operand of a ufunc-like function
+  VarPtr get(const char* p) const;                   // a bound parameter, or nullptr
+  pybind11::object value_of(const char* p) const;    // a static argument (None when absent)
+  graph::ValueInfo array_param(const char* p) const;
+  std::optional<graph::DType> dtype_param(const char* p) const;
+  bool axes_param(const char* p, std::vector<int>* axes) const;  // false: None
+  bool bool_param(const char* p) const;
+  graph::Shape shape_param(const char* p) const;
+  void no_out() const;
+  VarPtr result(std::optional<graph::ValueInfo> info);
+
+  using Rule = VarPtr (NumpyCall::*)();
+  static const std::map<std::string, Rule>& rules();
+  VarPtr reduction();     // sum, prod, mean, max, min, argmax, argmin, any, all, var, std
+  VarPtr cumulative();    // cumsum, cumprod
+  VarPtr dot();           // dot
+  VarPtr reshape();       // reshape
+  VarPtr transpose();     // transpose
+  VarPtr swapaxes();      // swapaxes
+  VarPtr moveaxis();      // moveaxis
+  VarPtr expand_dims();   // expand_dims
+  VarPtr squeeze();       // squeeze
+  VarPtr join();          // concatenate, stack
+  VarPtr split();         // split
+  VarPtr where();         // where
+  VarPtr clip();          // clip
+  VarPtr copy_like();     // copy, ravel, flatten
+  VarPtr astype();        // astype
+  VarPtr round_();        // round
+  VarPtr filled();        // zeros, ones, empty
+  VarPtr full();          // full
+  VarPtr like();          // zeros_like, ones_like, empty_like, full_like
+  VarPtr arange();        // arange
+  VarPtr linspace();      // linspace
+  VarPtr eye();           // eye
+  VarPtr broadcast_to();  // broadcast_to
+};
+
+}  // namespace sot::translator
