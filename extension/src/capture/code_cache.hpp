@@ -32,6 +32,16 @@ struct Counters {
   std::uint64_t lookups = 0;       // cache lookups (the guards' timing samples them)
 };
 
+// What a translator keeps per code object (resume functions, shapes seen), owned by the code's
+// cache; the translator defines it. forget() runs when the cache is cleared (capture.clear()).
+struct TranslatorData {
+  TranslatorData() = default;
+  TranslatorData(const TranslatorData&) = delete;
+  TranslatorData& operator=(const TranslatorData&) = delete;
+  virtual ~TranslatorData() = default;
+  virtual void forget() = 0;
+};
+
 struct CodeCache {
   enum class Decision : std::uint8_t { kUndecided, kSkip, kCapture };
   Decision decision = Decision::kUndecided;
@@ -44,7 +54,7 @@ struct CodeCache {
   // Set once `counters.failed` reaches the failure limit: the translator is not asked again (a miss
   // runs the original code at the cost of a lookup) until the cache is cleared. Says why.
   std::string gave_up;
-  pybind11::dict translator_data;  // the translator's own data for this code (resume functions)
+  std::unique_ptr<TranslatorData> translator_data;  // nullptr until the translator makes it
 
   void record(std::string reason);
 };

@@ -296,8 +296,8 @@ void bind_capture(py::module_& parent) {
           cache->reasons.clear();
           cache->gave_up.clear();
           cache->decision = capture::CodeCache::Decision::kUndecided;
-          if (cache->translator_data.contains("shapes")) {
-            PyDict_DelItemString(cache->translator_data.ptr(), "shapes");  // (dynamic shapes)
+          if (cache->translator_data) {
+            cache->translator_data->forget();  // (the shapes seen: dynamic shapes start again)
           }
         }
       },

@@ -1,6 +1,7 @@
 // Resume functions: the code that continues a frame after a graph break (the original's
 // instructions from the break on, its stack and live locals as arguments), and the registry that
 // remembers which user function and offset each one resumes.
+#include "translator/code_data.hpp"
 #include "translator/codegen_emitter.hpp"
 
 #include <pybind11/stl.h>
@@ -30,10 +31,10 @@ using bytecode::Instruction;
 
 py::object resume_info(PyObject* code) {
   capture::CodeCache* cache = capture::existing_cache(code);
-  if (cache == nullptr || !cache->translator_data.contains("resume_of")) {
+  if (cache == nullptr || !cache->translator_data) {
     return py::none();
   }
-  return cache->translator_data["resume_of"];
+  return code_data(cache).resume_of;
 }
 
 void register_resume(const py::object& resume, const py::object& of, int offset) {
@@ -44,7 +45,7 @@ void register_resume(const py::object& resume, const py::object& of, int offset)
   if (cache == nullptr) {
     throw py::error_already_set();
   }
-  cache->translator_data["resume_of"] = py::make_tuple(user, offset);
+  code_data(cache).resume_of = py::make_tuple(user, offset);
 }
 
 namespace {

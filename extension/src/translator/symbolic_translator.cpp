@@ -11,6 +11,7 @@
 #include "capture/code_cache.hpp"
 #include "capture/guard_tree.hpp"
 #include "graph/backend.hpp"
+#include "translator/code_data.hpp"
 #include "translator/opcode_executor.hpp"
 
 namespace py = pybind11;
@@ -196,10 +197,8 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
     throw py::error_already_set();
   }
   // Shapes seen by earlier translations of this code (forgotten by capture.clear()).
-  if (!cache->translator_data.contains("shapes")) {
-    cache->translator_data["shapes"] = py::dict();
-  }
-  inputs.shape_history = cache->translator_data["shapes"];
+  CodeData& data = code_data(cache);
+  inputs.shape_history = data.shapes;
   inputs.dynamic_shapes = dynamic_shapes;
   GuardSet guards;
   OpcodeExecutor executor(code, inputs, &guards);
@@ -213,7 +212,7 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
     return capture::Translation::failed(result.reason + " (" + where(co, result.lineno) + ")");
   }
 
-  CodeGen gen(code, cache->translator_data, &guards);
+  CodeGen gen(code, data.resumes, &guards);
   gen.set_graph_options(GraphOptions{backend, check_graphs});
   py::object transformed;
   if (result.kind == SimulationResult::Kind::kBreak && is_resume &&
