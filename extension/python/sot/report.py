@@ -227,11 +227,11 @@ def _stats(code):
 
 
 def build(records):
-    """A Report from a translator's records (``SymbolicTranslator.records()``)."""
+    """A Report from a translator's records (``SymbolicTranslator.records()``: ``TranslationRecord``s)."""
     by_code = {}
     for r in records:
-        original = r["original"]
-        if r["declined"] and r["transformed"] is None and not r["breaks"]:
+        original = r.original
+        if r.declined and r.transformed is None and not r.breaks:
             continue  # module bodies and the like: nothing to report
         user = user_code(original)
         key = id(user)
@@ -240,16 +240,16 @@ def build(records):
                 name=getattr(user, "co_qualname", user.co_name), filename=user.co_filename,
                 firstlineno=user.co_firstlineno, code=user, translations=[], stats={})
         name = code_name(original)
-        breaks = [BreakInfo(b["reason"], b["filename"], b["lineno"],
-                            linecache.getline(b["filename"], b["lineno"]).rstrip("\n") if b["lineno"] > 0 else "",
-                            b["in_place"], name) for b in r["breaks"]]
-        graphs = [GraphInfo(name, g["text"], g["json"], dict(g["op_counts"]), g["ops"], g["inputs"], g["outputs"],
-                            plan_of(g["compiled"]))
-                  for g in r["graphs"]]
+        breaks = [BreakInfo(b.reason, b.filename, b.lineno,
+                            linecache.getline(b.filename, b.lineno).rstrip("\n") if b.lineno > 0 else "",
+                            b.in_place, name) for b in r.breaks]
+        graphs = [GraphInfo(name, g.text, g.json, dict(g.op_counts), g.ops, g.inputs, g.outputs,
+                            plan_of(g.compiled))
+                  for g in r.graphs]
         by_code[key].translations.append(CodeReport(
-            name=name, original=original, transformed=r["transformed"], resumes=list(r["resumes"]), breaks=breaks,
-            graphs=graphs, guards=list(r["guards"]), failure=r["failure"], declined=r["declined"],
-            seconds=r["seconds"], instructions=r["instructions"], simulated=r["simulated"]))
+            name=name, original=original, transformed=r.transformed, resumes=list(r.resumes), breaks=breaks,
+            graphs=graphs, guards=list(r.guards), failure=r.failure, declined=r.declined,
+            seconds=r.seconds, instructions=r.instructions, simulated=r.simulated))
     for f in by_code.values():
         f.stats = _stats(f.code)
     return Report(functions=list(by_code.values()))

@@ -154,23 +154,23 @@ def explain(fn, *args, **kwargs):
     records = translator.records()
     breaks, guards, fallbacks, original, transformed, graphs = [], [], [], [], [], []
     for r in records:
-        name = _report.code_name(r["original"])
-        if r["transformed"] is not None:
-            graphs.extend(dict(g, function=name) for g in r["graphs"])
-        breaks.extend(BreakReason(b["reason"], b["filename"], b["lineno"], name) for b in r["breaks"])
-        guards.extend(f"{name}: {g}" for g in r["guards"])
-        if r["failure"]:
-            fallbacks.append(f"{name}: {r['failure']}")
-        original.append(f"--- {name} (original)\n{_dis_text(r['original'])}")
-        if r["transformed"] is not None:
-            transformed.append(f"--- {name} (transformed)\n{_dis_text(r['transformed'])}")
-            for resume in r["resumes"]:
-                transformed.append(f"--- {_report.code_name(resume['code'])} (resume function)\n{_dis_text(resume['code'])}")
+        name = _report.code_name(r.original)
+        if r.transformed is not None:
+            graphs.extend(dict(g.to_dict(), function=name) for g in r.graphs)
+        breaks.extend(BreakReason(b.reason, b.filename, b.lineno, name) for b in r.breaks)
+        guards.extend(f"{name}: {g}" for g in r.guards)
+        if r.failure:
+            fallbacks.append(f"{name}: {r.failure}")
+        original.append(f"--- {name} (original)\n{_dis_text(r.original)}")
+        if r.transformed is not None:
+            transformed.append(f"--- {name} (transformed)\n{_dis_text(r.transformed)}")
+            for resume in r.resumes:
+                transformed.append(f"--- {_report.code_name(resume.code)} (resume function)\n{_dis_text(resume.code)}")
     return Explanation(
         value=value, graph_count=len(graphs), graph_break_count=len(breaks),
         op_count=sum(g["ops"] for g in graphs), graphs=graphs, break_reasons=breaks,
         guards=guards, original_bytecode="\n".join(original), transformed_bytecode="\n".join(transformed),
-        compile_time_s=sum(r["seconds"] for r in records), fallbacks=fallbacks, translations=records)
+        compile_time_s=sum(r.seconds for r in records), fallbacks=fallbacks, translations=records)
 
 
 __all__ = ["BreakReason", "Explanation", "SymbolicTranslator", "default_translator", "explain", "jit",

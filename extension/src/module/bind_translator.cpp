@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "capture/translator.hpp"
 #include "module/bindings.hpp"
@@ -17,58 +18,102 @@ namespace sot::module {
 
 namespace {
 
-py::dict record_dict(const translator::TranslationRecord& r) {
-  py::dict d;
-  d["original"] = r.original;
-  d["transformed"] = r.transformed;
-  py::list resumes;
-  for (const translator::ResumeFunction& f : r.resumes) {
-    py::dict rf;
-    rf["code"] = f.code;
-    rf["offset"] = f.offset;
-    rf["stack"] = f.stack;
-    rf["live"] = f.live;
-    resumes.append(rf);
-  }
-  d["resumes"] = resumes;
-  py::list breaks;
-  for (const translator::BreakRecord& b : r.breaks) {
-    py::dict bd;
-    bd["reason"] = b.reason;
-    bd["filename"] = b.filename;
-    bd["lineno"] = b.lineno;
-    bd["offset"] = b.offset;
-    bd["in_place"] = b.in_place;
-    breaks.append(bd);
-  }
-  d["breaks"] = breaks;
-  d["guards"] = r.guards;
-  d["failure"] = r.failure;
-  d["declined"] = r.declined;
-  d["seconds"] = r.seconds;
-  d["instructions"] = r.instructions;
-  d["simulated"] = r.simulated;
-  d["folded"] = r.folded;
-  py::list graphs;
-  for (const translator::GraphRecord& g : r.graphs) {
-    py::dict gd;
-    gd["compiled"] = g.compiled;
-    gd["text"] = g.text;
-    gd["json"] = g.json;
-    gd["op_counts"] = g.op_counts;
-    gd["ops"] = g.ops;
-    gd["inputs"] = g.inputs;
-    gd["outputs"] = g.outputs;
-    graphs.append(gd);
-  }
-  d["graphs"] = graphs;
-  return d;
+// A record class read like a mapping too (r["breaks"] is r.breaks): keys(), __getitem__,
+// __contains__ and to_dict() over its fields, so that dict(record) and the code written against
+// the earlier dicts keep working.
+template <typename C>
+void mapping_protocol(py::class_<C>& cls, std::vector<const char*> fields) {
+  cls.def("keys", [fields](const py::object&) {
+    py::list out;
+    for (const char* f : fields) {
+      out.append(f);
+    }
+    return out;
+  });
+  cls.def("__getitem__", [fields](const py::object& self, const std::string& key) -> py::object {
+    for (const char* f : fields) {
+      if (key == f) {
+        return self.attr(f);
+      }
+    }
+    throw py::key_error(key);
+  });
+  cls.def("__contains__", [fields](const py::object&, const std::string& key) {
+    for (const char* f : fields) {
+      if (key == f) {
+        return true;
+      }
+    }
+    return false;
+  });
+  cls.def("to_dict", [fields](const py::object& self) {
+    py::dict d;
+    for (const char* f : fields) {
+      d[f] = self.attr(f);
+    }
+    return d;
+  });
+}
+
+void bind_records(py::module_& m) {
+  using R = translator::TranslationRecord;
+  using B = translator::BreakRecord;
+  using F = translator::ResumeFunction;
+  using G = translator::GraphRecord;
+  py::class_<B> br(m, "BreakRecord",
+                   "A graph break: why, where, and whether the frame went on in place.");
+  br.def_readonly("reason", &B::reason)
+      .def_readonly("filename", &B::filename)
+      .def_readonly("lineno", &B::lineno)
+      .def_readonly("offset", &B::offset)
+      .def_readonly("in_place", &B::in_place)
+      .def("__repr__", [](const B& b) {
+        return "<BreakRecord " + b.filename + ":" + std::to_string(b.lineno) + ": " + b.reason +
+               ">";
+      });
+  mapping_protocol(br, {"reason", "filename", "lineno", "offset", "in_place"});
+  py::class_<F> rf(m, "ResumeRecord", "A resume function a break calls.");
+  rf.def_readonly("code", &F::code)
+      .def_readonly("offset", &F::offset)
+      .def_readonly("stack", &F::stack)
+      .def_readonly("live", &F::live);
+  mapping_protocol(rf, {"code", "offset", "stack", "live"});
+  py::class_<G> gr(m, "GraphRecord", "A captured graph the transformed code calls.");
+  gr.def_readonly("compiled", &G::compiled)
+      .def_readonly("text", &G::text)
+      .def_readonly("json", &G::json)
+      .def_readonly("op_counts", &G::op_counts)
+      .def_readonly("ops", &G::ops)
+      .def_readonly("inputs", &G::inputs)
+      .def_readonly("outputs", &G::outputs);
+  mapping_protocol(gr, {"compiled", "text", "json", "op_counts", "ops", "inputs", "outputs"});
+  py::class_<R> tr(m, "TranslationRecord",
+                   "What one translation did: the codes, breaks, resume functions, graphs, guards, "
+                   "and why it failed or was declined.");
+  tr.def_readonly("original", &R::original)
+      .def_readonly("transformed", &R::transformed)
+      .def_readonly("resumes", &R::resumes)
+      .def_readonly("breaks", &R::breaks)
+      .def_readonly("guards", &R::guards)
+      .def_readonly("failure", &R::failure)
+      .def_readonly("declined", &R::declined)
+      .def_readonly("seconds", &R::seconds)
+      .def_readonly("instructions", &R::instructions)
+      .def_readonly("simulated", &R::simulated)
+      .def_readonly("folded", &R::folded)
+      .def_readonly("graphs", &R::graphs)
+      .def("__repr__", [](const R& r) {
+        return "<TranslationRecord " + py::repr(r.original).cast<std::string>() + ">";
+      });
+  mapping_protocol(tr, {"original", "transformed", "resumes", "breaks", "guards", "failure",
+                        "declined", "seconds", "instructions", "simulated", "folded", "graphs"});
 }
 
 }  // namespace
 
 void bind_translator(py::module_& parent) {
   py::module_ m = parent.def_submodule("translator", "The symbolic opcode translator.");
+  bind_records(m);
   using T = translator::SymbolicTranslator;
   py::class_<T, capture::Translator, std::shared_ptr<T>>(
       m, "SymbolicTranslator",
@@ -91,11 +136,11 @@ void bind_translator(py::module_& parent) {
           [](const T& t) {
             py::list out;
             for (const translator::TranslationRecord& r : t.records) {
-              out.append(record_dict(r));
+              out.append(py::cast(r));  // (a copy: the translator's list may change)
             }
             return out;
           },
-          "One dict per translation made while keep_records was on.")
+          "One TranslationRecord per translation made while keep_records was on.")
       .def("clear_records", [](T& t) { t.records.clear(); })
       .def_static(
           "seen_codes",

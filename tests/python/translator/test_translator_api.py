@@ -384,3 +384,34 @@ def test_guard_texts_are_short_and_cut_between_characters():
     f("b" * 1_000_000)
     (miss,) = [r for r in cap.stats(concatenate)["reasons"] if r.startswith("guard failed")]
     assert len(miss) < 400 and "(str of 1000000)" in miss
+
+
+def test_translation_records_are_typed_and_read_as_mappings():
+    import sot._sot as _sot
+
+    def breaks_once(xs):
+        total = len(xs)
+        print("x", end="")
+        return total + 1
+
+    translator = sot.translate.new_translator(records=True)
+    with sot.capture.capture(translator):
+        assert breaks_once([1, 2]) == 3
+    (record,) = [r for r in translator.records() if r.original is breaks_once.__code__]
+    assert isinstance(record, _sot.translator.TranslationRecord)
+    assert record.transformed is not None and record.failure == ""
+    (brk,) = record.breaks
+    assert isinstance(brk, _sot.translator.BreakRecord)
+    assert brk.lineno == breaks_once.__code__.co_firstlineno + 2 and brk.filename == __file__
+    assert record["breaks"][0]["reason"] == brk.reason
+    assert [r.code for r in record.resumes] == [r["code"] for r in record["resumes"]]
+    assert set(record.keys()) >= {"original", "transformed", "breaks", "graphs", "guards", "failure"}
+    assert dict(record)["simulated"] == record.simulated > 0
+    assert record.to_dict()["breaks"][0].reason == brk.reason
+    assert "breaks" in record and "nothing" not in record
+    try:
+        record["nothing"]
+    except KeyError:
+        pass
+    else:
+        raise AssertionError("an unknown key reads")
