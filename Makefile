@@ -54,7 +54,7 @@ CPYTHON_TRANSLATE_ALL_MODULES := test_grammar test_scope test_generators test_ex
 
 .PHONY: all deps lock configure build test test-cpp test-python test-python-extra test-kernel test-notebooks test-browser demo \
         test-cpython test-translate-all bench bench-peers-deps bench-peers fuzz fuzz-programs test-fuzz-smoke doc-opcodes test-asan \
-        kernelspec-install format format-check tidy clean
+        kernelspec-install format format-check tidy tidy-size clean
 
 all: build
 
@@ -77,7 +77,7 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	@$(MAKE) --no-print-directory test-cpp test-python test-python-extra test-cpython test-fuzz-smoke test-kernel \
+	@$(MAKE) --no-print-directory test-cpp tidy-size test-python test-python-extra test-cpython test-fuzz-smoke test-kernel \
 	  test-notebooks test-browser
 
 test-cpp:
@@ -247,6 +247,13 @@ format-check:
 
 tidy: build
 	clang-tidy -p $(BUILD) --quiet $(filter %.cpp,$(CXX_SOURCES))
+
+# Function size (150 lines) and cognitive complexity (50) in the translator and the bytecode layer.
+TIDY_SIZE_SOURCES := $(wildcard extension/src/translator/*.cpp extension/src/bytecode/*.cpp)
+tidy-size: build
+	@echo "clang-tidy (function size and complexity): $(words $(TIDY_SIZE_SOURCES)) files"
+	@printf '%s\n' $(TIDY_SIZE_SOURCES) | xargs -P $(JOBS) -n 4 clang-tidy -p $(BUILD) --quiet \
+	  --config-file=share/tidy/size.yaml
 
 clean:
 	rm -rf $(BUILD)
