@@ -13,6 +13,7 @@
 
 #include "core/loaded_module.hpp"
 #include "translator/array_state.hpp"
+#include "translator/binary_operators.hpp"
 #include "translator/guards.hpp"
 #include "translator/numpy_errstate.hpp"
 #include "translator/opcode_executor.hpp"
@@ -267,37 +268,8 @@ const UfuncEntry* find_ufunc(const std::string& name) {
 
 namespace {
 
-const char* const kBinaryNames[] = {"add",        "bitwise_and", "floor_divide", "left_shift",
-                                    "matmul",     "multiply",    "remainder",    "bitwise_or",
-                                    "power",      "right_shift", "subtract",     "true_divide",
-                                    "bitwise_xor"};
-const char* const kOperatorFns[] = {"add", "and_", "floordiv", "lshift", "matmul",  "mul", "mod",
-                                    "or_", "pow",  "rshift",   "sub",    "truediv", "xor"};
-const char* const kInplaceFns[] = {"iadd", "iand",     "ifloordiv", "ilshift", "imatmul",
-                                   "imul", "imod",     "ior",       "ipow",    "irshift",
-                                   "isub", "itruediv", "ixor"};
-constexpr int kInplaceBase = 13;
 constexpr int kMatmul = 4;
 constexpr int kPower = 8;
-
-UfuncKind binary_kind(int op) {
-  switch (op) {
-    case 0:
-    case 5:
-      return UfuncKind::kArith;
-    case 2:
-    case 6:
-      return UfuncKind::kFloorDivide;
-    case 8:
-      return UfuncKind::kPower;
-    case 10:
-      return UfuncKind::kSubtract;
-    case 11:
-      return UfuncKind::kTrueDivide;
-    default:
-      return UfuncKind::kBitwise;
-  }
-}
 
 }  // namespace
 
@@ -307,12 +279,13 @@ bool OpcodeExecutor::array_binary_op(int op) {
   if (!is_array_like(a) && !is_array_like(b)) {
     return false;
   }
-  if (op < 0 || op >= 2 * kInplaceBase) {
+  const BinaryOperator* bo = binary_operator(op);
+  if (bo == nullptr) {
     return false;
   }
-  const bool inplace = op >= kInplaceBase;
-  const int base = inplace ? op - kInplaceBase : op;
-  const std::string name = kBinaryNames[base];
+  const bool inplace = binary_inplace(op);
+  const int base = bo->base;
+  const std::string name = bo->ufunc;
   const ArrayOperand x = array_operand(a);
   const ArrayOperand y = array_operand(b);
   if (x.kind == ArrayOperand::Kind::kNone || y.kind == ArrayOperand::Kind::kNone) {
@@ -347,8 +320,8 @@ bool OpcodeExecutor::array_binary_op(int op) {
     }
     info = retry_static({x.id, y.id}, [&] {
       why.clear();
-      return graph::ufunc_result(name, binary_kind(base), {operand(x), operand(y)},
-                                 arrays().promotion, &why);
+      return graph::ufunc_result(name, bo->kind, {operand(x), operand(y)}, arrays().promotion,
+                                 &why);
     });
     if (info && base == kPower && x.kind == ArrayOperand::Kind::kValue) {
       power_dtype_from_numpy(x, y, &*info);
@@ -379,13 +352,13 @@ bool OpcodeExecutor::array_binary_op(int op) {
                   std::string(graph::name(info->dtype)) + " to " +
                   std::string(graph::name(target.dtype)) + " with casting rule 'same_kind'");
     }
-    g.fn = operator_fn(kInplaceFns[base]);
+    g.fn = operator_fn(bo->inplace);
     g.mutates = true;
     const ValueInfo same = target;
     add_array_op(std::move(g), same);
     result = a;  // the same array, changed
   } else {
-    g.fn = operator_fn(inplace ? kInplaceFns[base] : kOperatorFns[base]);
+    g.fn = operator_fn(inplace ? bo->inplace : bo->function);
     result = add_array_op(std::move(g), *info);
   }
   pop();

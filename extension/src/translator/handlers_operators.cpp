@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bytecode/operands.hpp"
+#include "translator/binary_operators.hpp"
 #include "translator/executor_support.hpp"
 #include "translator/opcode_executor.hpp"
 
@@ -21,8 +22,7 @@ constexpr std::size_t kMaxFoldedLength = 10000;  // longest str/bytes/tuple a fo
 constexpr long kMaxFoldedBits = 100000;          // largest int a fold may make
 
 // Whether folding `op` on a and b could make a huge value (then it runs for real instead).
-bool too_big(int op, const py::object& a, const py::object& b) {
-  const int base = op % 13;  // the in-place forms repeat the binary ones
+bool too_big(int base, const py::object& a, const py::object& b) {
   constexpr int kLshift = 3;
   constexpr int kMultiply = 5;
   constexpr int kPower = 8;
@@ -56,51 +56,17 @@ bool too_big(int op, const py::object& a, const py::object& b) {
   return false;
 }
 
-PyObject* binary_number_op(int op, PyObject* a, PyObject* b) {
-  switch (op % 13) {
-    case 0:
-      return PyNumber_Add(a, b);
-    case 1:
-      return PyNumber_And(a, b);
-    case 2:
-      return PyNumber_FloorDivide(a, b);
-    case 3:
-      return PyNumber_Lshift(a, b);
-    case 4:
-      return PyNumber_MatrixMultiply(a, b);
-    case 5:
-      return PyNumber_Multiply(a, b);
-    case 6:
-      return PyNumber_Remainder(a, b);
-    case 7:
-      return PyNumber_Or(a, b);
-    case 8:
-      return PyNumber_Power(a, b, Py_None);
-    case 9:
-      return PyNumber_Rshift(a, b);
-    case 10:
-      return PyNumber_Subtract(a, b);
-    case 11:
-      return PyNumber_TrueDivide(a, b);
-    case 12:
-      return PyNumber_Xor(a, b);
-    default:
-      return nullptr;
-  }
-}
-
-const char* binary_op_symbol(int op) {
-  static const std::array<const char*, 13> symbols = {"+", "&",  "//", "<<", "@", "*", "%",
-                                                      "|", "**", ">>", "-",  "/", "^"};
-  return op >= 0 && op < 26 ? symbols[static_cast<std::size_t>(op % 13)] : "?";
-}
-
 }  // namespace
 
 void OpcodeExecutor::binary_op(int op) {
   if (array_binary_op(op)) {
     return;
   }
+  const BinaryOperator* bo = binary_operator(op);
+  if (bo == nullptr) {
+    fail("BINARY_OP with an unknown operator " + std::to_string(op) + " (malformed bytecode)");
+  }
+  const std::string symbol = bo->symbol;
   const VarPtr b = peek(1);
   const VarPtr a = peek(2);
   constexpr int kAdd = 0;
@@ -125,20 +91,17 @@ void OpcodeExecutor::binary_op(int op) {
                               ? constant_value(b)
                               : py::object();
     if (av && bv) {
-      if (too_big(op, av, bv)) {
-        graph_break(std::string("the result of ") + binary_op_symbol(op) +
-                    " would be too large to fold");
+      if (too_big(bo->base, av, bv)) {
+        graph_break("the result of " + symbol + " would be too large to fold");
       }
-      PyObject* r = binary_number_op(op, av.ptr(), bv.ptr());
+      PyObject* r = bo->number(av.ptr(), bv.ptr());
       if (r == nullptr) {
         PyErr_Clear();
-        graph_break(std::string("operator ") + binary_op_symbol(op) + " raises on " +
-                    a->describe() + " and " + b->describe());
+        graph_break("operator " + symbol + " raises on " + a->describe() + " and " + b->describe());
       }
       VarPtr v = make_result(py::reinterpret_steal<py::object>(r));
       if (!v) {
-        graph_break(std::string("operator ") + binary_op_symbol(op) +
-                    " made a value it does not model");
+        graph_break("operator " + symbol + " made a value it does not model");
       }
       pop();
       pop();
@@ -147,21 +110,18 @@ void OpcodeExecutor::binary_op(int op) {
     }
   }
   if (a->is_const() && b->is_const()) {
-    if (too_big(op, a->value(), b->value())) {
-      graph_break(std::string("the result of ") + binary_op_symbol(op) +
-                  " would be too large to fold");
+    if (too_big(bo->base, a->value(), b->value())) {
+      graph_break("the result of " + symbol + " would be too large to fold");
     }
-    PyObject* r = binary_number_op(op, a->value().ptr(), b->value().ptr());
+    PyObject* r = bo->number(a->value().ptr(), b->value().ptr());
     if (r == nullptr) {
       PyErr_Clear();
-      graph_break(std::string("operator ") + binary_op_symbol(op) + " raises on " + a->describe() +
-                  " and " + b->describe());
+      graph_break("operator " + symbol + " raises on " + a->describe() + " and " + b->describe());
     }
     const auto result = py::reinterpret_steal<py::object>(r);
     VarPtr v = make_result(result);
     if (!v) {
-      graph_break(std::string("operator ") + binary_op_symbol(op) +
-                  " made a value it does not model");
+      graph_break("operator " + symbol + " made a value it does not model");
     }
     guards_->value(a);
     guards_->value(b);
@@ -171,8 +131,7 @@ void OpcodeExecutor::binary_op(int op) {
     return;
   }
   // Tuples and lists built inside, with + and *: new containers of the same items.
-  graph_break(std::string("operator ") + binary_op_symbol(op) + " on " + a->describe() + " and " +
-              b->describe());
+  graph_break("operator " + symbol + " on " + a->describe() + " and " + b->describe());
 }
 
 void OpcodeExecutor::unary(PyObject* (*operation)(PyObject*)) {
