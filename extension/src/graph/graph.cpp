@@ -326,9 +326,18 @@ std::string callable_name(const py::handle& fn) {
   return mod.empty() ? qual : mod + "." + qual;
 }
 
-Graph Graph::optimized(std::vector<int>* outputs) const {
-  const std::size_t nv = values_.size();
-  const bool mutation = has_mutation();
+namespace {
+
+// Common subexpressions, merged: only where no array changes in place (a later change would show
+// through the shared value) and at most one of the duplicates is an output. The ops with their
+// arguments resolved to the kept values, which ones are removed, and the outputs resolved.
+struct Merged {
+  std::vector<Op> ops;
+  std::vector<bool> removed;
+};
+
+Merged merge_common(const Graph& src, bool mutation, std::vector<int>* outputs) {
+  const std::size_t nv = src.values().size();
   std::vector<int> replace(nv);
   for (std::size_t i = 0; i < nv; ++i) {
     replace[i] = static_cast<int>(i);
@@ -339,69 +348,105 @@ Graph Graph::optimized(std::vector<int>* outputs) const {
     }
     return v;
   };
+  auto remap = [&](Arg& a) {
+    if (a.kind == Arg::Kind::kValue) {
+      a.value = resolve(a.value);
+    } else {
+      for (int& v : a.values) {
+        v = resolve(v);
+      }
+    }
+  };
   std::set<int> is_output(outputs->begin(), outputs->end());
-
-  // Common subexpressions: only where no array changes in place (a later change would show
-  // through the shared value) and at most one of the duplicates is an output.
-  std::vector<Op> ops = ops_;
-  std::vector<bool> removed(ops.size(), false);
-  if (!mutation) {
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      Op& op = ops[i];
-      auto remap = [&](Arg& a) {
-        if (a.kind == Arg::Kind::kValue) {
-          a.value = resolve(a.value);
-        } else {
-          for (int& v : a.values) {
-            v = resolve(v);
-          }
-        }
-      };
-      for (Arg& a : op.args) {
-        remap(a);
-      }
-      for (auto& kw : op.kwargs) {
-        remap(kw.second);
-      }
-      if (creates(op)) {
+  Merged m{src.ops(), std::vector<bool>(src.ops().size(), false)};
+  std::vector<Op>& ops = m.ops;
+  for (std::size_t i = 0; i < ops.size() && !mutation; ++i) {
+    Op& op = ops[i];
+    for (Arg& a : op.args) {
+      remap(a);
+    }
+    for (auto& kw : op.kwargs) {
+      remap(kw.second);
+    }
+    if (creates(op)) {
+      continue;
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (m.removed[j] || !same_op(ops[j], op)) {
         continue;
       }
-      for (std::size_t j = 0; j < i; ++j) {
-        if (removed[j] || !same_op(ops[j], op)) {
-          continue;
-        }
-        const int keep = ops[j].result;
-        if (is_output.count(keep) != 0 && is_output.count(op.result) != 0) {
-          continue;
-        }
-        replace[static_cast<std::size_t>(op.result)] = keep;
-        if (is_output.count(op.result) != 0) {
-          is_output.insert(keep);
-        }
-        removed[i] = true;
-        break;
+      const int keep = ops[j].result;
+      if (is_output.count(keep) != 0 && is_output.count(op.result) != 0) {
+        continue;
       }
+      replace[static_cast<std::size_t>(op.result)] = keep;
+      if (is_output.count(op.result) != 0) {
+        is_output.insert(keep);
+      }
+      m.removed[i] = true;
+      break;
     }
   }
   for (int& o : *outputs) {
     o = resolve(o);
   }
+  return m;
+}
 
-  // Live ops: those the outputs need, every in-place op, and what they need.
-  std::vector<bool> live(ops.size(), false);
+// Live ops: those the outputs need, every in-place op, and what they need.
+std::vector<bool> live_ops(const Merged& m, std::size_t nv, const std::vector<int>& outputs) {
+  std::vector<bool> live(m.ops.size(), false);
   std::vector<bool> needed(nv, false);
-  for (const int o : *outputs) {
+  for (const int o : outputs) {
     needed[static_cast<std::size_t>(o)] = true;
   }
-  for (std::size_t k = ops.size(); k-- > 0;) {
-    if (removed[k]) {
+  for (std::size_t k = m.ops.size(); k-- > 0;) {
+    if (m.removed[k]) {
       continue;
     }
-    if (graph::runs_for_effect(ops[k]) || needed[static_cast<std::size_t>(ops[k].result)]) {
+    if (graph::runs_for_effect(m.ops[k]) || needed[static_cast<std::size_t>(m.ops[k].result)]) {
       live[k] = true;
-      for_each_value(ops[k], [&](int v) { needed[static_cast<std::size_t>(v)] = true; });
+      for_each_value(m.ops[k], [&](int v) { needed[static_cast<std::size_t>(v)] = true; });
     }
   }
+  return live;
+}
+
+// Runs `op` (its values all constants of `g`) now: its result, or a null object when it raises
+// (it is left to run, and raise, for real).
+py::object fold_now(const Graph& g, const Op& op) {
+  py::tuple args(op.args.size());
+  py::dict kwargs;
+  auto arg_value = [&](const Arg& a) -> py::object {
+    if (a.kind == Arg::Kind::kConst) {
+      return a.constant;
+    }
+    if (a.kind == Arg::Kind::kValue) {
+      return g.value(a.value).constant;
+    }
+    py::list l;
+    for (const int v : a.values) {
+      l.append(g.value(v).constant);
+    }
+    return a.kind == Arg::Kind::kTuple ? py::object(py::tuple(l)) : py::object(l);
+  };
+  for (std::size_t i = 0; i < op.args.size(); ++i) {
+    args[i] = arg_value(op.args[i]);
+  }
+  for (const auto& kw : op.kwargs) {
+    kwargs[py::str(kw.first)] = arg_value(kw.second);
+  }
+  return fold_call(op.fn, args, kwargs);
+}
+
+}  // namespace
+
+Graph Graph::optimized(std::vector<int>* outputs) const {
+  const std::size_t nv = values_.size();
+  const bool mutation = has_mutation();
+  const Merged merged = merge_common(*this, mutation, outputs);
+  const std::vector<Op>& ops = merged.ops;
+  const std::vector<bool> live = live_ops(merged, nv, *outputs);
 
   // Rebuild with new ids: inputs first (all of them: the generated code passes every input),
   // then live constants and ops in order; ops on constants only are folded where that is safe.
@@ -444,30 +489,7 @@ Graph Graph::optimized(std::vector<int>* outputs) const {
     }
     const ValueInfo& info = values_[static_cast<std::size_t>(ops[k].result)].info;
     if (all_const) {
-      // Folding: run it now on the constants (an error leaves it to run, and raise, for real).
-      py::tuple args(op.args.size());
-      py::dict kwargs;
-      auto arg_value = [&](const Arg& a) -> py::object {
-        if (a.kind == Arg::Kind::kConst) {
-          return a.constant;
-        }
-        if (a.kind == Arg::Kind::kValue) {
-          return g.value(a.value).constant;
-        }
-        py::list l;
-        for (const int v : a.values) {
-          l.append(g.value(v).constant);
-        }
-        return a.kind == Arg::Kind::kTuple ? py::object(py::tuple(l)) : py::object(l);
-      };
-      for (std::size_t i = 0; i < op.args.size(); ++i) {
-        args[i] = arg_value(op.args[i]);
-      }
-      for (const auto& kw : op.kwargs) {
-        kwargs[py::str(kw.first)] = arg_value(kw.second);
-      }
-      py::object r = fold_call(op.fn, args, kwargs);
-      if (r) {
+      if (py::object r = fold_now(g, op)) {
         id[static_cast<std::size_t>(ops[k].result)] = g.add_constant(std::move(r), info);
         continue;
       }

@@ -815,24 +815,66 @@ std::optional<ValueInfo> broadcast_to_result(const ValueInfo& in, const Shape& s
   return array_info(in.dtype, shape);
 }
 
+namespace {
+
+// The length of a slice of a dimension of size n (Python's slice.indices).
+std::int64_t slice_length(std::int64_t n, std::optional<std::int64_t> start_v,
+                          std::optional<std::int64_t> stop_v, std::int64_t step) {
+  auto clamp = [&](std::optional<std::int64_t> v, std::int64_t dflt) {
+    if (!v) {
+      return dflt;
+    }
+    std::int64_t x = *v;
+    if (x < 0) {
+      x += n;
+      if (x < 0) {
+        x = step < 0 ? -1 : 0;
+      }
+    } else if (x >= n) {
+      x = step < 0 ? n - 1 : n;
+    }
+    return x;
+  };
+  const std::int64_t start = clamp(start_v, step < 0 ? n - 1 : 0);
+  const std::int64_t stop = clamp(stop_v, step < 0 ? -1 : n);
+  if (step > 0 && stop > start) {
+    return (stop - start - 1) / step + 1;
+  }
+  if (step < 0 && start > stop) {
+    return (start - stop - 1) / (-step) + 1;
+  }
+  return 0;
+}
+
+// The dimensions an index consumes and its ellipses; false (and why) when NumPy refuses it.
+bool count_index_items(const ValueInfo& in, const std::vector<IndexItem>& items, int* consumed,
+                       int* ellipses, std::string* why) {
+  for (const IndexItem& it : items) {
+    if (it.kind == IndexItem::Kind::kInt || it.kind == IndexItem::Kind::kSlice) {
+      ++*consumed;
+    } else if (it.kind == IndexItem::Kind::kEllipsis) {
+      ++*ellipses;
+    }
+  }
+  if (*ellipses > 1) {
+    *why = "an index can only have a single ellipsis ('...')";
+    return false;
+  }
+  if (*consumed > in.ndim()) {
+    *why = "too many indices for array: array is " + std::to_string(in.ndim()) +
+           "-dimensional, but " + std::to_string(*consumed) + " were indexed";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<ValueInfo> index_result(const ValueInfo& in, const std::vector<IndexItem>& items,
                                       std::string* why) {
   int consumed = 0;
   int ellipses = 0;
-  for (const IndexItem& it : items) {
-    if (it.kind == IndexItem::Kind::kInt || it.kind == IndexItem::Kind::kSlice) {
-      ++consumed;
-    } else if (it.kind == IndexItem::Kind::kEllipsis) {
-      ++ellipses;
-    }
-  }
-  if (ellipses > 1) {
-    *why = "an index can only have a single ellipsis ('...')";
-    return std::nullopt;
-  }
-  if (consumed > in.ndim()) {
-    *why = "too many indices for array: array is " + std::to_string(in.ndim()) +
-           "-dimensional, but " + std::to_string(consumed) + " were indexed";
+  if (!count_index_items(in, items, &consumed, &ellipses, why)) {
     return std::nullopt;
   }
   ValueInfo r = array_info(in.dtype, {});
@@ -884,33 +926,7 @@ std::optional<ValueInfo> index_result(const ValueInfo& in, const std::vector<Ind
           *why = "a slice of a dynamic dimension";
           return std::nullopt;
         }
-        // Python's slice.indices.
-        std::int64_t start = 0;
-        std::int64_t stop = 0;
-        auto clamp = [&](std::optional<std::int64_t> v, std::int64_t dflt) {
-          if (!v) {
-            return dflt;
-          }
-          std::int64_t x = *v;
-          if (x < 0) {
-            x += n;
-            if (x < 0) {
-              x = step < 0 ? -1 : 0;
-            }
-          } else if (x >= n) {
-            x = step < 0 ? n - 1 : n;
-          }
-          return x;
-        };
-        start = clamp(it.start, step < 0 ? n - 1 : 0);
-        stop = clamp(it.stop, step < 0 ? -1 : n);
-        std::int64_t len = 0;
-        if (step > 0 && stop > start) {
-          len = (stop - start - 1) / step + 1;
-        } else if (step < 0 && start > stop) {
-          len = (start - stop - 1) / (-step) + 1;
-        }
-        keep(len, -1);
+        keep(slice_length(n, it.start, it.stop, step), -1);
         ++d;
         break;
       }
