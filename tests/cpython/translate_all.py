@@ -11,6 +11,7 @@ module still runs.
     python tests/cpython/translate_all.py test_grammar test_scope ...
     python tests/cpython/translate_all.py --min-pass 0.95 --min-transformed 0.70 MODULE...
     python tests/cpython/translate_all.py --markdown --tracebacks MODULE...   # Markdown table; why tests failed
+    python tests/cpython/translate_all.py --seed 0 MODULE...   # repeatable counts (compare two builds)
 
 Exit status 0 when no module crashes, no test fails translated that passes with the pass-through hook (but for
 the known differences in KNOWN, each with its reason), and the totals meet --min-pass (translated passes /
@@ -19,6 +20,7 @@ baseline passes) and --min-transformed (frames translated that ran transformed c
 
 import argparse
 import collections
+import os
 import subprocess
 import sys
 import time
@@ -26,8 +28,10 @@ import time
 from child_runs import run_child
 
 CHILD = r'''
-import collections, importlib, json, re, sys, unittest
+import collections, importlib, json, os, random, re, sys, unittest
 mode, name = sys.argv[1], sys.argv[2]
+if os.environ.get("SOT_TRANSLATE_SEED"):  # (--seed: the modules that draw random numbers repeat)
+    random.seed(int(os.environ["SOT_TRANSLATE_SEED"]))
 from sot import capture as cap
 import sot
 
@@ -85,9 +89,15 @@ def main(argv):
     parser.add_argument("--min-pass", type=float, default=0.0)
     parser.add_argument("--min-transformed", type=float, default=0.0)
     parser.add_argument("--markdown", action="store_true", help="also print the per-module table as Markdown")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed random and fix PYTHONHASHSEED in the children, so that runs repeat exactly "
+                             "(to compare the frame, break and fallback counts of two builds)")
     parser.add_argument("--tracebacks", action="store_true",
                         help="print the traceback of each test that fails only translated")
     args = parser.parse_args(argv)
+    if args.seed is not None:
+        os.environ["PYTHONHASHSEED"] = str(args.seed)
+        os.environ["SOT_TRANSLATE_SEED"] = str(args.seed)
     print(f"Python {sys.version.split()[0]}")
     print(f"{'module':24} {'run':>5} {'hook-pass':>9} {'translated':>10} {'frames':>7} {'ran new':>8} "
           f"{'breaks':>7} {'fallbacks':>9} {'declined':>8} {'s base':>7} {'s trans':>7}")

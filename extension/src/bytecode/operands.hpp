@@ -40,6 +40,8 @@ inline int comparison(int arg) {
 inline int make_function_flags(int arg) {
   return version::kMakeFunctionHasFlags ? arg : 0;
 }
+// The closure's bit among MAKE_FUNCTION's flags and SET_FUNCTION_ATTRIBUTE's argument.
+inline constexpr int kFunctionClosure = version::kMakeFunctionClosure;
 // Whether MAKE_FUNCTION gets its closure with it (before 3.13) rather than afterwards.
 inline bool make_function_takes_closure() {
   return version::kMakeFunctionHasFlags;

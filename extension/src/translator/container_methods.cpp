@@ -28,7 +28,7 @@ void OpcodeExecutor::call_list_method(const VarPtr& method, const std::vector<Va
                                       std::size_t nargs) {
   VarPtr list = method->items()[0];
   mutate(list);
-  const std::string name = name_of(method->value());
+  const std::string name = str_of(method->value());
   std::vector<VarPtr>& items = list->items();
   auto index_arg = [&](const VarPtr& v, Py_ssize_t* out) {
     if (!v->is_const() || !PyLong_CheckExact(v->value().ptr())) {
@@ -98,7 +98,7 @@ py::object OpcodeExecutor::hashable_key(const VarPtr& v) {
 void OpcodeExecutor::call_dict_method(const VarPtr& method, const std::vector<VarPtr>& args,
                                       std::size_t nargs) {
   const VarPtr d = method->items()[0];
-  const std::string name = name_of(method->value());
+  const std::string name = str_of(method->value());
   VarPtr result = Variable::constant(py::none());
   auto key_at = [&](std::size_t i) {
     py::object k = hashable_key(args[i]);
@@ -172,7 +172,7 @@ void OpcodeExecutor::call_dict_method(const VarPtr& method, const std::vector<Va
 void OpcodeExecutor::call_set_method(const VarPtr& method, const std::vector<VarPtr>& args,
                                      std::size_t nargs) {
   const VarPtr set = method->items()[0];
-  const std::string name = name_of(method->value());
+  const std::string name = str_of(method->value());
   VarPtr result = Variable::constant(py::none());
   if (name == "add" && args.size() == 1) {
     const py::object k = hashable_key(args[0]);

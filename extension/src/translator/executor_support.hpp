@@ -6,13 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "translator/array_state.hpp"  // str_of
 #include "translator/variable.hpp"
 
 namespace sot::translator {
-
-inline std::string name_of(const pybind11::handle& o) {
-  return pybind11::str(o).cast<std::string>();
-}
 
 // Whether the instance `o` has `name` in its own __dict__ (without running user code).
 inline bool instance_dict_has(PyObject* o, const pybind11::object& name) {

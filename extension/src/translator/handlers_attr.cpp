@@ -39,7 +39,7 @@ void OpcodeExecutor::attribute_load(const bytecode::Instruction& ins, bool load_
       return;
     }
     stack_ = before;
-    graph_break("attribute '" + name_of(name) + "' of " + base->describe());
+    graph_break("attribute '" + str_of(name) + "' of " + base->describe());
   }
   pop();
   push_callable(std::move(v), method);
@@ -93,7 +93,7 @@ VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
     if (effects().modeled && effects().modeled->value().ptr() == dict) {
       graph_break("a module attribute read after a change to the module's namespace");
     }
-    const std::string cache_key = "attr " + name_of(name);
+    const std::string cache_key = "attr " + str_of(name);
     if (const auto it = shared_->loaded.find({base.get(), cache_key});
         it != shared_->loaded.end()) {
       return it->second;  // one Variable per place (a change through one is seen by the other)
@@ -115,7 +115,7 @@ VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
     static const char* const kDictMethods[] = {"get",   "setdefault", "pop",    "update", "copy",
                                                "clear", "keys",       "values", "items"};
     static const char* const kSetMethods[] = {"add"};
-    const std::string n = name_of(name);
+    const std::string n = str_of(name);
     auto known = [&n](const auto& names) {
       return std::any_of(std::begin(names), std::end(names),
                          [&n](const char* m) { return n == m; });
@@ -132,7 +132,7 @@ VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
     // A method of a list or dict received from outside: called on its model (see call()).
     static const char* const kMethods[] = {"append", "extend", "pop",        "insert", "reverse",
                                            "clear",  "get",    "setdefault", "update"};
-    const std::string n = name_of(name);
+    const std::string n = str_of(name);
     const bool list = PyList_CheckExact(base->value().ptr());
     for (const char* m : kMethods) {
       if (n == m && (list ? n != "get" && n != "setdefault" && n != "update"
@@ -174,7 +174,7 @@ void OpcodeExecutor::store_attr(const bytecode::Instruction& ins, bool del) {
                      type->tp_setattro == PyObject_GenericSetAttr && type->tp_dictoffset != 0;
   PyObject* descr = plain ? _PyType_Lookup(type, name.ptr()) : nullptr;  // borrowed
   if (!plain || (descr != nullptr && Py_TYPE(descr)->tp_descr_set != nullptr)) {
-    graph_break(std::string(del ? "del of" : "a store to") + " attribute '" + name_of(name) +
+    graph_break(std::string(del ? "del of" : "a store to") + " attribute '" + str_of(name) +
                 "' of " + obj->describe());
   }
   if (effects().model && effects().model->kind() == Variable::Kind::kDict) {
@@ -197,7 +197,7 @@ void OpcodeExecutor::store_attr(const bytecode::Instruction& ins, bool del) {
     }
     PyErr_Clear();
     if (touched ? !stored : !has) {
-      graph_break("del of a missing attribute '" + name_of(name) + "' (raises AttributeError)");
+      graph_break("del of a missing attribute '" + str_of(name) + "' (raises AttributeError)");
     }
     if (!touched) {
       Tracker t = Tracker::attr(obj, name);
@@ -271,9 +271,9 @@ void OpcodeExecutor::super_attr(const VarPtr& cls, const VarPtr& self, const py:
       push_callable(std::move(v), method);
       return;
     }
-    graph_break("super()." + name_of(name) + " is a descriptor the translator does not model");
+    graph_break("super()." + str_of(name) + " is a descriptor the translator does not model");
   }
-  graph_break("super()." + name_of(name) + " is not found (raises AttributeError)");
+  graph_break("super()." + str_of(name) + " is not found (raises AttributeError)");
 }
 
 bool OpcodeExecutor::load_instance_attr(const VarPtr& base, const py::object& name, bool method) {
@@ -322,7 +322,7 @@ bool OpcodeExecutor::load_instance_attr(const VarPtr& base, const py::object& na
   if (!guards_->type_version(base)) {
     graph_break("an attribute of an instance whose type has no version tag");
   }
-  const std::string cache_key = "attr " + name_of(name);
+  const std::string cache_key = "attr " + str_of(name);
   if (data_descr) {
     if (PyObject_TypeCheck(descr, &PyProperty_Type)) {
       // A property: its getter, inlined with the instance (type(obj).name.fget(obj)).
@@ -336,7 +336,7 @@ bool OpcodeExecutor::load_instance_attr(const VarPtr& base, const py::object& na
       std::string why;
       VarPtr value = inline_call(getter, {base}, py::object(), &why);
       if (!value) {
-        graph_break("the property '" + name_of(name) + "' (" + why + ")");
+        graph_break("the property '" + str_of(name) + "' (" + why + ")");
       }
       push_callable(std::move(value), method);
       return true;
@@ -374,7 +374,7 @@ bool OpcodeExecutor::load_instance_attr(const VarPtr& base, const py::object& na
   PyObject* value = PyObject_GenericGetAttr(o, name.ptr());
   if (value == nullptr) {
     PyErr_Clear();
-    graph_break("a missing attribute '" + name_of(name) + "' (raises AttributeError)");
+    graph_break("a missing attribute '" + str_of(name) + "' (raises AttributeError)");
   }
   VarPtr v =
       Variable::from_input(py::reinterpret_steal<py::object>(value), Tracker::attr(base, name));

@@ -158,8 +158,8 @@ void OpcodeExecutor::call_method(const CallSite& site) {
     } else {
       call_list_method(on_model, site.args, n);
     }
-    if (name_of(callable->value()) != "get") {
-      record_model_op(name_of(callable->value()).c_str(), site.args);
+    if (str_of(callable->value()) != "get") {
+      record_model_op(str_of(callable->value()).c_str(), site.args);
     }
     return;
   }
@@ -187,7 +187,7 @@ VarPtr OpcodeExecutor::call_super(const CallSite& site) {
   const auto names = py::reinterpret_borrow<py::tuple>(inputs_.code->co_localsplusnames);
   VarPtr cls;
   for (std::size_t i = 0; i < locals_.size(); ++i) {
-    if (name_of(names[i]) == "__class__" && locals_[i] &&
+    if (str_of(names[i]) == "__class__" && locals_[i] &&
         locals_[i]->kind() == Variable::Kind::kCell) {
       cls = locals_[i]->contents();
     }

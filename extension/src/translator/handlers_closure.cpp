@@ -61,7 +61,7 @@ void OpcodeExecutor::op_set_function_attribute(const bytecode::Instruction& ins)
   // 3.13: [value, function] -> function.
   const VarPtr fn = peek(1);
   const VarPtr value = peek(2);
-  constexpr int kClosure = 8;
+  constexpr int kClosure = bytecode::operand::kFunctionClosure;
   if (fn->kind() != Variable::Kind::kFunction || ins.arg <= 0 || ins.arg > kClosure ||
       (ins.arg & (ins.arg - 1)) != 0) {
     graph_break("SET_FUNCTION_ATTRIBUTE on " + fn->describe());
@@ -119,7 +119,7 @@ void OpcodeExecutor::make_function(int flags) {
   std::size_t depth = 2;
   VarPtr closure;
   std::array<VarPtr, 3> parts;
-  constexpr int kClosure = 8;
+  constexpr int kClosure = bytecode::operand::kFunctionClosure;
   if ((flags & kClosure) != 0) {
     closure = peek(depth++);
   }

@@ -72,7 +72,7 @@ VarPtr OpcodeExecutor::make_iterator(const VarPtr& v) {
       }
       // A dict view: a new iterator over the dict as it is now.
       const VarPtr& d = v->items()[0];
-      const std::string name = name_of(v->value());
+      const std::string name = str_of(v->value());
       std::vector<VarPtr> snapshot;
       for (std::size_t j = 0; j < d->keys().size(); ++j) {
         VarPtr k = Variable::constant(d->keys()[j]);

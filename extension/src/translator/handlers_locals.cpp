@@ -149,7 +149,7 @@ VarPtr OpcodeExecutor::load_global(const py::object& name) {
     if (effects().modeled && effects().modeled->value().ptr() == inputs_.globals) {
       graph_break("a global read after a change to that module's namespace");
     }
-    const std::string key = "global " + name_of(name);
+    const std::string key = "global " + str_of(name);
     if (const auto it = shared_->loaded.find({inputs_.globals_var.get(), key});
         it != shared_->loaded.end()) {
       return it->second;
@@ -176,7 +176,7 @@ VarPtr OpcodeExecutor::load_global(const py::object& name) {
     }
     PyErr_Clear();
   }
-  const std::string cache_key = "global " + name_of(name);
+  const std::string cache_key = "global " + str_of(name);
   if (const auto it = shared_->loaded.find({nullptr, cache_key}); it != shared_->loaded.end()) {
     return it->second;  // one Variable per global (a change through one is seen by the other)
   }
@@ -288,7 +288,7 @@ void OpcodeExecutor::op_load_global(const bytecode::Instruction& ins) {
       code_.names()[static_cast<std::size_t>(bytecode::operand::global_name(ins.arg))];
   VarPtr v = load_global(name);
   if (!v) {
-    graph_break("global name '" + name_of(name) + "' is not defined (raises NameError)");
+    graph_break("global name '" + str_of(name) + "' is not defined (raises NameError)");
   }
   push_callable(std::move(v), bytecode::operand::global_pushes_null(ins.arg));
 }

@@ -21,7 +21,7 @@ std::string frame_introspection(PyCodeObject* co, bool allow_super) {
                                        "exec",         "super",  "_getframe", "currentframe",
                                        "getframeinfo", "f_back", "f_locals",  "settrace"};
   for (const py::handle name : py::reinterpret_borrow<py::tuple>(co->co_names)) {
-    std::string n = name_of(name);
+    std::string n = str_of(name);
     for (const char* frame_name : kNames) {
       if (n == frame_name && !(allow_super && n == "super")) {
         return n;
