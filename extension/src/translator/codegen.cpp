@@ -316,10 +316,10 @@ py::object CodeGen::for_break(const SimulationResult& r) {
 std::size_t CodeGen::break_keep(const SimulationResult& r) {
   const std::string& kinds = original_.localsplus_kinds();
   const Instruction& last = original_.at(r.last);
-  // 1. The value stack at the break, loaded first: reads of the locals' entry values happen before
-  // any store. NULLs (of calls pending below the breaking instruction's inputs) cannot be passed
-  // to a resume function: they are left out here and pushed again by the resume function's
-  // prologue.
+  // The value stack at the break is loaded first (emit_state): reads of the locals' entry values
+  // happen before any store. NULLs (of calls pending below the breaking instruction's inputs)
+  // cannot be passed to a resume function: they are left out and pushed again by the resume
+  // function's prologue, so the instruction's inputs must be known.
   // An instruction that reads or writes a cell slot as a plain local (3.12's inlined comprehensions
   // save and restore a cell that way) would leave the frame's cells unfit to pass on.
   {
@@ -359,7 +359,7 @@ std::size_t CodeGen::break_keep(const SimulationResult& r) {
 
 int CodeGen::emit_breaking(Emitter& e, const SimulationResult& r, int jump_label) {
   const Instruction& last = original_.at(r.last);
-  // 3. The breaking instructions, run for real, then a resume function per successor.
+  // The breaking instructions, run for real (a resume function per successor follows).
   const bytecode::OpcodeInfo& info = bytecode::opcode_info(last.opcode);
   for (std::size_t k = r.first; k < r.last; ++k) {
     const Instruction& ins = original_.at(k);
