@@ -51,7 +51,7 @@ TEST(Handlers, OperatorsOnConstantsFold) {
       "    return -c if c > 10 else c\n");
   Simulation s(ns, "f", {py::int_(3), py::int_(4)});
   ASSERT_EQ(s.result.kind, Kind::kReturn) << s.result.reason;
-  EXPECT_EQ(s.result.value->value().cast<int>(), -13);
+  EXPECT_TRUE(s.result.value->value().equal(ns["f"](3, 4)));  // as the plain call: -13
   EXPECT_GE(s.result.folded, 3U);
 }
 
@@ -124,7 +124,7 @@ TEST(Handlers, UserFunctionsAreInlined) {
       "    return double(a) + double(a, k=3)\n");
   Simulation s(ns, "f", {py::int_(5)});
   ASSERT_EQ(s.result.kind, Kind::kReturn) << s.result.reason;
-  EXPECT_EQ(s.result.value->value().cast<int>(), 25);
+  EXPECT_TRUE(s.result.value->value().equal(ns["f"](5)));  // as the plain call: 25
 }
 
 TEST(Handlers, AnInlinedCallThatBreaksIsUndone) {
