@@ -74,7 +74,7 @@ py::object CodeGen::for_return(const SimulationResult& r) {
     const std::string& kinds = original_.localsplus_kinds();
     for (const bool unbound_first : {true, false}) {
       for (std::size_t i = 0; i < kinds.size(); ++i) {
-        if (is_plain_local(static_cast<unsigned char>(kinds[i])) &&
+        if (bytecode::localsplus::is_plain_local(kinds[i]) &&
             (!r.entry_locals[i]) == unbound_first) {
           scratch.push_back(static_cast<int>(i));
         }
@@ -145,8 +145,7 @@ std::vector<int> CodeGen::homes_for_state(Emitter& e, const SimulationResult& r)
   std::map<const Variable*, int> preferred;
   std::vector<int> scratch;
   for (std::size_t i = 0; i < n; ++i) {
-    const auto kind = static_cast<unsigned char>(kinds[i]);
-    if (!is_plain_local(kind)) {
+    if (!bytecode::localsplus::is_plain_local(kinds[i])) {
       continue;
     }
     const VarPtr& v = r.state.locals[i];
@@ -160,7 +159,7 @@ std::vector<int> CodeGen::homes_for_state(Emitter& e, const SimulationResult& r)
   // A local that gets a new value at the end can hold another value until then.
   for (std::size_t i = 0; i < n; ++i) {
     const VarPtr& v = r.state.locals[i];
-    if (is_plain_local(static_cast<unsigned char>(kinds[i])) && v && v != r.entry_locals[i]) {
+    if (bytecode::localsplus::is_plain_local(kinds[i]) && v && v != r.entry_locals[i]) {
       scratch.push_back(static_cast<int>(i));
     }
   }
@@ -180,9 +179,9 @@ void CodeGen::store_locals(Emitter& e, const SimulationResult& r, const StackSta
   std::size_t extra = 0;                                     // values pushed in this phase
   for (std::size_t i = 0; i < n; ++i) {
     // Plain locals, and cell slots a resume function's prologue filled with its caller's cells.
-    const auto kind = static_cast<unsigned char>(kinds[i]);
-    const bool cell_slot = (kind & bytecode::localsplus::kCell) != 0;
-    if ((!is_plain_local(kind) && !cell_slot) || r.state.locals[i] == r.entry_locals[i]) {
+    const bool cell_slot = bytecode::localsplus::is_cell(kinds[i]);
+    if ((!bytecode::localsplus::is_plain_local(kinds[i]) && !cell_slot) ||
+        r.state.locals[i] == r.entry_locals[i]) {
       continue;
     }
     const VarPtr& v = r.state.locals[i];
@@ -326,7 +325,7 @@ std::size_t CodeGen::break_keep(const SimulationResult& r) {
     const bytecode::ArgKind ak = bytecode::opcode_info(last.opcode).arg_kind;
     auto cell = [&kinds](int i) {
       return i >= 0 && static_cast<std::size_t>(i) < kinds.size() &&
-             is_cell_or_free(static_cast<unsigned char>(kinds[static_cast<std::size_t>(i)]));
+             bytecode::localsplus::is_cell_or_free(kinds[static_cast<std::size_t>(i)]);
     };
     if ((ak == bytecode::ArgKind::kLocal && cell(last.arg)) ||
         (ak == bytecode::ArgKind::kLocalPair && (cell(last.arg >> 4) || cell(last.arg & 15)))) {
@@ -412,7 +411,7 @@ void CodeGen::resume_arguments(Emitter& e, const SimulationResult& r, BreakSite*
   }
   std::vector<int>& live = site->live;
   for (std::size_t i = 0; i < n; ++i) {
-    if (is_plain_local(static_cast<unsigned char>(kinds[i])) && bound[i]) {
+    if (bytecode::localsplus::is_plain_local(kinds[i]) && bound[i]) {
       live.push_back(static_cast<int>(i));
     }
   }
@@ -421,10 +420,9 @@ void CodeGen::resume_arguments(Emitter& e, const SimulationResult& r, BreakSite*
   std::vector<int>& cells = site->cells;
   std::vector<int>& closure = site->closure;
   for (std::size_t i = 0; i < n; ++i) {
-    const auto kind = static_cast<unsigned char>(kinds[i]);
-    if ((kind & bytecode::localsplus::kCell) != 0) {
+    if (bytecode::localsplus::is_cell(kinds[i])) {
       cells.push_back(static_cast<int>(i));
-    } else if ((kind & bytecode::localsplus::kFree) != 0) {
+    } else if (bytecode::localsplus::is_free(kinds[i])) {
       closure.push_back(static_cast<int>(i));
     }
   }

@@ -24,14 +24,6 @@ inline bool is_op(const bytecode::Instruction& ins, const char* name) {
   return ins.opcode == bytecode::opcode_by_name(name);
 }
 
-inline bool is_plain_local(unsigned char kind) {
-  return bytecode::localsplus::is_plain_local(static_cast<char>(kind));
-}
-
-inline bool is_cell_or_free(unsigned char kind) {
-  return bytecode::localsplus::is_cell_or_free(static_cast<char>(kind));
-}
-
 // Index just past the code's prefix (MAKE_CELL, COPY_FREE_VARS, ..., the first RESUME).
 inline std::size_t prefix_end(const bytecode::Bytecode& bc) {
   for (std::size_t i = 0; i < bc.size(); ++i) {

@@ -60,7 +60,7 @@ void CodeGen::Emitter::load_constant_keeping_identity(const py::object& value) {
 
 int CodeGen::Emitter::local_holding(const VarPtr& v) const {
   for (std::size_t j = 0; j < current.size(); ++j) {
-    if (current[j] == v && is_plain_local(static_cast<unsigned char>(kinds[j]))) {
+    if (current[j] == v && bytecode::localsplus::is_plain_local(kinds[j])) {
       return static_cast<int>(j);
     }
   }
@@ -73,8 +73,7 @@ bool CodeGen::Emitter::load_tracked(const VarPtr& v) {
   switch (t.kind) {
     case Tracker::Kind::kLocal: {
       const auto i = static_cast<std::size_t>(t.index);
-      if (t.deref || (i < kinds.size() &&
-                      (static_cast<unsigned char>(kinds[i]) & bytecode::localsplus::kCell) != 0)) {
+      if (t.deref || (i < kinds.size() && bytecode::localsplus::is_cell(kinds[i]))) {
         // A free variable's contents, or an argument that MAKE_CELL (in the prefix) moved into
         // its cell: read through the cell, whose contents the generated code writes only after
         // every load.

@@ -141,15 +141,7 @@ void OpcodeExecutor::call_dict_method(const VarPtr& method, const std::vector<Va
   } else if (name == "update" && args.size() == 1 && args[0]->kind() == Variable::Kind::kDict) {
     const VarPtr& other = args[0];
     mutate(d);
-    for (std::size_t j = 0; j < other->keys().size(); ++j) {
-      const Py_ssize_t i = d->find_key(other->keys()[j]);
-      if (i >= 0) {
-        d->items()[static_cast<std::size_t>(i)] = other->items()[j];
-      } else {
-        d->keys().push_back(other->keys()[j]);
-        d->items().push_back(other->items()[j]);
-      }
-    }
+    dict_update_items(d, other);
   } else if (name == "copy" && args.empty()) {
     result = Variable::dict(d->keys(), d->items());
   } else if (name == "clear" && args.empty()) {

@@ -20,6 +20,10 @@ inline bool instance_dict_has(PyObject* o, const pybind11::object& name) {
   return has;
 }
 
+// The items of the dict built inside `other` put into the dict built inside `d`, in order (a key
+// already there keeps its place and takes the new value). (handlers_build.cpp)
+void dict_update_items(const VarPtr& d, const VarPtr& other);
+
 // Records an update of the set built inside `set` with `keys` (in that order), or with the
 // frozenset constant `frozen`: generated code rebuilds the set by the same updates, so that its
 // table, and so its iteration order, is the one the frame's set has. (handlers_build.cpp)

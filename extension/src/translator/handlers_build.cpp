@@ -14,6 +14,18 @@ namespace py = pybind11;
 
 namespace sot::translator {
 
+void dict_update_items(const VarPtr& d, const VarPtr& other) {
+  for (std::size_t j = 0; j < other->keys().size(); ++j) {
+    const Py_ssize_t i = d->find_key(other->keys()[j]);
+    if (i >= 0) {
+      d->items()[static_cast<std::size_t>(i)] = other->items()[j];
+    } else {
+      d->keys().push_back(other->keys()[j]);
+      d->items().push_back(other->items()[j]);
+    }
+  }
+}
+
 void set_update(const VarPtr& set, const std::vector<py::object>& keys, const py::object& frozen) {
   for (const py::object& k : keys) {
     if (set->find_key(k) == -1) {
@@ -212,15 +224,7 @@ void OpcodeExecutor::dict_update(const bytecode::Instruction& ins, bool merge) {
     }
   }
   mutate(d);
-  for (std::size_t j = 0; j < other->keys().size(); ++j) {
-    const Py_ssize_t i = d->find_key(other->keys()[j]);
-    if (i >= 0) {
-      d->items()[static_cast<std::size_t>(i)] = other->items()[j];
-    } else {
-      d->keys().push_back(other->keys()[j]);
-      d->items().push_back(other->items()[j]);
-    }
-  }
+  dict_update_items(d, other);
   pop();
 }
 

@@ -39,8 +39,7 @@ void OpcodeExecutor::store_local(int index, VarPtr v) {
 bool OpcodeExecutor::cell_slot(int index) const {
   const std::string& kinds = code_.localsplus_kinds();
   return index >= 0 && static_cast<std::size_t>(index) < kinds.size() &&
-         (static_cast<unsigned char>(kinds[static_cast<std::size_t>(index)]) &
-          (bytecode::localsplus::kCell | bytecode::localsplus::kFree)) != 0;
+         bytecode::localsplus::is_cell_or_free(kinds[static_cast<std::size_t>(index)]);
 }
 
 void OpcodeExecutor::no_cell_slot(int index) {

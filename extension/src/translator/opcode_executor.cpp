@@ -49,9 +49,7 @@ OpcodeExecutor::OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs
     t.key = names[i];
     // A free variable's slot holds the closure's cell: its contents are what the frame received
     // (read by guards and generated code through the cell, LOAD_DEREF).
-    const auto kind = static_cast<unsigned char>(code.localsplus_kinds()[i]);
-    t.deref =
-        (kind & bytecode::localsplus::kFree) != 0 && (kind & bytecode::localsplus::kCell) == 0;
+    t.deref = bytecode::localsplus::is_free(code.localsplus_kinds()[i]);
     const bool free = t.deref;
     locals_[i] = Variable::from_input(inputs.locals[i], std::move(t));
     if (free) {
@@ -60,9 +58,7 @@ OpcodeExecutor::OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs
   }
   // A free slot whose cell is empty is still the closure's cell.
   for (std::size_t i = 0; i < n; ++i) {
-    const auto kind = static_cast<unsigned char>(code.localsplus_kinds()[i]);
-    if (!locals_[i] && (kind & bytecode::localsplus::kFree) != 0 &&
-        (kind & bytecode::localsplus::kCell) == 0) {
+    if (!locals_[i] && bytecode::localsplus::is_free(code.localsplus_kinds()[i])) {
       locals_[i] = Variable::cell(nullptr, static_cast<int>(i), /*outside=*/true);
     }
   }

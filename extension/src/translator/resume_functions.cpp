@@ -90,18 +90,18 @@ ResumeLayout resume_layout(const bytecode::Bytecode& original, std::size_t stack
     new_kinds.push_back(kinds[static_cast<std::size_t>(i)]);
   }
   for (std::size_t i = 0; i < n; ++i) {
-    const auto kind = static_cast<unsigned char>(kinds[i]);
-    if (is_plain_local(kind) && !is_live[i]) {
+    if (bytecode::localsplus::is_plain_local(kinds[i]) && !is_live[i]) {
       map[i] = static_cast<int>(new_names.size());
       new_names.append(names[i]);
       new_kinds.push_back(kinds[i]);
-    } else if (!is_plain_local(kind) && !is_cell_or_free(kind)) {
+    } else if (!bytecode::localsplus::is_plain_local(kinds[i]) &&
+               !bytecode::localsplus::is_cell_or_free(kinds[i])) {
       throw CodegenError("a local of an unknown kind");
     }
   }
   for (std::size_t i = 0; i < n; ++i) {
     const auto kind = static_cast<unsigned char>(kinds[i]);
-    if ((kind & bytecode::localsplus::kCell) != 0) {
+    if (bytecode::localsplus::is_cell(kinds[i])) {
       map[i] = static_cast<int>(new_names.size());
       targets.push_back(map[i]);
       new_names.append(names[i]);
@@ -110,8 +110,7 @@ ResumeLayout resume_layout(const bytecode::Bytecode& original, std::size_t stack
     }
   }
   for (std::size_t i = 0; i < n; ++i) {
-    const auto kind = static_cast<unsigned char>(kinds[i]);
-    if ((kind & bytecode::localsplus::kFree) != 0 && (kind & bytecode::localsplus::kCell) == 0) {
+    if (bytecode::localsplus::is_free(kinds[i])) {
       map[i] = static_cast<int>(new_names.size());
       new_names.append(names[i]);
       new_kinds.push_back(static_cast<char>(bytecode::localsplus::kFree));
