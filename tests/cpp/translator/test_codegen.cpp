@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bytecode/bytecode.hpp"
+#include "frame_inputs.hpp"
 #include "python_env.hpp"
 #include "translator/codegen.hpp"
 #include "translator/guards.hpp"
@@ -27,14 +28,8 @@ struct Generated {
   std::size_t resume_count = 0;
 
   Generated(const py::object& fn, const std::vector<py::object>& args)
-      : code(sot::bytecode::Bytecode::decode(fn.attr("__code__").ptr())) {
-    inputs.code = reinterpret_cast<PyCodeObject*>(fn.attr("__code__").ptr());
-    inputs.globals = fn.attr("__globals__").ptr();
-    inputs.builtins = PyEval_GetBuiltins();
-    inputs.locals.resize(static_cast<std::size_t>(inputs.code->co_nlocalsplus));
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      inputs.locals[i] = args[i];
-    }
+      : code(sot::bytecode::Bytecode::decode(fn.attr("__code__").ptr())),
+        inputs(sot::test::frame_inputs(fn, args)) {
     tr::OpcodeExecutor executor(code, inputs, &guards);
     result = executor.run();
     tr::CodeGen gen(code, resumes, &guards);
@@ -46,9 +41,9 @@ struct Generated {
   // The transformed code run as the function's code, with `args`.
   py::object call(const py::object& fn, const py::tuple& args) const {
     const py::object types = py::module_::import("types");
-    const py::object f = types.attr("FunctionType")(transformed, fn.attr("__globals__"),
-                                                    fn.attr("__name__"), fn.attr("__defaults__"),
-                                                    fn.attr("__closure__"));
+    const py::object f =
+        types.attr("FunctionType")(transformed, fn.attr("__globals__"), fn.attr("__name__"),
+                                   fn.attr("__defaults__"), fn.attr("__closure__"));
     return f(*args);
   }
 };

@@ -9,6 +9,7 @@
 
 #include "bytecode/bytecode.hpp"
 #include "bytecode/opcode_table.hpp"
+#include "frame_inputs.hpp"
 #include "python_env.hpp"
 #include "translator/guards.hpp"
 #include "translator/opcode_executor.hpp"
@@ -26,15 +27,8 @@ struct Simulation {
   tr::SimulationResult result;
 
   Simulation(const py::dict& ns, const char* name, const std::vector<py::object>& args)
-      : code(sot::bytecode::Bytecode::decode(ns[name].attr("__code__").ptr())) {
-    const py::object fn = ns[name];
-    inputs.code = reinterpret_cast<PyCodeObject*>(fn.attr("__code__").ptr());
-    inputs.globals = fn.attr("__globals__").ptr();
-    inputs.builtins = PyEval_GetBuiltins();
-    inputs.locals.resize(static_cast<std::size_t>(inputs.code->co_nlocalsplus));
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      inputs.locals[i] = args[i];
-    }
+      : code(sot::bytecode::Bytecode::decode(ns[name].attr("__code__").ptr())),
+        inputs(sot::test::frame_inputs(ns[name], args)) {
     tr::OpcodeExecutor executor(code, inputs, &guards);
     result = executor.run();
   }
@@ -155,7 +149,8 @@ TEST(Handlers, BuiltinsOnTheStructureOfValues) {
   const py::dict ns = sot::test::run_python(
       "def f(a, b):\n"
       "    pairs = list(zip([a, b], (1, 2)))\n"
-      "    return len(pairs), sorted([3, 1, 2]), isinstance(a, int), [i for i, _ in enumerate(pairs)]\n");
+      "    return len(pairs), sorted([3, 1, 2]), isinstance(a, int), [i for i, _ in "
+      "enumerate(pairs)]\n");
   Simulation s(ns, "f", {py::int_(7), py::int_(8)});
   ASSERT_EQ(s.result.kind, Kind::kReturn) << s.result.reason;
   const auto& items = s.result.value->items();
