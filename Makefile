@@ -169,6 +169,7 @@ bench: build $(BUILD)/test-jupyter
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_cpu.py
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_fallback.py
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_jit_call.py
+	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_loops.py
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_report.py
 	$(TEST_JUPYTER_ENV) $(KPY) tests/bench/bench_output.py
 

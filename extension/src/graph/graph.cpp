@@ -1,5 +1,7 @@
 #include "graph/graph.hpp"
+
 #include "core/loaded_module.hpp"
+#include "graph/loop_op.hpp"
 
 #include <pybind11/stl.h>
 
@@ -12,6 +14,9 @@ namespace py = pybind11;
 namespace sot::graph {
 
 std::string ValueInfo::text() const {
+  if (tuple) {
+    return "tuple";
+  }
   std::string s(name(dtype));
   if (scalar) {
     return s + " scalar";
@@ -58,6 +63,15 @@ int Graph::add_input(ValueInfo info, std::string name) {
   const int id = static_cast<int>(values_.size()) - 1;
   inputs_.push_back(id);
   return id;
+}
+
+int Graph::add_placeholder(ValueInfo info, std::string name) {
+  Value v;
+  v.source = Value::Source::kInput;
+  v.info = std::move(info);
+  v.name = std::move(name);
+  values_.push_back(std::move(v));
+  return static_cast<int>(values_.size()) - 1;
 }
 
 int Graph::add_constant(py::object value, ValueInfo info) {
@@ -471,7 +485,7 @@ Graph Graph::optimized(std::vector<int>* outputs) const {
       continue;
     }
     Op op = ops[k];
-    bool all_const = !mutation && !creates(op);
+    bool all_const = !mutation && !creates(op) && op.name != "loop";  // (a loop runs later)
     for_each_value(op, [&](int v) {
       const Value& src = values_[static_cast<std::size_t>(v)];
       if (id[static_cast<std::size_t>(v)] < 0 && src.source == Value::Source::kConst) {
@@ -537,6 +551,9 @@ std::string Graph::text(const std::vector<int>& outputs) const {
       line += "  # view";
     }
     s += line + "\n";
+    if (const LoopBody* body = op.name == "loop" ? loop_body_of(op.fn) : nullptr) {
+      s += body->text("    | ");
+    }
   }
   s += "return (";
   for (std::size_t i = 0; i < outputs.size(); ++i) {

@@ -27,6 +27,8 @@ struct ValueInfo {
   bool scalar = false;
   // Per dimension: the shape symbol it is (-1: a static size; see the guards' dynamic dimensions).
   std::vector<int> symbols;
+  // Not an array: the tuple of values a loop op returns (its items are read by loop_output ops).
+  bool tuple = false;
 
   int ndim() const { return static_cast<int>(shape.size()); }
   // "float64[2, 3]", "float32 scalar", "int64[s0, 3]".
@@ -74,6 +76,9 @@ class Graph {
  public:
   int add_input(ValueInfo info, std::string name);
   int add_constant(pybind11::object value, ValueInfo info);
+  // A value that stands for one not made yet (a loop-carried value while the loop's body is
+  // captured): an input of no position, replaced before the graph is used.
+  int add_placeholder(ValueInfo info, std::string name);
   // Appends `op` and returns the id of its result (a new value described by `info`).
   int add_op(Op op, ValueInfo info);
 

@@ -12,6 +12,7 @@
 #include "graph/cuda_driver.hpp"
 #include "graph/dtype.hpp"
 #include "graph/graph.hpp"
+#include "graph/loop_op.hpp"
 #include "graph/native_cache.hpp"
 #include "graph/nvrtc.hpp"
 #include "graph/shape.hpp"
@@ -35,6 +36,7 @@ graph::DType dtype_arg(const std::string& n) {
 
 void bind_graph(py::module_& m) {
   py::module_ g = m.def_submodule("graph", "The graph IR's NumPy rules (dtypes, shapes).");
+  graph::bind_loop_type(g);
   g.def(
       "dtypes",
       []() {

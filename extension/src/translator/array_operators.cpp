@@ -198,6 +198,8 @@ std::string numpy_name(const py::handle& fn) {
   return shown + "." + qual;
 }
 
+}  // namespace
+
 // Basic index items of a constant key, or nullopt when the key is not a basic index.
 std::optional<std::vector<graph::IndexItem>> index_items(const py::object& key) {
   std::vector<graph::IndexItem> items;
@@ -249,8 +251,6 @@ std::optional<std::vector<graph::IndexItem>> index_items(const py::object& key) 
   }
   return items;
 }
-
-}  // namespace
 
 const UfuncEntry* find_ufunc(const std::string& name) {
   for (const UfuncEntry& e : kUfuncs) {
@@ -471,7 +471,12 @@ bool OpcodeExecutor::array_subscript(std::size_t n) {
     return false;
   }
   py::object key;
-  if (n == 3) {
+  std::optional<std::vector<graph::IndexItem>> items;
+  const std::optional<LoopKey> at_index = n == 2 ? loop_key(container, peek(1)) : std::nullopt;
+  if (at_index) {
+    items = at_index->items;
+    key = py::none();  // (x[i] with the loop variable: the op takes the index as a value)
+  } else if (n == 3) {
     const VarPtr& start = peek(2);
     const VarPtr& stop = peek(1);
     const py::object s0 = constant_value(start);
@@ -493,7 +498,9 @@ bool OpcodeExecutor::array_subscript(std::size_t n) {
       graph_break("indexing a NumPy array with " + k->describe());
     }
   }
-  const auto items = index_items(key);
+  if (!items) {
+    items = index_items(key);
+  }
   if (!items) {
     graph_break("indexing a NumPy array with " + py::repr(key).cast<std::string>() +
                 " (advanced indexing)");
@@ -513,7 +520,11 @@ bool OpcodeExecutor::array_subscript(std::size_t n) {
   graph::Op g;
   g.name = "getitem";
   g.fn = operator_fn("getitem");
-  g.args = {Arg::of(x.id), Arg::constant_of(key)};
+  g.args = {Arg::of(x.id), at_index ? Arg::of(at_index->index) : Arg::constant_of(key)};
+  if (at_index && at_index->tuple.size() > 0) {
+    g.name = "getitem_at";  // x[..., i, ...]: the key made when the op runs
+    g.fn = at_index->getter();
+  }
   g.view = !info->scalar;
   VarPtr r = add_array_op(std::move(g), *info);
   for (std::size_t i = 0; i < n; ++i) {
@@ -538,8 +549,16 @@ bool OpcodeExecutor::array_store_subscr() {
   if (is_array_like(key)) {
     graph_break("assignment through an array index (boolean mask or integer array)");
   }
-  const py::object k = constant_value(key);
-  const auto items = k ? index_items(k) : std::nullopt;
+  const std::optional<LoopKey> at_index =
+      loop_key(container, key);  // x[i] = v, i the loop variable
+  std::optional<std::vector<graph::IndexItem>> items;
+  if (at_index) {
+    items = at_index->items;
+  }
+  const py::object k = at_index ? py::object(py::none()) : constant_value(key);
+  if (!at_index && k) {
+    items = index_items(k);
+  }
   if (!items) {
     graph_break("assignment to a NumPy array with the index " + key->describe());
   }
@@ -593,8 +612,12 @@ bool OpcodeExecutor::array_store_subscr() {
   graph::Op g;
   g.name = "setitem";
   g.fn = operator_fn("setitem");
-  g.args = {Arg::of(x.id), Arg::constant_of(k),
+  g.args = {Arg::of(x.id), at_index ? Arg::of(at_index->index) : Arg::constant_of(k),
             v.kind == ArrayOperand::Kind::kPython ? Arg::constant_of(v.constant) : Arg::of(v.id)};
+  if (at_index && at_index->tuple.size() > 0) {
+    g.name = "setitem_at";  // x[..., i, ...] = v: the key made when the op runs
+    g.fn = at_index->setter();
+  }
   g.mutates = true;
   add_array_op(std::move(g), target);
   pop();

@@ -40,6 +40,7 @@ void ArrayState::rollback(const Mark& m) {
       ++it;
     }
   }
+  loop_indices.erase(loop_indices.lower_bound(static_cast<int>(m.values)), loop_indices.end());
 }
 
 void ArrayState::specialize(const ValueInfo& info) {
@@ -148,7 +149,7 @@ std::optional<ValueInfo> OpcodeExecutor::retry_static(
 
 bool OpcodeExecutor::is_array_like(const VarPtr& v) {
   if (v->kind() == Variable::Kind::kArray) {
-    return true;
+    return !shared_->arrays || !shared_->arrays->is_loop_index(v->graph_id());
   }
   if (v->kind() != Variable::Kind::kObject || !v->tracker().is_input()) {
     return false;
@@ -213,8 +214,10 @@ void OpcodeExecutor::power_dtype_from_numpy(const ArrayOperand& x, const ArrayOp
 OpcodeExecutor::ArrayOperand OpcodeExecutor::array_operand(const VarPtr& v) {
   ArrayOperand out;
   if (v->kind() == Variable::Kind::kArray) {
-    out.kind = ArrayOperand::Kind::kValue;
-    out.id = v->graph_id();
+    if (is_array_like(v)) {  // (a loop variable is no array operand: only an index)
+      out.kind = ArrayOperand::Kind::kValue;
+      out.id = v->graph_id();
+    }
     return out;
   }
   if (v->kind() == Variable::Kind::kConst) {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,15 @@ struct ArrayState {
   // `info` without the symbols that were specialized.
   graph::ValueInfo current(graph::ValueInfo info) const;
 
+  // The loop variables of loop bodies being captured (loop_capture.cpp): graph values that are a
+  // Python int when the body runs, from `lo` to `hi`. They only index arrays (x[i], x[i] = v);
+  // anything else done with them is not an array operation (it breaks, and the loop unrolls).
+  struct LoopIndex {
+    std::int64_t lo = 0, hi = 0;
+  };
+  std::map<int, LoopIndex> loop_indices;
+  bool is_loop_index(int id) const { return loop_indices.count(id) != 0; }
+
   // Where the graph stands, to undo an inlined call that cannot finish.
   struct Mark {
     std::size_t values = 0, ops = 0, inputs = 0;
@@ -67,6 +77,10 @@ struct UfuncEntry {
   int nin;
 };
 const UfuncEntry* find_ufunc(const std::string& name);
+
+// Basic index items of a constant key (ints, slices, None, Ellipsis, tuples of them), or nullopt
+// when the key is not a basic index (array_operators.cpp).
+std::optional<std::vector<graph::IndexItem>> index_items(const pybind11::object& key);
 
 // str(o) as a std::string.
 std::string str_of(const pybind11::handle& o);

@@ -140,6 +140,9 @@ VarPtr OpcodeExecutor::type_test(const std::vector<VarPtr>& args, bool isinstanc
   // metaclass of their own (no __instancecheck__ to run).
   const VarPtr& v = args[0];
   py::object type;
+  if (v->kind() == Variable::Kind::kArray && !is_array_like(v)) {
+    return nullptr;  // a loop variable (an int when the body runs)
+  }
   if (v->kind() == Variable::Kind::kObject && v->tracker().is_input()) {
     guards_->type(v);
     type =

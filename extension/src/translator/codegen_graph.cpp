@@ -19,6 +19,7 @@
 #include "capture/code_cache.hpp"
 #include "core/loaded_module.hpp"
 #include "graph/backend.hpp"
+#include "graph/loop_op.hpp"
 #include "translator/codegen_emitter.hpp"
 
 namespace py = pybind11;
@@ -124,6 +125,8 @@ void CodeGen::prepare_graph(Emitter& e, const SimulationResult& r, std::vector<V
   for (std::size_t i = 0; i < captured.values().size(); ++i) {
     captured.info(static_cast<int>(i)) = r.arrays->current(captured.values()[i].info);
   }
+  graph::compile_loops(captured, backend, graph_options_.check,
+                       [&](graph::ValueInfo info) { return r.arrays->current(std::move(info)); });
   auto compile = [&](std::vector<int> outs) {
     const graph::Graph g = captured.optimized(&outs);
     GraphRecord record;

@@ -94,6 +94,7 @@ const std::array<OpcodeExecutor::Handler, 256>& OpcodeExecutor::handlers() {
       {"BINARY_SUBSCR", &E::op_binary_subscr},
       {"BINARY_SLICE", &E::op_binary_slice},
       {"STORE_SUBSCR", &E::op_store_subscr},
+      {"STORE_SLICE", &E::op_store_slice},
       {"DELETE_SUBSCR", &E::op_delete_subscr},
       // attributes
       {"LOAD_ATTR", &E::op_load_attr},

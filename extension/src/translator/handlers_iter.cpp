@@ -28,6 +28,13 @@ void OpcodeExecutor::op_for_iter(const bytecode::Instruction& ins) {
   if (it->kind() != Variable::Kind::kIter) {
     graph_break("next() of " + it->describe());
   }
+  if (capture_loop(ins, it)) {  // the whole loop is one op of the graph (loop_capture.cpp)
+    remember(it);
+    it->set_position(-1);
+    pop();
+    next_ = code_.index_of(ins.target) + bytecode::operand::for_iter_exit_skip();
+    return;
+  }
   std::vector<VarPtr> one = take(it, false);
   VarPtr item = one.empty() ? nullptr : one[0];
   if (!item) {

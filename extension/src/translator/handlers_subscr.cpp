@@ -165,6 +165,19 @@ void OpcodeExecutor::op_store_subscr(const bytecode::Instruction& /*ins*/) {
   store_subscr();
 }
 
+void OpcodeExecutor::op_store_slice(const bytecode::Instruction& /*ins*/) {
+  // [value, container, start, stop]: container[start:stop] = value, as STORE_SUBSCR with the slice
+  // (a break reports the instruction's own stack).
+  const std::vector<VarPtr> original = stack_;
+  const py::object key = subscript_key(true);
+  break_stack_ = &original;
+  pop();
+  pop();
+  push(Variable::constant(key));
+  store_subscr();
+  break_stack_ = nullptr;
+}
+
 void OpcodeExecutor::op_delete_subscr(const bytecode::Instruction& /*ins*/) {
   delete_subscr();
 }

@@ -102,6 +102,8 @@ class OpcodeExecutor {
     // Inlined calls made from an instruction inside a try or with block: an exception in the
     // callee must reach that block's handler.
     int calls_under_handler = 0;
+    // Loop bodies being captured (loop_capture.cpp): changes are logged to tell what they touch.
+    int loop_depth = 0;
   };
 
   OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs& inputs, GuardSet* guards);
@@ -188,6 +190,7 @@ class OpcodeExecutor {
   void op_binary_subscr(const bytecode::Instruction& ins);
   void op_binary_slice(const bytecode::Instruction& ins);
   void op_store_subscr(const bytecode::Instruction& ins);
+  void op_store_slice(const bytecode::Instruction& ins);
   void op_delete_subscr(const bytecode::Instruction& ins);
   // handlers_attr.cpp
   void op_load_attr(const bytecode::Instruction& ins);
@@ -206,6 +209,30 @@ class OpcodeExecutor {
   void op_for_iter(const bytecode::Instruction& ins);
   void op_end_for(const bytecode::Instruction& ins);
   void op_unpack_sequence(const bytecode::Instruction& ins);
+  // loop_capture.cpp: a `for` loop over a long range whose body is array code becomes one loop op
+  // of the graph (its body simulated once); false when it cannot (the loop then unrolls).
+  static constexpr std::int64_t kLoopUnrollMax = 16;  // ranges up to this long still unroll
+  struct LoopSite;
+  bool capture_loop(const bytecode::Instruction& ins, const VarPtr& it);
+  bool loop_shape(const bytecode::Instruction& ins, LoopSite* site) const;
+  void loop_placeholders(LoopSite* site);
+  bool simulate_loop_body(LoopSite* site);
+  bool loop_state_ok(LoopSite* site);
+  void abandon_loop(const LoopSite& site);
+  // x[i] or x[..., i, ...] with `i` the loop variable of a loop body being captured: the index as
+  // basic index items (checked in range on every step, else a break), the loop variable's value,
+  // and for a tuple key the tuple (None in its place) that getter()/setter() fill in when the
+  // graph runs; nullopt when `key` is no such key.
+  struct LoopKey {
+    std::vector<graph::IndexItem> items;
+    int index = -1;
+    int position = -1;
+    pybind11::tuple tuple;  // empty: the key is the loop variable itself
+    pybind11::object getter() const;  // fn(x, i): x[key]
+    pybind11::object setter() const;  // fn(x, i, v): x[key] = v
+  };
+  std::optional<LoopKey> loop_key(const VarPtr& container, const VarPtr& key);
+  void emit_loop_op(LoopSite* site);
   // handlers_closure.cpp
   void op_make_cell(const bytecode::Instruction& ins);
   void op_load_deref(const bytecode::Instruction& ins);

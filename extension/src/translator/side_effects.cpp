@@ -45,8 +45,22 @@ void SideEffects::rollback(const Mark& m) {
   }
 }
 
+bool SideEffects::changed_since(const Mark& m, std::uint64_t serial) const {
+  if (global_stores.size() != m.stores || cells.size() != m.cells ||
+      attr_stores.size() != m.attrs || model_ops.size() != m.ops ||
+      (modeled != nullptr) != m.modeled) {
+    return true;
+  }
+  for (std::size_t k = m.undo; k < undo_.size(); ++k) {
+    if (undo_[k].first->serial() <= serial) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void OpcodeExecutor::remember(const VarPtr& list) {
-  if (depth_ > 0) {
+  if (depth_ > 0 || shared_->loop_depth > 0) {
     effects().log(list);
   }
 }

@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -56,6 +57,9 @@ class SideEffects {
   Mark mark() const;
   // Undoes everything after `m`: values restored newest first, records cut back.
   void rollback(const Mark& m);
+  // Whether anything was recorded to replay after `m`, or a Variable made before the one numbered
+  // `serial` was changed (logged) after it: what a loop body may not do once per step.
+  bool changed_since(const Mark& m, std::uint64_t serial) const;
 
  private:
   std::vector<std::pair<VarPtr, Variable::State>> undo_;

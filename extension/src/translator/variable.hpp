@@ -90,7 +90,12 @@ class Variable {
   };
 
   Variable(Kind kind, pybind11::object value, Tracker tracker)
-      : kind_(kind), value_(std::move(value)), tracker_(std::move(tracker)) {}
+      : kind_(kind), value_(std::move(value)), tracker_(std::move(tracker)), serial_(++serials_) {}
+
+  // Variables are numbered as they are made: one made after another has a larger serial (a loop
+  // body's changes to Variables made before it are told apart from its own values).
+  std::uint64_t serial() const { return serial_; }
+  static std::uint64_t last_serial() { return serials_; }
 
   static VarPtr constant(pybind11::object value, Tracker tracker = {});
   static VarPtr object(pybind11::object value, Tracker tracker);
@@ -213,6 +218,8 @@ class Variable {
   VarPtr initial_;
   std::array<VarPtr, 3> parts_;
   std::string text_;  // kArray
+  std::uint64_t serial_ = 0;
+  static inline std::uint64_t serials_ = 0;  // (translation runs under the GIL)
 };
 
 // "x", "globals()['np']", "x.attr[0]": where a tracked value comes from.

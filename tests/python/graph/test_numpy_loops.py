@@ -1,0 +1,272 @@
+"""Loops captured as loop ops: a ``for`` over a long range whose body is array code is one ``loop`` op of the graph
+(its body simulated once, a graph of its own run once per step), whatever the number of steps; loops that cannot be
+(a counter, a list appended to, the loop variable read, a print) unroll as before. Every case is compared with plain
+NumPy on the first call, from the cache and with other arguments.
+PYTEST_DONT_REWRITE"""
+
+import time
+
+import pytest
+
+from numpy_differential import check, case, isolated_check, run_cases
+from sot import capture as cap
+
+np = pytest.importorskip("numpy")
+sot = pytest.importorskip("sot")
+
+rng = np.random.default_rng(7)
+U = rng.standard_normal(64)
+A = rng.standard_normal((16, 16)) / 4
+V16 = rng.standard_normal(16)
+X = rng.standard_normal((8, 8))
+
+
+def heat_in_place(u, steps):
+    for _ in range(steps):
+        u[1:-1] = u[1:-1] + 0.1 * (u[2:] - 2 * u[1:-1] + u[:-2])
+    return u
+
+
+def heat_rebound(u0, steps):
+    u = u0.copy()
+    for _ in range(steps):
+        lap = np.zeros_like(u)
+        lap[1:-1] = u[2:] - 2 * u[1:-1] + u[:-2]
+        u = u + 0.1 * lap
+    return u, lap
+
+
+def wave_three_levels(u0, steps):
+    u_prev = u0.copy()
+    u = u0.copy()
+    u_next = np.zeros_like(u0)
+    for _ in range(steps):
+        u_next[1:-1] = 2 * u[1:-1] - u_prev[1:-1] + 0.25 * (u[2:] - 2 * u[1:-1] + u[:-2])
+        u_prev, u, u_next = u, u_next, u_prev
+    return u
+
+
+def power_iteration(a, v, iters):
+    for _ in range(iters):
+        v = a @ v
+        v = v / np.sqrt((v * v).sum())
+    return v, (v @ (a @ v))
+
+
+def nested_loops(x):
+    for _ in range(20):
+        for _ in range(30):
+            x = x * 0.99 + 0.01
+        x = x - x.mean()
+    return x
+
+
+def _relax(u, n):
+    for _ in range(n):
+        u = 0.5 * (u + u[::-1])
+    return u
+
+
+def loop_in_helper(u):
+    return _relax(u, 40) * 2
+
+
+def reduction_carried(x, steps):
+    s = x.sum()
+    for _ in range(steps):
+        s = s * 0.5 + x.max()
+    return s
+
+
+def loop_reads_input_global(u, steps):
+    for _ in range(steps):
+        u = np.maximum(u, U[: u.shape[0]] * 0.5)
+    return u
+
+
+def counter_unrolls(x):
+    k = 0
+    for _ in range(30):
+        x = x + k
+        k += 1
+    return x, k
+
+
+def list_append_unrolls(x):
+    out = []
+    for _ in range(20):
+        x = x * 1.5
+        out.append(x.sum())
+    return out
+
+
+def index_used_unrolls(x):
+    for t in range(20):
+        x = x + t
+    return x
+
+
+def rnn_over_time(xs, wx, wh):
+    h = np.zeros(wh.shape[0])
+    for t in range(xs.shape[0]):
+        h = np.tanh(xs[t] @ wx + h @ wh)
+    return h
+
+
+def history_store(x, steps):
+    hist = np.zeros(steps)
+    for t in range(steps):
+        x = x * 0.9 + 1.0
+        hist[t] = x.sum()
+    return x, hist
+
+
+def trajectory_columns(x0, steps):
+    traj = np.zeros((steps, 2))
+    x = x0.copy()
+    for t in range(steps):
+        x = x * 0.97 + 0.1
+        traj[t, 0] = x[0]
+        traj[t, 1] = x.sum()
+    return traj, traj[:, 1].max()
+
+
+def rows_backwards(m):
+    acc = np.zeros(m.shape[1])
+    for i in range(m.shape[0] - 1, -1, -1):
+        acc = acc * 0.5 + m[i]
+    return acc
+
+
+def index_out_of_range_unrolls(x):
+    acc = np.zeros(x.shape[1])
+    for i in range(x.shape[0] + 2):
+        acc = acc + x[i]
+    return acc
+
+
+def index_escapes_unrolls(x):
+    for t in range(20):
+        k = t
+        x = x * 2
+    return x, k
+
+
+def dtype_changes_unrolls(x):
+    for _ in range(20):
+        x = x / 2
+    return x
+
+
+def python_float_carried(x, steps):
+    b = 0.0  # a Python float on the first step, a NumPy float64 after it
+    for _ in range(steps):
+        b = b - 0.1 * (x.mean() + b)
+        x = x * 0.99
+    return x, b
+
+
+def print_in_loop(x):
+    for _ in range(18):
+        x = x * 2
+        print(x.shape)
+    return x
+
+
+def empty_body_loop(x):
+    for _ in range(100):
+        pass
+    return x * 2
+
+
+CASES = [
+    case(heat_in_place, U.copy(), 200),
+    case(heat_rebound, U, 150),
+    case(wave_three_levels, U, 120),
+    case(power_iteration, A, V16, 50),
+    case(nested_loops, X),
+    case(loop_in_helper, U),
+    case(reduction_carried, X, 40),
+    case(loop_reads_input_global, U[:32], 60),
+    case(counter_unrolls, X),
+    case(list_append_unrolls, X),
+    case(index_used_unrolls, X),
+    case(dtype_changes_unrolls, X.astype(np.int64)),
+    case(rnn_over_time, rng.standard_normal((40, 6)), rng.standard_normal((6, 5)) / 3, rng.standard_normal((5, 5)) / 3),
+    case(history_store, V16, 50),
+    case(trajectory_columns, V16, 40),
+    case(rows_backwards, rng.standard_normal((30, 4))),
+    case(index_out_of_range_unrolls, rng.standard_normal((20, 3)), graphs=1, breaks=1),
+    case(index_escapes_unrolls, X),
+    case(index_used_unrolls, X.astype(np.float32)),
+    case(index_used_unrolls, np.arange(6, dtype=np.int8)),
+    case(python_float_carried, X, 30),
+    case(dtype_changes_unrolls, np.arange(12).reshape(3, 4)),
+    case(print_in_loop, X, graphs=1, breaks=1),  # (the rest of the frame runs as is after the break)
+    case(empty_body_loop, X),
+]
+
+
+@run_cases(CASES)
+def test_loops(fn, args, kwargs, graphs, breaks, fallbacks):
+    isolated_check(fn, args, kwargs, graphs, breaks, fallbacks)
+
+
+def _graph_texts(fn, *args):
+    records = check(fn, *args, variants=False)
+    return [g["text"] for r in records if r["transformed"] is not None for g in r["graphs"]]
+
+
+@pytest.mark.parametrize("fn,args", [
+    (heat_in_place, (U.copy(), 200)),
+    (heat_rebound, (U, 150)),
+    (wave_three_levels, (U, 120)),
+    (power_iteration, (A, V16, 50)),
+    (loop_in_helper, (U,)),
+    (reduction_carried, (X, 40)),
+    (rnn_over_time, (rng.standard_normal((40, 6)), rng.standard_normal((6, 5)), rng.standard_normal((5, 5)))),
+    (history_store, (V16, 50)),
+    (trajectory_columns, (V16, 40)),
+    (python_float_carried, (X, 30)),  # the first step unrolled ("peeled"), the other 29 one op
+    (dtype_changes_unrolls, (np.arange(12).reshape(3, 4),)),  # int64 on the first step, float64 after
+    (rows_backwards, (rng.standard_normal((30, 4)),)),
+])
+def test_captured_as_one_loop_op(fn, args):
+    (text,) = _graph_texts(fn, *args)
+    assert text.count("= loop(") == 1, text
+
+
+def test_nested_loop_ops():
+    (text,) = _graph_texts(nested_loops, X)
+    assert text.count("= loop(") == 2, text  # the outer op, and the inner one inside its body
+
+
+@pytest.mark.parametrize("fn,args", [
+    (counter_unrolls, (X,)),
+    (list_append_unrolls, (X,)),
+    (index_used_unrolls, (X,)),
+    (index_escapes_unrolls, (X,)),
+])
+def test_not_captured_unrolls(fn, args):
+    for text in _graph_texts(fn, *args):
+        assert "= loop(" not in text, text
+
+
+def _translate_and_count(steps):
+    def run(u):
+        return heat_in_place(u, steps)
+    translator = sot.translate.new_translator(records=True)
+    start = time.perf_counter()
+    with cap.capture(translator):
+        run(U.copy())
+    elapsed = time.perf_counter() - start
+    records = translator.records()
+    graphs = [g for r in records if r["transformed"] is not None for g in r["graphs"]]
+    return elapsed, graphs
+
+
+def test_graph_size_does_not_depend_on_steps():
+    _, short = _translate_and_count(100)
+    _, long = _translate_and_count(10_000)
+    assert [g["ops"] for g in short] == [g["ops"] for g in long]
+    assert len(long) == 1 and "= loop(" in long[0]["text"]
