@@ -273,11 +273,16 @@ Frame::Frame(const Program& program, PyObject* const* argv)
 }
 
 Frame::~Frame() {
+  // A step that raised leaves its error set: releasing the values (deallocations, the buffer
+  // pool's first look-up of numpy.ndarray) must neither see nor clear it.
+  PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
+  PyErr_Fetch(&type, &value, &tb);
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     if (owned_[i]) {
       release(slots_[i]);
     }
   }
+  PyErr_Restore(type, value, tb);
 }
 
 void Frame::release(PyObject* value) {
