@@ -106,20 +106,30 @@ constexpr std::array<UfuncEntry, 4> kBitwiseUfuncs = {{
 
 // The other NumPy functions captured (the names the numpy module has them under).
 const char* const kFunctions[] = {
-    "abs",       "amax",        "amin",      "sum",         "prod",     "mean",      "max",
-    "min",       "argmax",      "argmin",    "var",         "std",      "any",       "all",
-    "cumsum",    "cumprod",     "matmul",    "dot",         "reshape",  "transpose", "swapaxes",
-    "moveaxis",  "expand_dims", "squeeze",   "concatenate", "stack",    "split",     "where",
-    "clip",      "copy",        "zeros",     "ones",        "empty",    "full",      "zeros_like",
-    "ones_like", "empty_like",  "full_like", "arange",      "linspace", "eye",       "broadcast_to",
-    "round",     "around",      "ravel",     "einsum",
+    "abs",         "amax",         "amin",        "sum",
+    "prod",        "mean",         "max",         "min",
+    "argmax",      "argmin",       "var",         "std",
+    "any",         "all",          "cumsum",      "cumprod",
+    "matmul",      "dot",          "reshape",     "transpose",
+    "swapaxes",    "moveaxis",     "expand_dims", "squeeze",
+    "concatenate", "stack",        "split",       "where",
+    "clip",        "copy",         "zeros",       "ones",
+    "empty",       "full",         "zeros_like",  "ones_like",
+    "empty_like",  "full_like",    "arange",      "linspace",
+    "eye",         "broadcast_to", "round",       "around",
+    "ravel",       "einsum",       "outer",       "flip",
+    "fliplr",      "flipud",       "roll",        "tril",
+    "triu",        "sort",         "argsort",     "take_along_axis",
 };
+
+// The methods of NumPy's ufuncs that are captured (as "ufunc.<name>").
+const char* const kUfuncMethods[] = {"outer", "reduce", "accumulate"};
 
 // Methods of ndarray that are captured.
 const char* const kMethods[] = {
-    "sum",      "prod",    "mean",   "max",    "min",     "argmax", "argmin",  "var",
-    "std",      "any",     "all",    "cumsum", "cumprod", "dot",    "reshape", "transpose",
-    "swapaxes", "squeeze", "astype", "copy",   "clip",    "round",  "ravel",   "flatten",
+    "sum",    "prod", "mean",   "max",     "min",   "argmax",  "argmin",    "var",      "std",
+    "any",    "all",  "cumsum", "cumprod", "dot",   "reshape", "transpose", "swapaxes", "squeeze",
+    "astype", "copy", "clip",   "round",   "ravel", "flatten", "sort",      "argsort",
 };
 
 // The NumPy callables this process's numpy has, by identity -> canonical name.
@@ -270,6 +280,19 @@ namespace {
 
 constexpr int kMatmul = 4;
 constexpr int kPower = 8;
+
+// A binary ufunc the translator captures, as the numpy module has it (np.add, np.maximum, ...).
+bool captured_binary_ufunc(const VarPtr& v) {
+  if (v->kind() != Variable::Kind::kObject ||
+      std::strcmp(Py_TYPE(v->value().ptr())->tp_name, "numpy.ufunc") != 0) {
+    return false;
+  }
+  const py::object np = numpy_module();
+  const std::string name = str_of(v->value().attr("__name__"));
+  const UfuncEntry* u = find_ufunc(name);
+  return !np.is_none() && u != nullptr && u->nin == 2 &&
+         py::getattr(np, name.c_str(), py::none()).is(v->value());
+}
 
 }  // namespace
 
@@ -604,6 +627,13 @@ bool OpcodeExecutor::array_store_subscr() {
 }
 
 VarPtr OpcodeExecutor::array_attr(const VarPtr& base, const py::object& name) {
+  if (captured_binary_ufunc(base)) {
+    // np.add.outer, np.maximum.reduce, ...: called as ufunc methods (array_call).
+    const std::string m = str_of(name);
+    const bool method = std::any_of(std::begin(kUfuncMethods), std::end(kUfuncMethods),
+                                    [&](const char* k) { return m == k; });
+    return method ? Variable::method(base, name) : nullptr;
+  }
   if (!is_array_like(base)) {
     return nullptr;
   }
@@ -679,6 +709,13 @@ VarPtr OpcodeExecutor::array_call(const VarPtr& callable, const std::vector<VarP
       graph_break("unsupported numpy method ndarray." + name);
     }
     return numpy_function(name, nullptr, positional, kwargs, callable->items()[0]);
+  }
+  if (callable->kind() == Variable::Kind::kMethod && captured_binary_ufunc(callable->items()[0])) {
+    const VarPtr& ufunc = callable->items()[0];
+    guards_->identity(ufunc);
+    const std::string method = str_of(callable->value());
+    const VarPtr bound = Variable::object(ufunc->value().attr(method.c_str()), Tracker{});
+    return numpy_function("ufunc." + method, bound, positional, kwargs, nullptr);
   }
   if (callable->kind() != Variable::Kind::kObject) {
     return nullptr;

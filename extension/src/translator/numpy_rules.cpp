@@ -69,6 +69,19 @@ const std::map<std::string, OpcodeExecutor::NumpyCall::Rule>& OpcodeExecutor::Nu
       {"linspace", &C::linspace},
       {"eye", &C::eye},
       {"broadcast_to", &C::broadcast_to},
+      {"outer", &C::outer},
+      {"ufunc.outer", &C::ufunc_outer},
+      {"ufunc.reduce", &C::ufunc_reduce},
+      {"ufunc.accumulate", &C::ufunc_reduce},
+      {"flip", &C::flip},
+      {"fliplr", &C::flip},
+      {"flipud", &C::flip},
+      {"roll", &C::roll},
+      {"tril", &C::triangle},
+      {"triu", &C::triangle},
+      {"sort", &C::sort},
+      {"argsort", &C::sort},
+      {"take_along_axis", &C::take_along_axis},
   };
   return kRules;
 }
@@ -430,7 +443,15 @@ VarPtr OpcodeExecutor::NumpyCall::linspace() {
   if (n < 0) {
     refuse("a negative num (raises ValueError)");
   }
-  return result(array_of(DType::kFloat64, {n}));
+  bool_param("endpoint");
+  if (bool_param("retstep")) {
+    refuse("retstep=True (a tuple)");
+  }
+  if (!value_of("axis").is_none()) {
+    refuse("an axis (for array start and stop)");
+  }
+  const auto t = dtype_param("dtype");
+  return result(array_of(t.value_or(DType::kFloat64), {n}));
 }
 
 VarPtr OpcodeExecutor::NumpyCall::eye() {
