@@ -12,6 +12,9 @@ namespace py = pybind11;
 namespace sot::graph {
 
 std::string ValueInfo::text() const {
+  if (parts > 0) {
+    return "tuple of " + std::to_string(parts);
+  }
   std::string s(name(dtype));
   if (scalar) {
     return s + " scalar";
@@ -300,6 +303,9 @@ py::dict info_json(const ValueInfo& info) {
   }
   d["shape"] = shape;
   d["scalar"] = info.scalar;
+  if (info.parts > 0) {
+    d["parts"] = info.parts;
+  }
   return d;
 }
 

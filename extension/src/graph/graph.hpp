@@ -27,9 +27,12 @@ struct ValueInfo {
   bool scalar = false;
   // Per dimension: the shape symbol it is (-1: a static size; see the guards' dynamic dimensions).
   std::vector<int> symbols;
+  // > 0: not an array but a tuple of that many values (np.linalg.qr's, svd's, eigh's results);
+  // only ops taking one item of it read it (dtype and shape then mean nothing).
+  int parts = 0;
 
   int ndim() const { return static_cast<int>(shape.size()); }
-  // "float64[2, 3]", "float32 scalar", "int64[s0, 3]".
+  // "float64[2, 3]", "float32 scalar", "int64[s0, 3]", "tuple of 2".
   std::string text() const;
 };
 

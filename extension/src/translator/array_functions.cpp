@@ -91,6 +91,16 @@ const std::vector<Signature>& signatures() {
       {"sort", {"a", "axis", "kind", "order"}},
       {"argsort", {"a", "axis", "kind", "order"}},
       {"take_along_axis", {"arr", "indices", "axis"}},
+      {"linalg.inv", {"a"}},
+      {"linalg.det", {"a"}},
+      {"linalg.cholesky", {"a"}},
+      {"linalg.solve", {"a", "b"}},
+      {"linalg.qr", {"a", "mode"}},
+      {"linalg.svd", {"a", "full_matrices", "compute_uv", "hermitian"}},
+      {"linalg.eigh", {"a", "UPLO"}},
+      {"linalg.norm", {"x", "ord", "axis", "keepdims"}},
+      {"cov", {"m", "y", "rowvar", "bias", "ddof", "fweights", "aweights", "dtype"}},
+      {"histogram", {"a", "bins", "range", "density", "weights"}},
   };
   return s;
 }

@@ -120,7 +120,11 @@ const char* const kFunctions[] = {
     "ravel",       "einsum",       "outer",       "flip",
     "fliplr",      "flipud",       "roll",        "tril",
     "triu",        "sort",         "argsort",     "take_along_axis",
+    "cov",         "histogram",
 };
+
+// The np.linalg functions captured (as "linalg.<name>").
+const char* const kLinalg[] = {"inv", "det", "cholesky", "solve", "qr", "svd", "eigh", "norm"};
 
 // The methods of NumPy's ufuncs that are captured (as "ufunc.<name>").
 const char* const kUfuncMethods[] = {"outer", "reduce", "accumulate"};
@@ -170,6 +174,21 @@ const std::map<PyObject*, std::string>& numpy_table(const py::object& np) {
            : n == "around" ? "round"
                            : n);
   }
+  PyObject* linalg = PyObject_GetAttrString(np.ptr(), "linalg");
+  if (linalg == nullptr) {
+    PyErr_Clear();
+    return table;
+  }
+  for (const char* f : kLinalg) {
+    PyObject* fn = PyObject_GetAttrString(linalg, f);
+    if (fn == nullptr) {
+      PyErr_Clear();
+      continue;
+    }
+    table.emplace(fn, std::string("linalg.") + f);
+    Py_DECREF(fn);  // the numpy.linalg module keeps it alive
+  }
+  Py_DECREF(linalg);
   return table;
 }
 

@@ -72,6 +72,12 @@ struct OpcodeExecutor::NumpyCall {
   // The call may raise `error` on some data (a singular matrix, an index out of bounds) where the
   // graph runs: refused while side effects wait to be replayed after the graph.
   void raises_on_data(const std::string& error) const;
+  // The instruction after the call unpacks its result into `n` values.
+  bool unpacked_next(std::size_t n) const;
+  // A call of several results (`sample`: the probe's): one op making them, one op per item of
+  // shape `shapes[i]`, as a tuple.
+  VarPtr results(const pybind11::object& sample, const std::vector<graph::Shape>& shapes);
+
   using Rule = VarPtr (NumpyCall::*)();
   static const std::map<std::string, Rule>& rules();
   VarPtr reduction();     // sum, prod, mean, max, min, argmax, argmin, any, all, var, std
@@ -107,6 +113,13 @@ struct OpcodeExecutor::NumpyCall {
   VarPtr sort();                      // sort, argsort, ndarray.sort (in place), ndarray.argsort
   VarPtr take_along_axis();           // take_along_axis
   pybind11::object ufunc_of() const;  // the ufunc of a <ufunc>.<method> call
+  // numpy_rules_linalg.cpp
+  VarPtr linalg_square();  // linalg.inv, linalg.det, linalg.cholesky
+  VarPtr linalg_solve();   // linalg.solve
+  VarPtr linalg_factor();  // linalg.qr, linalg.svd, linalg.eigh
+  VarPtr linalg_norm();    // linalg.norm
+  VarPtr cov();            // cov
+  VarPtr histogram();      // histogram
 };
 
 }  // namespace sot::translator

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "bytecode/opcode_table.hpp"
 #include "core/loaded_module.hpp"
 #include "translator/numpy_call.hpp"
 
@@ -122,6 +123,44 @@ void OpcodeExecutor::NumpyCall::raises_on_data(const std::string& error) const {
     refuse("it may raise " + error +
            " on its data, after side effects that are replayed once the graph has run");
   }
+}
+
+bool OpcodeExecutor::NumpyCall::unpacked_next(std::size_t n) const {
+  const auto& code = ex.code_.instructions();
+  return ex.next_ < code.size() &&
+         std::string(bytecode::opcode_info(code[ex.next_].opcode).name) == "UNPACK_SEQUENCE" &&
+         code[ex.next_].arg == static_cast<int>(n);
+}
+
+VarPtr OpcodeExecutor::NumpyCall::results(const py::object& sample,
+                                          const std::vector<graph::Shape>& shapes) {
+  if (!PyTuple_Check(sample.ptr()) ||
+      PyTuple_GET_SIZE(sample.ptr()) != static_cast<Py_ssize_t>(shapes.size())) {
+    refuse("a result it does not model (" + str_of(py::repr(py::type::of(sample))) + ")");
+  }
+  // NumPy 2's named tuples (QRResult, ...) are not modelled: only one unpacked at once
+  // (`q, r = np.linalg.qr(a)`) is taken as its items.
+  if (!PyTuple_CheckExact(sample.ptr()) && !unpacked_next(shapes.size())) {
+    refuse("its result, a " + str_of(py::type::of(sample).attr("__name__")) +
+           ", used other than unpacked");
+  }
+  std::vector<ValueInfo> infos;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    infos.push_back(probed(sample[py::int_(i)], shapes[i]));
+  }
+  ValueInfo whole;
+  whole.parts = static_cast<int>(shapes.size());
+  const VarPtr tuple = ex.add_array_op(std::move(g), whole);
+  std::vector<VarPtr> items;
+  for (std::size_t i = 0; i < infos.size(); ++i) {
+    graph::Op item;
+    item.name = "getitem";
+    item.fn = loaded_module("operator").attr("getitem");
+    item.args = {Arg::of(tuple->graph_id()), Arg::constant_of(py::int_(i))};
+    item.view = true;  // the tuple's own item
+    items.push_back(ex.add_array_op(std::move(item), infos[i]));
+  }
+  return Variable::tuple(std::move(items));
 }
 
 }  // namespace sot::translator

@@ -82,6 +82,16 @@ const std::map<std::string, OpcodeExecutor::NumpyCall::Rule>& OpcodeExecutor::Nu
       {"sort", &C::sort},
       {"argsort", &C::sort},
       {"take_along_axis", &C::take_along_axis},
+      {"linalg.inv", &C::linalg_square},
+      {"linalg.det", &C::linalg_square},
+      {"linalg.cholesky", &C::linalg_square},
+      {"linalg.solve", &C::linalg_solve},
+      {"linalg.qr", &C::linalg_factor},
+      {"linalg.svd", &C::linalg_factor},
+      {"linalg.eigh", &C::linalg_factor},
+      {"linalg.norm", &C::linalg_norm},
+      {"cov", &C::cov},
+      {"histogram", &C::histogram},
   };
   return kRules;
 }

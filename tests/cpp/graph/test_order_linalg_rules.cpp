@@ -1,10 +1,12 @@
 // The shape rules of the reordering functions (flip, roll, tril/triu, sort, take_along_axis,
-// outer): the shapes NumPy makes, and NumPy's refusals.
+// outer) and of np.linalg, cov and histogram: the shapes NumPy makes, and NumPy's refusals.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
+#include "graph/linalg_rules.hpp"
 #include "graph/order_rules.hpp"
 
 namespace sot::graph {
@@ -58,6 +60,58 @@ TEST(OrderRules, SortAndTakeAlongAxis) {
   EXPECT_FALSE(take_along_axis_result(x, arr(DType::kInt64, {3}), 0, false, &why));
   EXPECT_EQ(take_along_axis_result(x, arr(DType::kInt64, {5}), 0, true, &why)->shape, (Shape{5}));
   EXPECT_EQ(outer_shape({3, 4}, {}), (Shape{12, 1}));
+}
+
+TEST(LinalgRules, Factorizations) {
+  std::string why;
+  EXPECT_EQ(*square_stack({2, 3, 3}, &why), (Shape{2, 3, 3}));
+  EXPECT_FALSE(square_stack({3, 4}, &why));
+  EXPECT_FALSE(square_stack({3}, &why));
+  EXPECT_EQ(why, "1-dimensional array given. Array must be at least two-dimensional");
+  EXPECT_EQ(*solve_shape({3, 3}, {3}, &why), (Shape{3}));
+  EXPECT_EQ(*solve_shape({3, 3}, {3, 2}, &why), (Shape{3, 2}));
+  EXPECT_FALSE(solve_shape({2, 3, 3}, {2, 3}, &why));  // stacks: read differently by 1.x and 2.x
+  EXPECT_FALSE(solve_shape({3, 3}, {4}, &why));
+  EXPECT_EQ(*qr_shapes({5, 3}, false, &why), (std::vector<Shape>{{5, 3}, {3, 3}}));
+  EXPECT_EQ(*qr_shapes({5, 3}, true, &why), (std::vector<Shape>{{5, 5}, {5, 3}}));
+  EXPECT_EQ(*svd_shapes({2, 5, 3}, true, true, &why),
+            (std::vector<Shape>{{2, 5, 5}, {2, 3}, {2, 3, 3}}));
+  EXPECT_EQ(*svd_shapes({5, 3}, false, true, &why), (std::vector<Shape>{{5, 3}, {3}, {3, 3}}));
+  EXPECT_EQ(*svd_shapes({5, 3}, false, false, &why), (std::vector<Shape>{{3}}));
+  EXPECT_EQ(*eigh_shapes({4, 4}, &why), (std::vector<Shape>{{4}, {4, 4}}));
+}
+
+TEST(LinalgRules, NormCovHistogram) {
+  std::string why;
+  bool svd = false;
+  NormOrder none;
+  NormOrder two;
+  two.kind = NormOrder::Kind::kNumber;
+  two.value = 2;
+  NormOrder fro;
+  fro.kind = NormOrder::Kind::kFro;
+  NormOrder three = two;
+  three.value = 3;
+  EXPECT_EQ(*norm_shape({2, 3, 4}, none, {}, true, false, &svd, &why), Shape{});
+  EXPECT_EQ(*norm_shape({2, 3, 4}, none, {}, true, true, &svd, &why), (Shape{1, 1, 1}));
+  EXPECT_FALSE(norm_shape({2, 3, 4}, two, {}, true, false, &svd, &why));
+  EXPECT_EQ(why, "Improper number of dimensions to norm.");
+  EXPECT_EQ(*norm_shape({3, 4}, two, {}, true, false, &svd, &why), Shape{});
+  EXPECT_TRUE(svd);
+  EXPECT_EQ(*norm_shape({2, 3, 4}, fro, {0, 2}, false, true, &svd, &why), (Shape{1, 3, 1}));
+  EXPECT_FALSE(svd);
+  EXPECT_FALSE(norm_shape({4}, fro, {}, true, false, &svd, &why));
+  EXPECT_FALSE(norm_shape({3, 4}, three, {}, true, false, &svd, &why));
+  EXPECT_EQ(*norm_shape({3, 4}, three, {1}, false, false, &svd, &why), (Shape{3}));
+
+  EXPECT_EQ(*cov_shape({3, 5}, true, &why), (Shape{3, 3}));
+  EXPECT_EQ(*cov_shape({3, 5}, false, &why), (Shape{5, 5}));
+  EXPECT_EQ(*cov_shape({5}, true, &why), Shape{});
+  EXPECT_EQ(*cov_shape({1, 5}, false, &why), Shape{});  // one row: not transposed
+  EXPECT_EQ(*cov_shape({0, 5}, true, &why), (Shape{0, 0}));
+  EXPECT_FALSE(cov_shape({2, 2, 2}, true, &why));
+  EXPECT_EQ(*histogram_shapes(7, &why), (std::vector<Shape>{{7}, {8}}));
+  EXPECT_FALSE(histogram_shapes(0, &why));
 }
 
 }  // namespace

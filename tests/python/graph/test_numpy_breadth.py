@@ -1,9 +1,10 @@
 """NumPy breadth (issue 20, item 5): outer products, ufunc methods (outer, reduce, accumulate), flips, rolls,
 triangles, sorts (functions and ndarray methods, ``x.sort()`` in place), take_along_axis, linspace with dtype and
-endpoint. Each compared with plain NumPy on the first call, from the cache and with
+endpoint; np.linalg (solve, inv, det, cholesky, qr, svd, eigh, norm), cov and histogram as library ops (several
+results as one op and its items). Each compared with plain NumPy on the first call, from the cache and with
 varied arguments (other values, dimensions one longer, another dtype); graph and break counts pinned. Errors (a bad
-axis, an index out of bounds) reach the caller as in plain NumPy; a call that may raise on its data (IndexError)
-is not captured while side effects wait to be replayed after the graph.
+axis, a singular matrix) reach the caller as in plain NumPy; a call that may raise on its data (LinAlgError,
+IndexError) is not captured while side effects wait to be replayed after the graph.
 PYTEST_DONT_REWRITE"""
 
 import pytest
@@ -12,18 +13,29 @@ from numpy_differential import case, isolated_check, run_cases
 
 np = pytest.importorskip("numpy")
 
+# NumPy 2's qr, svd and eigh return named tuples; their __new__ (Python code made by collections.namedtuple) is
+# translated in its turn where it runs and breaks there once.
+NT = int(not np.__version__.startswith("1."))
+# NumPy 1.24 in its experimental "weak" promotion state: np.histogram raises OverflowError inside (plainly too).
+WEAK1 = int(np.__version__.startswith("1.") and hasattr(np, "_get_promotion_state")
+            and np._get_promotion_state() == "weak")
+
 rng = np.random.default_rng(20)
 A = rng.standard_normal((3, 4))
 SQ = rng.standard_normal((4, 4))
+SPD = SQ @ SQ.T + 4.0 * np.eye(4)
 V4 = rng.standard_normal(4)
 V3 = rng.standard_normal(3)
 BATCH = rng.standard_normal((2, 3, 4))
 F32 = A.astype(np.float32)
+SPD32 = SPD.astype(np.float32)
 I64 = rng.integers(-5, 5, (3, 4))
 I32 = I64.astype(np.int32)
 I8 = I64.astype(np.int8)
 U8 = np.abs(I64).astype(np.uint8)
 BOOL = A > 0
+C128 = A + 1j * A[::-1]
+SINGULAR = np.ones((3, 3))
 IDX = np.argsort(A, axis=1)
 
 g_count = 0
@@ -249,6 +261,144 @@ def linspace_retstep_breaks():
     return np.linspace(0, 1, 5, retstep=True)
 
 
+# --- np.linalg ------------------------------------------------------------------------------------------------------
+
+def linalg_inv_det(s):
+    return np.linalg.inv(s), np.linalg.det(s), np.linalg.inv(s) @ s
+
+
+def linalg_batch(b):
+    sq = b @ np.swapaxes(b, -1, -2) + 3.0 * np.eye(3)
+    return np.linalg.inv(sq), np.linalg.det(sq), np.linalg.cholesky(sq)
+
+
+def linalg_solve(s, v):
+    return np.linalg.solve(s, v), np.linalg.solve(s, np.stack([v, v * 2.0], axis=1))
+
+
+def linalg_cholesky(s):
+    lo = np.linalg.cholesky(s)
+    return lo, lo @ lo.T
+
+
+def linalg_ints(i):
+    m = i.T @ i + 20 * np.eye(4, dtype=i.dtype)
+    return np.linalg.inv(m), np.linalg.det(m), np.linalg.norm(m)
+
+
+def linalg_qr(a):
+    q, r = np.linalg.qr(a)
+    qc, rc = np.linalg.qr(a, mode="complete")
+    return q @ r, q, r, qc.shape, rc
+
+
+def linalg_qr_wide(a):
+    q, r = np.linalg.qr(a.T)
+    return q, r
+
+
+def linalg_svd(a):
+    u, s, vt = np.linalg.svd(a)
+    u2, s2, vt2 = np.linalg.svd(a, full_matrices=False)
+    return u, s, vt, (u2 * s2) @ vt2, np.linalg.svd(a, compute_uv=False)
+
+
+def linalg_eigh(s):
+    w, v = np.linalg.eigh(s)
+    wu, vu = np.linalg.eigh(s, UPLO="U")
+    return w, v, (v * w) @ v.T, wu
+
+
+def linalg_qr_kept_breaks(a):
+    res = np.linalg.qr(a)
+    return res[0]
+
+
+def linalg_norms(a):
+    return (np.linalg.norm(a), np.linalg.norm(a, 2), np.linalg.norm(a, 1), np.linalg.norm(a, np.inf),
+            np.linalg.norm(a, "fro"), np.linalg.norm(a, axis=1), np.linalg.norm(a, 1, axis=0),
+            np.linalg.norm(a, np.inf, axis=1, keepdims=True), np.linalg.norm(a, keepdims=True),
+            np.linalg.norm(a, ord=-np.inf, axis=0), np.linalg.norm(a[0]), np.linalg.norm(a[0], 3))
+
+
+def linalg_norm_batch(b):
+    return np.linalg.norm(b, axis=(1, 2)), np.linalg.norm(b, "fro", axis=(0, 2), keepdims=True), np.linalg.norm(b)
+
+
+def linalg_norm_complex(c):
+    return np.linalg.norm(c), np.linalg.norm(c, axis=0), np.linalg.norm(c, 2)
+
+
+def linalg_norm_fro_vector_raises(v):
+    return np.linalg.norm(v, "fro")
+
+
+def linalg_norm_improper(b):
+    return np.linalg.norm(b, 2)
+
+
+def linalg_singular(s):
+    return np.linalg.inv(s)
+
+
+def linalg_singular_solve(s, v):
+    return np.linalg.solve(s, v)
+
+
+def linalg_not_positive(s):
+    return np.linalg.cholesky(s)
+
+
+def linalg_singular_after_effect(s):
+    global g_count
+    g_count = 1
+    return np.linalg.inv(s)
+
+
+def linalg_not_square(a):
+    return np.linalg.inv(a)
+
+
+def linalg_singular_caught(s):
+    try:
+        return np.linalg.inv(s)
+    except np.linalg.LinAlgError as e:
+        return "caught: " + str(e)
+
+
+def linalg_float16_breaks(a):
+    return np.linalg.inv(a.astype(np.float16)[:3, :3])
+
+
+# --- cov and histogram ----------------------------------------------------------------------------------------------
+
+def covariances(a):
+    return np.cov(a), np.cov(a, rowvar=False), np.cov(a, bias=True), np.cov(a, ddof=0), np.cov(a[0]), np.cov(a[:1])
+
+
+def cov_dtype(f):
+    return np.cov(f), np.cov(f, dtype=np.float32), np.cov(f, rowvar=False, ddof=2)
+
+
+def histograms(a):
+    h, e = np.histogram(a, bins=5, range=(-2.0, 2.0))
+    d = np.histogram(a, 3, (-1, 1), density=True)
+    return h, e, d, np.histogram(a, range=(0, 1))
+
+
+def histogram_ints(i):
+    return np.histogram(i, bins=4, range=(-5, 5))
+
+
+def histogram_kept(a):
+    res = np.histogram(a, bins=2, range=(0.0, 1.0))
+    return res[0] * 2, res
+
+
+def histogram_no_range_breaks(a):
+    return np.histogram(a, bins=4)
+
+
 CASES = [
     case(outer_vectors, V4, V3),
     case(outer_of_matrices, A, V3),
@@ -299,6 +449,36 @@ CASES = [
     case(linspace_dtypes, 5),
     case(linspace_in_math, F32[0]),
     case(linspace_retstep_breaks, graphs=0, breaks=1),
+    case(linalg_inv_det, SPD),
+    case(linalg_batch, BATCH),
+    case(linalg_solve, SPD, V4),
+    case(linalg_cholesky, SPD),
+    case(linalg_ints, I64),
+    case(linalg_qr, A, graphs=1, breaks=NT),
+    case(linalg_qr_wide, A, graphs=1, breaks=NT),
+    case(linalg_svd, A, graphs=1, breaks=NT),
+    case(linalg_eigh, SPD, graphs=1, breaks=NT),
+    case(linalg_qr_kept_breaks, A, graphs=1 - NT, breaks=3 * NT),  # (NumPy 1.x: a plain tuple)
+    case(linalg_norms, A),
+    case(linalg_norm_batch, BATCH),
+    case(linalg_norm_complex, C128),
+    case(linalg_norm_fro_vector_raises, V4, graphs=0, breaks=1),
+    case(linalg_norm_improper, BATCH, graphs=0, breaks=1),
+    case(linalg_singular, SINGULAR),
+    case(linalg_singular_solve, SINGULAR, V3),
+    case(linalg_not_positive, -SPD),
+    case(linalg_singular_after_effect, SINGULAR, graphs=0, breaks=1),
+    case(linalg_not_square, A, graphs=0, breaks=1),
+    case(linalg_singular_caught, SINGULAR, graphs=0, breaks=1),  # (an op in a try block)
+    case(linalg_float16_breaks, SPD, graphs=1, breaks=1),
+    case(linalg_inv_det, SPD32),
+    case(linalg_svd, F32, graphs=1, breaks=NT),
+    case(covariances, A),
+    case(cov_dtype, F32),
+    case(histograms, A, graphs=1, breaks=WEAK1),
+    case(histogram_ints, I64, graphs=1 - WEAK1, breaks=WEAK1),
+    case(histogram_kept, A),
+    case(histogram_no_range_breaks, A, graphs=0, breaks=1),
 ]
 
 
