@@ -1,6 +1,6 @@
 """NumPy breadth (issue 20, item 5): outer products, ufunc methods (outer, reduce, accumulate), flips, rolls,
 triangles, sorts (functions and ndarray methods, ``x.sort()`` in place), take_along_axis, linspace with dtype and
-endpoint; np.linalg (solve, inv, det, cholesky, qr, svd, eigh, norm), cov and histogram as library ops (several
+endpoint; unpacking and iterating arrays (rows as getitem ops), tuples built at run time as indices; np.linalg (solve, inv, det, cholesky, qr, svd, eigh, norm), cov and histogram as library ops (several
 results as one op and its items). Each compared with plain NumPy on the first call, from the cache and with
 varied arguments (other values, dimensions one longer, another dtype); graph and break counts pinned. Errors (a bad
 axis, a singular matrix) reach the caller as in plain NumPy; a call that may raise on its data (LinAlgError,
@@ -399,6 +399,116 @@ def histogram_no_range_breaks(a):
     return np.histogram(a, bins=4)
 
 
+# --- unpacking and iterating arrays; tuples built at run time as indices ------------------------------------------
+
+def unpack_rows(a):
+    r0, r1, r2 = a
+    return r0 + r1 * r2, r1
+
+
+def unpack_transposed(pos):
+    x, y, z = pos.T
+    return np.sqrt(x * x + y * y + z * z)
+
+
+def unpack_vector(v):
+    a, b, c = v
+    return a * b - c, type(a)
+
+
+def unpack_computed(a):
+    lo, hi = a[:, :2].T * 2.0
+    return hi - lo
+
+
+def unpack_wrong_count(a):
+    r0, r1 = a
+    return r0 + r1
+
+
+def unpack_scalar_raises(a):
+    x, y = a.sum()
+    return x
+
+
+def iterate_rows(a):
+    total = np.zeros(a.shape[1])
+    for row in a:
+        total = total + row * row
+    return total
+
+
+def iterate_vector_sees_changes(v):
+    out = []
+    for x in v:
+        v[-1] += x
+        out.append(x)
+    return out, v
+
+
+def iterate_enumerate_zip(a, b):
+    acc = 0.0
+    for i, (r, s) in enumerate(zip(a, b)):
+        acc = acc + (r * s).sum() * i
+    return acc
+
+
+def iterate_list_and_tuple(a):
+    rows = list(a)
+    cols = tuple(a.T)
+    return rows[0] + rows[-1], len(cols), cols[1]
+
+
+def iterate_computed_views(a):
+    outs = []
+    for row in a * 2.0:
+        outs.append(row.max())
+    return outs
+
+
+def iterate_with_print(a):
+    for row in a:
+        print(row.sum())
+    return a
+
+
+def iterate_graph_value_with_print(a):
+    b = a + 1.0
+    for i, row in enumerate(b):
+        print(i, row.round(6))
+    return b
+
+
+def iterate_too_many_rows(m):
+    total = 0.0
+    for row in m:
+        total = total + row[0]
+    return total
+
+
+def iterate_scalar_raises(a):
+    for x in a.sum():
+        return x
+    return None
+
+
+def iterate_zero_d_raises(a):
+    return [x for x in a.reshape(-1)[:1].reshape(())]
+
+
+def tuple_index_built(a, j):
+    idx = (slice(1, None), j)
+    return a[idx], a[tuple([slice(None), j])]
+
+
+def tuple_index_from_list(a):
+    key = []
+    for _ in range(a.ndim):
+        key.append(slice(None, None, -1))
+    key[0] = 0
+    return a[tuple(key)]
+
+
 CASES = [
     case(outer_vectors, V4, V3),
     case(outer_of_matrices, A, V3),
@@ -479,6 +589,24 @@ CASES = [
     case(histogram_ints, I64, graphs=1 - WEAK1, breaks=WEAK1),
     case(histogram_kept, A),
     case(histogram_no_range_breaks, A, graphs=0, breaks=1),
+    case(unpack_rows, A),
+    case(unpack_transposed, rng.standard_normal((5, 3))),
+    case(unpack_vector, V3),
+    case(unpack_computed, A),
+    case(unpack_wrong_count, A, graphs=0, breaks=1),
+    case(unpack_scalar_raises, A, graphs=1, breaks=1),
+    case(iterate_rows, A),
+    case(iterate_vector_sees_changes, V4),
+    case(iterate_enumerate_zip, A, A[::-1].copy()),
+    case(iterate_list_and_tuple, A),
+    case(iterate_computed_views, A),
+    case(iterate_with_print, A, graphs=1, breaks=1),  # (the rest of the frame continues in place)
+    case(iterate_graph_value_with_print, A, graphs=1, breaks=1),
+    case(iterate_too_many_rows, rng.standard_normal((40, 2)), graphs=0, breaks=2),  # (GET_ITER, FOR_ITER)
+    case(iterate_scalar_raises, A, graphs=1, breaks=1),
+    case(iterate_zero_d_raises, A, graphs=1, breaks=1),
+    case(tuple_index_built, A, 2),
+    case(tuple_index_from_list, BATCH),
 ]
 
 
