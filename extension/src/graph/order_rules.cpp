@@ -1,5 +1,6 @@
 #include "graph/order_rules.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 namespace sot::graph {
@@ -143,6 +144,86 @@ std::optional<ValueInfo> take_along_axis_result(const ValueInfo& arr, const Valu
       *why = "shape mismatch: indexing arrays could not be broadcast together with shapes " +
              shape_text(arr.shape) + " " + shape_text(indices.shape);
       return std::nullopt;
+    }
+  }
+  return r;
+}
+
+std::optional<ValueInfo> take_result(const ValueInfo& x, const ValueInfo& idx, int leading,
+                                     std::string* why) {
+  if (!is_array(x, why)) {
+    return std::nullopt;
+  }
+  if (kind(idx.dtype) != 'i' && kind(idx.dtype) != 'u') {
+    *why = "arrays used as indices must be of integer (or boolean) type";
+    return std::nullopt;
+  }
+  if (leading >= x.ndim()) {
+    *why = "too many indices for array: array is " + std::to_string(x.ndim()) +
+           "-dimensional, but " + std::to_string(leading + 1) + " were indexed";
+    return std::nullopt;
+  }
+  ValueInfo r = as_array(x);
+  r.shape.clear();
+  r.symbols.clear();
+  auto keep = [&](const ValueInfo& from, std::size_t d) {
+    r.shape.push_back(from.shape[d]);
+    r.symbols.push_back(d < from.symbols.size() ? from.symbols[d] : -1);
+  };
+  const auto at = static_cast<std::size_t>(leading);
+  for (std::size_t d = 0; d < at; ++d) {
+    keep(x, d);
+  }
+  for (std::size_t d = 0; d < idx.shape.size(); ++d) {
+    keep(idx, d);
+  }
+  for (std::size_t d = at + 1; d < x.shape.size(); ++d) {
+    keep(x, d);
+  }
+  if (std::all_of(r.symbols.begin(), r.symbols.end(), [](int s) { return s < 0; })) {
+    r.symbols.clear();
+  }
+  r.scalar = r.shape.empty();
+  return r;
+}
+
+std::optional<ValueInfo> mask_result(const ValueInfo& x, const ValueInfo& mask, int leading,
+                                     int symbol, std::int64_t placeholder, std::string* why) {
+  if (!is_array(x, why)) {
+    return std::nullopt;
+  }
+  if (mask.dtype != DType::kBool || mask.scalar || mask.ndim() == 0) {
+    *why = "a boolean index that is not an array of one dimension or more";
+    return std::nullopt;
+  }
+  const auto at = static_cast<std::size_t>(leading);
+  if (at + mask.shape.size() > x.shape.size()) {
+    *why = "too many indices for array: array is " + std::to_string(x.ndim()) +
+           "-dimensional, but " + std::to_string(leading + mask.ndim()) + " were indexed";
+    return std::nullopt;
+  }
+  auto sym = [](const ValueInfo& v, std::size_t d) {
+    return d < v.symbols.size() ? v.symbols[d] : -1;
+  };
+  for (std::size_t d = 0; d < mask.shape.size(); ++d) {
+    if (mask.shape[d] != x.shape[at + d] || sym(mask, d) != sym(x, at + d)) {
+      *why = "boolean index did not match indexed array along axis " + std::to_string(at + d) +
+             "; size of axis is " + std::to_string(x.shape[at + d]) +
+             " but size of corresponding boolean axis is " + std::to_string(mask.shape[d]);
+      return std::nullopt;
+    }
+  }
+  ValueInfo r = as_array(x);
+  r.shape.clear();
+  r.symbols.clear();
+  for (std::size_t d = 0; d < x.shape.size(); ++d) {
+    if (d == at) {
+      r.shape.push_back(placeholder);
+      r.symbols.push_back(symbol);
+    }
+    if (d < at || d >= at + mask.shape.size()) {
+      r.shape.push_back(x.shape[d]);
+      r.symbols.push_back(sym(x, d));
     }
   }
   return r;

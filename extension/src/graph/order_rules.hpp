@@ -1,5 +1,6 @@
 // The shapes NumPy's reordering and combining functions make, worked out without running them:
-// outer products, flips, rolls, triangles, sorts and take_along_axis. Each returns nullopt with
+// outer products, flips, rolls, triangles, sorts, take_along_axis, and indexing by an integer
+// array or a boolean mask. Each returns nullopt with
 // NumPy's reason for what NumPy rejects (the translator then breaks the graph and the call raises
 // for real). Dtypes the caller decides.
 #pragma once
@@ -38,5 +39,16 @@ std::optional<ValueInfo> sort_result(const ValueInfo& in, int axis, bool all, bo
 // take_along_axis(arr, indices, axis) (`all`: axis=None, arr flattened).
 std::optional<ValueInfo> take_along_axis_result(const ValueInfo& arr, const ValueInfo& indices,
                                                 int axis, bool all, std::string* why);
+
+// x[:, ..., :, idx] with `leading` full slices before an integer index `idx` (an array, or a
+// NumPy scalar or 0-d array: an integer): x.shape[:leading] + idx.shape + x.shape[leading + 1:],
+// x's dtype; a NumPy scalar when that is empty.
+std::optional<ValueInfo> take_result(const ValueInfo& x, const ValueInfo& idx, int leading,
+                                     std::string* why);
+// x[:, ..., :, mask] with `leading` full slices before a boolean array `mask`: the dimensions the
+// mask covers become one whose size is known only when the graph runs (shape symbol `symbol`,
+// `placeholder` as its size here).
+std::optional<ValueInfo> mask_result(const ValueInfo& x, const ValueInfo& mask, int leading,
+                                     int symbol, std::int64_t placeholder, std::string* why);
 
 }  // namespace sot::graph

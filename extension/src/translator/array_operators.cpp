@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/loaded_module.hpp"
+#include "translator/array_indexing.hpp"
 #include "translator/array_state.hpp"
 #include "translator/binary_operators.hpp"
 #include "translator/guards.hpp"
@@ -525,10 +526,13 @@ bool OpcodeExecutor::array_subscript(std::size_t n) {
     key = py::reinterpret_steal<py::object>(PySlice_New(s0.ptr(), s1.ptr(), nullptr));
   } else {
     const VarPtr& k = peek(1);
-    if (is_array_like(k)) {
-      graph_break(
-          "indexing with an array (boolean mask or integer array: the result's shape "
-          "depends on the data)");
+    AdvancedIndex advanced(*this, container, k);  // x[mask], x[idx], x[:, idx] (array_indexing.cpp)
+    if (advanced.advanced) {
+      VarPtr r = advanced.get();
+      pop();
+      pop();
+      push(std::move(r));
+      return true;
     }
     key = constant_value(k);
     if (!key) {
@@ -577,60 +581,41 @@ bool OpcodeExecutor::array_store_subscr() {
   if (target.scalar) {
     graph_break("item assignment on a NumPy scalar (raises TypeError)");
   }
-  if (is_array_like(key)) {
-    graph_break("assignment through an array index (boolean mask or integer array)");
+  AdvancedIndex advanced(*this, container, key);
+  if (advanced.advanced) {
+    advanced.set(value);
+    pop();
+    pop();
+    pop();
+    return true;
   }
   const py::object k = constant_value(key);
   const auto items = k ? index_items(k) : std::nullopt;
   if (!items) {
     graph_break("assignment to a NumPy array with the index " + key->describe());
   }
+  const ArrayOperand v = array_operand(value);
+  AdvancedIndex::check_store(*this, target, v);
   std::string why;
-  const auto region = retry_static({x.id}, [&] {
+  // The region x[k], and a value that broadcasts into it: the same sizes, and the same shape
+  // symbols where they are dynamic (they may differ where the graph runs).
+  const auto region = retry_static({x.id, v.id}, [&]() -> std::optional<ValueInfo> {
     why.clear();
-    return graph::index_result(array_info(x.id), *items, &why);
+    auto r = graph::index_result(array_info(x.id), *items, &why);
+    if (!r || v.kind != ArrayOperand::Kind::kValue) {
+      return r;
+    }
+    const ValueInfo vi = array_info(v.id);
+    const auto b = graph::broadcast_info({Operand::array(vi), Operand::array(*r)}, &why);
+    if (!b || b->shape != r->shape || b->symbols != r->symbols) {
+      why = "could not broadcast input array from shape " + graph::shape_text(vi.shape) +
+            " into shape " + graph::shape_text(r->shape);
+      return std::nullopt;
+    }
+    return r;
   });
   if (!region) {
     graph_break("numpy assignment: " + why);
-  }
-  const ArrayOperand v = array_operand(value);
-  if (v.kind == ArrayOperand::Kind::kNone) {
-    graph_break("assigning " + value->describe() + " into a NumPy array");
-  }
-  const bool to_complex = graph::kind(target.dtype) == 'c';
-  const bool to_float = graph::kind(target.dtype) == 'f';
-  if (v.kind == ArrayOperand::Kind::kPython) {
-    const auto sk = v.scalar.kind;
-    if ((sk == graph::PyScalar::Kind::kComplex && !to_complex) ||
-        (sk == graph::PyScalar::Kind::kFloat && !to_float && !to_complex)) {
-      graph_break("assigning a Python " +
-                  std::string(sk == graph::PyScalar::Kind::kFloat ? "float" : "complex") +
-                  " into a " + std::string(graph::name(target.dtype)) + " array");
-    }
-    if (sk == graph::PyScalar::Kind::kInt && graph::kind(target.dtype) != 'f' && !to_complex) {
-      std::string overflow;
-      if (!graph::result_type_with_scalar(target.dtype, v.scalar, graph::ScalarPromotion::kWeak,
-                                          &overflow)) {
-        graph_break("assigning an out-of-range Python int into a " +
-                    std::string(graph::name(target.dtype)) + " array");
-      }
-    }
-  } else {
-    const ValueInfo& vi = array_info(v.id);
-    if (graph::kind(vi.dtype) == 'c' && !to_complex) {
-      graph_break("assigning complex values into a real array (ComplexWarning)");
-    }
-    if (graph::kind(vi.dtype) == 'f' && !to_float && !to_complex && (vi.scalar || vi.ndim() == 0)) {
-      // A float scalar converted to an integer: a NaN or an infinity raises ValueError, which
-      // would come where the graph runs, not here.
-      graph_break("assigning a NumPy float scalar into a " +
-                  std::string(graph::name(target.dtype)) + " array (raises on NaN or infinity)");
-    }
-    const auto b = graph::broadcast_shapes(vi.shape, region->shape, &why);
-    if (!b || *b != region->shape) {
-      graph_break("numpy assignment: could not broadcast input array from shape " +
-                  graph::shape_text(vi.shape) + " into shape " + graph::shape_text(region->shape));
-    }
   }
   graph::Op g;
   g.name = "setitem";

@@ -114,6 +114,18 @@ VarPtr OpcodeExecutor::NumpyCall::reduction() {
                    [](const char* p) { return std::string(p) == "dtype"; }) != params.end()) {
     dtype = dtype_param("dtype");
   }
+  if ((kind == ReduceKind::kSame || kind == ReduceKind::kArg) && st.has_runtime(in)) {
+    // A mask's selection may be empty where the graph runs: max/min/argmax/argmin raise then.
+    auto normal = graph::normalize_axes(axes, all, in.ndim(), nullptr);
+    for (int d = 0; normal && d < in.ndim(); ++d) {
+      const bool reduced = std::find(normal->begin(), normal->end(), d) != normal->end();
+      if (reduced && static_cast<std::size_t>(d) < in.symbols.size() &&
+          std::find(st.runtime.begin(), st.runtime.end(),
+                    in.symbols[static_cast<std::size_t>(d)]) != st.runtime.end()) {
+        raises_on_data("ValueError (an empty selection)");
+      }
+    }
+  }
   if (kind == ReduceKind::kVar) {
     const py::object ddof = value_of("ddof");
     if (!ddof.is_none() && !PyLong_CheckExact(ddof.ptr())) {
@@ -198,6 +210,9 @@ VarPtr OpcodeExecutor::NumpyCall::squeeze() {
   const ValueInfo in = array_param(params[0]);
   std::vector<int> axes;
   const bool all = !axes_param("axis", &axes);
+  if (all && st.has_runtime(in)) {
+    refuse("a dimension whose size is known only when the graph runs (it may be 1)");
+  }
   g.view = true;
   return result(graph::squeeze_result(in, axes, all, &why));
 }

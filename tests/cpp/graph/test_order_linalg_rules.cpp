@@ -62,6 +62,37 @@ TEST(OrderRules, SortAndTakeAlongAxis) {
   EXPECT_EQ(outer_shape({3, 4}, {}), (Shape{12, 1}));
 }
 
+TEST(OrderRules, AdvancedIndexing) {
+  std::string why;
+  ValueInfo x = arr(DType::kFloat32, {5, 4, 3});
+  x.symbols = {0, -1, -1};
+  auto r = take_result(x, arr(DType::kInt64, {2, 6}), 1, &why);
+  EXPECT_EQ(r->shape, (Shape{5, 2, 6, 3}));
+  EXPECT_EQ(r->symbols, (std::vector<int>{0, -1, -1, -1}));
+  EXPECT_EQ(r->dtype, DType::kFloat32);
+  ValueInfo i = arr(DType::kInt64, {});
+  i.scalar = true;
+  r = take_result(arr(DType::kFloat64, {4}), i, 0, &why);
+  EXPECT_TRUE(r->scalar);
+  EXPECT_FALSE(take_result(arr(DType::kFloat64, {4}), arr(DType::kFloat64, {2}), 0, &why));
+  EXPECT_FALSE(take_result(arr(DType::kFloat64, {4}), arr(DType::kInt64, {2}), 1, &why));
+
+  r = mask_result(x, arr(DType::kBool, {4, 3}), 1, 7, 12, &why);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->shape, (Shape{5, 12}));
+  EXPECT_EQ(r->symbols, (std::vector<int>{0, 7}));
+  EXPECT_FALSE(r->scalar);
+  ValueInfo m = arr(DType::kBool, {5});
+  m.symbols = {0};
+  r = mask_result(x, m, 0, 8, 5, &why);
+  EXPECT_EQ(r->shape, (Shape{5, 4, 3}));
+  EXPECT_EQ(r->symbols, (std::vector<int>{8, -1, -1}));
+  EXPECT_FALSE(mask_result(x, arr(DType::kBool, {5}), 0, 8, 5, &why));  // s0 is not 5 everywhere
+  EXPECT_FALSE(mask_result(x, arr(DType::kBool, {4, 4}), 1, 8, 5, &why));
+  EXPECT_NE(why.find("boolean index did not match"), std::string::npos);
+  EXPECT_FALSE(mask_result(x, arr(DType::kInt64, {5}), 0, 8, 5, &why));
+}
+
 TEST(LinalgRules, Factorizations) {
   std::string why;
   EXPECT_EQ(*square_stack({2, 3, 3}, &why), (Shape{2, 3, 3}));

@@ -1,6 +1,7 @@
 """NumPy breadth (issue 20, item 5): outer products, ufunc methods (outer, reduce, accumulate), flips, rolls,
 triangles, sorts (functions and ndarray methods, ``x.sort()`` in place), take_along_axis, linspace with dtype and
-endpoint; unpacking and iterating arrays (rows as getitem ops), tuples built at run time as indices; np.linalg (solve, inv, det, cholesky, qr, svd, eigh, norm), cov and histogram as library ops (several
+endpoint; unpacking and iterating arrays (rows as getitem ops), tuples built at run time as indices; boolean masks
+(a size known only when the graph runs) and integer arrays as indices, and stores through them; np.linalg (solve, inv, det, cholesky, qr, svd, eigh, norm), cov and histogram as library ops (several
 results as one op and its items). Each compared with plain NumPy on the first call, from the cache and with
 varied arguments (other values, dimensions one longer, another dtype); graph and break counts pinned. Errors (a bad
 axis, a singular matrix) reach the caller as in plain NumPy; a call that may raise on its data (LinAlgError,
@@ -9,7 +10,7 @@ PYTEST_DONT_REWRITE"""
 
 import pytest
 
-from numpy_differential import case, isolated_check, run_cases
+from numpy_differential import case, check_varied, isolated_check, run_cases
 
 np = pytest.importorskip("numpy")
 
@@ -509,6 +510,159 @@ def tuple_index_from_list(a):
     return a[tuple(key)]
 
 
+# --- boolean masks and integer arrays as indices ---------------------------------------------------------------
+
+def mask_reductions(v):
+    pos = v[v > 0]
+    return pos.sum(), pos.mean(), (pos * 2.0).sum(), v[v > 0.5].max() if (v > 0.5).any() else None
+
+
+def mask_reductions_captured(v):
+    pos = v[v > -10.0]
+    return pos.sum(), pos.max(), pos.argmin(), np.sqrt(pos * pos).sum()
+
+
+def mask_two_arrays(x, y):
+    m = x > 0
+    return x[m] + y[m], x[m] * y[m] - 1.0, np.where(x[m] > 1.0, x[m], 0.0)
+
+
+def mask_two_dimensional(a):
+    return a[a > 0], a[a[:, 0] > 0], a[:, a[0] > 0] * 2.0, a[a[:, 0] > 0].sum(axis=0)
+
+
+def mask_empty(v):
+    e = v[v > 100.0]
+    return e, e.sum(), e * 2.0
+
+
+def mask_max_of_empty_raises(v):
+    return v[v > 100.0].max()
+
+
+def mask_max_of_empty_after_effect(v):
+    global g_count
+    g_count = v.ndim
+    return v[v > 100.0].max()
+
+
+def mask_matmul_rows(a):
+    rows = a[a[:, 0] > -10.0]
+    return rows.T @ rows, rows @ np.ones(a.shape[1])
+
+
+def mask_len_breaks(v):
+    pos = v[v > 0]
+    return pos.sum() / max(len(pos), 1)
+
+
+def mask_shape_breaks(a):
+    rows = a[a[:, 0] > 0]
+    return rows.shape, rows * 2
+
+
+def mask_reshape_breaks(v):
+    return v[v > 0].reshape(-1, 1)
+
+
+def mask_squeeze_breaks(a):
+    return a[a[:, 0] > 0][:, :1].squeeze()
+
+
+def mask_iteration_breaks(v):
+    return [x * 2 for x in v[v > 0]]
+
+
+def mask_wrong_length_raises(v, w):
+    return v[w > 0]
+
+
+def mask_stores(x, y):
+    z = x.copy()
+    z[z < 0] = 0.0
+    m = y > 0
+    z[m] = y[m]
+    z[m] *= 2.0
+    return z
+
+
+def mask_store_into_input(x):
+    x[x < 0] = -1.0
+    return x.sum()
+
+
+def mask_store_rows(a):
+    b = a.copy()
+    b[b[:, 0] > 0] = np.arange(a.shape[1], dtype=a.dtype)
+    b[:, b[0] < 0] = 0.0
+    return b
+
+
+def mask_store_wrong_size_breaks(v):
+    w = v.copy()
+    w[w > 0] = np.ones(3)
+    return w
+
+
+def mask_store_float_into_ints_breaks(i):
+    j = i.copy()
+    j[j < 0] = 1.5
+    return j
+
+
+def take_rows_and_columns(a, idx):
+    return a[idx], a[:, idx], a[idx[::-1]] * 2.0, a[[0, 2]], a[:, [1, -1]]
+
+
+def take_by_argsort(v):
+    order = np.argsort(v)
+    return v[order], v[order[::-1]][:2]
+
+
+def take_by_numpy_integer(a):
+    i = a.argmax()
+    return a.reshape(-1)[i], a[a[:, 0].argmin()]
+
+
+def take_small_ints(a, u):
+    return a[:, u % 4], a[u[:2] % 3]
+
+
+def take_out_of_bounds_raises(v, idx):
+    return v[idx + 10]
+
+
+def take_out_of_bounds_list_raises(v):
+    return v[[0, 99]]
+
+
+def take_float_index_raises(v):
+    return v[v]
+
+
+def take_after_effect_breaks(v, idx):
+    global g_count
+    g_count = 2
+    return v[idx]
+
+
+def take_stores(v, idx):
+    w = v.copy()
+    w[[0, 2]] = -1.0
+    w[idx] = np.arange(len(idx), dtype=v.dtype)
+    w[idx[:2]] += 5.0
+    return w
+
+
+def take_unused_raises(v, idx):
+    v[idx + 10]
+    return v.sum()
+
+
+def take_list_of_bools_breaks(v):
+    return v[[True, False, True]]
+
+
 CASES = [
     case(outer_vectors, V4, V3),
     case(outer_of_matrices, A, V3),
@@ -607,9 +761,58 @@ CASES = [
     case(iterate_zero_d_raises, A, graphs=1, breaks=1),
     case(tuple_index_built, A, 2),
     case(tuple_index_from_list, BATCH),
+    case(mask_reductions, V4, graphs=1, breaks=1),  # (the truth of an any())
+    case(mask_reductions_captured, V4),
+    case(mask_two_arrays, V4, V4[::-1].copy()),
+    case(mask_two_dimensional, A),
+    case(mask_empty, V4),
+    case(mask_max_of_empty_raises, V4),
+    case(mask_max_of_empty_after_effect, V4, graphs=1, breaks=1),
+    case(mask_matmul_rows, A),
+    case(mask_len_breaks, V4, graphs=2, breaks=1),
+    case(mask_shape_breaks, A, graphs=2, breaks=1),
+    case(mask_reshape_breaks, V4, graphs=1, breaks=1),
+    case(mask_squeeze_breaks, A, graphs=1, breaks=1),
+    case(mask_iteration_breaks, V4, graphs=1, breaks=3),
+    case(mask_wrong_length_raises, V4, V3, graphs=1, breaks=1),
+    case(mask_stores, V4, V4[::-1].copy()),
+    case(mask_store_into_input, V4),
+    case(mask_store_rows, A),
+    case(mask_store_wrong_size_breaks, np.array([1.0, -1.0, 2.0, 3.0]), graphs=1, breaks=1),
+    case(mask_store_float_into_ints_breaks, I64, graphs=1, breaks=1),
+    case(take_rows_and_columns, A, np.array([2, 0, 1])),
+    case(take_by_argsort, V4),
+    case(take_by_numpy_integer, A),
+    case(take_small_ints, A, U8[0]),
+    case(take_out_of_bounds_raises, V4, np.array([0, 1])),
+    case(take_out_of_bounds_list_raises, V4, graphs=0, breaks=1),
+    case(take_float_index_raises, V4, graphs=0, breaks=1),
+    case(take_after_effect_breaks, V4, np.array([1, 0]), graphs=0, breaks=1),
+    case(take_stores, V4, np.array([3, 1])),
+    case(take_unused_raises, V4, np.array([0, 1])),
+    case(take_list_of_bools_breaks, V3, graphs=0, breaks=1),
 ]
 
 
 @run_cases(CASES)
 def test_breadth(fn, args, kwargs, graphs, breaks, fallbacks):
     isolated_check(fn, args, kwargs, graphs, breaks, fallbacks)
+
+
+def masked_layer(x, w):
+    keep = x[:, 0] > 0
+    rows = x[keep]
+    h = np.maximum(rows @ w, 0.0)
+    out = np.zeros_like(x @ w)
+    out[keep] = h
+    return out, h.sum(axis=0), rows.max()
+
+
+def test_masks_over_dynamic_shapes():
+    """Batch sizes that change (the batch becomes a dynamic dimension) and masks selecting everything, nothing
+    and some rows: one translated function, each call compared with its plain run."""
+    w = rng.standard_normal((4, 3))
+    sets = [(rng.standard_normal((n, 4)), w) for n in (5, 7, 9, 2, 12)]
+    sets.append((np.abs(sets[0][0]), w))   # every row
+    sets.append((-np.abs(sets[1][0]), w))  # no row: max of an empty selection raises
+    check_varied(masked_layer, sets)
