@@ -816,3 +816,21 @@ def test_masks_over_dynamic_shapes():
     sets.append((np.abs(sets[0][0]), w))   # every row
     sets.append((-np.abs(sets[1][0]), w))  # no row: max of an empty selection raises
     check_varied(masked_layer, sets)
+
+
+def test_tuple_values_in_text_json_and_drawing():
+    """A function of several results is one op making a tuple value, read by one getitem per item; the graph's
+    text, JSON and drawing say so."""
+    render = pytest.importorskip("sot_magics.render")
+    import sot
+
+    def f(a):
+        q, r = np.linalg.qr(a)
+        return q @ r
+
+    e = sot.explain(f, SQ)
+    (g,) = e.graphs
+    assert "linalg.qr(%0) : tuple of 2" in g["text"], g["text"]
+    (qr,) = [op for op in g["json"]["ops"] if op["op"] == "linalg.qr"]
+    assert qr["parts"] == 2
+    assert "tuple of 2" in render.graph_dot(g["json"])
