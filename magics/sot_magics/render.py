@@ -165,6 +165,8 @@ def graph_dot(graph_json, title="graph", plan=None):
     as a cluster named after its kernel."""
 
     def label(entry):
+        if "parts" in entry:
+            return f"tuple of {entry['parts']}"  # (np.linalg.qr's results, an index key)
         shape = ", ".join(str(d) for d in entry["shape"])
         kind = "scalar" if entry.get("scalar") else f"[{shape}]"
         return f"{entry['dtype']}{kind}"

@@ -14,8 +14,8 @@ namespace py = pybind11;
 namespace sot::graph {
 
 std::string ValueInfo::text() const {
-  if (tuple) {
-    return "tuple";
+  if (is_tuple()) {
+    return "tuple of " + std::to_string(parts);
   }
   std::string s(name(dtype));
   if (scalar) {
@@ -314,6 +314,9 @@ py::dict info_json(const ValueInfo& info) {
   }
   d["shape"] = shape;
   d["scalar"] = info.scalar;
+  if (info.is_tuple()) {
+    d["parts"] = info.parts;
+  }
   return d;
 }
 

@@ -27,11 +27,13 @@ struct ValueInfo {
   bool scalar = false;
   // Per dimension: the shape symbol it is (-1: a static size; see the guards' dynamic dimensions).
   std::vector<int> symbols;
-  // Not an array: the tuple of values a loop op returns (its items are read by loop_output ops).
-  bool tuple = false;
+  // >= 0: not an array but a tuple of that many values (np.linalg.qr's, svd's, eigh's results, a
+  // loop op's); only ops taking one item of it read it (dtype and shape then mean nothing).
+  int parts = -1;
+  bool is_tuple() const { return parts >= 0; }
 
   int ndim() const { return static_cast<int>(shape.size()); }
-  // "float64[2, 3]", "float32 scalar", "int64[s0, 3]".
+  // "float64[2, 3]", "float32 scalar", "int64[s0, 3]", "tuple of 2".
   std::string text() const;
 };
 

@@ -53,6 +53,14 @@ PyObject* call_step(const Program& p, const Program::Step& s, std::vector<PyObje
 
 // Raises AssertionError when `r` is not what the graph said op `s` makes.
 bool check_result(const Program::Step& s, PyObject* r) {
+  if (s.info.is_tuple()) {
+    if (PyTuple_Check(r) && PyTuple_GET_SIZE(r) == s.info.parts) {
+      return true;
+    }
+    PyErr_Format(PyExc_AssertionError, "graph op %s said %s, NumPy made %s", s.text.c_str(),
+                 s.info.text().c_str(), Py_TYPE(r)->tp_name);
+    return false;
+  }
   const bool is_array = std::string(Py_TYPE(r)->tp_name) == "numpy.ndarray";
   std::string problem;
   if (is_array == s.info.scalar) {
@@ -273,11 +281,16 @@ Frame::Frame(const Program& program, PyObject* const* argv)
 }
 
 Frame::~Frame() {
+  // A step that raised leaves its error set: releasing the values (deallocations, the buffer
+  // pool's first look-up of numpy.ndarray) must neither see nor clear it.
+  PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
+  PyErr_Fetch(&type, &value, &tb);
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     if (owned_[i]) {
       release(slots_[i]);
     }
   }
+  PyErr_Restore(type, value, tb);
 }
 
 void Frame::release(PyObject* value) {
@@ -375,7 +388,7 @@ bool Frame::run_step(std::size_t k, bool release) {
     Py_INCREF(r);
   }
   set_owned(s.result, r);
-  if (p_.check && !s.info.tuple && !check_result(s, r)) {
+  if (p_.check && !check_result(s, r)) {
     return false;
   }
   if (release) {

@@ -72,12 +72,35 @@ const std::vector<Signature>& signatures() {
       {"empty_like", {"a", "dtype"}},
       {"full_like", {"a", "fill_value", "dtype"}},
       {"arange", {"start", "stop", "step", "dtype"}},
-      {"linspace", {"start", "stop", "num", "endpoint"}},
+      {"linspace", {"start", "stop", "num", "endpoint", "retstep", "dtype", "axis"}},
       {"eye", {"N", "M", "k", "dtype"}},
       {"broadcast_to", {"array", "shape"}},
       {"round", {"a", "decimals"}},
       {"ravel", {"a"}},
       {"flatten", {"self"}},
+      {"outer", {"a", "b", "out"}},
+      {"ufunc.outer", {"A", "B"}},
+      {"ufunc.reduce", {"array", "axis", "dtype", "out", "keepdims", "initial"}},
+      {"ufunc.accumulate", {"array", "axis", "dtype", "out"}},
+      {"flip", {"m", "axis"}},
+      {"fliplr", {"m"}},
+      {"flipud", {"m"}},
+      {"roll", {"a", "shift", "axis"}},
+      {"tril", {"m", "k"}},
+      {"triu", {"m", "k"}},
+      {"sort", {"a", "axis", "kind", "order"}},
+      {"argsort", {"a", "axis", "kind", "order"}},
+      {"take_along_axis", {"arr", "indices", "axis"}},
+      {"linalg.inv", {"a"}},
+      {"linalg.det", {"a"}},
+      {"linalg.cholesky", {"a"}},
+      {"linalg.solve", {"a", "b"}},
+      {"linalg.qr", {"a", "mode"}},
+      {"linalg.svd", {"a", "full_matrices", "compute_uv", "hermitian"}},
+      {"linalg.eigh", {"a", "UPLO"}},
+      {"linalg.norm", {"x", "ord", "axis", "keepdims"}},
+      {"cov", {"m", "y", "rowvar", "bias", "ddof", "fweights", "aweights", "dtype"}},
+      {"histogram", {"a", "bins", "range", "density", "weights"}},
   };
   return s;
 }
@@ -351,9 +374,11 @@ void OpcodeExecutor::NumpyCall::bind() {
   }
   // Rules that carry shape symbols through; the others need sizes (symbols specialized).
   static const char* const kSymbolic[] = {
-      "sum",  "prod",   "mean",  "max",        "min",       "argmax",     "argmin",      "any",
-      "all",  "var",    "std",   "transpose",  "swapaxes",  "moveaxis",   "expand_dims", "squeeze",
-      "copy", "astype", "round", "zeros_like", "ones_like", "empty_like", "full_like"};
+      "sum",         "prod",      "mean",   "max",    "min",       "argmax",     "argmin",
+      "any",         "all",       "var",    "std",    "transpose", "swapaxes",   "moveaxis",
+      "expand_dims", "squeeze",   "copy",   "astype", "round",     "zeros_like", "ones_like",
+      "empty_like",  "full_like", "flip",   "fliplr", "flipud",    "roll",       "tril",
+      "triu",        "sort",      "argsort"};
   symbolic = std::any_of(std::begin(kSymbolic), std::end(kSymbolic),
                          [&](const char* n) { return name == n; });
 }
@@ -456,6 +481,9 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
                                       const std::vector<std::pair<std::string, VarPtr>>& kwargs,
                                       const VarPtr& self) {
   NumpyCall c(*this, name, callable, args, kwargs, self);
+  if (name.rfind("ufunc.", 0) == 0) {
+    c.shown = "np." + str_of(c.ufunc_of().attr("__name__")) + name.substr(5);  // np.add.outer
+  }
   if (!self) {
     if (VarPtr r = c.ufunc()) {
       return r;

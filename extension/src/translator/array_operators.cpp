@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/loaded_module.hpp"
+#include "translator/array_indexing.hpp"
 #include "translator/array_state.hpp"
 #include "translator/binary_operators.hpp"
 #include "translator/guards.hpp"
@@ -106,20 +107,34 @@ constexpr std::array<UfuncEntry, 4> kBitwiseUfuncs = {{
 
 // The other NumPy functions captured (the names the numpy module has them under).
 const char* const kFunctions[] = {
-    "abs",       "amax",        "amin",      "sum",         "prod",     "mean",      "max",
-    "min",       "argmax",      "argmin",    "var",         "std",      "any",       "all",
-    "cumsum",    "cumprod",     "matmul",    "dot",         "reshape",  "transpose", "swapaxes",
-    "moveaxis",  "expand_dims", "squeeze",   "concatenate", "stack",    "split",     "where",
-    "clip",      "copy",        "zeros",     "ones",        "empty",    "full",      "zeros_like",
-    "ones_like", "empty_like",  "full_like", "arange",      "linspace", "eye",       "broadcast_to",
-    "round",     "around",      "ravel",     "einsum",
+    "abs",         "amax",         "amin",        "sum",
+    "prod",        "mean",         "max",         "min",
+    "argmax",      "argmin",       "var",         "std",
+    "any",         "all",          "cumsum",      "cumprod",
+    "matmul",      "dot",          "reshape",     "transpose",
+    "swapaxes",    "moveaxis",     "expand_dims", "squeeze",
+    "concatenate", "stack",        "split",       "where",
+    "clip",        "copy",         "zeros",       "ones",
+    "empty",       "full",         "zeros_like",  "ones_like",
+    "empty_like",  "full_like",    "arange",      "linspace",
+    "eye",         "broadcast_to", "round",       "around",
+    "ravel",       "einsum",       "outer",       "flip",
+    "fliplr",      "flipud",       "roll",        "tril",
+    "triu",        "sort",         "argsort",     "take_along_axis",
+    "cov",         "histogram",
 };
+
+// The np.linalg functions captured (as "linalg.<name>").
+const char* const kLinalg[] = {"inv", "det", "cholesky", "solve", "qr", "svd", "eigh", "norm"};
+
+// The methods of NumPy's ufuncs that are captured (as "ufunc.<name>").
+const char* const kUfuncMethods[] = {"outer", "reduce", "accumulate"};
 
 // Methods of ndarray that are captured.
 const char* const kMethods[] = {
-    "sum",      "prod",    "mean",   "max",    "min",     "argmax", "argmin",  "var",
-    "std",      "any",     "all",    "cumsum", "cumprod", "dot",    "reshape", "transpose",
-    "swapaxes", "squeeze", "astype", "copy",   "clip",    "round",  "ravel",   "flatten",
+    "sum",    "prod", "mean",   "max",     "min",   "argmax",  "argmin",    "var",      "std",
+    "any",    "all",  "cumsum", "cumprod", "dot",   "reshape", "transpose", "swapaxes", "squeeze",
+    "astype", "copy", "clip",   "round",   "ravel", "flatten", "sort",      "argsort",
 };
 
 // The NumPy callables this process's numpy has, by identity -> canonical name.
@@ -160,6 +175,21 @@ const std::map<PyObject*, std::string>& numpy_table(const py::object& np) {
            : n == "around" ? "round"
                            : n);
   }
+  PyObject* linalg = PyObject_GetAttrString(np.ptr(), "linalg");
+  if (linalg == nullptr) {
+    PyErr_Clear();
+    return table;
+  }
+  for (const char* f : kLinalg) {
+    PyObject* fn = PyObject_GetAttrString(linalg, f);
+    if (fn == nullptr) {
+      PyErr_Clear();
+      continue;
+    }
+    table.emplace(fn, std::string("linalg.") + f);
+    Py_DECREF(fn);  // the numpy.linalg module keeps it alive
+  }
+  Py_DECREF(linalg);
   return table;
 }
 
@@ -270,6 +300,19 @@ namespace {
 
 constexpr int kMatmul = 4;
 constexpr int kPower = 8;
+
+// A binary ufunc the translator captures, as the numpy module has it (np.add, np.maximum, ...).
+bool captured_binary_ufunc(const VarPtr& v) {
+  if (v->kind() != Variable::Kind::kObject ||
+      std::strcmp(Py_TYPE(v->value().ptr())->tp_name, "numpy.ufunc") != 0) {
+    return false;
+  }
+  const py::object np = numpy_module();
+  const std::string name = str_of(v->value().attr("__name__"));
+  const UfuncEntry* u = find_ufunc(name);
+  return !np.is_none() && u != nullptr && u->nin == 2 &&
+         py::getattr(np, name.c_str(), py::none()).is(v->value());
+}
 
 }  // namespace
 
@@ -488,10 +531,13 @@ bool OpcodeExecutor::array_subscript(std::size_t n) {
     key = py::reinterpret_steal<py::object>(PySlice_New(s0.ptr(), s1.ptr(), nullptr));
   } else {
     const VarPtr& k = peek(1);
-    if (is_array_like(k)) {
-      graph_break(
-          "indexing with an array (boolean mask or integer array: the result's shape "
-          "depends on the data)");
+    AdvancedIndex advanced(*this, container, k);  // x[mask], x[idx], x[:, idx] (array_indexing.cpp)
+    if (advanced.advanced) {
+      VarPtr r = advanced.get();
+      pop();
+      pop();
+      push(std::move(r));
+      return true;
     }
     key = constant_value(k);
     if (!key) {
@@ -546,8 +592,13 @@ bool OpcodeExecutor::array_store_subscr() {
   if (target.scalar) {
     graph_break("item assignment on a NumPy scalar (raises TypeError)");
   }
-  if (is_array_like(key)) {
-    graph_break("assignment through an array index (boolean mask or integer array)");
+  AdvancedIndex advanced(*this, container, key);
+  if (advanced.advanced) {
+    advanced.set(value);
+    pop();
+    pop();
+    pop();
+    return true;
   }
   const std::optional<LoopKey> at_index =
       loop_key(container, key);  // x[i] = v, i the loop variable
@@ -562,52 +613,28 @@ bool OpcodeExecutor::array_store_subscr() {
   if (!items) {
     graph_break("assignment to a NumPy array with the index " + key->describe());
   }
+  const ArrayOperand v = array_operand(value);
+  AdvancedIndex::check_store(*this, target, v);
   std::string why;
-  const auto region = retry_static({x.id}, [&] {
+  // The region x[k], and a value that broadcasts into it: the same sizes, and the same shape
+  // symbols where they are dynamic (they may differ where the graph runs).
+  const auto region = retry_static({x.id, v.id}, [&]() -> std::optional<ValueInfo> {
     why.clear();
-    return graph::index_result(array_info(x.id), *items, &why);
+    auto r = graph::index_result(array_info(x.id), *items, &why);
+    if (!r || v.kind != ArrayOperand::Kind::kValue) {
+      return r;
+    }
+    const ValueInfo vi = array_info(v.id);
+    const auto b = graph::broadcast_info({Operand::array(vi), Operand::array(*r)}, &why);
+    if (!b || b->shape != r->shape || b->symbols != r->symbols) {
+      why = "could not broadcast input array from shape " + graph::shape_text(vi.shape) +
+            " into shape " + graph::shape_text(r->shape);
+      return std::nullopt;
+    }
+    return r;
   });
   if (!region) {
     graph_break("numpy assignment: " + why);
-  }
-  const ArrayOperand v = array_operand(value);
-  if (v.kind == ArrayOperand::Kind::kNone) {
-    graph_break("assigning " + value->describe() + " into a NumPy array");
-  }
-  const bool to_complex = graph::kind(target.dtype) == 'c';
-  const bool to_float = graph::kind(target.dtype) == 'f';
-  if (v.kind == ArrayOperand::Kind::kPython) {
-    const auto sk = v.scalar.kind;
-    if ((sk == graph::PyScalar::Kind::kComplex && !to_complex) ||
-        (sk == graph::PyScalar::Kind::kFloat && !to_float && !to_complex)) {
-      graph_break("assigning a Python " +
-                  std::string(sk == graph::PyScalar::Kind::kFloat ? "float" : "complex") +
-                  " into a " + std::string(graph::name(target.dtype)) + " array");
-    }
-    if (sk == graph::PyScalar::Kind::kInt && graph::kind(target.dtype) != 'f' && !to_complex) {
-      std::string overflow;
-      if (!graph::result_type_with_scalar(target.dtype, v.scalar, graph::ScalarPromotion::kWeak,
-                                          &overflow)) {
-        graph_break("assigning an out-of-range Python int into a " +
-                    std::string(graph::name(target.dtype)) + " array");
-      }
-    }
-  } else {
-    const ValueInfo& vi = array_info(v.id);
-    if (graph::kind(vi.dtype) == 'c' && !to_complex) {
-      graph_break("assigning complex values into a real array (ComplexWarning)");
-    }
-    if (graph::kind(vi.dtype) == 'f' && !to_float && !to_complex && (vi.scalar || vi.ndim() == 0)) {
-      // A float scalar converted to an integer: a NaN or an infinity raises ValueError, which
-      // would come where the graph runs, not here.
-      graph_break("assigning a NumPy float scalar into a " +
-                  std::string(graph::name(target.dtype)) + " array (raises on NaN or infinity)");
-    }
-    const auto b = graph::broadcast_shapes(vi.shape, region->shape, &why);
-    if (!b || *b != region->shape) {
-      graph_break("numpy assignment: could not broadcast input array from shape " +
-                  graph::shape_text(vi.shape) + " into shape " + graph::shape_text(region->shape));
-    }
   }
   graph::Op g;
   g.name = "setitem";
@@ -627,6 +654,13 @@ bool OpcodeExecutor::array_store_subscr() {
 }
 
 VarPtr OpcodeExecutor::array_attr(const VarPtr& base, const py::object& name) {
+  if (captured_binary_ufunc(base)) {
+    // np.add.outer, np.maximum.reduce, ...: called as ufunc methods (array_call).
+    const std::string m = str_of(name);
+    const bool method = std::any_of(std::begin(kUfuncMethods), std::end(kUfuncMethods),
+                                    [&](const char* k) { return m == k; });
+    return method ? Variable::method(base, name) : nullptr;
+  }
   if (!is_array_like(base)) {
     return nullptr;
   }
@@ -702,6 +736,13 @@ VarPtr OpcodeExecutor::array_call(const VarPtr& callable, const std::vector<VarP
       graph_break("unsupported numpy method ndarray." + name);
     }
     return numpy_function(name, nullptr, positional, kwargs, callable->items()[0]);
+  }
+  if (callable->kind() == Variable::Kind::kMethod && captured_binary_ufunc(callable->items()[0])) {
+    const VarPtr& ufunc = callable->items()[0];
+    guards_->identity(ufunc);
+    const std::string method = str_of(callable->value());
+    const VarPtr bound = Variable::object(ufunc->value().attr(method.c_str()), Tracker{});
+    return numpy_function("ufunc." + method, bound, positional, kwargs, nullptr);
   }
   if (callable->kind() != Variable::Kind::kObject) {
     return nullptr;

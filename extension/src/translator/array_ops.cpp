@@ -41,6 +41,31 @@ void ArrayState::rollback(const Mark& m) {
     }
   }
   loop_indices.erase(loop_indices.lower_bound(static_cast<int>(m.values)), loop_indices.end());
+  for (auto it = mask_symbol.begin(); it != mask_symbol.end();) {
+    if (static_cast<std::size_t>(it->first) >= m.values) {
+      it = mask_symbol.erase(it);  // (its id may be another value's next)
+    } else {
+      ++it;
+    }
+  }
+}
+
+int ArrayState::count_symbol(int mask) {
+  const auto it = mask_symbol.find(mask);
+  if (it != mask_symbol.end()) {
+    return it->second;
+  }
+  const int sym = static_cast<int>(specialized.size());
+  specialized.push_back(false);
+  runtime.push_back(sym);
+  mask_symbol[mask] = sym;
+  return sym;
+}
+
+bool ArrayState::has_runtime(const ValueInfo& info) const {
+  return std::any_of(info.symbols.begin(), info.symbols.end(), [&](int s) {
+    return std::find(runtime.begin(), runtime.end(), s) != runtime.end();
+  });
 }
 
 void ArrayState::specialize(const ValueInfo& info) {
@@ -127,6 +152,11 @@ ValueInfo OpcodeExecutor::array_info(int id) {
 
 ValueInfo OpcodeExecutor::static_info(int id) {
   ArrayState& a = arrays();
+  if (a.has_runtime(a.graph.value(id).info)) {
+    graph_break(
+        "numpy: a size known only when the graph runs (the count of a boolean mask) is needed "
+        "here");
+  }
   a.specialize(a.current(a.graph.value(id).info));
   return array_info(id);
 }

@@ -47,6 +47,13 @@ struct ArrayState {
   std::map<std::int64_t, int> symbol_of_size;
   bool dynamic = true;     // config: dimensions may become symbols
   pybind11::dict history;  // the code's translator data (shapes seen before)
+  // Sizes known only when the graph runs (the count of a boolean mask's true items): their symbols
+  // are never specialized (nothing can guard them), and one symbol per mask value (x[m] and y[m]
+  // have as many rows).
+  std::vector<int> runtime;        // the symbols
+  std::map<int, int> mask_symbol;  // mask value -> its count's symbol
+  int count_symbol(int mask);
+  bool has_runtime(const graph::ValueInfo& info) const;
   // The symbols of `info` are static from now on.
   void specialize(const graph::ValueInfo& info);
   // `info` without the symbols that were specialized.

@@ -72,6 +72,9 @@ void OpcodeExecutor::op_unpack_sequence(const bytecode::Instruction& ins) {
 
 VarPtr OpcodeExecutor::make_iterator(const VarPtr& v) {
   using IK = Variable::IterKind;
+  if (is_array_like(v)) {
+    return array_iterator(v);  // its rows (array_iteration.cpp)
+  }
   switch (v->kind()) {
     case Variable::Kind::kIter: {
       if (v->iter_kind() != IK::kDictView || v->start() != 1) {
@@ -191,6 +194,10 @@ VarPtr OpcodeExecutor::iter_next(const VarPtr& it) {
       break;
     case IK::kList: {
       const VarPtr& list = it->items()[0];
+      if (is_array_like(list)) {
+        item = array_row(list, pos);  // made as it is taken
+        break;
+      }
       const VarPtr model = model_of(list);
       const std::vector<VarPtr>& items = list->kind() == Variable::Kind::kList ? list->items()
                                          : model                               ? model->items()
@@ -317,6 +324,9 @@ std::vector<VarPtr> OpcodeExecutor::const_items(const VarPtr& v) {
 }
 
 bool OpcodeExecutor::known_items(const VarPtr& v, std::vector<VarPtr>* items) {
+  if (is_array_like(v)) {
+    return array_rows(v, items);  // every row, now (array_iteration.cpp)
+  }
   if (const VarPtr m = model_of(v)) {
     // An object from outside this frame changed: its items are its model's (the changes kept in the
     // side-effect log applied), not what a live iterator over it has seen so far.

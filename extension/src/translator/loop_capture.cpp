@@ -94,7 +94,7 @@ Arg map_arg(Arg a, const std::vector<int>& to) {
 }
 
 bool same_array_info(const ValueInfo& a, const ValueInfo& b) {
-  return !a.tuple && !b.tuple && a.dtype == b.dtype && a.scalar == b.scalar && a.shape == b.shape &&
+  return !a.is_tuple() && !b.is_tuple() && a.dtype == b.dtype && a.scalar == b.scalar && a.shape == b.shape &&
          a.symbols == b.symbols;
 }
 
@@ -230,7 +230,7 @@ void OpcodeExecutor::loop_placeholders(LoopSite* site) {
   site->serial = Variable::last_serial();
   for (const auto& [slot, id] : outer) {
     const ValueInfo info = array_info(id);
-    if (info.tuple) {
+    if (info.is_tuple()) {
       continue;
     }
     LoopSite::Carried c;
@@ -308,7 +308,7 @@ bool OpcodeExecutor::loop_state_ok(LoopSite* site) {
       continue;
     }
     const bool fresh = !site->locals[slot] || static_cast<int>(slot) == site->var;
-    if (array && fresh && !array_info(after->graph_id()).tuple) {
+    if (array && fresh && !array_info(after->graph_id()).is_tuple()) {
       site->last.emplace_back(static_cast<int>(slot), after->graph_id());
       continue;
     }
@@ -421,7 +421,7 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
   loop.line = code_.instructions()[site->for_pc].position.line;
   loop.fn = graph::make_loop_callable(std::move(spec));
   ValueInfo tuple;
-  tuple.tuple = true;
+  tuple.parts = static_cast<int>(out_infos.size());
   const int loop_id = a.graph.add_op(std::move(loop), tuple);
   std::vector<int> outs;
   for (std::size_t k = 0; k < out_infos.size(); ++k) {

@@ -7,6 +7,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -63,6 +64,20 @@ struct OpcodeExecutor::NumpyCall {
   void no_out() const;
   VarPtr result(std::optional<graph::ValueInfo> info);
 
+  // The running NumPy asked (numpy_probe.cpp): the call repeated on samples of its arrays (their
+  // dtypes and kinds, every size cut to at most `cap`), refused when that raises; and the dtype
+  // and kind of such a result `r` as a value of `shape`.
+  pybind11::object probe(std::int64_t cap = 1) const;
+  graph::ValueInfo probed(const pybind11::handle& r, graph::Shape shape) const;
+  // The call may raise `error` on some data (a singular matrix, an index out of bounds) where the
+  // graph runs: refused while side effects wait to be replayed after the graph.
+  void raises_on_data(const std::string& error) const;
+  // The instruction after the call unpacks its result into `n` values.
+  bool unpacked_next(std::size_t n) const;
+  // A call of several results (`sample`: the probe's): one op making them, one op per item of
+  // shape `shapes[i]`, as a tuple.
+  VarPtr results(const pybind11::object& sample, const std::vector<graph::Shape>& shapes);
+
   using Rule = VarPtr (NumpyCall::*)();
   static const std::map<std::string, Rule>& rules();
   VarPtr reduction();     // sum, prod, mean, max, min, argmax, argmin, any, all, var, std
@@ -88,6 +103,23 @@ struct OpcodeExecutor::NumpyCall {
   VarPtr linspace();      // linspace
   VarPtr eye();           // eye
   VarPtr broadcast_to();  // broadcast_to
+  // numpy_rules_order.cpp
+  VarPtr outer();                     // outer
+  VarPtr ufunc_outer();               // <ufunc>.outer
+  VarPtr ufunc_reduce();              // <ufunc>.reduce, <ufunc>.accumulate
+  VarPtr flip();                      // flip, fliplr, flipud
+  VarPtr roll();                      // roll
+  VarPtr triangle();                  // tril, triu
+  VarPtr sort();                      // sort, argsort, ndarray.sort (in place), ndarray.argsort
+  VarPtr take_along_axis();           // take_along_axis
+  pybind11::object ufunc_of() const;  // the ufunc of a <ufunc>.<method> call
+  // numpy_rules_linalg.cpp
+  VarPtr linalg_square();  // linalg.inv, linalg.det, linalg.cholesky
+  VarPtr linalg_solve();   // linalg.solve
+  VarPtr linalg_factor();  // linalg.qr, linalg.svd, linalg.eigh
+  VarPtr linalg_norm();    // linalg.norm
+  VarPtr cov();            // cov
+  VarPtr histogram();      // histogram
 };
 
 }  // namespace sot::translator

@@ -69,6 +69,29 @@ const std::map<std::string, OpcodeExecutor::NumpyCall::Rule>& OpcodeExecutor::Nu
       {"linspace", &C::linspace},
       {"eye", &C::eye},
       {"broadcast_to", &C::broadcast_to},
+      {"outer", &C::outer},
+      {"ufunc.outer", &C::ufunc_outer},
+      {"ufunc.reduce", &C::ufunc_reduce},
+      {"ufunc.accumulate", &C::ufunc_reduce},
+      {"flip", &C::flip},
+      {"fliplr", &C::flip},
+      {"flipud", &C::flip},
+      {"roll", &C::roll},
+      {"tril", &C::triangle},
+      {"triu", &C::triangle},
+      {"sort", &C::sort},
+      {"argsort", &C::sort},
+      {"take_along_axis", &C::take_along_axis},
+      {"linalg.inv", &C::linalg_square},
+      {"linalg.det", &C::linalg_square},
+      {"linalg.cholesky", &C::linalg_square},
+      {"linalg.solve", &C::linalg_solve},
+      {"linalg.qr", &C::linalg_factor},
+      {"linalg.svd", &C::linalg_factor},
+      {"linalg.eigh", &C::linalg_factor},
+      {"linalg.norm", &C::linalg_norm},
+      {"cov", &C::cov},
+      {"histogram", &C::histogram},
   };
   return kRules;
 }
@@ -90,6 +113,18 @@ VarPtr OpcodeExecutor::NumpyCall::reduction() {
   if (std::find_if(params.begin(), params.end(),
                    [](const char* p) { return std::string(p) == "dtype"; }) != params.end()) {
     dtype = dtype_param("dtype");
+  }
+  if ((kind == ReduceKind::kSame || kind == ReduceKind::kArg) && st.has_runtime(in)) {
+    // A mask's selection may be empty where the graph runs: max/min/argmax/argmin raise then.
+    auto normal = graph::normalize_axes(axes, all, in.ndim(), nullptr);
+    for (int d = 0; normal && d < in.ndim(); ++d) {
+      const bool reduced = std::find(normal->begin(), normal->end(), d) != normal->end();
+      if (reduced && static_cast<std::size_t>(d) < in.symbols.size() &&
+          std::find(st.runtime.begin(), st.runtime.end(),
+                    in.symbols[static_cast<std::size_t>(d)]) != st.runtime.end()) {
+        raises_on_data("ValueError (an empty selection)");
+      }
+    }
   }
   if (kind == ReduceKind::kVar) {
     const py::object ddof = value_of("ddof");
@@ -175,6 +210,9 @@ VarPtr OpcodeExecutor::NumpyCall::squeeze() {
   const ValueInfo in = array_param(params[0]);
   std::vector<int> axes;
   const bool all = !axes_param("axis", &axes);
+  if (all && st.has_runtime(in)) {
+    refuse("a dimension whose size is known only when the graph runs (it may be 1)");
+  }
   g.view = true;
   return result(graph::squeeze_result(in, axes, all, &why));
 }
@@ -430,7 +468,15 @@ VarPtr OpcodeExecutor::NumpyCall::linspace() {
   if (n < 0) {
     refuse("a negative num (raises ValueError)");
   }
-  return result(array_of(DType::kFloat64, {n}));
+  bool_param("endpoint");
+  if (bool_param("retstep")) {
+    refuse("retstep=True (a tuple)");
+  }
+  if (!value_of("axis").is_none()) {
+    refuse("an axis (for array start and stop)");
+  }
+  const auto t = dtype_param("dtype");
+  return result(array_of(t.value_or(DType::kFloat64), {n}));
 }
 
 VarPtr OpcodeExecutor::NumpyCall::eye() {

@@ -453,6 +453,12 @@ class OpcodeExecutor {
   bool array_unary(const char* which);
   bool array_subscript(std::size_t n);
   bool array_store_subscr();
+  struct AdvancedIndex;  // x[mask], x[idx] and their stores (array_indexing.hpp)
+  // Iteration over an array and unpacking (array_iteration.cpp): iter(x) (nullptr: not an array),
+  // row i made when it is taken (nullptr past the last), every row at once (false: not an array).
+  VarPtr array_iterator(const VarPtr& v);
+  VarPtr array_row(const VarPtr& v, Py_ssize_t i);
+  bool array_rows(const VarPtr& v, std::vector<VarPtr>* rows);
   VarPtr array_attr(const VarPtr& base, const pybind11::object& name);
   // A NumPy function or an array method called with `args` (keywords last, named by kwnames): its
   // result, or nullptr when `callable` is neither.

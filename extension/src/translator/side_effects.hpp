@@ -45,6 +45,11 @@ class SideEffects {
   // Attributes set (value) or deleted (nullptr) on objects received from outside, in order.
   std::vector<AttrStore> attr_stores;
 
+  // True when the generated code has something to replay (an error before that would lose it).
+  bool pending() const {
+    return !global_stores.empty() || !cells.empty() || !model_ops.empty() || !attr_stores.empty();
+  }
+
   // Logs the state of `v` (a container or cell built inside) before a change, to undo it.
   void log(const VarPtr& v) { undo_.emplace_back(v, v->save()); }
   // The cell `cell` is written (recorded once, at its first write).

@@ -1077,6 +1077,31 @@ def test_tier_b_strided_input_runs_tier_a():
     assert same(_plan(chain, v[::2], v[1::2])[0], chain(v[::2], v[1::2]))
 
 
+def test_error_of_the_first_graph_run_in_a_process():
+    """A step that raises in the first graph a fresh process runs: its error reaches the caller (releasing the
+    frame's values, whose buffer pool looks numpy.ndarray up once, must not clear it)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import numpy as np, sot
+        def f(x):
+            y = x * 2.0
+            x += y
+            return y
+        x = np.ones(4)
+        x.flags.writeable = False
+        try:
+            sot.jit(f, backend="cpu")(x)
+        except ValueError as e:
+            print("ValueError", e)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ValueError output array is read-only"), done.stdout
+
+
 def test_tier_b_warm_start_loads_from_the_disk_cache(tmp_path):
     """Another process with the same cache folder loads the compiled kernel on its first call."""
     import subprocess
