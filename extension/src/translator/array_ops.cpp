@@ -243,11 +243,10 @@ void OpcodeExecutor::power_dtype_from_numpy(const ArrayOperand& x, const ArrayOp
 
 OpcodeExecutor::ArrayOperand OpcodeExecutor::array_operand(const VarPtr& v) {
   ArrayOperand out;
-  if (v->kind() == Variable::Kind::kArray) {
-    if (is_array_like(v)) {  // (a loop variable is no array operand: only an index)
-      out.kind = ArrayOperand::Kind::kValue;
-      out.id = v->graph_id();
-    }
+  // (a loop variable is a kArray but no array operand, only an index: it is not array-like)
+  if (v->kind() == Variable::Kind::kArray && is_array_like(v)) {
+    out.kind = ArrayOperand::Kind::kValue;
+    out.id = v->graph_id();
     return out;
   }
   if (v->kind() == Variable::Kind::kConst) {
