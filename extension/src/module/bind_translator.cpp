@@ -162,6 +162,8 @@ void bind_translator(py::module_& parent) {
       "resume_info", [](const py::object& code) { return translator::resume_info(code.ptr()); },
       py::arg("code"),
       "(user's code object, byte offset it resumes at) for a resume function, else None.");
+  m.def("numpy_coverage", &translator::numpy_coverage,
+        "The NumPy callables captured, each with how it runs (docs/numpy_coverage.md).");
   m.def("simulated_opcodes", &translator::simulated_opcode_names,
         "The opcodes the translator simulates on this Python (every other one breaks the graph).");
   m.attr("LOG_BREAKS") = T::kLogBreaks;

@@ -230,6 +230,37 @@ std::string numpy_name(const py::handle& fn) {
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::string>> numpy_coverage() {
+  // Ops the cpu backend runs as calls of NumPy's own routine (a library group or an opaque op),
+  // never fused with elementwise neighbours.
+  static const char* const kLibrary[] = {"matmul",  "dot", "einsum",    "outer",          "sort",
+                                         "argsort", "cov", "histogram", "take_along_axis"};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& e : kUfuncs) {
+    out.emplace_back(std::string("np.") + e.name,
+                     std::string(e.name) == "matmul" ? "library op" : "ufunc (fused)");
+  }
+  for (const auto& e : kBitwiseUfuncs) {
+    out.emplace_back(std::string("np.") + e.name, "ufunc (fused)");
+  }
+  for (const char* f : kFunctions) {
+    const bool library = std::find_if(std::begin(kLibrary), std::end(kLibrary), [&](const char* l) {
+                           return std::string(l) == f;
+                         }) != std::end(kLibrary);
+    out.emplace_back(std::string("np.") + f, library ? "library op" : "graph op");
+  }
+  for (const char* f : kLinalg) {
+    out.emplace_back(std::string("np.linalg.") + f, "library op");
+  }
+  for (const char* m : kUfuncMethods) {
+    out.emplace_back(std::string("np.<ufunc>.") + m, "graph op");
+  }
+  for (const char* m : kMethods) {
+    out.emplace_back(std::string("ndarray.") + m, "graph op");
+  }
+  return out;
+}
+
 // Basic index items of a constant key, or nullopt when the key is not a basic index.
 std::optional<std::vector<graph::IndexItem>> index_items(const py::object& key) {
   std::vector<graph::IndexItem> items;

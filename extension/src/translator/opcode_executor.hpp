@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bytecode/bytecode.hpp"
@@ -81,6 +82,10 @@ std::string frame_introspection(PyCodeObject* co, bool allow_super = false);
 
 // The opcodes (of this Python) the executor simulates; every other one is a graph break.
 std::vector<std::string> simulated_opcode_names();
+
+// The NumPy functions, ufuncs and ndarray methods the translator captures, each with how it runs:
+// "ufunc (fused)", "graph op" or "library op" (array_operators.cpp; docs/numpy_coverage.md).
+std::vector<std::pair<std::string, std::string>> numpy_coverage();
 
 class OpcodeExecutor {
  public:
