@@ -34,6 +34,7 @@ def wave(u0, steps):
 
 
 def translate_once(fn, args):
+    cap.clear(fn)  # (translations are kept per code object, whichever translator made them)
     translator = sot.translate.new_translator(records=True)
     start = time.perf_counter()
     with cap.capture(translator):
