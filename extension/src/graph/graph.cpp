@@ -1,6 +1,7 @@
 #include "graph/graph.hpp"
 
 #include "core/loaded_module.hpp"
+#include "graph/arg_values.hpp"
 #include "graph/loop_op.hpp"
 
 #include <pybind11/stl.h>
@@ -145,25 +146,6 @@ bool Graph::has_mutation() const {
 }
 
 namespace {
-
-template <typename F>
-void for_each_value(const Op& op, F&& f) {
-  auto visit = [&](const Arg& a) {
-    if (a.kind == Arg::Kind::kValue) {
-      f(a.value);
-    } else if (a.kind == Arg::Kind::kList || a.kind == Arg::Kind::kTuple) {
-      for (const int v : a.values) {
-        f(v);
-      }
-    }
-  };
-  for (const Arg& a : op.args) {
-    visit(a);
-  }
-  for (const auto& kw : op.kwargs) {
-    visit(kw.second);
-  }
-}
 
 bool same_constant(const py::object& a, const py::object& b) {
   if (a.ptr() == b.ptr()) {
@@ -473,16 +455,6 @@ Graph Graph::optimized(std::vector<int>* outputs) const {
     const Value& v = values_[static_cast<std::size_t>(in)];
     id[static_cast<std::size_t>(in)] = g.add_input(v.info, v.name);
   }
-  auto map_arg = [&](Arg a) {
-    if (a.kind == Arg::Kind::kValue) {
-      a.value = id[static_cast<std::size_t>(a.value)];
-    } else {
-      for (int& v : a.values) {
-        v = id[static_cast<std::size_t>(v)];
-      }
-    }
-    return a;
-  };
   for (std::size_t k = 0; k < ops.size(); ++k) {
     if (!live[k]) {
       continue;
@@ -499,10 +471,10 @@ Graph Graph::optimized(std::vector<int>* outputs) const {
       }
     });
     for (Arg& a : op.args) {
-      a = map_arg(a);
+      a = renumbered(std::move(a), id);
     }
     for (auto& kw : op.kwargs) {
-      kw.second = map_arg(kw.second);
+      kw.second = renumbered(std::move(kw.second), id);
     }
     const ValueInfo& info = values_[static_cast<std::size_t>(ops[k].result)].info;
     if (all_const) {

@@ -21,6 +21,7 @@
 #include "bytecode/opcode_table.hpp"
 #include "bytecode/operands.hpp"
 #include "core/loaded_module.hpp"
+#include "graph/arg_values.hpp"
 #include "graph/loop_op.hpp"
 #include "translator/executor_support.hpp"
 #include "translator/opcode_executor.hpp"
@@ -62,40 +63,9 @@ struct OpcodeExecutor::LoopSite {
 
 namespace {
 
-// The values of the frame's graph that a body's op reads.
-template <typename F>
-void for_each_arg_value(const graph::Op& op, F f) {
-  auto visit = [&](const Arg& a) {
-    if (a.kind == Arg::Kind::kValue) {
-      f(a.value);
-    } else if (a.kind == Arg::Kind::kList || a.kind == Arg::Kind::kTuple) {
-      for (const int v : a.values) {
-        f(v);
-      }
-    }
-  };
-  for (const Arg& a : op.args) {
-    visit(a);
-  }
-  for (const auto& kw : op.kwargs) {
-    visit(kw.second);
-  }
-}
-
-Arg map_arg(Arg a, const std::vector<int>& to) {
-  if (a.kind == Arg::Kind::kValue) {
-    a.value = to[static_cast<std::size_t>(a.value)];
-  } else if (a.kind == Arg::Kind::kList || a.kind == Arg::Kind::kTuple) {
-    for (int& v : a.values) {
-      v = to[static_cast<std::size_t>(v)];
-    }
-  }
-  return a;
-}
-
 bool same_array_info(const ValueInfo& a, const ValueInfo& b) {
-  return !a.is_tuple() && !b.is_tuple() && a.dtype == b.dtype && a.scalar == b.scalar && a.shape == b.shape &&
-         a.symbols == b.symbols;
+  return !a.is_tuple() && !b.is_tuple() && a.dtype == b.dtype && a.scalar == b.scalar &&
+         a.shape == b.shape && a.symbols == b.symbols;
 }
 
 // Restores the count of loop bodies being captured however the capture ends.
@@ -376,12 +346,12 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
   };
   for (std::size_t k = site->ops; k < g.ops().size(); ++k) {
     graph::Op op = g.ops()[k];
-    for_each_arg_value(op, body_value);
+    graph::for_each_value(op, body_value);
     for (Arg& arg : op.args) {
-      arg = map_arg(std::move(arg), body_id);
+      arg = graph::renumbered(std::move(arg), body_id);
     }
     for (auto& kw : op.kwargs) {
-      kw.second = map_arg(std::move(kw.second), body_id);
+      kw.second = graph::renumbered(std::move(kw.second), body_id);
     }
     body_id[static_cast<std::size_t>(op.result)] =
         spec.body.add_op(std::move(op), g.value(g.ops()[k].result).info);
