@@ -1,41 +1,97 @@
 #!/bin/bash
 # The CUDA backend's checks on a machine with a GPU, as one call of the device tool (`run`): builds the extension
 # for that machine's python3 (no kernel, no C++ tests), prints the driver's view, runs the NumPy differential
-# suites on the `cuda` backend (float results within the tolerances of tests/python/graph/numpy_differential.py),
-# compiles and runs a sample under compute-sanitizer, and copies the logs to $OUT.
+# suites on the `cuda` backend (float results within the tolerances of tests/python/graph/numpy_differential.py)
+# as parallel groups of files, the corpus (loop ops included; count changes printed, values checked), the loop
+# benchmark on cuda / cpu / numpy, compiles and runs a sample with a loop op under compute-sanitizer, and copies
+# the logs to $OUT. Sized to end within about 7 minutes on 16 cores.
 #
 #   bash tests/device/cuda_check.sh            (from the repository root, on the GPU machine)
 set -u
 PY=${PY:-python3}
 OUT=${OUT:-/tmp/sot-out}
-mkdir -p "$OUT"
-B=/tmp/sot-build
+L=/tmp/sot-logs  # the logs, packed into $OUT/logs.tar.gz at the end (the tool returns 8 files at most)
+mkdir -p "$OUT" "$L"
+B=${SOT_DEVICE_BUILD:-/tmp/sot-build}
 export PYTHONPATH=$B/python SOT_CACHE_DIR=/tmp/sot-cache PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
-{
+T0=$(date +%s)
+stamp() { echo "[$(($(date +%s) - T0)) s] $*"; }
+# Where the compiler finds no libstdc++.so (a missing or dangling development link), the linker takes
+# libstdc++.a into the module, whose second copy of the C++ library then meets the process's (a crash in
+# std::regex was seen): link the shared one through a directory of our own.
+LINK_DIRS=
+CXXSO=$(c++ -print-file-name=libstdc++.so)
+if [ ! -e "$CXXSO" ]; then
+  mkdir -p /tmp/sot-libcxx
+  ln -sf "$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/ {print $NF; exit}')" /tmp/sot-libcxx/libstdc++.so
+  LINK_DIRS=-L/tmp/sot-libcxx
+  echo "no usable $CXXSO: linking $(readlink /tmp/sot-libcxx/libstdc++.so)"
+fi
+[ -n "${SOT_DEVICE_SKIP_BUILD:-}" ] || {
   cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$(command -v "$PY")" \
+    -DCMAKE_MODULE_LINKER_FLAGS="$LINK_DIRS" \
     -DSOT_BUILD_KERNEL=OFF -DSOT_BUILD_TESTS=OFF -DSOT_BUILD_BENCHMARKS=OFF \
     -Dpybind11_DIR="$("$PY" -m pybind11 --cmakedir)" && cmake --build $B -j 16
-} > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-"$PY" -c "import sot, json; print(json.dumps(sot._sot.graph.cuda_status(), indent=1)); print(sot._sot.graph.nvrtc_version())"
-SUITES="tests/python/graph/test_numpy_elementwise.py tests/python/graph/test_numpy_more.py
-  tests/python/graph/test_numpy_shapes.py tests/python/graph/test_numpy_programs.py
-  tests/python/graph/test_numpy_errors.py tests/python/graph/test_cuda_compile.py tests/python/graph/test_cuda_driver.py"
-SOT_BACKEND=cuda timeout 420 "$PY" -m pytest -c tests/pytest.ini -q -p no:cacheprovider -W ignore::DeprecationWarning \
-  $SUITES > "$OUT/suites.log" 2>&1
-echo "suites rc=$?"; tail -30 "$OUT/suites.log"
+} > "$L/build.log" 2>&1 || { tail -40 "$L/build.log"; cp "$L/build.log" "$OUT/"; exit 1; }
+stamp built
+SO=$(ls $B/python/sot/_sot.*.so)
+echo "compiler: $(c++ --version | head -1); LDFLAGS='${LDFLAGS:-}' CXXFLAGS='${CXXFLAGS:-}'"
+echo "C++ library: $(ldd "$SO" | grep -c libstdc++) dynamic, $(nm -C "$SO" | grep -c codecvt_c32) static symbols"
+# (seen 2026-11-26: libstdc++ linked statically there although c++ finds libstdc++.so; the link line and the
+# NEEDED entries say why)
+readelf -d "$SO" | grep NEEDED
+ninja -C $B -t commands | grep -- "-o python/sot/_sot" | tail -1 | cut -c1-600
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+"$PY" -c "import sot, json, numpy; print(numpy.__version__); print(json.dumps(sot._sot.graph.cuda_status())); print(sot._sot.graph.nvrtc_version())"
+timeout 60 "$PY" tests/device/cuda_diag.py 2>&1 | tail -8
+stamp diag done
+
+G=tests/python/graph
+# (test_cuda_compile.py and test_cuda_driver.py start CUDA in their pytest process while collecting: a child
+# that process forks cannot use it, so the suites that fork their cases run in processes of their own)
+SUITE_GROUPS=("$G/test_numpy_elementwise.py" "$G/test_numpy_more.py" "$G/test_numpy_shapes.py $G/test_numpy_errors.py"
+  "$G/test_numpy_programs.py" "$G/test_numpy_loops.py" "$G/test_cuda_compile.py $G/test_cuda_driver.py"
+  "$G/test_numpy_breadth.py"
+  "$G/test_numpy_cache.py $G/test_numpy_buffer_reuse.py $G/test_numpy_opaque_dtypes.py $G/test_numpy_power_dtypes.py")
+i=0
+for files in "${SUITE_GROUPS[@]}"; do
+  # shellcheck disable=SC2086
+  SOT_BACKEND=cuda timeout 150 "$PY" -m pytest -c tests/pytest.ini -q -p no:cacheprovider \
+    -W ignore::DeprecationWarning $files > "$L/suite$i.log" 2>&1 &
+  i=$((i + 1))
+done
+SOT_BACKEND=cuda SOT_CORPUS_PRINT=1 timeout 150 "$PY" -m pytest -n 4 -c tests/pytest.ini -q -p no:cacheprovider \
+  -W ignore::DeprecationWarning -s $G/test_corpus.py > "$L/corpus.log" 2>&1 &
+wait
+stamp suites done
+for log in "$L"/suite*.log "$L/corpus.log"; do
+  echo "== $log"; grep -E "^(FAILED|ERROR)|passed|failed|Timeout|Error" "$log" | tail -12
+done
+for backend in ${SOT_DEVICE_BENCH:-cuda cpu numpy}; do
+  SOT_BACKEND=$backend timeout 45 "$PY" tests/bench/bench_loops.py --repeat 3 2>&1 | tail -8
+done | tee "$L/bench.log"
+stamp bench done
 cat > /tmp/sot-sample.py <<'PYEOF'
 import numpy as np, sot
 def f(x, y):
     e = np.exp(x - 1.0) * y + np.sqrt(np.abs(x))
     return e.sum(axis=-1), (e * 2.0).sum(), np.where(x > 0, x, y)
+def heat(u, steps):
+    for _ in range(steps):
+        u[1:-1] = u[1:-1] + 0.1 * (u[2:] - 2 * u[1:-1] + u[:-2])
+    return u
 g = sot.jit(f, backend="cuda")
+h = sot.jit(heat, backend="cuda")
 x, y = np.random.default_rng(0).standard_normal((2, 300, 257))
 for _ in range(3):
     got = g(x, y)
+    hot = h(x[0].copy(), 40)
 want = f(x, y)
-print([float(np.max(np.abs(a - b))) for a, b in zip(got, want)])
+print([float(np.max(np.abs(a - b))) for a, b in zip(got, want)], float(np.max(np.abs(hot - heat(x[0].copy(), 40)))))
 c = sot.explain(f, x, y).graphs[0]["compiled"]
 print([(gr["op_names"], gr.get("cuda"), gr.get("device_runs")) for gr in c.plan()["groups"]])
 PYEOF
-timeout 120 compute-sanitizer --tool memcheck "$PY" /tmp/sot-sample.py > "$OUT/sanitizer.log" 2>&1
-echo "sanitizer rc=$?"; tail -15 "$OUT/sanitizer.log"
+timeout 60 compute-sanitizer --tool memcheck "$PY" /tmp/sot-sample.py > "$L/sanitizer.log" 2>&1
+echo "sanitizer rc=$?"; tail -15 "$L/sanitizer.log"
+stamp end
+tar -C /tmp -czf "$OUT/logs.tar.gz" sot-logs

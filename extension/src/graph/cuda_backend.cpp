@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <string>
 #include <utility>
@@ -39,6 +40,15 @@ int fe_flags_of(unsigned word) {
   return ((word & kCudaDivide) != 0U ? FE_DIVBYZERO : 0) |
          ((word & kCudaOverflow) != 0U ? FE_OVERFLOW : 0) |
          ((word & kCudaInvalid) != 0U ? FE_INVALID : 0);
+}
+
+// A shape as the tuple of ints NumPy takes (built here: this file has no STL casters).
+py::tuple shape_tuple(const std::vector<std::int64_t>& shape) {
+  py::tuple t(shape.size());
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    t[d] = py::int_(static_cast<long long>(shape[d]));
+  }
+  return t;
 }
 
 std::uint64_t double_bits(double v) {
@@ -134,6 +144,10 @@ class CudaGroup {
     } catch (py::error_already_set& e) {
       e.restore();
       return Outcome::kError;
+    } catch (const std::exception& e) {
+      // A failure of this file's own (not the user's code): the group runs on the host from now on.
+      PyErr_Clear();
+      return give_up(std::string("the device run failed: ") + e.what());
     }
   }
 
@@ -401,7 +415,7 @@ class CudaGroup {
       if (host[b] || !k_.buffers[b].output) {
         continue;
       }
-      py::object out = empty_(py::cast(arrays[b].shape), dtypes_[b]);
+      py::object out = empty_(shape_tuple(arrays[b].shape), dtypes_[b]);
       std::string why;
       if (!device_.copy_to_host(array_fields(out.ptr())->data, arrays[b].address, bytes[b], &why)) {
         return give_up(why);

@@ -1,6 +1,7 @@
 #include "graph/cuda_driver.hpp"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -112,12 +113,14 @@ CudaDevice describe(const DriverApi& api, int ordinal) {
 struct Driver {
   CudaStatus status;
   DriverApi api;
+  pid_t pid = 0;  // the process that started the driver
 };
 
 Driver probe_driver() {
   Driver driver;
   CudaStatus& s = driver.status;
   DriverApi& api = driver.api;
+  driver.pid = getpid();
   std::string tried;
   void* lib = open_library(&tried);
   if (lib == nullptr) {
@@ -255,6 +258,13 @@ DeviceApi* cuda_device(std::string* why) {
   static std::unique_ptr<DeviceApi> device;
   static std::string failure;
   static bool tried = false;
+  if (driver().status.available && driver().pid != getpid()) {
+    // CUDA does not survive fork(): a child cannot use what its parent started.
+    *why = "no CUDA device: CUDA was started in the parent process (pid " +
+           std::to_string(driver().pid) +
+           ") before this one forked, and a forked child cannot use it (start workers with spawn)";
+    return nullptr;
+  }
   if (!tried) {
     tried = true;
     const Driver& d = driver();

@@ -2,12 +2,13 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -139,17 +140,40 @@ bool run_nvrtc(const std::string& source, const std::vector<std::string>& option
   return ok;
 }
 
-// ptxas's report: the largest "Used N registers" and the sum of the spill stores and loads.
-void read_resources(const std::string& log, CudaBinary* b) {
-  static const std::regex used(R"(Used (\d+) registers)");
-  static const std::regex spills(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), used); it != std::sregex_iterator();
-       ++it) {
-    b->registers = std::max(b->registers, std::stoi((*it)[1].str()));
+// The decimal number that ends just before `end` in `text` (spaces skipped), or -1.
+long long number_before(const std::string& text, std::size_t end) {
+  while (end > 0 && text[end - 1] == ' ') {
+    --end;
   }
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), spills); it != std::sregex_iterator();
-       ++it) {
-    b->spill_bytes += std::stoi((*it)[1].str()) + std::stoi((*it)[2].str());
+  std::size_t start = end;
+  while (start > 0 && std::isdigit(static_cast<unsigned char>(text[start - 1])) != 0) {
+    --start;
+  }
+  return start == end ? -1 : std::stoll(text.substr(start, end - start));
+}
+
+// Each number written just before `word` in `text`.
+std::vector<long long> numbers_before(const std::string& text, const std::string& word) {
+  std::vector<long long> out;
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    if (const long long n = number_before(text, at); n >= 0) {
+      out.push_back(n);
+    }
+  }
+  return out;
+}
+
+// ptxas's report: the largest "Used N registers" and the sum of the spill stores and loads.
+// (Parsed by hand: std::regex depends on the C++ library's locale facets, which crashed where an
+// extension built on the GPU machine met another copy of them.)
+void read_resources(const std::string& log, CudaBinary* b) {
+  for (const long long n : numbers_before(log, " registers")) {
+    b->registers = std::max(b->registers, static_cast<int>(n));
+  }
+  for (const char* word : {" bytes spill stores", " bytes spill loads"}) {
+    for (const long long n : numbers_before(log, word)) {
+      b->spill_bytes += static_cast<int>(n);
+    }
   }
 }
 

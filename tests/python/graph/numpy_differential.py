@@ -73,8 +73,8 @@ CUDA_RTOL = {"float64": 1e-12, "float32": 2e-5}
 
 def _close_floats(a, b):
     a, b = np.asarray(a), np.asarray(b)
-    if not np.array_equal(np.isnan(a), np.isnan(b)) or not np.array_equal(np.isinf(a) * np.sign(a),
-                                                                          np.isinf(b) * np.sign(b)):
+    if not np.array_equal(np.isnan(a), np.isnan(b)) or not np.array_equal(np.where(np.isinf(a), a, 0),
+                                                                          np.where(np.isinf(b), b, 0)):
         return False
     finite = np.isfinite(b)
     if not finite.any():
