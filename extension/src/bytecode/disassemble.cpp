@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -200,11 +199,12 @@ std::string disassemble_text(const Bytecode& bytecode) {
   }
   const std::size_t line_width = max_line >= 1000 ? std::to_string(max_line).size() : 3;
   const std::size_t offset_width = max_offset >= 10000 ? std::to_string(max_offset).size() : 4;
-  std::ostringstream out;
+  std::string
+      out;  // (built as a string: no stream, so nothing depends on the C++ library's locale)
   for (std::size_t k = 0; k < rows.size(); ++k) {
     const Row& r = rows[k];
     if (r.starts_line && k > 0) {
-      out << "\n";
+      out += "\n";
     }
     std::string text =
         r.starts_line ? pad_left(std::to_string(r.line), line_width) : std::string(line_width, ' ');
@@ -221,18 +221,19 @@ std::string disassemble_text(const Bytecode& bytecode) {
     while (!text.empty() && text.back() == ' ') {
       text.pop_back();
     }
-    out << text << "\n";
+    out += text + "\n";
   }
   // Exception table, as dis prints it.
   const std::vector<ExceptionTableEntry> entries = bytecode.exception_entries(layout);
   if (!entries.empty()) {
-    out << "ExceptionTable:\n";
+    out += "ExceptionTable:\n";
   }
   for (const ExceptionTableEntry& e : entries) {
-    out << "  " << 2 * e.start << " to " << 2 * e.end - 2 << " -> " << 2 * e.target << " ["
-        << e.depth << "]" << (e.lasti ? " lasti" : "") << "\n";
+    out += "  " + std::to_string(2 * e.start) + " to " + std::to_string(2 * e.end - 2) + " -> " +
+           std::to_string(2 * e.target) + " [" + std::to_string(e.depth) + "]" +
+           (e.lasti ? " lasti" : "") + "\n";
   }
-  return out.str();
+  return out;
 }
 
 py::list disassemble_rows(const Bytecode& bytecode) {
