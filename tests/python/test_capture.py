@@ -332,6 +332,18 @@ def test_skipped_code_never_reaches_the_callback():
     assert cap.stats(json.dumps)["skipped"] is True
 
 
+def test_a_named_tuples_generated_new_is_skipped():
+    import collections
+
+    Point = collections.namedtuple("Point", "x y")
+    rec = Recorder()
+    with cap.capture(rec):
+        p = Point(1, y=2)
+    assert p == (1, 2) and type(p) is Point
+    assert rec.calls == []
+    assert cap.stats(Point.__new__)["skip_reason"] == "the generated __new__ of a named tuple (Point)"
+
+
 def test_do_not_translate_mark():
     def marked(x):
         return x

@@ -39,6 +39,10 @@ std::string SkipRules::reason_to_skip(PyCodeObject* code, PyObject* globals) con
     }
     return false;
   };
+  if (filename == "<string>" && starts_with(module, "namedtuple_")) {
+    // collections.namedtuple's __new__, made by eval() in a namespace of that name: one tuple call
+    return "the generated __new__ of a named tuple (" + module.substr(11) + ")";
+  }
   if (!generators && (code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) != 0) {
     return "generator or coroutine function (its generator's gi_code must stay the original code)";
   }
