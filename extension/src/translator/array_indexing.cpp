@@ -71,13 +71,24 @@ OpcodeExecutor::AdvancedIndex::AdvancedIndex(OpcodeExecutor& executor, const Var
     for (std::size_t i = 0; i + 1 < items.size(); ++i) {
       const py::object c = items[i]->is_const() ? ex.constant_value(items[i]) : py::object();
       if (!c || !full_slice(c)) {
-        return;
+        leading = -1;
+        break;
       }
     }
-    leading = static_cast<int>(items.size()) - 1;
-    idx = items.back();
+    if (leading < 0) {
+      leading = 0;
+      if (!take_tuple(items)) {
+        return;
+      }
+      idx = nullptr;
+    } else {
+      leading = static_cast<int>(items.size()) - 1;
+      idx = items.back();
+    }
   }
-  if (idx->kind() == Variable::Kind::kList) {
+  if (idx == nullptr) {
+    kind = Kind::kTuple;
+  } else if (idx->kind() == Variable::Kind::kList) {
     for (const VarPtr& item : idx->items()) {
       if (!item->is_const() || !PyLong_CheckExact(item->value().ptr())) {
         return;  // (a list of bools is a mask, of other values not modelled)
@@ -109,16 +120,141 @@ OpcodeExecutor::AdvancedIndex::AdvancedIndex(OpcodeExecutor& executor, const Var
   if (ex.array_info(x).scalar) {
     ex.graph_break("advanced indexing of a NumPy scalar");
   }
-  if ((kind == Kind::kArray || kind == Kind::kInteger) && ex.effects().pending()) {
+  if ((kind == Kind::kArray || kind == Kind::kInteger || (kind == Kind::kTuple && !mask_first)) &&
+      ex.effects().pending()) {
     ex.graph_break(
         "numpy indexing with an integer array: it may raise IndexError on its data, after side "
         "effects that are replayed once the graph has run");
   }
 }
 
+bool OpcodeExecutor::AdvancedIndex::take_tuple(const std::vector<VarPtr>& items) {
+  bool any_array = false;
+  bool any_int_array = false;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const VarPtr& item = items[i];
+    if (item->is_const() && PyLong_CheckExact(item->value().ptr())) {
+      continue;
+    }
+    if (!ex.is_array_like(item)) {
+      return false;  // (slices, None or Ellipsis among them: not modelled)
+    }
+    const ValueInfo info = ex.array_info(ex.array_operand(item).id);
+    const char k = graph::kind(info.dtype);
+    const bool is_array = !info.scalar && info.ndim() > 0;
+    if (k == 'b' && i == 0 && is_array) {
+      mask_first = true;  // x[mask, i]: the mask's selected items, then the integers
+    } else if (k != 'i' && k != 'u') {
+      return false;
+    }
+    any_array = any_array || is_array;
+    any_int_array = any_int_array || (is_array && k != 'b');
+  }
+  if (!any_array || (mask_first && any_int_array)) {
+    return false;  // (integers alone: basic indexing; a mask with integer arrays: not modelled)
+  }
+  if (mask_first) {
+    for (std::size_t i = 1; i < items.size(); ++i) {
+      if (!items[i]->is_const()) {
+        return false;  // (a mask with NumPy integers: not modelled; with ints, checked here)
+      }
+    }
+  }
+  for (const VarPtr& item : items) {
+    if (item->is_const()) {
+      ex.guards_->value(item);
+      ValueInfo info;
+      info.dtype = graph::DType::kInt64;
+      info.scalar = true;
+      parts.push_back(ex.arrays().graph.add_constant(item->value(), info));
+    } else {
+      parts.push_back(ex.array_operand(item).id);
+    }
+  }
+  return true;
+}
+
+// A Python int among the indices, on axis `d` of `in`: within its (static) size.
+bool OpcodeExecutor::AdvancedIndex::constant_in_bounds(const ValueInfo& in, int part,
+                                                       std::size_t d) {
+  const graph::Value& v = ex.arrays().graph.value(part);
+  if (v.source != graph::Value::Source::kConst || sym_at(in, d) >= 0) {
+    return true;
+  }
+  const long long i = PyLong_AsLongLong(v.constant.ptr());
+  if (PyErr_Occurred() != nullptr || i < -in.shape[d] || i >= in.shape[d]) {
+    PyErr_Clear();
+    why = "index " + str_of(v.constant) + " is out of bounds for axis " + std::to_string(d) +
+          " with size " + std::to_string(in.shape[d]);
+    return false;
+  }
+  return true;
+}
+
+// x[i, j, ...] with integer indices: the indices broadcast together, then x's other dimensions.
+std::optional<ValueInfo> OpcodeExecutor::AdvancedIndex::tuple_region() {
+  const ValueInfo in = ex.array_info(x);
+  if (parts.size() > in.shape.size()) {
+    why = "too many indices for an array of " + std::to_string(in.shape.size()) + " dimensions";
+    return std::nullopt;
+  }
+  if (mask_first) {
+    return mask_tuple_region(in);
+  }
+  std::vector<graph::Operand> operands;
+  for (std::size_t d = 0; d < parts.size(); ++d) {
+    if (!constant_in_bounds(in, parts[d], d)) {
+      return std::nullopt;
+    }
+    operands.push_back(graph::Operand::array(ex.array_info(parts[d])));
+  }
+  auto r = graph::broadcast_info(operands, &why);
+  if (!r) {
+    return std::nullopt;
+  }
+  r->dtype = in.dtype;
+  r->scalar = false;
+  r->symbols.resize(r->shape.size(), -1);
+  for (std::size_t d = parts.size(); d < in.shape.size(); ++d) {
+    r->shape.push_back(in.shape[d]);
+    r->symbols.push_back(sym_at(in, d));
+  }
+  return r;
+}
+
+// x[mask, i, ...]: the mask's count (a size known only when the graph runs), then the dimensions
+// after those the mask and the integers index.
+std::optional<ValueInfo> OpcodeExecutor::AdvancedIndex::mask_tuple_region(const ValueInfo& in) {
+  const int mask = parts.front();
+  const ValueInfo mask_info = ex.array_info(mask);
+  const std::size_t k = mask_info.shape.size();
+  if (k + parts.size() - 1 > in.shape.size()) {
+    why = "too many indices for an array of " + std::to_string(in.shape.size()) + " dimensions";
+    return std::nullopt;
+  }
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    if (!constant_in_bounds(in, parts[i], k + i - 1)) {
+      return std::nullopt;
+    }
+  }
+  auto r = graph::mask_result(in, mask_info, 0, ex.arrays().count_symbol(mask),
+                              placeholder_of(mask_info), &why);
+  if (!r) {
+    return std::nullopt;
+  }
+  // (the integers' dimensions follow the count in r)
+  r->shape.erase(r->shape.begin() + 1,
+                 r->shape.begin() + static_cast<std::ptrdiff_t>(parts.size()));
+  r->symbols.erase(r->symbols.begin() + 1,
+                   r->symbols.begin() + static_cast<std::ptrdiff_t>(parts.size()));
+  return r;
+}
+
 ValueInfo OpcodeExecutor::AdvancedIndex::region() {
   std::optional<ValueInfo> r;
-  if (kind == Kind::kList) {
+  if (kind == Kind::kTuple) {
+    r = tuple_region();
+  } else if (kind == Kind::kList) {
     const ValueInfo in = ex.static_info(x);
     const auto at = static_cast<std::size_t>(leading);
     for (const py::handle i : ints) {
@@ -151,6 +287,9 @@ ValueInfo OpcodeExecutor::AdvancedIndex::region() {
 }
 
 Arg OpcodeExecutor::AdvancedIndex::key_arg() {
+  if (kind == Kind::kTuple) {
+    return Arg::sequence(parts, true);
+  }
   if (kind == Kind::kList) {
     py::tuple key(static_cast<std::size_t>(leading) + 1);
     for (int d = 0; d < leading; ++d) {
