@@ -352,7 +352,7 @@ VarPtr OpcodeExecutor::add_array_op(graph::Op op, ValueInfo info) {
     // An op that raises where the graph runs would lose or reorder what the frame did around it.
     graph_break("NumPy's error state raises (np.seterr): array operations run as is");
   }
-  if (code_.instructions()[pc_].handler.has_value() || shared_->calls_under_handler > 0) {
+  if (under_handler(code_.instructions()[pc_]) || shared_->calls_under_handler > 0) {
     // The graph runs later, outside the block: an error of this operation (a read-only array
     // written, a floating-point error under np.seterr(...='raise')) would escape its handler.
     graph_break(

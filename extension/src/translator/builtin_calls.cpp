@@ -30,6 +30,7 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
       {"tuple", &E::builtin_tuple},
       {"list", &E::builtin_list},
       {"sorted", &E::builtin_sorted},
+      {"sum", &E::builtin_sum},
   };
   PyObject* builtins = inputs_.builtins;
   if (nkw > 0 || builtins == nullptr || !PyDict_Check(builtins)) {

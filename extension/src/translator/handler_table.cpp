@@ -121,6 +121,9 @@ const std::array<OpcodeExecutor::Handler, 256>& OpcodeExecutor::handlers() {
       {"DELETE_DEREF", &E::op_delete_deref},
       {"MAKE_FUNCTION", &E::op_make_function},
       {"SET_FUNCTION_ATTRIBUTE", &E::op_set_function_attribute},
+      // generators run to their end where they are consumed at once (generators.cpp)
+      {"RETURN_GENERATOR", &E::op_return_generator},
+      {"YIELD_VALUE", &E::op_yield_value},
   };
   static const std::array<Handler, 256> table = [] {
     std::array<Handler, 256> t{};

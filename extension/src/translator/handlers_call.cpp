@@ -106,6 +106,11 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
     replace_call(site, std::move(r));
     return;
   }
+  // A generator handed whole to sum(), list(), ... (generators.cpp): the list of its items.
+  if (VarPtr r = generator_consumed_at_once(site)) {
+    replace_call(site, std::move(r));
+    return;
+  }
   if (callable->kind() == Variable::Kind::kObject && args.size() == 1 &&
       args[0]->kind() == Variable::Kind::kArray &&
       (callable->value().ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type) ||

@@ -64,10 +64,17 @@ bool OpcodeExecutor::inline_target(const VarPtr& callable, InlineTarget* t, std:
   if (globals_var && !builtins_var) {
     return no("a function of another module whose builtins are not known");
   }
-  if ((co->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) != 0) {
+  const int kinds = co->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR);
+  if (kinds != 0 && !(t->generator && kinds == CO_GENERATOR)) {
     return no("a generator or coroutine function");
   }
-  if (!capture::skip_rules().reason_to_skip(co, globals).empty()) {
+  if (kinds == 0 && t->generator) {
+    return no("not a generator function");
+  }
+  const std::string skip = capture::skip_rules().reason_to_skip(co, globals);
+  // (Frames of generator functions are skipped, unless skip rules say otherwise; one run to its
+  // end inline is not.)
+  if (!skip.empty() && !(t->generator && skip.rfind("generator or coroutine function", 0) == 0)) {
     return no("its module is skipped");
   }
   // (An inlined call has no frame of its own: a zero-argument super() in it is simulated.)
@@ -259,8 +266,9 @@ bool OpcodeExecutor::bind_defaults(const VarPtr& callable, const InlineTarget& t
 }
 
 VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<VarPtr>& args,
-                                   const py::object& kwnames, std::string* why) {
+                                   const py::object& kwnames, std::string* why, bool collect) {
   InlineTarget t;
+  t.generator = collect;
   std::vector<VarPtr> locals;
   if (!inline_target(callable, &t, why) ||
       !bind_arguments(callable, t, args, kwnames, &locals, why)) {
@@ -289,8 +297,9 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
     int* count;
     int add;
     ~HandlerScope() { *count -= add; }
-  } scope{&shared_->calls_under_handler, code_.instructions()[pc_].handler.has_value() ? 1 : 0};
+  } scope{&shared_->calls_under_handler, under_handler(code_.instructions()[pc_]) ? 1 : 0};
   shared_->calls_under_handler += scope.add;
+  callee.collect_yields_ = collect;
   SimulationResult r = callee.run();
   result_.simulated = r.simulated;
   result_.folded += r.folded;
@@ -303,7 +312,7 @@ VarPtr OpcodeExecutor::inline_call(const VarPtr& callable, const std::vector<Var
     return nullptr;
   }
   cleared_.insert(cleared_.end(), r.cleared_lists.begin(), r.cleared_lists.end());
-  return r.value;
+  return collect ? Variable::list(std::move(callee.yielded_)) : r.value;
 }
 
 VarPtr OpcodeExecutor::call_value(const VarPtr& fn, const std::vector<VarPtr>& args,

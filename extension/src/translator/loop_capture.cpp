@@ -124,7 +124,7 @@ bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr
   PyObject* range = it->value().ptr();
   if (it->iter_kind() != Variable::IterKind::kConstSeq || it->position() < 0 ||
       it->position() > 1 || !PyRange_Check(range) || numpy_module().is_none() ||
-      depth_ >= kMaxInlineDepth || ins.handler.has_value() || shared_->calls_under_handler > 0) {
+      depth_ >= kMaxInlineDepth || under_handler(ins) || shared_->calls_under_handler > 0) {
     return false;
   }
   // At the loop's first step, or at its second (the first one unrolled, "peeled": a value that

@@ -232,7 +232,7 @@ class OpcodeExecutor {
     std::vector<graph::IndexItem> items;
     int index = -1;
     int position = -1;
-    pybind11::tuple tuple;  // empty: the key is the loop variable itself
+    pybind11::tuple tuple;            // empty: the key is the loop variable itself
     pybind11::object getter() const;  // fn(x, i): x[key]
     pybind11::object setter() const;  // fn(x, i, v): x[key] = v
   };
@@ -314,7 +314,20 @@ class OpcodeExecutor {
   // The result of calling the user function `callable` inline, or nullptr (and `why`) when it
   // cannot be inlined or does not finish (everything it did is undone).
   VarPtr inline_call(const VarPtr& callable, const std::vector<VarPtr>& args,
-                     const pybind11::object& kwnames, std::string* why);
+                     const pybind11::object& kwnames, std::string* why, bool collect = false);
+  // Generators consumed at once (generators.cpp): a generator function made in the frame or
+  // received, called where the next CALL hands its generator whole to sum(), list(), tuple(),
+  // sorted(), max(), min(), set() or frozenset(), runs inline to its end and gives the list of
+  // what it yielded (`collect`: yields are gathered, not a break); nullptr when it is not such a
+  // call or does not finish.
+  VarPtr generator_consumed_at_once(const CallSite& site);
+  bool consumed_by_next_call(const CallSite& site);
+  // Whether `ins` runs under an exception handler of the user's (a generator's own StopIteration
+  // wrapper, 3.12+, is none while its yields are gathered).
+  bool under_handler(const bytecode::Instruction& ins) const;
+  void op_return_generator(const bytecode::Instruction& ins);
+  void op_yield_value(const bytecode::Instruction& ins);
+  VarPtr builtin_sum(const std::vector<VarPtr>& args);
   // What inlining a call needs to know of the function (inline_call.cpp).
   struct InlineTarget {
     bool made = false;                 // made in the frame (a kFunction Variable)
@@ -323,6 +336,7 @@ class OpcodeExecutor {
     PyObject* globals = nullptr;       // borrowed
     VarPtr globals_var, builtins_var;  // another module's, as tracked values
     std::vector<VarPtr> closure;       // its cells
+    bool generator = false;            // a generator function, run to its end (collect)
   };
   bool inline_target(const VarPtr& callable, InlineTarget* t, std::string* why);
   // The callee's locals: arguments bound as CPython binds them, then defaults, *args, **kwargs and
@@ -496,6 +510,8 @@ class OpcodeExecutor {
   const std::vector<VarPtr>* break_stack_ = nullptr;
   std::vector<VarPtr> cleared_;  // input lists emptied by `del x[:]`
   int depth_ = 0;                // inlined calls this frame is nested in
+  bool collect_yields_ = false;  // an inlined generator run to its end: its yields gathered
+  std::vector<VarPtr> yielded_;  // ... here
   Shared own_shared_;
   Shared* shared_ = &own_shared_;
   SimulationResult result_;

@@ -44,7 +44,7 @@ PINS = {
     "heat_2d": (1, 0, 0),
     "wave_1d": (1, 0, 0),
     "advection_upwind": (1, 0, 0),
-    "game_of_life": (0, 1, 0),
+    "game_of_life": (1, 1, 0),
     "jacobi_relaxation": (1, 1, 0),
     "gauss_seidel": (1, 0, 0),
     "nbody_leapfrog": (1, 0, 0),
@@ -97,7 +97,7 @@ PINS = {
     "autocorrelation": (1, 0, 0),
     "goertzel": (1, 2, 0),
     "peak_detect": (2, 1, 0),
-    "weighted_sum_genexpr": (0, 4, 0),
+    "weighted_sum_genexpr": (1, 2, 0),
     "sgd_dict_params": (0, 5, 0),
     "dict_params_replace": (0, 2, 0),
     "row_iteration": (1, 2, 0),
@@ -107,7 +107,7 @@ PINS = {
     "helper_in_loop": (1, 0, 0),
     "sqrt_of_shape": (2, 1, 0),
     "try_solve": (0, 1, 0),
-    "list_comprehension_stats": (2, 3, 0),
+    "list_comprehension_stats": (1, 1, 0),
     "keyword_defaults": (1, 0, 0),
     "closure_factory": (1, 0, 0),
     "summary_string": (3, 2, 0),
@@ -120,7 +120,6 @@ PINS = {
 PINS_BY_VERSION = {
     "py3.12+": {
         "sgd_dict_params": (0, 4, 0),  # one next() break fewer
-        "list_comprehension_stats": (0, 1, 0),  # an inlined comprehension (PEP 709) is a try block
     },
     "numpy1": {},
 }

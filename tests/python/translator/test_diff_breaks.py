@@ -1403,17 +1403,68 @@ def consume_yield_from(n):
     return list(outer())
 
 
+def genexp_side_effects(log, n):
+    total = sum(log.append(i) or i * i for i in range(n))
+    log.append("sum")
+    return total, list(log)
+
+
+def genexp_of_a_closure(xs, k):
+    scale = k * 2
+    return sorted(x * scale for x in xs if x != k), max(len(str(x)) for x in xs)
+
+
+def genexp_into_min_and_tuple(xs):
+    return min(-x for x in xs), tuple(str(x) for x in xs if x > 2)
+
+
+def genexp_into_set(xs):
+    return set(x % 3 for x in xs)  # (set() of the list is not simulated: it breaks there)
+
+
+def genexp_any_breaks(xs):
+    return any(x > 2 for x in xs)
+
+
+def genexp_kept_breaks(n):
+    g = (i * 2 for i in range(n))
+    return sum(g)
+
+
+def genexp_raises_breaks(xs):
+    return sum(10 // x for x in xs)
+
+
+def gen_function_with_return(n):
+    return list(gen_with_return(n)), tuple(gen_range(n))
+
+
+def genexp_yield_from_breaks(n):
+    def outer():
+        yield from gen_range(n)
+    return sum(outer())
+
+
 GENERATOR_CASES = [
-    case(consume_list, 5, breaks=2),
-    case(consume_sum, 5, breaks=2),
+    case(consume_list, 5, breaks=0),  # (run to its end inline: list() takes every item)
+    case(consume_sum, 5, breaks=0),
     case(consume_next, 5, breaks=3),
     case(consume_return_value, 2, breaks=2),
     case(consume_stop_iteration, 2, breaks=4),
     case(consume_send, 3, breaks=6),
     case(consume_for, 5, breaks=3),
-    case(genexp_sum, 5, breaks=2),
-    case(consume_coroutine, 2, breaks=3),
+    case(genexp_sum, 5, breaks=0),
+    case(consume_coroutine, 2, breaks=2),
     case(consume_yield_from, 3, breaks=2),
+    case(genexp_side_effects, [], 4, breaks=0),
+    case(genexp_of_a_closure, [3, 1, 4, 1, 5], 1, breaks=0),
+    case(genexp_into_min_and_tuple, (7, 2, 9, 4), breaks=0),
+    case(genexp_into_set, (7, 2, 9, 4), breaks=1),
+    case(genexp_any_breaks, (1, 2, 3), breaks=2),
+    case(genexp_kept_breaks, 4, breaks=2),
+    case(genexp_raises_breaks, (5, 2, 0), breaks=2),
+    case(gen_function_with_return, 3, breaks=0),
+    case(genexp_yield_from_breaks, 3, breaks=2),
 ]
 
 
