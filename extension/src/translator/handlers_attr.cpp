@@ -134,6 +134,10 @@ VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
                                            "clear",  "get",    "setdefault", "update"};
     const std::string n = str_of(name);
     const bool list = PyList_CheckExact(base->value().ptr());
+    if (!list && (n == "keys" || n == "values" || n == "items") && is_input_dict(base)) {
+      guards_->type(base);
+      return Variable::method(base, name);  // (a view, read: input_dicts.cpp)
+    }
     for (const char* m : kMethods) {
       if (n == m && (list ? n != "get" && n != "setdefault" && n != "update"
                           : n != "append" && n != "extend" && n != "insert" && n != "reverse")) {

@@ -152,6 +152,13 @@ void OpcodeExecutor::call_method(const CallSite& site) {
   const VarPtr& callable = site.callable;
   const std::size_t n = site.nargs + site.extra;
   if (callable->items()[0]->kind() == Variable::Kind::kObject) {
+    const std::string name = str_of(callable->value());
+    if ((name == "keys" || name == "values" || name == "items") && site.args.empty() &&
+        !model_of(callable->items()[0])) {
+      // A view of a dict received from outside: read, not modelled (input_dicts.cpp).
+      replace_call(site, input_dict_view(callable->items()[0], name));
+      return;
+    }
     // A method of a list or dict received from outside: run on its model, replayed later.
     const VarPtr model = model_for_write(callable->items()[0]);
     if (!model) {

@@ -83,6 +83,9 @@ VarPtr OpcodeExecutor::make_iterator(const VarPtr& v) {
       // A dict view: a new iterator over the dict as it is now.
       const VarPtr& d = v->items()[0];
       const std::string name = str_of(v->value());
+      if (d->kind() == Variable::Kind::kObject) {
+        return input_dict_iterator(d, name);  // (input_dicts.cpp)
+      }
       std::vector<VarPtr> snapshot;
       for (std::size_t j = 0; j < d->keys().size(); ++j) {
         VarPtr k = Variable::constant(d->keys()[j]);
@@ -138,6 +141,9 @@ VarPtr OpcodeExecutor::make_iterator(const VarPtr& v) {
       // x[i], under guards on its type and length (nothing changes it while the frame is
       // simulated). A list's iterator stays a list iterator over it.
       PyObject* o = v->value().ptr();
+      if (is_input_dict(v)) {
+        return input_dict_iterator(v, "keys");  // (input_dicts.cpp)
+      }
       if (!v->tracker().is_input() || !(PyList_CheckExact(o) || PyTuple_CheckExact(o)) ||
           std::find(cleared_.begin(), cleared_.end(), v) != cleared_.end()) {
         return nullptr;
@@ -238,7 +244,9 @@ VarPtr OpcodeExecutor::iter_next(const VarPtr& it) {
       if (it->start() == 1) {
         graph_break("next() of a dict view");
       }
-      if (it->items()[0]->version() != it->seen_version()) {
+      if (it->items()[0]->kind() == Variable::Kind::kObject) {
+        check_input_dict_step(it);
+      } else if (it->items()[0]->version() != it->seen_version()) {
         fail("a dict changed while it was iterated (raises RuntimeError)");
       }
       if (static_cast<std::size_t>(pos) < it->snapshot().size()) {

@@ -379,6 +379,13 @@ class OpcodeExecutor {
   void super_attr(const VarPtr& cls, const VarPtr& self, const pybind11::object& name, bool method);
   // iter(v) as GET_ITER does it, or nullptr when it is not modelled.
   VarPtr make_iterator(const VarPtr& v);
+  // Dicts received from outside, iterated (input_dicts.cpp): whether `v` is one, its view
+  // d.keys()/values()/items() (`name`), an iterator over it as it is now (nullptr: not modelled),
+  // and the check of each step (a change by the frame gives up, but for same-keys stores).
+  bool is_input_dict(const VarPtr& v) const;
+  VarPtr input_dict_view(const VarPtr& d, const std::string& name);
+  VarPtr input_dict_iterator(const VarPtr& d, const std::string& name);
+  void check_input_dict_step(const VarPtr& it);
   // next(it): the item, or nullptr when it is exhausted (fails when it cannot tell).
   VarPtr iter_next(const VarPtr& it);
   // The next item of a map() or filter() (running its function), of a zip(): false when an inner

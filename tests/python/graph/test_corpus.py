@@ -98,8 +98,8 @@ PINS = {
     "goertzel": (1, 2, 0),
     "peak_detect": (2, 1, 0),
     "weighted_sum_genexpr": (1, 2, 0),
-    "sgd_dict_params": (0, 5, 0),
-    "dict_params_replace": (0, 2, 0),
+    "sgd_dict_params": (1, 0, 0),
+    "dict_params_replace": (1, 1, 0),
     "row_iteration": (1, 2, 0),
     "unpack_coordinates": (1, 0, 0),
     "particles_class": (2, 1, 0),
@@ -119,7 +119,6 @@ PINS = {
 # ("numpy1"); where several apply, the later key in this order wins.
 PINS_BY_VERSION = {
     "py3.12+": {
-        "sgd_dict_params": (0, 4, 0),  # one next() break fewer
     },
     "numpy1": {},
 }

@@ -2,7 +2,7 @@
 test_08_rot, test_dict, test_set, test_enumerate, test_zip, test_range, test_iter): dict and set displays and
 comprehensions, subscripts, stores and deletes, dict methods and views, equal keys of different types, `in`,
 len(), iteration over lists (live, as CPython's list iterator), input lists and tuples, dicts (a change while
-iterating raises), enumerate, zip and reversed, breaks inside such loops (the iterator is rebuilt at its
+iterating raises), dicts received from outside (keys, values, items, a store under the same keys while iterating), enumerate, zip and reversed, breaks inside such loops (the iterator is rebuilt at its
 position), **kwargs, keyword-only defaults, f(*args, **kwargs).
 
 Each case pins its break count: zero where everything is simulated.
@@ -325,6 +325,45 @@ def input_dict_len(d):
     return len(d) + 1
 
 
+def input_dict_iterated(d):
+    keys = [k for k in d]
+    total = 0
+    for v in d.values():
+        total += v
+    pairs = [(k, v * 2) for k, v in d.items()]
+    return keys, total, pairs, list(d.keys()), list(d)
+
+
+def input_dict_values_replaced(d):
+    seen = []
+    for k in d:
+        d[k] = d[k] + 1  # (same keys: allowed while iterating)
+        seen.append(k)
+    return seen, d
+
+
+def input_dict_grows_raises(d):
+    for k in d:
+        d[k * 10] = 0  # RuntimeError: dictionary changed size during iteration
+    return d
+
+
+def input_dict_items_changed(d):
+    out = []
+    for k, v in d.items():
+        out.append(v)
+        d[k] = -1  # (values of an items() view seen after a change: not modelled, the frame runs as is)
+    return out
+
+
+def input_dict_loop_with_break(d):
+    out = []
+    for k, v in d.items():
+        out.append(str(k) + repr(object)[:0])
+        print(k, v)
+    return out
+
+
 def self_containing_list_text(n):
     a = [n]
     a.append(a)
@@ -375,6 +414,12 @@ CASES = [
     case(list_stores_and_deletes, 5, breaks=0),
     case(list_store_out_of_range, 5, breaks=1),
     case(input_dict_len, {"a": 1, "b": 2}, breaks=0),
+    case(input_dict_iterated, {"a": 1, "b": 2, 3: 4}, breaks=0),
+    case(input_dict_iterated, {}, breaks=0),
+    case(input_dict_values_replaced, {1: 1, 2: 2}, breaks=0),
+    case(input_dict_grows_raises, {1: 1}, breaks=0, fallbacks=1),
+    case(input_dict_items_changed, {1: 1, 2: 2}, breaks=0, fallbacks=1),
+    case(input_dict_loop_with_break, {1: "x", 2: "y"}, breaks=1),
     case(map_filter_loops, 1, breaks=0),
     case(zip_with_map_that_breaks, 1, breaks=2),
     case(map_with_break, 1, breaks=2),
