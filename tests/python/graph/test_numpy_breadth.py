@@ -732,12 +732,13 @@ def polyvals(p, x, a):
     return np.polyval(p, x), np.polyval(p, a) * 2.0, np.polyval(p[:0], x), np.polyval(p[:1], a)
 
 
-def polyval_ints(i, f):
-    return np.polyval(i[0], i[1]), np.polyval(i[0], f), np.polyval(i[0, :2], i)
+def polyval_ints(i):
+    return np.polyval(i[0], i[1]), np.polyval(i[0, :2], i)
 
 
 def polyval_mixed(p, f):
-    # (NumPy 1.x's value-based casting of the coefficients: the dtype depends on their values there)
+    # (NumPy 1.x's value-based casting of the coefficients: the dtype depends on their values there - float64 for
+    # a coefficient of 2**62 with a float32 x, float32 for small ones)
     return np.polyval(p, f)
 
 
@@ -1012,8 +1013,9 @@ CASES = [
     case(vander_dtypes, I8, BOOL, F32),
     case(vander_of_matrix_raises, A, graphs=0, breaks=1),
     case(polyvals, V3, V4, A),
-    case(polyval_ints, I64, F32),
+    case(polyval_ints, I64),
     case(polyval_mixed, V3, F32, graphs=1 - LEGACY, breaks=LEGACY),
+    case(polyval_mixed, I64[0], F32, graphs=1 - LEGACY, breaks=LEGACY),
     case(polynomial_fit, np.linspace(-1.0, 1.0, 9), np.sin(np.linspace(0.0, 3.0, 9))),
     case(lstsq_results, rng.standard_normal((6, 3)), rng.standard_normal(6)),
     case(lstsq_results, A, V3),  # (more columns than rows: no residuals)
