@@ -201,8 +201,8 @@ bool same_op(const Op& a, const Op& b) {
 // Operations that make a new array from nothing: two of them are two arrays, never one.
 bool creates(const Op& op) {
   static const std::set<std::string> kMakers = {
-      "zeros",      "ones", "full",  "empty",  "zeros_like", "ones_like", "full_like",
-      "empty_like", "copy", "array", "arange", "linspace",   "eye"};
+      "zeros", "ones",  "full",   "empty",    "zeros_like", "ones_like", "full_like", "empty_like",
+      "copy",  "array", "arange", "linspace", "eye",        "indices",   "hanning"};
   return kMakers.count(op.name) != 0;
 }
 

@@ -101,6 +101,18 @@ const std::vector<Signature>& signatures() {
       {"linalg.norm", {"x", "ord", "axis", "keepdims"}},
       {"cov", {"m", "y", "rowvar", "bias", "ddof", "fweights", "aweights", "dtype"}},
       {"histogram", {"a", "bins", "range", "density", "weights"}},
+      {"diag", {"v", "k"}},
+      {"trace", {"a", "offset", "axis1", "axis2", "dtype", "out"}},
+      {"vander", {"x", "N", "increasing"}},
+      {"polyval", {"p", "x"}},
+      {"linalg.lstsq", {"a", "b", "rcond"}},
+      {"hanning", {"M"}},
+      {"fft.rfft", {"a", "n", "axis", "norm", "out"}},
+      {"fft.rfftfreq", {"n", "d", "device"}},
+      {"insert", {"arr", "obj", "values", "axis"}},
+      {"array", {"object", "dtype"}},
+      {"indices", {"dimensions", "dtype", "sparse"}},
+      {"nonzero", {"a"}},
   };
   return s;
 }
@@ -447,6 +459,20 @@ bool OpcodeExecutor::NumpyCall::bool_param(const char* p) const {
     refuse(std::string("a non-bool ") + p);
   }
   return v.ptr() == Py_True;
+}
+
+std::int64_t OpcodeExecutor::NumpyCall::int_param(const char* p, std::int64_t fallback) const {
+  const py::object v = value_of(p);
+  if (v.is_none()) {
+    return fallback;
+  }
+  int overflow = 0;
+  const long long n =
+      PyLong_CheckExact(v.ptr()) != 0 ? PyLong_AsLongLongAndOverflow(v.ptr(), &overflow) : 0;
+  if (PyLong_CheckExact(v.ptr()) == 0 || overflow != 0 || n < -(1LL << 30) || n > (1LL << 30)) {
+    refuse(std::string("the ") + p + " " + py::repr(v).cast<std::string>());
+  }
+  return n;
 }
 
 graph::Shape OpcodeExecutor::NumpyCall::shape_param(const char* p) const {

@@ -121,11 +121,18 @@ const char* const kFunctions[] = {
     "ravel",       "einsum",       "outer",       "flip",
     "fliplr",      "flipud",       "roll",        "tril",
     "triu",        "sort",         "argsort",     "take_along_axis",
-    "cov",         "histogram",
+    "cov",         "histogram",    "diag",        "trace",
+    "vander",      "polyval",      "insert",      "hanning",
+    "array",       "indices",      "nonzero",
 };
 
 // The np.linalg functions captured (as "linalg.<name>").
-const char* const kLinalg[] = {"inv", "det", "cholesky", "solve", "qr", "svd", "eigh", "norm"};
+const char* const kLinalg[] = {"inv", "det",  "cholesky", "solve", "qr",
+                               "svd", "eigh", "norm",     "lstsq"};
+
+// The np.fft functions captured (as "fft.<name>"). NumPy 2 loads np.fft at its first use: the
+// table imports it.
+const char* const kFft[] = {"rfft", "rfftfreq"};
 
 // The methods of NumPy's ufuncs that are captured (as "ufunc.<name>").
 const char* const kUfuncMethods[] = {"outer", "reduce", "accumulate"};
@@ -134,7 +141,7 @@ const char* const kUfuncMethods[] = {"outer", "reduce", "accumulate"};
 const char* const kMethods[] = {
     "sum",    "prod", "mean",   "max",     "min",   "argmax",  "argmin",    "var",      "std",
     "any",    "all",  "cumsum", "cumprod", "dot",   "reshape", "transpose", "swapaxes", "squeeze",
-    "astype", "copy", "clip",   "round",   "ravel", "flatten", "sort",      "argsort",
+    "astype", "copy", "clip",   "round",   "ravel", "flatten", "sort",      "argsort",  "nonzero",
 };
 
 // The NumPy callables this process's numpy has, by identity -> canonical name.
@@ -175,21 +182,25 @@ const std::map<PyObject*, std::string>& numpy_table(const py::object& np) {
            : n == "around" ? "round"
                            : n);
   }
-  PyObject* linalg = PyObject_GetAttrString(np.ptr(), "linalg");
-  if (linalg == nullptr) {
-    PyErr_Clear();
-    return table;
-  }
-  for (const char* f : kLinalg) {
-    PyObject* fn = PyObject_GetAttrString(linalg, f);
-    if (fn == nullptr) {
+  auto add_module = [&](const char* sub, const auto& names) {
+    PyObject* module = PyImport_ImportModule((std::string("numpy.") + sub).c_str());
+    if (module == nullptr) {
       PyErr_Clear();
-      continue;
+      return;
     }
-    table.emplace(fn, std::string("linalg.") + f);
-    Py_DECREF(fn);  // the numpy.linalg module keeps it alive
-  }
-  Py_DECREF(linalg);
+    for (const char* f : names) {
+      PyObject* fn = PyObject_GetAttrString(module, f);
+      if (fn == nullptr) {
+        PyErr_Clear();
+        continue;
+      }
+      table.emplace(fn, std::string(sub) + "." + f);
+      Py_DECREF(fn);  // the module keeps it alive
+    }
+    Py_DECREF(module);
+  };
+  add_module("linalg", kLinalg);
+  add_module("fft", kFft);
   return table;
 }
 
@@ -233,8 +244,9 @@ std::string numpy_name(const py::handle& fn) {
 std::vector<std::pair<std::string, std::string>> numpy_coverage() {
   // Ops the cpu backend runs as calls of NumPy's own routine (a library group or an opaque op),
   // never fused with elementwise neighbours.
-  static const char* const kLibrary[] = {"matmul",  "dot", "einsum",    "outer",          "sort",
-                                         "argsort", "cov", "histogram", "take_along_axis"};
+  static const char* const kLibrary[] = {
+      "matmul",  "dot", "einsum",    "outer",           "sort",
+      "argsort", "cov", "histogram", "take_along_axis", "insert"};
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& e : kUfuncs) {
     out.emplace_back(std::string("np.") + e.name,
@@ -251,6 +263,9 @@ std::vector<std::pair<std::string, std::string>> numpy_coverage() {
   }
   for (const char* f : kLinalg) {
     out.emplace_back(std::string("np.linalg.") + f, "library op");
+  }
+  for (const char* f : kFft) {
+    out.emplace_back(std::string("np.fft.") + f, "library op");
   }
   for (const char* m : kUfuncMethods) {
     out.emplace_back(std::string("np.<ufunc>.") + m, "graph op");

@@ -14,6 +14,29 @@ namespace py = pybind11;
 
 namespace sot::translator {
 
+namespace {
+
+// np.fft, np.linalg, np.polynomial and np.random not loaded yet: NumPy 2 imports them at their
+// first use (the module's __getattr__, code the translator does not run). Imported now, as that
+// first use would; true when the numpy module then has it.
+bool lazy_numpy_submodule(const py::object& module, const py::object& name) {
+  static const char* const kLazy[] = {"fft", "linalg", "polynomial", "random"};
+  const std::string n = str_of(name);
+  if (!module.is(numpy_module()) ||
+      std::none_of(std::begin(kLazy), std::end(kLazy), [&n](const char* m) { return n == m; })) {
+    return false;
+  }
+  PyObject* sub = PyImport_ImportModule(("numpy." + n).c_str());
+  if (sub == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  Py_DECREF(sub);
+  return true;
+}
+
+}  // namespace
+
 void OpcodeExecutor::attribute_load(const bytecode::Instruction& ins, bool load_method) {
   const bool method = load_method || bytecode::operand::attr_loads_method(ins.arg);
   const py::object name = code_.names()[static_cast<std::size_t>(
@@ -99,6 +122,9 @@ VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
       return it->second;  // one Variable per place (a change through one is seen by the other)
     }
     PyObject* value = dict != nullptr ? PyDict_GetItemWithError(dict, name.ptr()) : nullptr;
+    if (value == nullptr && dict != nullptr && lazy_numpy_submodule(base->value(), name)) {
+      value = PyDict_GetItemWithError(dict, name.ptr());  // (imported just now)
+    }
     if (value == nullptr) {
       PyErr_Clear();
       return nullptr;

@@ -26,6 +26,11 @@ std::optional<std::vector<int>> ints_of(const pybind11::object& v);
 std::optional<graph::DType> dtype_of_spec(const pybind11::object& np, const pybind11::object& spec);
 graph::ValueInfo array_of(graph::DType t, graph::Shape shape);
 graph::DType python_default(const graph::PyScalar& s);
+// fn(*args, **kwargs) with NumPy's floating-point errors and every warning ignored; a null
+// object and `error` ("LinAlgError: Singular matrix") when it raises (numpy_probe.cpp).
+pybind11::object quiet_call(const pybind11::object& np, const pybind11::object& fn,
+                            const pybind11::tuple& args, const pybind11::dict& kwargs,
+                            std::string* error);
 
 struct OpcodeExecutor::NumpyCall {
   NumpyCall(OpcodeExecutor& executor, const std::string& function, const VarPtr& callable,
@@ -60,6 +65,8 @@ struct OpcodeExecutor::NumpyCall {
   std::optional<graph::DType> dtype_param(const char* p) const;
   bool axes_param(const char* p, std::vector<int>* axes) const;  // false: None
   bool bool_param(const char* p) const;
+  // A Python int (not a bool) of at most 2**30 in size; `fallback` when absent or None.
+  std::int64_t int_param(const char* p, std::int64_t fallback) const;
   graph::Shape shape_param(const char* p) const;
   void no_out() const;
   VarPtr result(std::optional<graph::ValueInfo> info);
@@ -75,8 +82,12 @@ struct OpcodeExecutor::NumpyCall {
   // The instruction after the call unpacks its result into `n` values.
   bool unpacked_next(std::size_t n) const;
   // A call of several results (`sample`: the probe's): one op making them, one op per item of
-  // shape `shapes[i]`, as a tuple.
-  VarPtr results(const pybind11::object& sample, const std::vector<graph::Shape>& shapes);
+  // shape `shapes[i]`, as a tuple. `counted[i]`, when given and not -1: item i's first dimension
+  // is a size known only when the graph runs, that shape symbol (a mask's count) or kOwnCount (a
+  // new one), with `shapes[i][0]` (at least 2) as its size here.
+  static constexpr int kOwnCount = -2;
+  VarPtr results(const pybind11::object& sample, const std::vector<graph::Shape>& shapes,
+                 const std::vector<int>& counted = {});
 
   using Rule = VarPtr (NumpyCall::*)();
   static const std::map<std::string, Rule>& rules();
@@ -120,6 +131,21 @@ struct OpcodeExecutor::NumpyCall {
   VarPtr linalg_norm();    // linalg.norm
   VarPtr cov();            // cov
   VarPtr histogram();      // histogram
+  // numpy_rules_matrix.cpp
+  VarPtr diag();          // diag
+  VarPtr trace();         // trace
+  VarPtr vander();        // vander
+  VarPtr polyval();       // polyval
+  VarPtr linalg_lstsq();  // linalg.lstsq
+  // numpy_rules_signal.cpp
+  VarPtr hanning();   // hanning
+  VarPtr rfft();      // fft.rfft
+  VarPtr rfftfreq();  // fft.rfftfreq
+  VarPtr insert();    // insert
+  // numpy_rules_build.cpp
+  VarPtr array();    // array
+  VarPtr indices();  // indices
+  VarPtr nonzero();  // nonzero, ndarray.nonzero
 };
 
 }  // namespace sot::translator

@@ -37,8 +37,8 @@ py::object sample_of(const py::object& np, const ValueInfo& info, std::int64_t c
   return np.attr("ones")(shape, dtype);
 }
 
-// fn(*args, **kwargs) with NumPy's floating-point errors and every warning ignored; a null
-// object and `error` ("LinAlgError: Singular matrix") when it raises.
+}  // namespace
+
 py::object quiet_call(const py::object& np, const py::object& fn, const py::tuple& args,
                       const py::dict& kwargs, std::string* error) {
   const py::object errstate = np.attr("errstate")(**py::dict(py::arg("all") = "ignore"));
@@ -64,8 +64,6 @@ py::object quiet_call(const py::object& np, const py::object& fn, const py::tupl
   errstate.attr("__exit__")(py::none(), py::none(), py::none());
   return result;
 }
-
-}  // namespace
 
 py::object OpcodeExecutor::NumpyCall::probe(std::int64_t cap) const {
   auto value = [&](const Arg& a) -> py::object {
@@ -133,7 +131,8 @@ bool OpcodeExecutor::NumpyCall::unpacked_next(std::size_t n) const {
 }
 
 VarPtr OpcodeExecutor::NumpyCall::results(const py::object& sample,
-                                          const std::vector<graph::Shape>& shapes) {
+                                          const std::vector<graph::Shape>& shapes,
+                                          const std::vector<int>& counted) {
   if (!PyTuple_Check(sample.ptr()) ||
       PyTuple_GET_SIZE(sample.ptr()) != static_cast<Py_ssize_t>(shapes.size())) {
     refuse("a result it does not model (" + str_of(py::repr(py::type::of(sample))) + ")");
@@ -151,6 +150,17 @@ VarPtr OpcodeExecutor::NumpyCall::results(const py::object& sample,
   ValueInfo whole;
   whole.parts = static_cast<int>(shapes.size());
   const VarPtr tuple = ex.add_array_op(std::move(g), whole);
+  for (std::size_t i = 0; i < counted.size() && i < infos.size(); ++i) {
+    if (counted[i] == -1 || infos[i].shape.empty()) {
+      continue;
+    }
+    // A first dimension whose size is known only when the graph runs: a shape symbol nothing
+    // specializes (the tuple's own, or the count of a mask), its size here at least 2.
+    ValueInfo& info = infos[i];
+    info.symbols.assign(info.shape.size(), -1);
+    info.symbols[0] = counted[i] == kOwnCount ? st.count_symbol(tuple->graph_id()) : counted[i];
+    info.shape[0] = std::max<std::int64_t>(info.shape[0], 2);
+  }
   std::vector<VarPtr> items;
   for (std::size_t i = 0; i < infos.size(); ++i) {
     graph::Op item;

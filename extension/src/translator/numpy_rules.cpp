@@ -92,6 +92,18 @@ const std::map<std::string, OpcodeExecutor::NumpyCall::Rule>& OpcodeExecutor::Nu
       {"linalg.norm", &C::linalg_norm},
       {"cov", &C::cov},
       {"histogram", &C::histogram},
+      {"diag", &C::diag},
+      {"trace", &C::trace},
+      {"vander", &C::vander},
+      {"polyval", &C::polyval},
+      {"linalg.lstsq", &C::linalg_lstsq},
+      {"hanning", &C::hanning},
+      {"fft.rfft", &C::rfft},
+      {"fft.rfftfreq", &C::rfftfreq},
+      {"insert", &C::insert},
+      {"array", &C::array},
+      {"indices", &C::indices},
+      {"nonzero", &C::nonzero},
   };
   return kRules;
 }

@@ -1,11 +1,13 @@
 // The shape rules of the reordering functions (flip, roll, tril/triu, sort, take_along_axis,
-// outer) and of np.linalg, cov and histogram: the shapes NumPy makes, and NumPy's refusals.
+// outer), of np.linalg, cov and histogram, and of diag, trace, vander, insert, rfft and lstsq: the
+// shapes NumPy makes, and NumPy's refusals.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "graph/library_rules.hpp"
 #include "graph/linalg_rules.hpp"
 #include "graph/order_rules.hpp"
 
@@ -143,6 +145,53 @@ TEST(LinalgRules, NormCovHistogram) {
   EXPECT_FALSE(cov_shape({2, 2, 2}, true, &why));
   EXPECT_EQ(*histogram_shapes(7, &why), (std::vector<Shape>{{7}, {8}}));
   EXPECT_FALSE(histogram_shapes(0, &why));
+}
+
+TEST(LibraryRules, DiagTraceVander) {
+  std::string why;
+  EXPECT_EQ(*diag_shape({3}, 0, &why), (Shape{3, 3}));
+  EXPECT_EQ(*diag_shape({3}, -2, &why), (Shape{5, 5}));
+  EXPECT_EQ(*diag_shape({3, 4}, 0, &why), (Shape{3}));
+  EXPECT_EQ(*diag_shape({3, 4}, 2, &why), (Shape{2}));
+  EXPECT_EQ(*diag_shape({3, 4}, -2, &why), (Shape{1}));
+  EXPECT_EQ(*diag_shape({3, 4}, 9, &why), (Shape{0}));
+  EXPECT_FALSE(diag_shape({2, 3, 4}, 0, &why));
+  EXPECT_EQ(why, "Input must be 1- or 2-d.");
+  EXPECT_EQ(*trace_shape({3, 3}, 0, 1, &why), (Shape{}));
+  EXPECT_EQ(*trace_shape({2, 3, 4}, -1, 0, &why), (Shape{3}));
+  EXPECT_FALSE(trace_shape({3}, 0, 1, &why));
+  EXPECT_FALSE(trace_shape({3, 3}, 1, -1, &why));
+  EXPECT_EQ(why, "axis1 and axis2 cannot be the same");
+  EXPECT_EQ(*vander_shape({5}, 3, &why), (Shape{5, 3}));
+  EXPECT_FALSE(vander_shape({5, 2}, 3, &why));
+  EXPECT_FALSE(vander_shape({5}, -1, &why));
+}
+
+TEST(LibraryRules, InsertRfftLstsq) {
+  std::string why;
+  EXPECT_EQ(*insert_shape({4}, 0, 1, 0, true, &why), (Shape{5}));
+  EXPECT_EQ(*insert_shape({4}, -4, 3, 0, false, &why), (Shape{7}));
+  EXPECT_EQ(*insert_shape({2, 3}, 6, 1, 0, true, &why), (Shape{7}));
+  EXPECT_EQ(*insert_shape({2, 3}, 1, 1, -1, false, &why), (Shape{2, 4}));
+  EXPECT_FALSE(insert_shape({4}, 5, 1, 0, true, &why));
+  EXPECT_EQ(why, "index 5 is out of bounds for axis 0 with size 4");
+  EXPECT_FALSE(insert_shape({4}, -5, 1, 0, false, &why));
+  EXPECT_FALSE(insert_shape({2, 3}, 0, 1, 2, false, &why));
+  EXPECT_EQ(*rfft_shape({8}, std::nullopt, -1, &why), (Shape{5}));
+  EXPECT_EQ(*rfft_shape({3, 7}, std::nullopt, 0, &why), (Shape{2, 7}));
+  EXPECT_EQ(*rfft_shape({8}, 3, 0, &why), (Shape{2}));
+  EXPECT_FALSE(rfft_shape({8}, 0, 0, &why));
+  EXPECT_FALSE(rfft_shape({0}, std::nullopt, 0, &why));
+  EXPECT_FALSE(rfft_shape({8}, std::nullopt, 1, &why));
+  const auto v = lstsq_shapes({6, 3}, {6}, &why);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(*v, (std::vector<Shape>{{3}, {1}, {}, {3}}));
+  const auto m = lstsq_shapes({2, 3}, {2, 4}, &why);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(*m, (std::vector<Shape>{{3, 4}, {4}, {}, {2}}));
+  EXPECT_FALSE(lstsq_shapes({3, 3}, {4}, &why));
+  EXPECT_FALSE(lstsq_shapes({3}, {3}, &why));
+  EXPECT_FALSE(lstsq_shapes({3, 0}, {3}, &why));
 }
 
 }  // namespace

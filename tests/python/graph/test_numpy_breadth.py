@@ -1,12 +1,18 @@
 """NumPy breadth (issue 20, item 5): outer products, ufunc methods (outer, reduce, accumulate), flips, rolls,
 triangles, sorts (functions and ndarray methods, ``x.sort()`` in place), take_along_axis, linspace with dtype and
 endpoint; unpacking and iterating arrays (rows as getitem ops), tuples built at run time as indices; boolean masks
-(a size known only when the graph runs) and integer arrays as indices, and stores through them; np.linalg (solve, inv, det, cholesky, qr, svd, eigh, norm), cov and histogram as library ops (several
-results as one op and its items). Each compared with plain NumPy on the first call, from the cache and with
-varied arguments (other values, dimensions one longer, another dtype); graph and break counts pinned. Errors (a bad
-axis, a singular matrix) reach the caller as in plain NumPy; a call that may raise on its data (LinAlgError,
-IndexError) is not captured while side effects wait to be replayed after the graph.
+(a size known only when the graph runs) and integer arrays as indices, and stores through them; np.linalg (solve,
+inv, det, cholesky, qr, svd, eigh, norm, lstsq), cov, histogram, np.insert and np.fft.rfft/rfftfreq as library ops
+(several results as one op and its items); diag, trace, vander, polyval, hanning, indices, np.array of computed
+items and nonzero (its length known only when the graph runs, as a mask's count). Each compared with plain NumPy on
+the first call, from the cache and with varied arguments (other values, dimensions one longer, another dtype); graph
+and break counts pinned. Errors (a bad axis, a singular matrix) reach the caller as in plain NumPy; a call that may
+raise on its data (LinAlgError, IndexError) is not captured while side effects wait to be replayed after the graph.
 PYTEST_DONT_REWRITE"""
+
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -19,6 +25,11 @@ NT = int(not np.__version__.startswith("1."))
 # NumPy 1.24 in its experimental "weak" promotion state: np.histogram raises OverflowError inside (plainly too).
 WEAK1 = int(np.__version__.startswith("1.") and hasattr(np, "_get_promotion_state")
             and np._get_promotion_state() == "weak")
+
+# NumPy 1.x's legacy (value-based) promotion, not its "weak" state.
+LEGACY = int(np.__version__.startswith("1.") and not WEAK1)
+# Python 3.12 and later inline a list comprehension (PEP 709) inside a try block: its NumPy operations break there.
+PY312 = int(sys.version_info >= (3, 12))
 
 rng = np.random.default_rng(20)
 A = rng.standard_normal((3, 4))
@@ -662,6 +673,206 @@ def take_list_of_bools_breaks(v):
     return v[[True, False, True]]
 
 
+# --- diag, trace, vander, polyval, lstsq, insert, windows and spectra, indices, arrays of computed items, nonzero --
+
+def diag_forms(s, v):
+    return np.diag(s), np.diag(s, 1), np.diag(s, k=-2), np.diag(s, 9), np.diag(v), np.diag(v, -1) * 2.0
+
+
+def diag_of_diag(a):
+    return np.diag(np.diag(a)) + 1.0, np.diag(a.T, -1)
+
+
+def diag_of_ints_and_bools(i, b):
+    return np.diag(i), np.diag(i[0], 2), np.diag(b)
+
+
+def diag_view_sees_changes(a):
+    b = a.copy()
+    d = np.diag(b)
+    b[0, 0] = 100.0
+    return d * 1.0
+
+
+def diag_of_batch_raises(b):
+    return np.diag(b)
+
+
+def diag_float_k_breaks(a):
+    return np.diag(a, 1.0)
+
+
+def traces(s, b):
+    return np.trace(s), np.trace(s, 1), np.trace(s, offset=-1), np.trace(b, axis1=1, axis2=2), np.trace(b, 0, 0, 2)
+
+
+def trace_dtypes(i, b, f):
+    return np.trace(i), np.trace(b), np.trace(f), np.trace(f, dtype=np.float64)
+
+
+def trace_of_vector_raises(v):
+    return np.trace(v)
+
+
+def trace_same_axes_raises(b):
+    return np.trace(b, axis1=1, axis2=1)
+
+
+def vanders(v):
+    return np.vander(v), np.vander(v, 3), np.vander(v, N=5, increasing=True), np.vander(v, 0)
+
+
+def vander_dtypes(i, b, f):
+    return np.vander(i[0], 3), np.vander(b[0]), np.vander(f[0], 2)
+
+
+def vander_of_matrix_raises(a):
+    return np.vander(a)
+
+
+def polyvals(p, x, a):
+    return np.polyval(p, x), np.polyval(p, a) * 2.0, np.polyval(p[:0], x), np.polyval(p[:1], a)
+
+
+def polyval_ints(i):
+    return np.polyval(i[0], i[1]), np.polyval(i[0, :2], i)
+
+
+def polyval_mixed(p, f):
+    # (NumPy 1.x's value-based casting of the coefficients: the dtype depends on their values there - float64 for
+    # a coefficient of 2**62 with a float32 x, float32 for small ones)
+    return np.polyval(p, f)
+
+
+def polynomial_fit(x, y):
+    v = np.vander(x, 4)
+    coef = np.linalg.lstsq(v, y, rcond=None)[0]
+    return coef, np.polyval(coef, x)
+
+
+def lstsq_results(a, b):
+    x, residuals, rank, s = np.linalg.lstsq(a, b, rcond=None)
+    return x, residuals, rank, s, residuals * 2.0
+
+
+def lstsq_matrix_rhs(a, b):
+    x, residuals, rank, s = np.linalg.lstsq(a, b, rcond=1e-10)
+    return x, residuals.sum(), rank, s
+
+
+def lstsq_rank_deficient(a, b):
+    # (a's columns repeated: no residuals)
+    return np.linalg.lstsq(np.concatenate([a, a], axis=1), b, rcond=None)
+
+
+def lstsq_incompatible_raises(a, v):
+    return np.linalg.lstsq(a, v, rcond=None)
+
+
+def inserts(v, a):
+    return (np.insert(v, 0, 0.0), np.insert(v, 2, -1), np.insert(v, -1, v[:2]), np.insert(v, len(v), 7.5),
+            np.insert(a, 1, 5.0, axis=1), np.insert(a, 0, 3.0, axis=-2), np.insert(a, 3, 9.0))
+
+
+def insert_ints(i, f):
+    return np.insert(i[0], 1, 2.5), np.insert(i[0], 0, f[0]), np.insert(f[0], 1, True)
+
+
+def moving_average(x, w):
+    c = np.cumsum(np.insert(x, 0, 0.0))
+    return (c[w:] - c[:-w]) / w
+
+
+def insert_out_of_bounds_raises(v):
+    return np.insert(v, 10, 1.0)
+
+
+def insert_bad_value_raises(v):
+    return np.insert(v, 0, "x")
+
+
+def spectrum(x):
+    n = len(x)
+    X = np.fft.rfft(x * np.hanning(n))
+    p = np.abs(X) ** 2 / n
+    return np.fft.rfftfreq(n, 0.5)[p.argmax()], p, np.fft.rfftfreq(n)
+
+
+def rfft_forms(x, a):
+    return (np.fft.rfft(x, 7), np.fft.rfft(x, n=16, norm="ortho"), np.fft.rfft(a, axis=0),
+            np.fft.rfft(a, norm="forward"), np.hanning(1), np.hanning(0), np.hanning(6) * x[0])
+
+
+def rfft_dtypes(f, i):
+    return np.fft.rfft(f), np.fft.rfft(i[0])
+
+
+def rfft_zero_points_raises(x):
+    return np.fft.rfft(x, 0)
+
+
+def rfft_bad_axis_raises(x):
+    return np.fft.rfft(x, axis=2)
+
+
+def rfftfreq_zero_d_raises(x):
+    return x.sum() * np.fft.rfftfreq(4, 0)
+
+
+def index_grids(a):
+    ii, jj = np.indices(a.shape)
+    return ii + jj, (ii + jj) % 2 == 0, np.indices((2, 3), dtype=np.float32), np.indices(a.shape)[1] * a
+
+
+def arrays_of_scalars(v):
+    out = []
+    for k in range(3):
+        out.append((v * k).max())
+    return np.array(out), np.array([v.sum(), v.min()]), np.array((v[0], v[1]), dtype=np.float32)
+
+
+def arrays_of_rows(a):
+    rows = [a[0] * 2.0, a[1], a[2] + 1.0]
+    return np.array(rows), np.array([a.sum(axis=0), a.max(axis=0)]).T
+
+
+def array_of_comprehension(a):
+    return np.array([a[k].mean() for k in range(3)])
+
+
+def arrays_of_mixed_dtypes(i, f):
+    return np.array([i[0, 0], f[0, 0]]), np.array([i.sum(), i.max()]), np.array([f[0], f[1]])
+
+
+def array_of_different_shapes_raises(a):
+    return np.array([a[0], a[1, :2]])
+
+
+def nonzeros(v, a):
+    (k,) = np.nonzero(v > 0)
+    rows, cols = np.nonzero(a > 0)
+    return k, v[k], k + 1, rows, cols, a[rows], (a > 0).nonzero()[1] * 2
+
+
+def peak_detect(x, min_height):
+    is_peak = (x[1:-1] > x[:-2]) & (x[1:-1] >= x[2:]) & (x[1:-1] > min_height)
+    idx = np.nonzero(is_peak)[0] + 1
+    return idx, x[idx]
+
+
+def nonzero_with_mask(v):
+    m = v > 0
+    return v[m] * v[np.nonzero(m)[0]], np.nonzero(v)[0]
+
+
+def nonzero_len_breaks(v):
+    return len(np.nonzero(v > 0)[0])
+
+
+def nonzero_of_scalar_breaks(v):
+    return np.nonzero(v.sum())
+
+
 CASES = [
     case(outer_vectors, V4, V3),
     case(outer_of_matrices, A, V3),
@@ -790,6 +1001,52 @@ CASES = [
     case(take_stores, V4, np.array([3, 1])),
     case(take_unused_raises, V4, np.array([0, 1])),
     case(take_list_of_bools_breaks, V3, graphs=0, breaks=1),
+    case(diag_forms, SQ, V3),
+    case(diag_of_diag, A),
+    case(diag_of_ints_and_bools, I64, BOOL),
+    case(diag_view_sees_changes, SQ),
+    case(diag_of_batch_raises, BATCH, graphs=0, breaks=1),
+    case(diag_float_k_breaks, SQ, graphs=0, breaks=1),
+    case(traces, SQ, BATCH),
+    case(trace_dtypes, I8, BOOL, F32),
+    case(trace_of_vector_raises, V4, graphs=0, breaks=1),
+    case(trace_same_axes_raises, BATCH, graphs=0, breaks=1),
+    case(vanders, V4),
+    case(vander_dtypes, I8, BOOL, F32),
+    case(vander_of_matrix_raises, A, graphs=0, breaks=1),
+    case(polyvals, V3, V4, A),
+    case(polyval_ints, I64),
+    case(polyval_mixed, V3, F32, graphs=1 - LEGACY, breaks=LEGACY),
+    case(polyval_mixed, I64[0], F32, graphs=1 - LEGACY, breaks=LEGACY),
+    case(polynomial_fit, np.linspace(-1.0, 1.0, 9), np.sin(np.linspace(0.0, 3.0, 9))),
+    case(lstsq_results, rng.standard_normal((6, 3)), rng.standard_normal(6)),
+    case(lstsq_results, A, V3),  # (more columns than rows: no residuals)
+    case(lstsq_matrix_rhs, rng.standard_normal((6, 3)), rng.standard_normal((6, 2))),
+    case(lstsq_rank_deficient, rng.standard_normal((6, 2)), rng.standard_normal(6)),
+    case(lstsq_results, F32.T.copy(), F32[0]),
+    case(lstsq_incompatible_raises, SQ, V3, graphs=0, breaks=1),
+    case(inserts, V4, A),
+    case(insert_ints, I64, F32),
+    case(moving_average, np.cumsum(V4), 2),
+    case(insert_out_of_bounds_raises, V4, graphs=0, breaks=1),
+    case(insert_bad_value_raises, V4, graphs=0, breaks=1),
+    case(spectrum, rng.standard_normal(16)),
+    case(rfft_forms, rng.standard_normal(10), A),
+    case(rfft_dtypes, F32, I64),
+    case(rfft_zero_points_raises, V4, graphs=0, breaks=1),
+    case(rfft_bad_axis_raises, V4, graphs=0, breaks=1),
+    case(rfftfreq_zero_d_raises, V4, graphs=1, breaks=1),
+    case(index_grids, A),
+    case(arrays_of_scalars, V4),
+    case(arrays_of_rows, A),
+    case(array_of_comprehension, A, graphs=1 - PY312, breaks=PY312),
+    case(arrays_of_mixed_dtypes, I64, F32),
+    case(array_of_different_shapes_raises, A, graphs=1, breaks=1),
+    case(nonzeros, V4, A),
+    case(peak_detect, np.sin(np.linspace(0.0, 20.0, 50)), 0.5),
+    case(nonzero_with_mask, V4),
+    case(nonzero_len_breaks, V4, graphs=1, breaks=1),
+    case(nonzero_of_scalar_breaks, V4, graphs=1, breaks=1),
 ]
 
 
@@ -833,3 +1090,29 @@ def test_tuple_values_in_text_json_and_drawing():
     (qr,) = [op for op in g["json"]["ops"] if op["op"] == "linalg.qr"]
     assert qr["parts"] == 2
     assert "tuple of 2" in render.graph_dot(g["json"])
+
+
+FFT_FIRST_USE = """
+import sys
+import numpy as np
+import sot
+
+def f(x):
+    return np.fft.rfft(x) * 2.0
+
+first = "numpy.fft" not in sys.modules
+e = sot.explain(f, np.arange(8.0))
+assert np.array_equal(sot.symbolic_translate(f)(np.arange(8.0)), np.fft.rfft(np.arange(8.0)) * 2.0)
+print(first, e.graph_break_count, e.graph_count, e.break_reasons)
+"""
+
+
+def test_fft_first_use_in_a_translated_frame():
+    """NumPy 2 loads np.fft at its first use (the numpy module's __getattr__): a first use inside a translated frame
+    imports it there, as plain Python would, and the call is captured (a fresh interpreter: this one has np.fft)."""
+    pytest.importorskip("sot")
+    r = subprocess.run([sys.executable, "-c", FFT_FIRST_USE], capture_output=True, text=True, env=dict(os.environ),
+                       check=False)
+    assert r.returncode == 0, r.stderr
+    first, breaks, graphs = r.stdout.split()[:3]
+    assert (first, breaks, graphs) == (str(not np.__version__.startswith("1.")), "0", "1"), r.stdout

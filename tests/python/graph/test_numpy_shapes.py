@@ -271,7 +271,7 @@ def unsupported_function(a):
 
 
 def unsupported_method(a):
-    return a.nonzero()
+    return a.repeat(2)
 
 
 def random_breaks(a):
