@@ -28,8 +28,6 @@ WEAK1 = int(np.__version__.startswith("1.") and hasattr(np, "_get_promotion_stat
 
 # NumPy 1.x's legacy (value-based) promotion, not its "weak" state.
 LEGACY = int(np.__version__.startswith("1.") and not WEAK1)
-# Python 3.12 and later inline a list comprehension (PEP 709) inside a try block: its NumPy operations break there.
-PY312 = int(sys.version_info >= (3, 12))
 
 rng = np.random.default_rng(20)
 A = rng.standard_normal((3, 4))
@@ -1039,7 +1037,7 @@ CASES = [
     case(index_grids, A),
     case(arrays_of_scalars, V4),
     case(arrays_of_rows, A),
-    case(array_of_comprehension, A, graphs=1 - PY312, breaks=PY312),
+    case(array_of_comprehension, A),
     case(arrays_of_mixed_dtypes, I64, F32),
     case(array_of_different_shapes_raises, A, graphs=1, breaks=1),
     case(nonzeros, V4, A),
