@@ -32,12 +32,34 @@ VarPtr OpcodeExecutor::array_iterator(const VarPtr& v) {
     graph_break(std::string("iteration over a ") + (info.scalar ? "NumPy scalar" : "0-d array") +
                 " (raises TypeError)");
   }
-  const std::int64_t rows = static_info(x.id).shape[0];
-  if (rows > kMaxRows) {
+  return Variable::iterator(Variable::IterKind::kList, {v});
+}
+
+void OpcodeExecutor::check_unrolled_row(const VarPtr& v, Py_ssize_t i) {
+  // (a long loop over rows is a loop op, tried at its first steps: only those may unroll)
+  const std::int64_t rows = static_info(array_operand(v).id).shape[0];
+  if (rows > kMaxRows && i >= kLoopPeelMax) {
     graph_break("iteration over a NumPy array of " + std::to_string(rows) + " rows (more than " +
                 std::to_string(kMaxRows) + " are not unrolled)");
   }
-  return Variable::iterator(Variable::IterKind::kList, {v});
+}
+
+VarPtr OpcodeExecutor::array_row_at(const VarPtr& v, int index, std::int64_t first) {
+  const ArrayOperand x = array_operand(v);
+  const graph::ValueInfo info = array_info(x.id);
+  graph::IndexItem item;
+  item.index = first;  // (every step's row has the shape of the first)
+  std::string why;
+  auto row = graph::index_result(info, {item}, &why);
+  if (!row) {
+    graph_break("numpy row of a loop: " + why);
+  }
+  graph::Op g;
+  g.name = "getitem";
+  g.fn = loaded_module("operator").attr("getitem");
+  g.args = {graph::Arg::of(x.id), graph::Arg::of(index)};
+  g.view = !row->scalar;
+  return add_array_op(std::move(g), *row);
 }
 
 VarPtr OpcodeExecutor::array_row(const VarPtr& v, Py_ssize_t i) {
@@ -65,6 +87,7 @@ bool OpcodeExecutor::array_rows(const VarPtr& v, std::vector<VarPtr>* rows) {
   if (!array_iterator(v)) {
     return false;
   }
+  check_unrolled_row(v, kLoopPeelMax);
   rows->clear();
   for (Py_ssize_t i = 0;; ++i) {
     VarPtr row = array_row(v, i);

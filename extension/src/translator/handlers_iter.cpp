@@ -201,6 +201,7 @@ VarPtr OpcodeExecutor::iter_next(const VarPtr& it) {
     case IK::kList: {
       const VarPtr& list = it->items()[0];
       if (is_array_like(list)) {
+        check_unrolled_row(list, pos);
         item = array_row(list, pos);  // made as it is taken
         break;
       }

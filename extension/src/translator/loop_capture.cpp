@@ -1,5 +1,6 @@
-// Loops as loop ops. A `for` loop over a constant range longer than kLoopUnrollMax, whose loop
-// variable the body does not read, has its body simulated once instead of once per step: the
+// Loops as loop ops. A `for` loop over a constant range, or over the rows of an array, longer than
+// kLoopUnrollMax has its body simulated once instead of once per step (the range's variable may
+// only index arrays; a row is x[t], made in the body from the step's index t): the
 // locals the body stores that hold arrays become placeholders (graph values that stand for "the
 // value at the start of a step"), the body runs to its jump back to FOR_ITER, and what it left is
 // checked:
@@ -43,6 +44,7 @@ struct OpcodeExecutor::LoopSite {
   std::int64_t start = 0, step = 1, last_index = 0;  // the variable's first and last values
   std::int64_t trips = 0;
   py::object first, final;  // the range's first and last items
+  VarPtr rows;              // a loop over an array's rows: the array (else a range loop)
   std::set<int> stored;     // the slots the body stores
   // What the run looked like before the loop, to put back.
   std::vector<VarPtr> locals, stack;
@@ -120,38 +122,71 @@ bool OpcodeExecutor::loop_shape(const bytecode::Instruction& ins, LoopSite* site
   return true;
 }
 
-bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr& it) {
+bool OpcodeExecutor::range_loop_bounds(const VarPtr& it, LoopSite* site) {
   PyObject* range = it->value().ptr();
-  if (it->iter_kind() != Variable::IterKind::kConstSeq || it->position() < 0 ||
-      it->position() > 1 || !PyRange_Check(range) || numpy_module().is_none() ||
-      depth_ >= kMaxInlineDepth || under_handler(ins) || shared_->calls_under_handler > 0) {
+  if (it->iter_kind() != Variable::IterKind::kConstSeq || !PyRange_Check(range)) {
     return false;
   }
-  // At the loop's first step, or at its second (the first one unrolled, "peeled": a value that
-  // changes kind on the first step, a Python float becoming a NumPy scalar, stays the same after).
   const Py_ssize_t pos = it->position();
   const Py_ssize_t n = PyObject_Length(range);
   if (n - pos <= kLoopUnrollMax) {
     PyErr_Clear();
     return false;
   }
-  LoopSite site;
-  if (!loop_shape(ins, &site)) {
-    return false;
-  }
-  site.trips = n - pos;
+  site->trips = n - pos;
   const auto rng = py::reinterpret_borrow<py::object>(range);
   try {
-    site.step = rng.attr("step").cast<std::int64_t>();
-    site.start = rng.attr("start").cast<std::int64_t>() + site.step * pos;
-    site.last_index = site.start + site.step * (site.trips - 1);
+    site->step = rng.attr("step").cast<std::int64_t>();
+    site->start = rng.attr("start").cast<std::int64_t>() + site->step * pos;
+    site->last_index = site->start + site->step * (site->trips - 1);
   } catch (const py::cast_error&) {
     return false;  // (a range past 64-bit ints)
   }
-  site.first = py::reinterpret_steal<py::object>(PySequence_GetItem(range, pos));
-  site.final = py::reinterpret_steal<py::object>(PySequence_GetItem(range, n - 1));
-  if (!site.first || !site.final || arrays().errors_raise) {
+  site->first = py::reinterpret_steal<py::object>(PySequence_GetItem(range, pos));
+  site->final = py::reinterpret_steal<py::object>(PySequence_GetItem(range, n - 1));
+  if (!site->first || !site->final) {
     PyErr_Clear();
+    return false;
+  }
+  return true;
+}
+
+bool OpcodeExecutor::rows_loop_bounds(const VarPtr& it, LoopSite* site) {
+  if (it->iter_kind() != Variable::IterKind::kList || !is_array_like(it->items()[0])) {
+    return false;
+  }
+  const ArrayOperand x = array_operand(it->items()[0]);
+  if (x.kind != ArrayOperand::Kind::kValue) {
+    return false;
+  }
+  const ValueInfo info = array_info(x.id);
+  if (info.scalar || info.ndim() == 0) {
+    return false;
+  }
+  const std::int64_t n = static_info(x.id).shape[0];
+  const Py_ssize_t pos = it->position();
+  if (n - pos <= kLoopUnrollMax) {
+    return false;
+  }
+  site->rows = it->items()[0];
+  site->trips = n - pos;
+  site->start = pos;
+  site->step = 1;
+  site->last_index = n - 1;
+  site->reads_var = true;  // (the row is made in the body from the step's index)
+  return true;
+}
+
+bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr& it) {
+  // At the loop's first step, or after one or two steps unrolled ("peeled": a value that changes
+  // kind on the first steps, a Python float becoming a NumPy scalar, stays the same after).
+  if (it->position() < 0 || it->position() > kLoopPeelMax || numpy_module().is_none() ||
+      depth_ >= kMaxInlineDepth || under_handler(ins) || shared_->calls_under_handler > 0 ||
+      arrays().errors_raise) {
+    return false;
+  }
+  LoopSite site;
+  if (!loop_shape(ins, &site) || !(range_loop_bounds(it, &site) || rows_loop_bounds(it, &site))) {
     return false;
   }
   site.locals = locals_;
@@ -223,8 +258,12 @@ void OpcodeExecutor::loop_placeholders(LoopSite* site) {
 
 bool OpcodeExecutor::simulate_loop_body(LoopSite* site) {
   const auto& code = code_.instructions();
-  push(site->index >= 0 ? Variable::array(site->index, "the loop variable")
-                        : Variable::constant(site->first));
+  if (site->rows) {
+    push(array_row_at(site->rows, site->index, site->start));  // x[t] (array_iteration.cpp)
+  } else {
+    push(site->index >= 0 ? Variable::array(site->index, "the loop variable")
+                          : Variable::constant(site->first));
+  }
   next_ = site->for_pc + 1;
   for (;;) {
     pc_ = next_;
@@ -415,7 +454,9 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
     ++k;
   }
   if (site->stored.count(site->var) == 0) {
-    locals_[static_cast<std::size_t>(site->var)] = Variable::constant(site->final);
+    locals_[static_cast<std::size_t>(site->var)] =
+        site->rows ? array_row(site->rows, static_cast<Py_ssize_t>(site->last_index))
+                   : Variable::constant(site->final);
   } else if (site->var_after) {
     locals_[static_cast<std::size_t>(site->var)] = site->var_after;
   }

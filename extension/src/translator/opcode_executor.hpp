@@ -217,8 +217,11 @@ class OpcodeExecutor {
   // loop_capture.cpp: a `for` loop over a long range whose body is array code becomes one loop op
   // of the graph (its body simulated once); false when it cannot (the loop then unrolls).
   static constexpr std::int64_t kLoopUnrollMax = 16;  // ranges up to this long still unroll
+  static constexpr Py_ssize_t kLoopPeelMax = 2;  // steps unrolled before a loop op is tried again
   struct LoopSite;
   bool capture_loop(const bytecode::Instruction& ins, const VarPtr& it);
+  bool range_loop_bounds(const VarPtr& it, LoopSite* site);
+  bool rows_loop_bounds(const VarPtr& it, LoopSite* site);
   bool loop_shape(const bytecode::Instruction& ins, LoopSite* site) const;
   void loop_placeholders(LoopSite* site);
   bool simulate_loop_body(LoopSite* site);
@@ -484,6 +487,10 @@ class OpcodeExecutor {
   // row i made when it is taken (nullptr past the last), every row at once (false: not an array).
   VarPtr array_iterator(const VarPtr& v);
   VarPtr array_row(const VarPtr& v, Py_ssize_t i);
+  // Row i of `v` about to be taken by an unrolled loop: a break past the rows that may unroll.
+  void check_unrolled_row(const VarPtr& v, Py_ssize_t i);
+  // Row x[t] of `v` where t is the loop index `index` (a graph value, first `first`).
+  VarPtr array_row_at(const VarPtr& v, int index, std::int64_t first);
   bool array_rows(const VarPtr& v, std::vector<VarPtr>* rows);
   VarPtr array_attr(const VarPtr& base, const pybind11::object& name);
   // A NumPy function or an array method called with `args` (keywords last, named by kwnames): its

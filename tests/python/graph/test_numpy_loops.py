@@ -1,6 +1,6 @@
-"""Loops captured as loop ops: a ``for`` over a long range whose body is array code is one ``loop`` op of the graph
-(its body simulated once, a graph of its own run once per step), whatever the number of steps; loops that cannot be
-(a counter, a list appended to, the loop variable read, a print) unroll as before. Every case is compared with plain
+"""Loops captured as loop ops: a ``for`` over a long range or over an array's rows whose body is array code is one
+``loop`` op of the graph (its body simulated once, a graph of its own run once per step), whatever the number of
+steps; loops that cannot be (a counter, a list appended to, the loop variable read, a print) unroll as before. Every case is compared with plain
 NumPy on the first call, from the cache and with other arguments.
 PYTEST_DONT_REWRITE"""
 
@@ -138,6 +138,40 @@ def rows_backwards(m):
     return acc
 
 
+def over_rows(m):
+    acc = np.zeros(m.shape[1])
+    for row in m:
+        acc = acc * 0.5 + row * row
+    return acc, row  # (after the loop: the last row, a view of m)
+
+
+def over_samples_peeled_twice(x, k):
+    coeff = 2.0 * np.cos(2.0 * np.pi * k / len(x))
+    s_prev = 0.0
+    s_prev2 = 0.0
+    for sample in x:  # (Python floats become NumPy scalars over the first two steps)
+        s = sample + coeff * s_prev - s_prev2
+        s_prev2 = s_prev
+        s_prev = s
+    return s_prev2 ** 2 + s_prev ** 2 - coeff * s_prev * s_prev2
+
+
+def over_planes_changing_them(b):
+    total = np.zeros(b.shape[1:])
+    for plane in b:
+        plane *= 2.0  # (in place on b, as plain Python's rows are views)
+        total += plane
+    return total, b
+
+
+def over_rows_that_print(m):
+    acc = np.zeros(m.shape[1])
+    for row in m:
+        acc = acc + row
+        print(float(acc[0]) > 0)
+    return acc
+
+
 def index_out_of_range_unrolls(x):
     acc = np.zeros(x.shape[1])
     for i in range(x.shape[0] + 2):
@@ -180,6 +214,10 @@ def empty_body_loop(x):
 
 
 CASES = [
+    case(over_rows, rng.standard_normal((40, 5))),
+    case(over_samples_peeled_twice, rng.standard_normal(256), 5),
+    case(over_planes_changing_them, rng.standard_normal((20, 3, 2))),
+    case(over_rows_that_print, rng.standard_normal((40, 3)), graphs=1, breaks=1),
     case(heat_in_place, U.copy(), 200),
     case(heat_rebound, U, 150),
     case(wave_three_levels, U, 120),
@@ -230,6 +268,9 @@ def _graph_texts(fn, *args):
     (python_float_carried, (X, 30)),  # the first step unrolled ("peeled"), the other 29 one op
     (dtype_changes_unrolls, (np.arange(12).reshape(3, 4),)),  # int64 on the first step, float64 after
     (rows_backwards, (rng.standard_normal((30, 4)),)),
+    (over_rows, (rng.standard_normal((40, 5)),)),
+    (over_samples_peeled_twice, (rng.standard_normal(256), 5)),
+    (over_planes_changing_them, (rng.standard_normal((20, 3, 2)),)),
 ])
 def test_captured_as_one_loop_op(fn, args):
     (text,) = _graph_texts(fn, *args)
