@@ -40,6 +40,7 @@ def test_sot_magics_in_terminal_ipython(tmp_path):
     assert "False" in out  # the xsot kernel's package is not needed
     assert "sum is 6.0" in out
     assert "array([1., 1., 1.], dtype=float32)" in out  # the cell's value, as a plain run shows it
-    # The report's text form: the translated function, its graphs and the break at float() on line 5.
+    # The report's text form: the translated function, its graphs and the break at print() on line 5 (float() of
+    # the sum is made in the graph).
     assert "sot: 1 function(s) translated" in out, out
-    assert "break at line 5 (scale): float() of a NumPy value" in out, out
+    assert "break at line 5 (scale): a call of <built-in function print>" in out, out

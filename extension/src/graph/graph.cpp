@@ -18,6 +18,9 @@ std::string ValueInfo::text() const {
   if (is_tuple()) {
     return "tuple of " + std::to_string(parts);
   }
+  if (python != 0) {
+    return python == 'i' ? "Python int" : "Python float";
+  }
   std::string s(name(dtype));
   if (scalar) {
     return s + " scalar";

@@ -31,6 +31,9 @@ struct ValueInfo {
   // loop op's); only ops taking one item of it read it (dtype and shape then mean nothing).
   int parts = -1;
   bool is_tuple() const { return parts >= 0; }
+  // Not NumPy's: a Python number made from one where the graph runs, int() ('i') or float() ('f')
+  // of a NumPy scalar; only returned or kept by the frame (no operation of the graph reads it).
+  char python = 0;
 
   int ndim() const { return static_cast<int>(shape.size()); }
   // "float64[2, 3]", "float32 scalar", "int64[s0, 3]", "tuple of 2".

@@ -53,6 +53,14 @@ PyObject* call_step(const Program& p, const Program::Step& s, std::vector<PyObje
 
 // Raises AssertionError when `r` is not what the graph said op `s` makes.
 bool check_result(const Program::Step& s, PyObject* r) {
+  if (s.info.python != 0) {
+    if (s.info.python == 'i' ? PyLong_CheckExact(r) : PyFloat_CheckExact(r)) {
+      return true;
+    }
+    PyErr_Format(PyExc_AssertionError, "graph op %s said %s, NumPy made %s", s.text.c_str(),
+                 s.info.text().c_str(), Py_TYPE(r)->tp_name);
+    return false;
+  }
   if (s.info.is_tuple()) {
     if (PyTuple_Check(r) && PyTuple_GET_SIZE(r) == s.info.parts) {
       return true;

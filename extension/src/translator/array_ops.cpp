@@ -179,7 +179,7 @@ std::optional<ValueInfo> OpcodeExecutor::retry_static(
 
 bool OpcodeExecutor::is_array_like(const VarPtr& v) {
   if (v->kind() == Variable::Kind::kArray) {
-    return !shared_->arrays || !shared_->arrays->is_loop_index(v->graph_id());
+    return !shared_->arrays || !shared_->arrays->is_opaque(v->graph_id());
   }
   if (v->kind() != Variable::Kind::kObject || !v->tracker().is_input()) {
     return false;

@@ -67,6 +67,8 @@ struct ArrayState {
   };
   std::map<int, LoopIndex> loop_indices;
   bool is_loop_index(int id) const { return loop_indices.count(id) != 0; }
+  // A graph value no array operation takes: a loop index, or a Python number (ValueInfo::python).
+  bool is_opaque(int id) const { return is_loop_index(id) || graph.value(id).info.python != 0; }
 
   // Where the graph stands, to undo an inlined call that cannot finish.
   struct Mark {

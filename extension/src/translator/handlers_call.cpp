@@ -111,6 +111,12 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
     replace_call(site, std::move(r));
     return;
   }
+  // int() or float() of a NumPy scalar: a Python number made where the graph runs
+  // (python_numbers.cpp).
+  if (VarPtr r = python_number_of(callable, args, site.nkw)) {
+    replace_call(site, std::move(r));
+    return;
+  }
   if (callable->kind() == Variable::Kind::kObject && args.size() == 1 &&
       args[0]->kind() == Variable::Kind::kArray &&
       (callable->value().ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type) ||

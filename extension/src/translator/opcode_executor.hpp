@@ -331,6 +331,10 @@ class OpcodeExecutor {
   void op_return_generator(const bytecode::Instruction& ins);
   void op_yield_value(const bytecode::Instruction& ins);
   VarPtr builtin_sum(const std::vector<VarPtr>& args);
+  // int(x) or float(x) of a NumPy scalar or 0-d array x of the graph: an op making the Python
+  // number where the graph runs, a value the frame may return or keep but not compute with
+  // (python_numbers.cpp); nullptr when the call is not one.
+  VarPtr python_number_of(const VarPtr& callable, const std::vector<VarPtr>& args, std::size_t nkw);
   // What inlining a call needs to know of the function (inline_call.cpp).
   struct InlineTarget {
     bool made = false;                 // made in the frame (a kFunction Variable)

@@ -146,7 +146,9 @@ VarPtr Variable::array(int id, std::string text) {
 std::string Variable::describe() const {
   switch (kind_) {
     case Kind::kArray:
-      return "NumPy value " + text_;
+      // (int() or float() of a NumPy value, made where the graph runs: its value is not known here)
+      return text_.rfind("Python ", 0) == 0 ? text_ + " made in the graph (its value is not known)"
+                                             : "NumPy value " + text_;
     case Kind::kConst:
       return std::string(Py_TYPE(value_.ptr())->tp_name) + " " + short_repr(value_);
     case Kind::kObject:

@@ -328,7 +328,7 @@ CASES = [
     case(while_on_norm, V * 8, graphs=2, breaks=2),  # (the loop continues in place after its first break)
     case(float_of_reduction, V, graphs=2, breaks=1),
     case(item_of_reduction, V, graphs=2, breaks=1),
-    case(int_of_argmax, V, graphs=2, breaks=1),
+    case(int_of_argmax, V, graphs=1, breaks=1),  # (x[i] needs the Python int's value)
     case(print_between, X, graphs=2, breaks=2),
     case(print_array, X, graphs=2, breaks=1),
     case(loop_over_range, X),

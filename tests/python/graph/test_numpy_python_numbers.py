@@ -1,0 +1,81 @@
+"""int() and float() of NumPy values of the graph (issue 20, item 4): ``return board, int(board.sum())``. The Python
+number is made where the graph runs, by the builtin itself, so its type and value are plain Python's; the frame may
+return it or keep it in a container, and whatever needs its value while translating (arithmetic, a branch,
+formatting) breaks the graph there. int() of a NaN or an infinity raises ValueError or OverflowError where the graph
+runs, so it is not captured while side effects wait to be replayed. Each case compared with plain NumPy on the
+first call, from the cache and with varied arguments (other values, dimensions one longer, another dtype).
+PYTEST_DONT_REWRITE"""
+
+import pytest
+
+from numpy_differential import case, isolated_check, run_cases
+
+np = pytest.importorskip("numpy")
+
+rng = np.random.default_rng(23)
+B = rng.integers(0, 2, (4, 5))
+X = rng.standard_normal(6)
+Z = X + 1j * X[::-1]
+
+g_count = 0
+
+
+def numbers_returned(b, x):
+    return int(b.sum()), float(x.max()), int(np.sqrt(x.size)), [int(v) for v in b[0, :2]], float(b.mean())
+
+
+def number_of_bools_and_zero_d(b, x):
+    return int((x > 0).any()), float(x[:1].reshape(())), int(b.max() > 0)
+
+
+def number_kept_in_a_dict(x):
+    stats = {"n": int(x.size), "top": float(x.max())}
+    stats["low"] = float(x.min())
+    return stats
+
+
+def number_in_arithmetic_breaks(x):
+    n = int(x.sum())
+    return n + 1
+
+
+def number_in_a_branch_breaks(b):
+    if int(b.sum()) > 3:
+        return "many"
+    return "few"
+
+
+def int_of_nan_raises(x):
+    return int(x.max() / 0.0 * 0.0)
+
+
+def int_after_effect_breaks(x):
+    global g_count
+    g_count = 4
+    return int(x.max())
+
+
+def complex_breaks(z):
+    return float(z.sum())
+
+
+def array_of_more_items_breaks(x):
+    return float(x[:1])
+
+
+CASES = [
+    case(numbers_returned, B, X),
+    case(number_of_bools_and_zero_d, B, X),
+    case(number_kept_in_a_dict, X),
+    case(number_in_arithmetic_breaks, X, graphs=1, breaks=1),
+    case(number_in_a_branch_breaks, B, graphs=1, breaks=1),
+    case(int_of_nan_raises, X),
+    case(int_after_effect_breaks, X, graphs=1, breaks=1),
+    case(complex_breaks, Z, graphs=1, breaks=1),
+    case(array_of_more_items_breaks, X, graphs=1, breaks=1),
+]
+
+
+@run_cases(CASES)
+def test_python_numbers(fn, args, kwargs, graphs, breaks, fallbacks):
+    isolated_check(fn, args, kwargs, graphs, breaks, fallbacks)
