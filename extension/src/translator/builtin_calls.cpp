@@ -31,6 +31,9 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
       {"list", &E::builtin_list},
       {"sorted", &E::builtin_sorted},
       {"sum", &E::builtin_sum},
+      {"max", &E::builtin_max},
+      {"min", &E::builtin_min},
+      {"abs", &E::builtin_abs},
   };
   PyObject* builtins = inputs_.builtins;
   if (nkw > 0 || builtins == nullptr || !PyDict_Check(builtins)) {

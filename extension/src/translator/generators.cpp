@@ -130,15 +130,18 @@ VarPtr OpcodeExecutor::generator_consumed_at_once(const CallSite& site) {
 }
 
 VarPtr OpcodeExecutor::builtin_sum(const std::vector<VarPtr>& args) {
-  // sum(items[, start]) over a list or tuple whose items are known, with arrays among them: start
-  // + each item in turn, as the builtin adds them (constants alone are folded by the call itself).
+  // sum(items[, start]) over a list or tuple whose items are known, with arrays (or Python numbers
+  // made in the graph) among them: start + each item in turn, as the builtin adds them (constants
+  // alone are folded by the call itself).
   std::vector<VarPtr> items;
   if (args.empty() || args.size() > 2 || is_array_like(args[0]) || !known_items(args[0], &items)) {
     return nullptr;
   }
-  bool arrays = args.size() == 2 && is_array_like(args[1]);
+  // (Python numbers made in the graph add in the graph too: python_numbers.cpp)
+  auto made = [this](const VarPtr& v) { return is_array_like(v) || number_operand(v).id >= 0; };
+  bool arrays = args.size() == 2 && made(args[1]);
   for (const VarPtr& item : items) {
-    arrays = arrays || is_array_like(item);
+    arrays = arrays || made(item);
   }
   if (!arrays) {
     return nullptr;

@@ -59,7 +59,7 @@ bool too_big(int base, const py::object& a, const py::object& b) {
 }  // namespace
 
 void OpcodeExecutor::binary_op(int op) {
-  if (array_binary_op(op)) {
+  if (array_binary_op(op) || python_number_binary(op)) {
     return;
   }
   const BinaryOperator* bo = binary_operator(op);

@@ -335,6 +335,22 @@ class OpcodeExecutor {
   // number where the graph runs, a value the frame may return or keep but not compute with
   // (python_numbers.cpp); nullptr when the call is not one.
   VarPtr python_number_of(const VarPtr& callable, const std::vector<VarPtr>& args, std::size_t nkw);
+  // A Python number made in the graph ('i' or 'f', its graph value), or a Python int or float
+  // constant; kind 0: neither.
+  struct NumberOperand {
+    char kind = 0;
+    int id = -1;      // made in the graph
+    VarPtr constant;  // a constant
+  };
+  NumberOperand number_operand(const VarPtr& v);
+  int number_value(const NumberOperand& n);  // its graph value (a constant added, guarded)
+  VarPtr number_op(const char* name, const pybind11::object& fn, std::vector<int> args, char kind);
+  // BINARY_OP of Python numbers made in the graph: an op (false: not such operands).
+  bool python_number_binary(int op);
+  VarPtr python_number_builtin(const char* name, const std::vector<VarPtr>& args);
+  VarPtr builtin_max(const std::vector<VarPtr>& args);
+  VarPtr builtin_min(const std::vector<VarPtr>& args);
+  VarPtr builtin_abs(const std::vector<VarPtr>& args);
   // What inlining a call needs to know of the function (inline_call.cpp).
   struct InlineTarget {
     bool made = false;                 // made in the frame (a kFunction Variable)

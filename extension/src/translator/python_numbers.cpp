@@ -2,12 +2,16 @@
 // made where the graph runs, by the builtin itself (an op of the graph whose result is a Python int
 // or float, ValueInfo::python), so it is exactly what plain Python makes. The frame may return it,
 // keep it in a container or pass it on; whatever needs its value here (arithmetic, a branch,
-// formatting) breaks the graph, as before. int() of a NaN or an infinity raises where the graph
-// runs: that op is made only while no side effect waits to be replayed after the graph.
+// formatting) breaks the graph, as before; +, -, *, /, //, % between such numbers and Python
+// constants, and max(), min(), abs() of numbers of one kind, are ops of the graph in their turn
+// (their result's kind follows from the operands' kinds alone). int() of a NaN or an infinity
+// raises where the graph runs: that op is made only while no side effect waits to be replayed after
+// the graph.
 #include <string>
 #include <vector>
 
 #include "core/loaded_module.hpp"
+#include "translator/binary_operators.hpp"
 #include "translator/opcode_executor.hpp"
 
 namespace py = pybind11;
@@ -47,6 +51,151 @@ VarPtr OpcodeExecutor::python_number_of(const VarPtr& callable, const std::vecto
   number.scalar = true;
   number.python = to_int ? 'i' : 'f';
   return add_array_op(std::move(g), number);
+}
+
+}  // namespace sot::translator
+
+namespace sot::translator {
+
+namespace {
+
+// (+, *, -, /, //, %: the operators whose result kind follows from the operands' kinds alone)
+bool number_operator(int base) {
+  constexpr int kAdd = 0, kFloorDivide = 2, kMultiply = 5, kRemainder = 6, kSubtract = 10,
+                kTrueDivide = 11;
+  return base == kAdd || base == kFloorDivide || base == kMultiply || base == kRemainder ||
+         base == kSubtract || base == kTrueDivide;
+}
+
+bool divides(int base) {
+  constexpr int kFloorDivide = 2, kRemainder = 6, kTrueDivide = 11;
+  return base == kFloorDivide || base == kRemainder || base == kTrueDivide;
+}
+
+}  // namespace
+
+OpcodeExecutor::NumberOperand OpcodeExecutor::number_operand(const VarPtr& v) {
+  NumberOperand n;
+  if (v->kind() == Variable::Kind::kArray && shared_->arrays) {
+    const graph::ValueInfo& info = arrays().graph.value(v->graph_id()).info;
+    if (info.python != 0) {
+      n.kind = info.python;
+      n.id = v->graph_id();
+    }
+    return n;
+  }
+  if (v->kind() == Variable::Kind::kConst &&
+      (PyLong_CheckExact(v->value().ptr()) || PyFloat_CheckExact(v->value().ptr()))) {
+    n.kind = PyLong_CheckExact(v->value().ptr()) ? 'i' : 'f';
+    n.constant = v;
+  }
+  return n;
+}
+
+int OpcodeExecutor::number_value(const NumberOperand& n) {
+  if (n.id >= 0) {
+    return n.id;
+  }
+  guards_->value(n.constant);
+  graph::ValueInfo info;
+  info.dtype = n.kind == 'i' ? graph::DType::kInt64 : graph::DType::kFloat64;
+  info.scalar = true;
+  info.python = n.kind;
+  return arrays().graph.add_constant(n.constant->value(), info);
+}
+
+VarPtr OpcodeExecutor::number_op(const char* name, const py::object& fn, std::vector<int> args,
+                                 char kind) {
+  graph::Op g;
+  g.name = name;
+  g.fn = fn;
+  for (const int id : args) {
+    g.args.push_back(graph::Arg::of(id));
+  }
+  graph::ValueInfo number;
+  number.dtype = kind == 'i' ? graph::DType::kInt64 : graph::DType::kFloat64;
+  number.scalar = true;
+  number.python = kind;
+  return add_array_op(std::move(g), number);
+}
+
+bool OpcodeExecutor::python_number_binary(int op) {
+  const BinaryOperator* bo = binary_operator(op);
+  if (bo == nullptr || !number_operator(bo->base)) {
+    return false;
+  }
+  const NumberOperand a = number_operand(peek(2));
+  const NumberOperand b = number_operand(peek(1));
+  if (a.kind == 0 || b.kind == 0 || (a.id < 0 && b.id < 0)) {
+    return false;
+  }
+  if (divides(bo->base) && effects().pending() &&
+      !(b.constant && PyObject_IsTrue(b.constant->value().ptr()) == 1)) {
+    graph_break(std::string("operator ") + bo->symbol +
+                " on a Python number made in the graph: it may raise ZeroDivisionError, after side "
+                "effects that are replayed once the graph has run");
+  }
+  const char kind = bo->base == 11 || a.kind == 'f' || b.kind == 'f' ? 'f' : 'i';
+  VarPtr r = number_op(bo->function, loaded_module("operator").attr(bo->function),
+                       {number_value(a), number_value(b)}, kind);
+  pop();
+  pop();
+  push(std::move(r));
+  return true;
+}
+
+VarPtr OpcodeExecutor::python_number_builtin(const char* name, const std::vector<VarPtr>& args) {
+  // max(a, b, ...), max(items), min(...), abs(x) of Python numbers made in the graph (and
+  // constants), all of one kind: the builtin called where the graph runs.
+  std::vector<VarPtr> items = args;
+  if (args.size() == 1 && std::string(name) != "abs" && !known_items(args[0], &items)) {
+    return nullptr;
+  }
+  if (items.empty() || (std::string(name) == "abs" && args.size() != 1)) {
+    return nullptr;
+  }
+  std::vector<NumberOperand> numbers;
+  bool made = false;
+  for (const VarPtr& v : items) {
+    numbers.push_back(number_operand(v));
+    if (numbers.back().kind == 0 || numbers.back().kind != numbers.front().kind) {
+      return nullptr;  // (of mixed kinds the result's type depends on the values)
+    }
+    made = made || numbers.back().id >= 0;
+  }
+  if (!made) {
+    return nullptr;
+  }
+  std::vector<int> ids;
+  for (const NumberOperand& n : numbers) {
+    ids.push_back(number_value(n));
+  }
+  const py::object fn =
+      py::reinterpret_borrow<py::object>(PyDict_GetItemString(inputs_.builtins, name));
+  if (std::string(name) == "abs") {
+    return number_op(name, fn, ids, numbers.front().kind);
+  }
+  graph::Op g;  // (one argument: the tuple of the numbers)
+  g.name = name;
+  g.fn = fn;
+  g.args = {graph::Arg::sequence(ids, true)};
+  graph::ValueInfo number;
+  number.dtype = numbers.front().kind == 'i' ? graph::DType::kInt64 : graph::DType::kFloat64;
+  number.scalar = true;
+  number.python = numbers.front().kind;
+  return add_array_op(std::move(g), number);
+}
+
+VarPtr OpcodeExecutor::builtin_max(const std::vector<VarPtr>& args) {
+  return python_number_builtin("max", args);
+}
+
+VarPtr OpcodeExecutor::builtin_min(const std::vector<VarPtr>& args) {
+  return python_number_builtin("min", args);
+}
+
+VarPtr OpcodeExecutor::builtin_abs(const std::vector<VarPtr>& args) {
+  return python_number_builtin("abs", args);
 }
 
 }  // namespace sot::translator

@@ -97,7 +97,7 @@ PINS = {
     "autocorrelation": (1, 0, 0),
     "goertzel": (1, 0, 0),
     "peak_detect": (1, 0, 0),
-    "weighted_sum_genexpr": (1, 1, 0),
+    "weighted_sum_genexpr": (1, 0, 0),
     "sgd_dict_params": (1, 0, 0),
     "dict_params_replace": (1, 1, 0),
     "row_iteration": (1, 1, 0),

@@ -1,7 +1,8 @@
 """int() and float() of NumPy values of the graph (issue 20, item 4): ``return board, int(board.sum())``. The Python
 number is made where the graph runs, by the builtin itself, so its type and value are plain Python's; the frame may
-return it or keep it in a container, and whatever needs its value while translating (arithmetic, a branch,
-formatting) breaks the graph there. int() of a NaN or an infinity raises ValueError or OverflowError where the graph
+return it or keep it in a container; +, -, *, /, //, % with other such numbers or Python constants and max(), min(),
+abs() of numbers of one kind are ops of the graph too; whatever needs its value while translating (a comparison, a
+branch, an index, formatting) breaks the graph there. int() of a NaN or an infinity raises ValueError or OverflowError where the graph
 runs, so it is not captured while side effects wait to be replayed. Each case compared with plain NumPy on the
 first call, from the cache and with varied arguments (other values, dimensions one longer, another dtype).
 PYTEST_DONT_REWRITE"""
@@ -34,9 +35,34 @@ def number_kept_in_a_dict(x):
     return stats
 
 
-def number_in_arithmetic_breaks(x):
+def arithmetic_on_numbers(x, n):
+    c = int((x > 0).sum())
+    return c / n, c * 2 + 1, abs(float(x.min())) - 0.5, c // 1, c % 3, max(c, 3), min(float(x.max()), 2.5)
+
+
+def max_of_a_generator(xs):
+    return max(float(x.max()) for x in xs), sum([int(x.argmax()) for x in xs])
+
+
+def division_by_zero_raises(x):
+    c = int((x > 1e9).sum())
+    return 10 / c
+
+
+def division_after_effect_breaks(x):
+    global g_count
+    c = int((x > 0).sum())
+    g_count = 5
+    return 10 // c
+
+
+def mixed_kinds_max_breaks(x):
+    return max(int(x.argmax()), float(x.max()))
+
+
+def number_compared_breaks(x):
     n = int(x.sum())
-    return n + 1
+    return n > 1
 
 
 def number_in_a_branch_breaks(b):
@@ -67,7 +93,12 @@ CASES = [
     case(numbers_returned, B, X),
     case(number_of_bools_and_zero_d, B, X),
     case(number_kept_in_a_dict, X),
-    case(number_in_arithmetic_breaks, X, graphs=1, breaks=1),
+    case(arithmetic_on_numbers, X, 4),
+    case(max_of_a_generator, [X, X[:3] * 2.0, X[::-1]]),
+    case(division_by_zero_raises, X),
+    case(division_after_effect_breaks, X, graphs=1, breaks=1),
+    case(mixed_kinds_max_breaks, X, graphs=1, breaks=1),
+    case(number_compared_breaks, X, graphs=1, breaks=1),
     case(number_in_a_branch_breaks, B, graphs=1, breaks=1),
     case(int_of_nan_raises, X),
     case(int_after_effect_breaks, X, graphs=1, breaks=1),
