@@ -54,7 +54,9 @@ PyObject* call_step(const Program& p, const Program::Step& s, std::vector<PyObje
 // Raises AssertionError when `r` is not what the graph said op `s` makes.
 bool check_result(const Program::Step& s, PyObject* r) {
   if (s.info.python != 0) {
-    if (s.info.python == 'i' ? PyLong_CheckExact(r) : PyFloat_CheckExact(r)) {
+    if (s.info.python == 'i'   ? PyLong_CheckExact(r)
+        : s.info.python == 'f' ? PyFloat_CheckExact(r)
+                               : PyUnicode_CheckExact(r)) {
       return true;
     }
     PyErr_Format(PyExc_AssertionError, "graph op %s said %s, NumPy made %s", s.text.c_str(),

@@ -14,7 +14,8 @@ namespace py = pybind11;
 namespace sot::translator {
 
 VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<VarPtr>& args,
-                                       std::size_t nkw) {
+                                       const py::object& kwnames) {
+  const std::size_t nkw = kwnames ? static_cast<std::size_t>(PyTuple_GET_SIZE(kwnames.ptr())) : 0;
   // The builtins modelled, by name; one is called only when `fn` is the frame's builtin of that
   // name. A new builtin: a handler below, declared in opcode_executor.hpp, and a row here.
   using E = OpcodeExecutor;
@@ -36,8 +37,16 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
       {"abs", &E::builtin_abs},
   };
   PyObject* builtins = inputs_.builtins;
-  if (nkw > 0 || builtins == nullptr || !PyDict_Check(builtins)) {
+  if (builtins == nullptr || !PyDict_Check(builtins)) {
     return nullptr;
+  }
+  if (nkw > 0) {
+    // enumerate(it, start=n): the one keyword modelled (it binds as the second argument).
+    const bool enumerate_start =
+        nkw == 1 && args.size() == 2 && kwnames &&
+        PyDict_GetItemString(builtins, "enumerate") == fn.ptr() &&
+        py::str(PyTuple_GET_ITEM(kwnames.ptr(), 0)).equal(py::str("start"));
+    return enumerate_start ? builtin_enumerate(args) : nullptr;
   }
   for (const auto& [name, handler] : kBuiltins) {
     if (PyDict_GetItemString(builtins, name) == fn.ptr()) {  // borrowed

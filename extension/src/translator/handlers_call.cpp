@@ -133,7 +133,7 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
   // Builtin functions and types (len, zip, list, type, ...) on the structure of modelled values.
   if (callable->kind() == Variable::Kind::kObject &&
       (PyCFunction_Check(callable->value().ptr()) || PyType_Check(callable->value().ptr()))) {
-    if (VarPtr r = structural_call(callable->value(), args, site.nkw)) {
+    if (VarPtr r = structural_call(callable->value(), args, site.kwnames)) {
       guards_->identity(callable);
       replace_call(site, std::move(r));
       return;

@@ -351,6 +351,9 @@ void OpcodeExecutor::op_to_bool(const bytecode::Instruction& /*ins*/) {
 void OpcodeExecutor::format(int conversion, bool has_spec, bool convert_only) {
   const VarPtr spec = has_spec ? peek(1) : nullptr;
   const VarPtr value = peek(has_spec ? 2 : 1);
+  if (format_in_graph(value, spec, conversion, convert_only)) {
+    return;  // (python_numbers.cpp)
+  }
   if (!value->is_const() || (spec && !spec->is_const())) {
     graph_break("formatting " + value->describe());
   }
@@ -409,6 +412,9 @@ void OpcodeExecutor::op_convert_value(const bytecode::Instruction& ins) {
 }
 
 void OpcodeExecutor::op_build_string(const bytecode::Instruction& ins) {
+  if (join_in_graph(ins.arg)) {
+    return;  // (python_numbers.cpp)
+  }
   py::list parts;
   for (int i = ins.arg; i > 0; --i) {
     const VarPtr& v = peek(static_cast<std::size_t>(i));

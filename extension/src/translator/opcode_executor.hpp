@@ -351,6 +351,10 @@ class OpcodeExecutor {
   VarPtr builtin_max(const std::vector<VarPtr>& args);
   VarPtr builtin_min(const std::vector<VarPtr>& args);
   VarPtr builtin_abs(const std::vector<VarPtr>& args);
+  // Formatting in the graph (python_numbers.cpp): FORMAT_VALUE and 3.13's forms of a NumPy scalar
+  // or a number made in the graph, and BUILD_STRING of strs made in the graph (false: not such).
+  bool format_in_graph(const VarPtr& value, const VarPtr& spec, int conversion, bool convert_only);
+  bool join_in_graph(int count);
   // What inlining a call needs to know of the function (inline_call.cpp).
   struct InlineTarget {
     bool made = false;                 // made in the frame (a kFunction Variable)
@@ -422,7 +426,7 @@ class OpcodeExecutor {
   // A builtin that works on the structure of modelled values (len, enumerate, zip, reversed,
   // list, tuple): its result, or nullptr.
   VarPtr structural_call(const pybind11::object& fn, const std::vector<VarPtr>& args,
-                         std::size_t nkw);
+                         const pybind11::object& kwnames);
   // The builtins structural_call models (builtin_calls.cpp), each given the call's arguments:
   // its result, or nullptr (a real call).
   VarPtr builtin_len(const std::vector<VarPtr>& args);

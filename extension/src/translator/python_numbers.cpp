@@ -78,7 +78,7 @@ OpcodeExecutor::NumberOperand OpcodeExecutor::number_operand(const VarPtr& v) {
   NumberOperand n;
   if (v->kind() == Variable::Kind::kArray && shared_->arrays) {
     const graph::ValueInfo& info = arrays().graph.value(v->graph_id()).info;
-    if (info.python != 0) {
+    if (info.python == 'i' || info.python == 'f') {
       n.kind = info.python;
       n.id = v->graph_id();
     }
@@ -196,6 +196,112 @@ VarPtr OpcodeExecutor::builtin_min(const std::vector<VarPtr>& args) {
 
 VarPtr OpcodeExecutor::builtin_abs(const std::vector<VarPtr>& args) {
   return python_number_builtin("abs", args);
+}
+
+}  // namespace sot::translator
+
+namespace sot::translator {
+
+bool OpcodeExecutor::format_in_graph(const VarPtr& value, const VarPtr& spec, int conversion,
+                                     bool convert_only) {
+  // f"{x.mean():.4f}" of a NumPy scalar, or of a number or str made in the graph: format(),
+  // str(), repr() or ascii() called where the graph runs, its result a str made in the graph. The
+  // spec is a constant, tried here on a zero of the value's type (a spec the type rejects breaks).
+  if (value->kind() != Variable::Kind::kArray || !shared_->arrays ||
+      (spec && !(spec->is_const() && PyUnicode_CheckExact(spec->value().ptr())))) {
+    return false;
+  }
+  const int id = value->graph_id();
+  const graph::ValueInfo info = arrays().graph.value(id).info;
+  if (arrays().is_loop_index(id) || info.is_tuple() || (!info.scalar && info.python == 0)) {
+    return false;
+  }
+  static const char* const kConversions[] = {"format", "str", "repr", "ascii"};
+  const char* name = kConversions[conversion & 3];
+  py::object fn = py::reinterpret_borrow<py::object>(PyDict_GetItemString(inputs_.builtins, name));
+  if (!fn) {
+    return false;
+  }
+  int text = id;
+  if (conversion != 0) {
+    text = number_op(name, fn, {id}, 's')->graph_id();
+  }
+  if (!convert_only && (spec || conversion == 0)) {
+    const char kind = conversion != 0 ? 's' : info.python;
+    py::object sample;
+    if (kind == 's') {
+      sample = py::str("");
+    } else if (kind == 'i' || kind == 'f') {
+      sample = kind == 'i' ? py::object(py::int_(0)) : py::object(py::float_(0.0));
+    } else {
+      sample = numpy_module().attr("dtype")(std::string(graph::name(info.dtype))).attr("type")(0);
+    }
+    const py::object spec_value = spec ? spec->value() : py::str("");
+    PyObject* tried = PyObject_Format(sample.ptr(), spec_value.ptr());
+    if (tried == nullptr) {
+      PyErr_Clear();
+      return false;  // (the spec does not suit the type: formatting raises, for real)
+    }
+    Py_DECREF(tried);
+    if (spec) {
+      guards_->value(spec);
+    }
+    const py::object format =
+        py::reinterpret_borrow<py::object>(PyDict_GetItemString(inputs_.builtins, "format"));
+    graph::Op g;
+    g.name = "format";
+    g.fn = format;
+    g.args = {graph::Arg::of(text), graph::Arg::constant_of(spec_value)};
+    graph::ValueInfo str;
+    str.scalar = true;
+    str.python = 's';
+    text = add_array_op(std::move(g), str)->graph_id();
+  }
+  if (spec) {
+    pop();
+  }
+  pop();
+  push(Variable::array(text, "Python str"));
+  return true;
+}
+
+bool OpcodeExecutor::join_in_graph(int count) {
+  // f"mean={m:.4f}": the parts, constants and strs made in the graph, joined where the graph runs.
+  std::vector<int> ids;
+  bool made = false;
+  for (int i = count; i > 0; --i) {
+    const VarPtr& v = peek(static_cast<std::size_t>(i));
+    if (v->kind() == Variable::Kind::kArray && shared_->arrays &&
+        arrays().graph.value(v->graph_id()).info.python == 's') {
+      ids.push_back(v->graph_id());
+      made = true;
+    } else if (v->is_const() && PyUnicode_CheckExact(v->value().ptr())) {
+      graph::ValueInfo str;
+      str.scalar = true;
+      str.python = 's';
+      ids.push_back(arrays().graph.add_constant(v->value(), str));
+    } else {
+      return false;
+    }
+  }
+  if (!made) {
+    return false;
+  }
+  for (int i = 0; i < count; ++i) {
+    if (peek(1)->is_const()) {
+      guards_->value(peek(1));
+    }
+    pop();
+  }
+  graph::Op g;
+  g.name = "join";
+  g.fn = py::str("").attr("join");
+  g.args = {graph::Arg::sequence(ids, false)};
+  graph::ValueInfo str;
+  str.scalar = true;
+  str.python = 's';
+  push(add_array_op(std::move(g), str));
+  return true;
 }
 
 }  // namespace sot::translator

@@ -110,8 +110,8 @@ PINS = {
     "list_comprehension_stats": (1, 0, 0),
     "keyword_defaults": (1, 0, 0),
     "closure_factory": (1, 0, 0),
-    "summary_string": (3, 2, 0),
-    "running_stats_welford": (1, 3, 0),
+    "summary_string": (1, 0, 0),
+    "running_stats_welford": (1, 1, 0),
     "print_summary_table": (1, 2, 0),
 }
 

@@ -2,8 +2,10 @@
 number is made where the graph runs, by the builtin itself, so its type and value are plain Python's; the frame may
 return it or keep it in a container; +, -, *, /, //, % with other such numbers or Python constants and max(), min(),
 abs() of numbers of one kind are ops of the graph too; whatever needs its value while translating (a comparison, a
-branch, an index, formatting) breaks the graph there. int() of a NaN or an infinity raises ValueError or OverflowError where the graph
-runs, so it is not captured while side effects wait to be replayed. Each case compared with plain NumPy on the
+branch, an index) breaks the graph there. Formatting a NumPy scalar or such a number (f"{x.mean():.4f}", !r, !s)
+calls format(), str() or repr() where the graph runs, and the f-string's parts are joined there: a str made in the
+graph (a spec the type rejects breaks, and then raises as plainly). int() of a NaN or an infinity raises ValueError
+or OverflowError where the graph runs, so it is not captured while side effects wait to be replayed. Each case compared with plain NumPy on the
 first call, from the cache and with varied arguments (other values, dimensions one longer, another dtype).
 PYTEST_DONT_REWRITE"""
 
@@ -71,6 +73,27 @@ def number_in_a_branch_breaks(b):
     return "few"
 
 
+def summary_text(x):
+    return f"mean={x.mean():.4f} std={x.std():.4f} n={x.size}", x.argmax()
+
+
+def conversions_and_numbers(x):
+    c = int(x.argmax())
+    return f"{x.max()}|{c:>4}|{x.min()!r}|{float(x.sum())!s:>10}|{x[0]!a}"
+
+
+def spec_the_type_rejects_breaks(x):
+    return f"{x.max():d}"
+
+
+def formatting_an_array_breaks(x):
+    return f"{x}"
+
+
+def text_in_python_breaks(x):
+    return f"{x.max():.2f}" + "!"
+
+
 def int_of_nan_raises(x):
     return int(x.max() / 0.0 * 0.0)
 
@@ -100,6 +123,11 @@ CASES = [
     case(mixed_kinds_max_breaks, X, graphs=1, breaks=1),
     case(number_compared_breaks, X, graphs=1, breaks=1),
     case(number_in_a_branch_breaks, B, graphs=1, breaks=1),
+    case(summary_text, X),
+    case(conversions_and_numbers, X),
+    case(spec_the_type_rejects_breaks, X, graphs=1, breaks=1),
+    case(formatting_an_array_breaks, X, graphs=0, breaks=1),
+    case(text_in_python_breaks, X, graphs=1, breaks=1),
     case(int_of_nan_raises, X),
     case(int_after_effect_breaks, X, graphs=1, breaks=1),
     case(complex_breaks, Z, graphs=1, breaks=1),

@@ -325,6 +325,10 @@ def input_dict_len(d):
     return len(d) + 1
 
 
+def enumerate_with_start_keyword(xs):
+    return [(i, x) for i, x in enumerate(xs, start=5)], list(enumerate(xs, 2)), list(enumerate(xs, start=-1))[:1]
+
+
 def input_dict_iterated(d):
     keys = [k for k in d]
     total = 0
@@ -414,6 +418,7 @@ CASES = [
     case(list_stores_and_deletes, 5, breaks=0),
     case(list_store_out_of_range, 5, breaks=1),
     case(input_dict_len, {"a": 1, "b": 2}, breaks=0),
+    case(enumerate_with_start_keyword, [3, 1, 4], breaks=0),
     case(input_dict_iterated, {"a": 1, "b": 2, 3: 4}, breaks=0),
     case(input_dict_iterated, {}, breaks=0),
     case(input_dict_values_replaced, {1: 1, 2: 2}, breaks=0),
