@@ -206,6 +206,13 @@ VarPtr OpcodeExecutor::iter_next(const VarPtr& it) {
         break;
       }
       const VarPtr model = model_of(list);
+      if (list->kind() == Variable::Kind::kObject && !model && effects().modeled) {
+        // Another object from outside changed: it may be this list under another name, whose
+        // iterator would see the change. The loop goes on for real from here.
+        graph_break(
+            "iterating a list received from outside after a change to another object "
+            "received from outside (they may be one)");
+      }
       const std::vector<VarPtr>& items = list->kind() == Variable::Kind::kList ? list->items()
                                          : model                               ? model->items()
                                                                                : it->snapshot();

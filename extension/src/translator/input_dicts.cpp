@@ -66,6 +66,13 @@ VarPtr OpcodeExecutor::input_dict_iterator(const VarPtr& d, const std::string& n
 }
 
 void OpcodeExecutor::check_input_dict_step(const VarPtr& it) {
+  const VarPtr& modeled = effects().modeled;
+  if (modeled && modeled != it->items()[0]) {
+    // Another object from outside changed: it may be this dict under another name.
+    fail(
+        "an object received from outside changed while a dict received from outside was iterated "
+        "(they may be one)");
+  }
   const VarPtr m = model_of(it->items()[0]);
   if (!m) {
     return;  // unchanged

@@ -360,6 +360,21 @@ def input_dict_items_changed(d):
     return out
 
 
+def input_dict_grows_through_another_name(d, e):
+    for k in d:
+        e[k * 10] = 0  # (e may be d: then RuntimeError, as plainly)
+    return sorted(e)
+
+
+def input_list_grows_through_another_name(d, e):
+    out = []
+    for x in d:
+        if len(out) < 5:
+            e.append(x)  # (e may be d: its iterator then sees the new items, as plainly)
+        out.append(x)
+    return out, e
+
+
 def input_dict_loop_with_break(d):
     out = []
     for k, v in d.items():
@@ -425,6 +440,8 @@ CASES = [
     case(input_dict_grows_raises, {1: 1}, breaks=0, fallbacks=1),
     case(input_dict_items_changed, {1: 1, 2: 2}, breaks=0, fallbacks=1),
     case(input_dict_loop_with_break, {1: "x", 2: "y"}, breaks=1),
+    case(input_dict_grows_through_another_name, {1: 1, 2: 2}, {3: 3}, breaks=0, fallbacks=1),
+    case(input_list_grows_through_another_name, [1, 2], [3], breaks=1),
     case(map_filter_loops, 1, breaks=0),
     case(zip_with_map_that_breaks, 1, breaks=2),
     case(map_with_break, 1, breaks=2),
