@@ -1,13 +1,15 @@
 // int() and float() of a NumPy value of the graph: `return board, int(board.sum())`. The number is
 // made where the graph runs, by the builtin itself (an op of the graph whose result is a Python int
 // or float, ValueInfo::python), so it is exactly what plain Python makes. The frame may return it,
-// keep it in a container or pass it on; whatever needs its value here (arithmetic, a branch,
-// formatting) breaks the graph, as before; +, -, *, /, //, % between such numbers and Python
-// constants, and max(), min(), abs() of numbers of one kind, are ops of the graph in their turn
-// (their result's kind follows from the operands' kinds alone). int() of a NaN or an infinity
-// raises where the graph runs: that op is made only while no side effect waits to be replayed after
-// the graph.
+// keep it in a container or pass it on. +, -, *, /, //, % between such numbers and Python
+// constants, max(), min(), abs() of numbers of one kind (their result's kind follows from the
+// operands' kinds alone), and formatting one or a NumPy scalar in an f-string are ops of the graph
+// in their turn; whatever else needs its value here (a comparison, a branch, an index, an array
+// operation) breaks the graph. int() of a NaN or an infinity, and a division by zero, raise where
+// the graph runs: those ops are made only while no side effect waits to be replayed after the
+// graph.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/loaded_module.hpp"
@@ -17,6 +19,41 @@
 namespace py = pybind11;
 
 namespace sot::translator {
+
+namespace {
+
+// What the graph knows of a Python value made where it runs: an int ('i'), float ('f') or str
+// ('s').
+graph::ValueInfo python_info(char kind) {
+  graph::ValueInfo info;
+  info.dtype = kind == 'i' ? graph::DType::kInt64 : graph::DType::kFloat64;
+  info.scalar = true;
+  info.python = kind;
+  return info;
+}
+
+graph::Op python_op(const char* name, py::object fn, std::vector<graph::Arg> args) {
+  graph::Op g;
+  g.name = name;
+  g.fn = std::move(fn);
+  g.args = std::move(args);
+  return g;
+}
+
+// (+, *, -, /, //, %: the operators whose result kind follows from the operands' kinds alone)
+bool number_operator(int base) {
+  constexpr int kAdd = 0, kFloorDivide = 2, kMultiply = 5, kRemainder = 6, kSubtract = 10,
+                kTrueDivide = 11;
+  return base == kAdd || base == kFloorDivide || base == kMultiply || base == kRemainder ||
+         base == kSubtract || base == kTrueDivide;
+}
+
+bool divides(int base) {
+  constexpr int kFloorDivide = 2, kRemainder = 6, kTrueDivide = 11;
+  return base == kFloorDivide || base == kRemainder || base == kTrueDivide;
+}
+
+}  // namespace
 
 VarPtr OpcodeExecutor::python_number_of(const VarPtr& callable, const std::vector<VarPtr>& args,
                                         std::size_t nkw) {
@@ -42,37 +79,8 @@ VarPtr OpcodeExecutor::python_number_of(const VarPtr& callable, const std::vecto
         "that are replayed once the graph has run");
   }
   guards_->identity(callable);
-  graph::Op g;
-  g.name = to_int ? "int" : "float";
-  g.fn = callable->value();
-  g.args = {graph::Arg::of(id)};
-  graph::ValueInfo number;
-  number.dtype = to_int ? graph::DType::kInt64 : graph::DType::kFloat64;
-  number.scalar = true;
-  number.python = to_int ? 'i' : 'f';
-  return add_array_op(std::move(g), number);
+  return number_op(to_int ? "int" : "float", callable->value(), {id}, to_int ? 'i' : 'f');
 }
-
-}  // namespace sot::translator
-
-namespace sot::translator {
-
-namespace {
-
-// (+, *, -, /, //, %: the operators whose result kind follows from the operands' kinds alone)
-bool number_operator(int base) {
-  constexpr int kAdd = 0, kFloorDivide = 2, kMultiply = 5, kRemainder = 6, kSubtract = 10,
-                kTrueDivide = 11;
-  return base == kAdd || base == kFloorDivide || base == kMultiply || base == kRemainder ||
-         base == kSubtract || base == kTrueDivide;
-}
-
-bool divides(int base) {
-  constexpr int kFloorDivide = 2, kRemainder = 6, kTrueDivide = 11;
-  return base == kFloorDivide || base == kRemainder || base == kTrueDivide;
-}
-
-}  // namespace
 
 OpcodeExecutor::NumberOperand OpcodeExecutor::number_operand(const VarPtr& v) {
   NumberOperand n;
@@ -97,26 +105,16 @@ int OpcodeExecutor::number_value(const NumberOperand& n) {
     return n.id;
   }
   guards_->value(n.constant);
-  graph::ValueInfo info;
-  info.dtype = n.kind == 'i' ? graph::DType::kInt64 : graph::DType::kFloat64;
-  info.scalar = true;
-  info.python = n.kind;
-  return arrays().graph.add_constant(n.constant->value(), info);
+  return arrays().graph.add_constant(n.constant->value(), python_info(n.kind));
 }
 
 VarPtr OpcodeExecutor::number_op(const char* name, const py::object& fn, std::vector<int> args,
                                  char kind) {
-  graph::Op g;
-  g.name = name;
-  g.fn = fn;
+  std::vector<graph::Arg> values;
   for (const int id : args) {
-    g.args.push_back(graph::Arg::of(id));
+    values.push_back(graph::Arg::of(id));
   }
-  graph::ValueInfo number;
-  number.dtype = kind == 'i' ? graph::DType::kInt64 : graph::DType::kFloat64;
-  number.scalar = true;
-  number.python = kind;
-  return add_array_op(std::move(g), number);
+  return add_array_op(python_op(name, fn, std::move(values)), python_info(kind));
 }
 
 bool OpcodeExecutor::python_number_binary(int op) {
@@ -175,15 +173,9 @@ VarPtr OpcodeExecutor::python_number_builtin(const char* name, const std::vector
   if (std::string(name) == "abs") {
     return number_op(name, fn, ids, numbers.front().kind);
   }
-  graph::Op g;  // (one argument: the tuple of the numbers)
-  g.name = name;
-  g.fn = fn;
-  g.args = {graph::Arg::sequence(ids, true)};
-  graph::ValueInfo number;
-  number.dtype = numbers.front().kind == 'i' ? graph::DType::kInt64 : graph::DType::kFloat64;
-  number.scalar = true;
-  number.python = numbers.front().kind;
-  return add_array_op(std::move(g), number);
+  // (one argument: the tuple of the numbers)
+  return add_array_op(python_op(name, fn, {graph::Arg::sequence(ids, true)}),
+                      python_info(numbers.front().kind));
 }
 
 VarPtr OpcodeExecutor::builtin_max(const std::vector<VarPtr>& args) {
@@ -197,10 +189,6 @@ VarPtr OpcodeExecutor::builtin_min(const std::vector<VarPtr>& args) {
 VarPtr OpcodeExecutor::builtin_abs(const std::vector<VarPtr>& args) {
   return python_number_builtin("abs", args);
 }
-
-}  // namespace sot::translator
-
-namespace sot::translator {
 
 bool OpcodeExecutor::format_in_graph(const VarPtr& value, const VarPtr& spec, int conversion,
                                      bool convert_only) {
@@ -222,11 +210,9 @@ bool OpcodeExecutor::format_in_graph(const VarPtr& value, const VarPtr& spec, in
   if (!fn) {
     return false;
   }
-  int text = id;
-  if (conversion != 0) {
-    text = number_op(name, fn, {id}, 's')->graph_id();
-  }
-  if (!convert_only && (spec || conversion == 0)) {
+  const bool formats = !convert_only && (spec || conversion == 0);
+  const py::object spec_value = spec ? spec->value() : py::str("");
+  if (formats) {
     const char kind = conversion != 0 ? 's' : info.python;
     py::object sample;
     if (kind == 's') {
@@ -236,26 +222,27 @@ bool OpcodeExecutor::format_in_graph(const VarPtr& value, const VarPtr& spec, in
     } else {
       sample = numpy_module().attr("dtype")(std::string(graph::name(info.dtype))).attr("type")(0);
     }
-    const py::object spec_value = spec ? spec->value() : py::str("");
     PyObject* tried = PyObject_Format(sample.ptr(), spec_value.ptr());
     if (tried == nullptr) {
       PyErr_Clear();
       return false;  // (the spec does not suit the type: formatting raises, for real)
     }
     Py_DECREF(tried);
+  }
+  int text = id;
+  if (conversion != 0) {
+    text = number_op(name, fn, {id}, 's')->graph_id();
+  }
+  if (formats) {
     if (spec) {
       guards_->value(spec);
     }
     const py::object format =
         py::reinterpret_borrow<py::object>(PyDict_GetItemString(inputs_.builtins, "format"));
-    graph::Op g;
-    g.name = "format";
-    g.fn = format;
-    g.args = {graph::Arg::of(text), graph::Arg::constant_of(spec_value)};
-    graph::ValueInfo str;
-    str.scalar = true;
-    str.python = 's';
-    text = add_array_op(std::move(g), str)->graph_id();
+    text = add_array_op(python_op("format", format,
+                                  {graph::Arg::of(text), graph::Arg::constant_of(spec_value)}),
+                        python_info('s'))
+               ->graph_id();
   }
   if (spec) {
     pop();
@@ -276,10 +263,7 @@ bool OpcodeExecutor::join_in_graph(int count) {
       ids.push_back(v->graph_id());
       made = true;
     } else if (v->is_const() && PyUnicode_CheckExact(v->value().ptr())) {
-      graph::ValueInfo str;
-      str.scalar = true;
-      str.python = 's';
-      ids.push_back(arrays().graph.add_constant(v->value(), str));
+      ids.push_back(arrays().graph.add_constant(v->value(), python_info('s')));
     } else {
       return false;
     }
@@ -293,14 +277,8 @@ bool OpcodeExecutor::join_in_graph(int count) {
     }
     pop();
   }
-  graph::Op g;
-  g.name = "join";
-  g.fn = py::str("").attr("join");
-  g.args = {graph::Arg::sequence(ids, false)};
-  graph::ValueInfo str;
-  str.scalar = true;
-  str.python = 's';
-  push(add_array_op(std::move(g), str));
+  push(add_array_op(python_op("join", py::str("").attr("join"), {graph::Arg::sequence(ids, false)}),
+                    python_info('s')));
   return true;
 }
 
