@@ -18,6 +18,12 @@ namespace sot::capture {
 
 namespace {
 
+// What one evaluation of a tree carries from node to node.
+struct EvalState {
+  std::vector<Py_ssize_t> symbols;                   // shape symbols' sizes (-1: unbound)
+  std::vector<std::pair<int, PyObject*>> distinct;  // kDistinct groups and values seen
+};
+
 std::string repr_of(PyObject* value) {
   return describe_value(value);
 }
@@ -231,8 +237,23 @@ PyObject* fetch(const GuardNode& node, const ValueSource& source, PyObject* pare
   return value;
 }
 
+// kDistinct: the value is not the one its pair's other member had (`seen`: group and address of
+// each member evaluated so far). Addresses are compared after the values are released: a value
+// alive only while it was checked may share an address with a later one, which fails the guard (a
+// cache miss, never a wrong hit); an object that is the value of both places stays alive between.
+bool distinct_passes(const GuardCheck& c, PyObject* value,
+                     std::vector<std::pair<int, PyObject*>>* seen) {
+  for (const auto& [group, object] : *seen) {
+    if (group == c.group && object == value) {
+      return false;
+    }
+  }
+  seen->emplace_back(c.group, value);
+  return true;
+}
+
 bool check_node(const GuardNode& node, const ValueSource& source, PyObject* parent,
-                std::vector<Py_ssize_t>* symbols, std::string* failure) {
+                EvalState* state, std::string* failure) {
   PyObject* value = fetch(node, source, parent);  // new reference or nullptr
   const bool must_be_absent =
       !node.checks.empty() && node.checks.front().kind == GuardCheck::Kind::kAbsent;
@@ -247,7 +268,8 @@ bool check_node(const GuardNode& node, const ValueSource& source, PyObject* pare
   }
   bool ok = true;
   for (const GuardCheck& c : node.checks) {
-    if (!c.passes(value, symbols)) {
+    if (c.kind == GuardCheck::Kind::kDistinct ? !distinct_passes(c, value, &state->distinct)
+                                              : !c.passes(value, &state->symbols)) {
       if (failure != nullptr) {
         *failure = node.path + ": expected " + c.describe() + ", got " +
                    (c.kind == GuardCheck::Kind::kArray ? buffer_text(value) : repr_of(value));
@@ -257,7 +279,7 @@ bool check_node(const GuardNode& node, const ValueSource& source, PyObject* pare
     }
   }
   for (std::size_t i = 0; ok && i < node.children.size(); ++i) {
-    ok = check_node(*node.children[i], source, value, symbols, failure);
+    ok = check_node(*node.children[i], source, value, state, failure);
   }
   Py_DECREF(value);
   return ok;
@@ -329,6 +351,8 @@ bool GuardCheck::passes(PyObject* value, std::vector<Py_ssize_t>* symbols) const
       return Py_TYPE(value) == type && version != 0 && type->tp_version_tag == version &&
              core::has_valid_version_tag(type);
     }
+    case Kind::kDistinct:
+      return true;  // (compared across nodes by GuardTree::check)
   }
   return false;
 }
@@ -367,6 +391,8 @@ std::string GuardCheck::describe() const {
     case Kind::kTypeVersion:
       return "type " + std::string(reinterpret_cast<PyTypeObject*>(expected.ptr())->tp_name) +
              " at version " + std::to_string(version);
+    case Kind::kDistinct:
+      return "not the object at " + format;
   }
   return "?";
 }
@@ -445,9 +471,10 @@ GuardNode* GuardTree::call(const py::object& fn, const std::string& path) {
 }
 
 bool GuardTree::check(const ValueSource& source, std::string* failure) const {
-  std::vector<Py_ssize_t> symbols(symbols_.size(), -1);
+  EvalState state;
+  state.symbols.assign(symbols_.size(), -1);
   for (const auto& r : roots_) {
-    if (!check_node(*r, source, nullptr, &symbols, failure)) {
+    if (!check_node(*r, source, nullptr, &state, failure)) {
       return false;
     }
   }

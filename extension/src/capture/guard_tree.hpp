@@ -40,6 +40,8 @@ struct GuardCheck {
                    // that name is what LOAD_GLOBAL finds)
     kTypeVersion,  // type(v) is T and T's version tag is unchanged (neither T nor a base changed
                    // since: attribute lookups through T find what they found)
+    kDistinct,     // v is not the value of the other node holding a kDistinct check of the same
+                   // `group` (two values received from outside that must not be one object)
   };
   // kArray shape entries: a size (>= 0), kAnyDim, or symbol(k): a dynamic dimension of at least 2,
   // equal to every other dimension with the same symbol in the tree (bound on first sight).
@@ -60,6 +62,7 @@ struct GuardCheck {
   // kId: `expected` is a weak reference to the object (the guard does not keep it alive; once it
   // is gone the check fails).
   bool weak = false;
+  int group = -1;  // kDistinct: the pair's id; `format` holds the other value's path
 
   // kId: refer to `expected` weakly when it can be (no error left set either way).
   void make_weak();
@@ -67,7 +70,8 @@ struct GuardCheck {
   PyObject* target() const;
 
   // Never leaves a Python error set. `symbols` holds the sizes bound to shape symbols so far in
-  // this evaluation (-1: unbound); a kArray check binds and compares them.
+  // this evaluation (-1: unbound); a kArray check binds and compares them. A kDistinct check passes
+  // here: GuardTree::check compares the values of its pair.
   bool passes(PyObject* value, std::vector<Py_ssize_t>* symbols) const;
   std::string describe() const;
 };
@@ -102,6 +106,8 @@ class GuardTree {
   std::size_t size() const;  // number of checks
   // The id of the shape symbol called `name` (e.g. "s0"), made on first use; ids are 0..n-1.
   int symbol_id(const std::string& name);
+  // A new pair id for two kDistinct checks.
+  int distinct_group() { return distinct_groups_++; }
   const std::vector<std::string>& symbols() const { return symbols_; }
   std::string describe() const;
 
@@ -110,6 +116,7 @@ class GuardTree {
                   const std::string& path);
   std::vector<std::unique_ptr<GuardNode>> roots_;
   std::vector<std::string> symbols_;
+  int distinct_groups_ = 0;
 };
 
 }  // namespace sot::capture

@@ -143,6 +143,32 @@ void GuardSet::dict_keys(const VarPtr& v, const py::tuple& keys) {
   add(v, std::move(c), what);
 }
 
+bool GuardSet::distinct(const VarPtr& a, const VarPtr& b) {
+  if (!a->tracker().is_input() || !b->tracker().is_input()) {
+    return false;
+  }
+  capture::GuardNode* na = node(a->tracker());
+  capture::GuardNode* nb = node(b->tracker());
+  if (na == nullptr || nb == nullptr || na == nb) {
+    return false;
+  }
+  const std::string line = na->path + ": not the object at " + nb->path;
+  if (seen_.count(line) != 0 || seen_.count(nb->path + ": not the object at " + na->path) != 0) {
+    return true;
+  }
+  seen_.insert(line);
+  const int group = tree_->distinct_group();
+  for (auto [n, other] : {std::pair{na, nb}, std::pair{nb, na}}) {
+    capture::GuardCheck c;
+    c.kind = capture::GuardCheck::Kind::kDistinct;
+    c.group = group;
+    c.format = other->path;
+    n->checks.push_back(std::move(c));
+  }
+  lines_.push_back(line);
+  return true;
+}
+
 void GuardSet::global_absent(const py::object& name) {
   const std::string line = "globals()[" + py::repr(name).cast<std::string>() + "]: no such value";
   if (!seen_.insert(line).second) {

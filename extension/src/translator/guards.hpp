@@ -35,6 +35,9 @@ class GuardSet {
   void absent(const Tracker& t);
   // list(v.keys()) == keys, in order.
   void dict_keys(const VarPtr& v, const pybind11::tuple& keys);
+  // a is not b (two values received from outside, not one object now): false when either place
+  // cannot be guarded.
+  bool distinct(const VarPtr& a, const VarPtr& b);
   // LOAD_GLOBAL found `name` in the builtins: no global of that name may appear.
   void global_absent(const pybind11::object& name);
   // fn() == expected, for process state the translation relied on; `what` names fn() in messages.

@@ -101,10 +101,21 @@ void OpcodeExecutor::record_model_op(const char* name, std::vector<VarPtr> args)
 }
 
 void OpcodeExecutor::read_input(const VarPtr& v) {
-  if (effects().modeled && v != effects().modeled && v->kind() == Variable::Kind::kObject &&
-      v->tracker().is_input()) {
-    graph_break("a read of " + v->describe() +
-                " after a change to another object received from outside (they may be one)");
+  const VarPtr& m = effects().modeled;
+  if (!m || v == m || v->kind() != Variable::Kind::kObject || !v->tracker().is_input()) {
+    return;
+  }
+  // The generated code reads `v` through its place before it replays the frame's changes to `m`.
+  // That sees what the frame sees now unless the place goes through `m` under another name: `v`
+  // or a container it is an item of is `m` (they are other objects now, and guards keep them so),
+  // or an attribute read on the way could find `m` as an object's __dict__ (that breaks). A place
+  // inside `m` itself holds what `m` held at entry (read before the change, or its model's item).
+  for (VarPtr p = v; p && p != m && p->tracker().is_input(); p = p->tracker().base) {
+    if (p->value().ptr() == m->value().ptr() || p->tracker().kind == Tracker::Kind::kAttr ||
+        !guards_->distinct(p, m)) {
+      graph_break("a read of " + v->describe() +
+                  " after a change to another object received from outside (they may be one)");
+    }
   }
 }
 

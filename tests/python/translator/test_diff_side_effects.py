@@ -255,3 +255,70 @@ def test_aliased_arguments():
     import differential
     records = differential.check(aliased_arguments, shared, shared, breaks=1)
     assert any("may be one" in b["reason"] for r in records for b in r["breaks"])
+
+
+def dict_step_from_other(params, grads):
+    # Reads grads[k] after params changed: right while they are two dicts (guarded), and a break
+    # when they are one.
+    for k in params:
+        params[k] = params[k] - 0.5 * grads[k]
+    return sorted(params.items())
+
+
+def list_read_other_item(a, b):
+    a.append(9)
+    return b[0] + len(a)
+
+
+class Holder:
+    def __init__(self):
+        self.w = 1
+
+
+def attribute_after_dict_change(d, obj):
+    # d may be obj.__dict__: the attribute read after the change must see it.
+    d["w"] = 5
+    return obj.w + 1
+
+
+def nested_item_after_change(a, box):
+    # box[0] may be a: an item read through another container after the change.
+    a.append(3)
+    inner = box[0]
+    return len(inner), inner[-1]
+
+
+def test_distinct_inputs_guarded():
+    # Two objects from outside: the read of one after a change to the other needs no break, under a
+    # guard that they stay two objects.
+    import differential
+    p, g = {"w": 1.0, "b": 2.0}, {"w": 0.5, "b": 4.0}
+    records = differential.check(dict_step_from_other, p, g, breaks=0)
+    assert any("grads: not the object at params" in line for r in records for line in r["guards"])
+    records = differential.check(list_read_other_item, [1], [2], breaks=0)
+    assert any("b: not the object at a" in line for r in records for line in r["guards"])
+
+
+def test_distinct_inputs_then_one_object():
+    # The same translated function called with two objects, then with one object twice, then with
+    # two again: the cache entry made for two objects must not be used for one.
+    import differential
+    shared = {"w": 1.0, "b": 2.0}
+    differential.check_varied(dict_step_from_other, [
+        (({"w": 1.0, "b": 2.0}, {"w": 0.5, "b": 4.0}), {}),
+        ((shared, shared), {}),
+        (({"b": 3.0, "w": 1.0}, {"b": 1.0, "w": 8.0}), {}),
+    ])
+    one = [4]
+    differential.check_varied(list_read_other_item, [
+        (([1], [2]), {}), ((one, one), {}), (([5, 6], [7]), {})])
+    inner = [1]
+    differential.check_varied(nested_item_after_change, [
+        (([1], ([2],)), {}), ((inner, (inner,)), {}), (([1], ([2, 5],)), {})])
+
+
+def test_attribute_read_after_dict_change():
+    import differential
+    h = Holder()
+    differential.check_varied(attribute_after_dict_change, [
+        (({}, Holder()), {}), ((h.__dict__, h), {})])
