@@ -47,9 +47,13 @@ PyObject* LoopBody::run(PyObject* const* args, std::size_t nargs) {
   }
   const std::size_t nout = spec_.outputs.size();
   std::vector<PyObject*> argv(args, args + nargs);
-  py::object index;  // the loop variable's value on this step
+  py::object index;    // the loop variable's value on this step
+  py::object counter;  // and enumerate's count
   if (spec_.index_input >= 0) {
     argv.insert(argv.begin() + spec_.index_input, nullptr);
+  }
+  if (spec_.counter_input >= 0) {
+    argv.insert(argv.begin() + spec_.counter_input, nullptr);
   }
   py::object held;  // the last step's result: it owns the carried values in argv
   for (std::int64_t step = 0; step < spec_.trips; ++step) {
@@ -60,6 +64,13 @@ PyObject* LoopBody::run(PyObject* const* args, std::size_t nargs) {
         return nullptr;
       }
       argv[static_cast<std::size_t>(spec_.index_input)] = index.ptr();
+    }
+    if (spec_.counter_input >= 0) {
+      counter = py::reinterpret_steal<py::object>(PyLong_FromLongLong(spec_.counter_start + step));
+      if (!counter) {
+        return nullptr;
+      }
+      argv[static_cast<std::size_t>(spec_.counter_input)] = counter.ptr();
     }
     PyObject* r = PyObject_Vectorcall(compiled_.ptr(), argv.data(), argv.size(), nullptr);
     if (r == nullptr) {

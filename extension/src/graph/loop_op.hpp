@@ -30,6 +30,10 @@ struct LoopSpec {
   // position `ncarried`, before the read-only inputs; -1 when the body does not read it.
   int index_input = -1;
   std::int64_t start = 0, step = 1;
+  // enumerate's counter (counter_start + k on step k) as an input, after the loop variable's
+  // place; -1 when the loop is not over enumerate(...).
+  int counter_input = -1;
+  std::int64_t counter_start = 0;
 };
 
 class LoopBody {

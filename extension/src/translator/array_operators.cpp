@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -360,7 +362,39 @@ bool captured_binary_ufunc(const VarPtr& v) {
          py::getattr(np, name.c_str(), py::none()).is(v->value());
 }
 
+// The rule's result is `info` for every probe of a Python number made in the graph (`xp` for the
+// operand `x`, `yp` for `y`), each tried in turn as the operand's scalar.
+template <class Operand>
+bool same_for_probes(const ValueInfo& info, const std::vector<graph::PyScalar>& xp,
+                     const std::vector<graph::PyScalar>& yp,
+                     const std::function<std::optional<ValueInfo>()>& rule, Operand* x,
+                     Operand* y) {
+  for (auto [probes, o] : {std::pair{&xp, x}, std::pair{&yp, y}}) {
+    const graph::PyScalar kept = o->scalar;
+    for (const graph::PyScalar& p : *probes) {
+      o->scalar = p;
+      const std::optional<ValueInfo> r = rule();
+      if (!r || r->dtype != info.dtype || r->scalar != info.scalar || r->shape != info.shape ||
+          r->symbols != info.symbols) {
+        o->scalar = kept;
+        return false;
+      }
+    }
+    o->scalar = kept;
+  }
+  return true;
+}
+
 }  // namespace
+
+OpcodeExecutor::ArrayOperand OpcodeExecutor::number_array_operand(const VarPtr& v,
+                                                                  const graph::PyScalar& probe) {
+  ArrayOperand o;
+  o.kind = ArrayOperand::Kind::kPython;
+  o.id = v->graph_id();
+  o.scalar = probe;
+  return o;
+}
 
 bool OpcodeExecutor::array_binary_op(int op) {
   const VarPtr b = peek(1);
@@ -375,18 +409,27 @@ bool OpcodeExecutor::array_binary_op(int op) {
   const bool inplace = binary_inplace(op);
   const int base = bo->base;
   const std::string name = bo->ufunc;
-  const ArrayOperand x = array_operand(a);
-  const ArrayOperand y = array_operand(b);
+  // (a Python number made in the graph, a loop variable among them: kPython with its value's id,
+  // the rules tried on each of its probes)
+  const std::vector<graph::PyScalar> xprobes = number_probes(a);
+  const std::vector<graph::PyScalar> yprobes = number_probes(b);
+  ArrayOperand x = xprobes.empty() ? array_operand(a) : number_array_operand(a, xprobes[0]);
+  ArrayOperand y = yprobes.empty() ? array_operand(b) : number_array_operand(b, yprobes[0]);
   if (x.kind == ArrayOperand::Kind::kNone || y.kind == ArrayOperand::Kind::kNone) {
     graph_break("numpy " + name + " of " + a->describe() + " and " + b->describe() +
                 " (an operand that is not an array, NumPy scalar or Python number)");
+  }
+  if ((!xprobes.empty() || !yprobes.empty()) && (base == kMatmul || base == kPower)) {
+    graph_break("numpy " + name + " with a Python number made in the graph");
   }
   auto operand = [&](const ArrayOperand& o) {
     return o.kind == ArrayOperand::Kind::kPython ? Operand::python(o.scalar)
                                                  : Operand::array(array_info(o.id));
   };
   auto arg = [](const ArrayOperand& o) {
-    return o.kind == ArrayOperand::Kind::kPython ? Arg::constant_of(o.constant) : Arg::of(o.id);
+    return o.kind != ArrayOperand::Kind::kPython ? Arg::of(o.id)
+           : o.id >= 0                           ? Arg::of(o.id)
+                                                 : Arg::constant_of(o.constant);
   };
   std::string why;
   std::optional<ValueInfo> info;
@@ -412,6 +455,13 @@ bool OpcodeExecutor::array_binary_op(int op) {
       return graph::ufunc_result(name, bo->kind, {operand(x), operand(y)}, arrays().promotion,
                                  &why);
     });
+    if (info && !same_for_probes(*info, xprobes, yprobes, [&] {
+          return graph::ufunc_result(name, bo->kind, {operand(x), operand(y)},
+                                     arrays().promotion, &why);
+        }, &x, &y)) {
+      graph_break("numpy " + name + " with a Python number made in the graph whose result dtype " +
+                  "depends on its value");
+    }
     if (info && base == kPower && x.kind == ArrayOperand::Kind::kValue) {
       power_dtype_from_numpy(x, y, &*info);
     }

@@ -29,6 +29,21 @@ using graph::Operand;
 using graph::UfuncKind;
 using graph::ValueInfo;
 
+std::optional<ArrayState::LoopIndex> ArrayState::int_range(int id) const {
+  if (const auto it = loop_indices.find(id); it != loop_indices.end()) {
+    return it->second;
+  }
+  if (const auto it = int_ranges.find(id); it != int_ranges.end()) {
+    return it->second;
+  }
+  return std::nullopt;
+}
+
+void ArrayState::forget_from(std::size_t first) {
+  loop_indices.erase(loop_indices.lower_bound(static_cast<int>(first)), loop_indices.end());
+  int_ranges.erase(int_ranges.lower_bound(static_cast<int>(first)), int_ranges.end());
+}
+
 void ArrayState::rollback(const Mark& m) {
   graph.truncate(m.values, m.ops, m.inputs);
   inputs.resize(std::min(inputs.size(), m.inputs));
@@ -40,7 +55,7 @@ void ArrayState::rollback(const Mark& m) {
       ++it;
     }
   }
-  loop_indices.erase(loop_indices.lower_bound(static_cast<int>(m.values)), loop_indices.end());
+  forget_from(m.values);
   for (auto it = mask_symbol.begin(); it != mask_symbol.end();) {
     if (static_cast<std::size_t>(it->first) >= m.values) {
       it = mask_symbol.erase(it);  // (its id may be another value's next)

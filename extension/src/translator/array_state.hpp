@@ -67,6 +67,13 @@ struct ArrayState {
   };
   std::map<int, LoopIndex> loop_indices;
   bool is_loop_index(int id) const { return loop_indices.count(id) != 0; }
+  // Python ints made in the graph whose values lie in a known range (a loop variable plus or times
+  // a constant): their array operations' dtypes can be told for every value (python_numbers.cpp).
+  std::map<int, LoopIndex> int_ranges;
+  // The range of the Python int `id` (a loop variable's or a known one), if any.
+  std::optional<LoopIndex> int_range(int id) const;
+  // Forgets what is known of values from `first` on (their ids are made again).
+  void forget_from(std::size_t first);
   // A graph value no array operation takes: a loop index, or a Python number (ValueInfo::python).
   bool is_opaque(int id) const { return is_loop_index(id) || graph.value(id).info.python != 0; }
 

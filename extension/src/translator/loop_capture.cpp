@@ -37,10 +37,14 @@ using graph::ValueInfo;
 struct OpcodeExecutor::LoopSite {
   std::size_t for_pc = 0;  // the FOR_ITER
   std::size_t exit = 0;    // its exhausted target
-  int var = -1;            // the loop variable's slot
+  int var = -1;            // the loop variable's slot (enumerate: the item's)
+  int counter = -1;        // enumerate(...): the counter's slot
+  std::size_t header = 1;  // the instructions after FOR_ITER that store the targets
   VarPtr var_after;        // its value after the loop when the body stores it (a constant)
   bool reads_var = false;  // the body reads the loop variable
   int index = -1;          // then: the placeholder the body reads for it
+  int counter_index = -1;  // enumerate: the counter's placeholder
+  std::int64_t counter_start = 0;  // and its value on the first step
   std::int64_t start = 0, step = 1, last_index = 0;  // the variable's first and last values
   std::int64_t trips = 0;
   py::object first, final;  // the range's first and last items
@@ -86,20 +90,42 @@ class LoopDepth {
 
 }  // namespace
 
+bool OpcodeExecutor::loop_targets(LoopSite* site) const {
+  // `for x in ...` (STORE_FAST x), or `for n, x in enumerate(...)` (UNPACK_SEQUENCE 2 and two
+  // stores: STORE_FAST n, STORE_FAST x, or 3.13's STORE_FAST_STORE_FAST).
+  const auto& code = code_.instructions();
+  auto name = [&](std::size_t k) {
+    return k < site->exit ? std::string(bytecode::opcode_info(code[k].opcode).name) : "";
+  };
+  const std::size_t first = site->for_pc + 1;
+  if (name(first) == "STORE_FAST") {
+    site->var = code[first].arg;
+    site->header = 1;
+  } else if (name(first) == "UNPACK_SEQUENCE" && code[first].arg == 2 &&
+             name(first + 1) == "STORE_FAST_STORE_FAST") {
+    site->counter = code[first + 1].arg >> 4;
+    site->var = code[first + 1].arg & 15;
+    site->header = 2;
+  } else if (name(first) == "UNPACK_SEQUENCE" && code[first].arg == 2 &&
+             name(first + 1) == "STORE_FAST" && name(first + 2) == "STORE_FAST") {
+    site->counter = code[first + 1].arg;
+    site->var = code[first + 2].arg;
+    site->header = 3;
+  } else {
+    return false;
+  }
+  return !cell_slot(site->var) && (site->counter < 0 || !cell_slot(site->counter)) &&
+         site->counter != site->var && site->exit > first + site->header;
+}
+
 bool OpcodeExecutor::loop_shape(const bytecode::Instruction& ins, LoopSite* site) const {
   const auto& code = code_.instructions();
   site->for_pc = pc_;
   site->exit = code_.index_of(ins.target);
-  if (site->exit <= pc_ + 2 || site->exit > code.size()) {
+  if (site->exit <= pc_ + 2 || site->exit > code.size() || !loop_targets(site)) {
     return false;
   }
-  const bytecode::Instruction& store = code[pc_ + 1];
-  if (std::string(bytecode::opcode_info(store.opcode).name) != "STORE_FAST" ||
-      cell_slot(store.arg)) {
-    return false;
-  }
-  site->var = store.arg;
-  for (std::size_t k = pc_ + 2; k < site->exit; ++k) {
+  for (std::size_t k = pc_ + 1 + site->header; k < site->exit; ++k) {
     const auto& info = bytecode::opcode_info(code[k].opcode);
     const std::string name = info.name;
     // (slot, whether the instruction stores it without reading it)
@@ -186,7 +212,20 @@ bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr
     return false;
   }
   LoopSite site;
-  if (!loop_shape(ins, &site) || !(range_loop_bounds(it, &site) || rows_loop_bounds(it, &site))) {
+  if (!loop_shape(ins, &site)) {
+    return false;
+  }
+  // enumerate(...) of a range or of an array's rows: the counter is a second loop variable
+  VarPtr source = it;
+  if (site.counter >= 0 || it->iter_kind() == Variable::IterKind::kEnumerate) {
+    if (site.counter < 0 || it->iter_kind() != Variable::IterKind::kEnumerate) {
+      return false;
+    }
+    source = it->items()[0];
+    site.counter_start = it->start() + it->position();
+  }
+  if (source->position() < 0 ||
+      !(range_loop_bounds(source, &site) || rows_loop_bounds(source, &site))) {
     return false;
   }
   site.locals = locals_;
@@ -207,6 +246,10 @@ bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr
     return false;
   }
   emit_loop_op(&site);
+  if (source != it) {
+    remember(source);
+    source->set_position(-1);  // (exhausted with the enumerate around it)
+  }
   return true;
 }
 
@@ -215,8 +258,8 @@ void OpcodeExecutor::loop_placeholders(LoopSite* site) {
   const auto names = py::reinterpret_borrow<py::tuple>(inputs_.code->co_localsplusnames);
   std::vector<std::pair<int, int>> outer;  // (slot, value)
   for (const int slot : site->stored) {
-    if (slot == site->var) {
-      continue;  // (FOR_ITER stores it before the body runs: never carried)
+    if (slot == site->var || slot == site->counter) {
+      continue;  // (stored before the body runs: never carried)
     }
     const VarPtr& v = locals_[static_cast<std::size_t>(slot)];
     if (v && v->kind() == Variable::Kind::kArray) {
@@ -249,21 +292,35 @@ void OpcodeExecutor::loop_placeholders(LoopSite* site) {
     ValueInfo info;
     info.dtype = graph::DType::kInt64;
     info.scalar = true;
-    site->index = a.graph.add_placeholder(info, str_of(names[static_cast<std::size_t>(site->var)]));
+    info.python = 'i';  // (a Python int on each step: weak in NumPy's promotion)
+    site->index = a.graph.add_placeholder(
+        info, site->rows ? std::string("row index")
+                         : str_of(names[static_cast<std::size_t>(site->var)]));
     a.loop_indices[site->index] = {std::min(site->start, site->last_index),
                                    std::max(site->start, site->last_index)};
+  }
+  if (site->counter >= 0) {
+    ValueInfo info;
+    info.dtype = graph::DType::kInt64;
+    info.scalar = true;
+    info.python = 'i';
+    site->counter_index =
+        a.graph.add_placeholder(info, str_of(names[static_cast<std::size_t>(site->counter)]));
+    a.loop_indices[site->counter_index] = {site->counter_start,
+                                           site->counter_start + site->trips - 1};
   }
   site->body_locals = locals_;
 }
 
 bool OpcodeExecutor::simulate_loop_body(LoopSite* site) {
   const auto& code = code_.instructions();
-  if (site->rows) {
-    push(array_row_at(site->rows, site->index, site->start));  // x[t] (array_iteration.cpp)
-  } else {
-    push(site->index >= 0 ? Variable::array(site->index, "the loop variable")
-                          : Variable::constant(site->first));
+  VarPtr item = site->rows ? array_row_at(site->rows, site->index, site->start)  // x[t]
+                : site->index >= 0 ? Variable::array(site->index, "the loop variable")
+                                   : Variable::constant(site->first);
+  if (site->counter >= 0) {
+    item = Variable::tuple({Variable::array(site->counter_index, "the loop counter"), item});
   }
+  push(std::move(item));
   next_ = site->for_pc + 1;
   for (;;) {
     pc_ = next_;
@@ -295,7 +352,8 @@ bool OpcodeExecutor::loop_state_ok(LoopSite* site) {
     if (after == before) {
       continue;
     }
-    if (static_cast<int>(slot) == site->var && site->stored.count(site->var) == 0) {
+    if ((static_cast<int>(slot) == site->var && site->stored.count(site->var) == 0) ||
+        (static_cast<int>(slot) == site->counter && site->stored.count(site->counter) == 0)) {
       continue;  // (the value FOR_ITER stored)
     }
     if (static_cast<int>(slot) == site->var && after && after->is_const()) {
@@ -316,7 +374,8 @@ bool OpcodeExecutor::loop_state_ok(LoopSite* site) {
       c->out = after->graph_id();
       continue;
     }
-    const bool fresh = !site->locals[slot] || static_cast<int>(slot) == site->var;
+    const bool fresh = !site->locals[slot] || static_cast<int>(slot) == site->var ||
+                       static_cast<int>(slot) == site->counter;
     if (array && fresh && !array_info(after->graph_id()).is_tuple()) {
       site->last.emplace_back(static_cast<int>(slot), after->graph_id());
       continue;
@@ -367,7 +426,12 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
     spec.index_input = static_cast<int>(spec.ncarried);
     spec.start = site->start;
     spec.step = site->step;
-    a.loop_indices.erase(site->index);
+  }
+  if (site->counter_index >= 0) {
+    const graph::Value& v = g.value(site->counter_index);
+    spec.counter_input = static_cast<int>(spec.ncarried) + (site->index >= 0 ? 1 : 0);
+    body_id[static_cast<std::size_t>(site->counter_index)] = spec.body.add_input(v.info, v.name);
+    spec.counter_start = site->counter_start;
   }
   auto body_value = [&](int v) {
     const auto k = static_cast<std::size_t>(v);
@@ -409,6 +473,7 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
   // The frame's graph without the body: the inputs the body found stay inputs of the frame.
   std::vector<int> moved(nvalues, -1);
   a.graph.truncate(site->values, site->ops, site->inputs);
+  a.forget_from(site->values);  // (the body's ids are made again for other values)
   for (std::size_t v = site->values; v < nvalues; ++v) {
     const graph::Value& value = g.value(static_cast<int>(v));
     if (value.source == graph::Value::Source::kInput && value.input >= 0) {
@@ -459,6 +524,10 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
                    : Variable::constant(site->final);
   } else if (site->var_after) {
     locals_[static_cast<std::size_t>(site->var)] = site->var_after;
+  }
+  if (site->counter >= 0 && site->stored.count(site->counter) == 0) {
+    locals_[static_cast<std::size_t>(site->counter)] =
+        Variable::constant(py::int_(site->counter_start + site->trips - 1));
   }
 }
 

@@ -223,6 +223,7 @@ class OpcodeExecutor {
   bool range_loop_bounds(const VarPtr& it, LoopSite* site);
   bool rows_loop_bounds(const VarPtr& it, LoopSite* site);
   bool loop_shape(const bytecode::Instruction& ins, LoopSite* site) const;
+  bool loop_targets(LoopSite* site) const;
   void loop_placeholders(LoopSite* site);
   bool simulate_loop_body(LoopSite* site);
   bool loop_state_ok(LoopSite* site);
@@ -345,6 +346,11 @@ class OpcodeExecutor {
   NumberOperand number_operand(const VarPtr& v);
   int number_value(const NumberOperand& n);  // its graph value (a constant added, guarded)
   VarPtr number_op(const char* name, const pybind11::object& fn, std::vector<int> args, char kind);
+  // The values to try the rules of an array operation with, for a Python number made in the graph
+  // (a loop variable included); empty for anything else.
+  std::vector<graph::PyScalar> number_probes(const VarPtr& v);
+  // The range of `result` = a <op> b when both ranges are known (ArrayState::int_ranges).
+  void track_int_range(int base, const NumberOperand& a, const NumberOperand& b, int result);
   // BINARY_OP of Python numbers made in the graph: an op (false: not such operands).
   bool python_number_binary(int op);
   VarPtr python_number_builtin(const char* name, const std::vector<VarPtr>& args);
@@ -490,6 +496,8 @@ class OpcodeExecutor {
     pybind11::object constant;  // kPython
   };
   ArrayOperand array_operand(const VarPtr& v);
+  // A Python number made in the graph as an operand (kPython with its id; `probe` its scalar).
+  static ArrayOperand number_array_operand(const VarPtr& v, const graph::PyScalar& probe);
   bool is_array_like(const VarPtr& v);
   // What the graph knows of value `id` (specialized symbols as static sizes).
   graph::ValueInfo array_info(int id);

@@ -8,11 +8,14 @@
 // operation) breaks the graph. int() of a NaN or an infinity, and a division by zero, raise where
 // the graph runs: those ops are made only while no side effect waits to be replayed after the
 // graph.
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/loaded_module.hpp"
+#include "translator/array_state.hpp"
 #include "translator/binary_operators.hpp"
 #include "translator/opcode_executor.hpp"
 
@@ -117,6 +120,47 @@ VarPtr OpcodeExecutor::number_op(const char* name, const py::object& fn, std::ve
   return add_array_op(python_op(name, fn, std::move(values)), python_info(kind));
 }
 
+void OpcodeExecutor::track_int_range(int base, const NumberOperand& a, const NumberOperand& b,
+                                     int result) {
+  // a + b, a - b, a * b of ints in known ranges (a loop variable, constants): the result's range,
+  // while it stays within int64.
+  constexpr int kAdd = 0, kMultiply = 5, kSubtract = 10;
+  auto range = [this](const NumberOperand& n) -> std::optional<ArrayState::LoopIndex> {
+    if (n.id >= 0) {
+      return arrays().int_range(n.id);
+    }
+    int overflow = 0;
+    const long long c = PyLong_AsLongLongAndOverflow(n.constant->value().ptr(), &overflow);
+    if (overflow != 0 || (c == -1 && PyErr_Occurred() != nullptr)) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
+    return ArrayState::LoopIndex{c, c};
+  };
+  const auto ra = range(a);
+  const auto rb = range(b);
+  if (!ra || !rb || (base != kAdd && base != kMultiply && base != kSubtract)) {
+    return;
+  }
+  constexpr long double kLimit = 9223372036854775807.0L;
+  const long double a0 = ra->lo, a1 = ra->hi, b0 = rb->lo, b1 = rb->hi;
+  long double lo = 0, hi = 0;
+  if (base == kAdd) {
+    lo = a0 + b0;
+    hi = a1 + b1;
+  } else if (base == kSubtract) {
+    lo = a0 - b1;
+    hi = a1 - b0;
+  } else {
+    lo = std::min({a0 * b0, a0 * b1, a1 * b0, a1 * b1});
+    hi = std::max({a0 * b0, a0 * b1, a1 * b0, a1 * b1});
+  }
+  if (lo < -kLimit || hi > kLimit) {
+    return;
+  }
+  arrays().int_ranges[result] = {static_cast<std::int64_t>(lo), static_cast<std::int64_t>(hi)};
+}
+
 bool OpcodeExecutor::python_number_binary(int op) {
   const BinaryOperator* bo = binary_operator(op);
   if (bo == nullptr || !number_operator(bo->base)) {
@@ -136,10 +180,56 @@ bool OpcodeExecutor::python_number_binary(int op) {
   const char kind = bo->base == 11 || a.kind == 'f' || b.kind == 'f' ? 'f' : 'i';
   VarPtr r = number_op(bo->function, loaded_module("operator").attr(bo->function),
                        {number_value(a), number_value(b)}, kind);
+  if (kind == 'i') {
+    track_int_range(bo->base, a, b, r->graph_id());
+  }
   pop();
   pop();
   push(std::move(r));
   return true;
+}
+
+std::vector<graph::PyScalar> OpcodeExecutor::number_probes(const VarPtr& v) {
+  // The values a Python number made in the graph may have, for the rules of an array operation
+  // with it: NumPy 1.x promotes by value (the smallest dtype that holds it) and NumPy 2.x raises
+  // for an int out of an int array's range, so every class of value the number may fall in is
+  // tried (a loop variable's whole range is known; another int may be any int64).
+  std::vector<graph::PyScalar> probes;
+  if (v->kind() != Variable::Kind::kArray || !shared_->arrays) {
+    return probes;
+  }
+  const int id = v->graph_id();
+  const char kind = arrays().graph.value(id).info.python;
+  if (kind == 'f') {
+    for (const long double f : {0.0L, 1.5L, -1.5L, 1e-300L, 1e300L, -1e300L}) {
+      probes.push_back(graph::PyScalar{graph::PyScalar::Kind::kFloat, f, 0});
+    }
+    return probes;
+  }
+  if (kind != 'i') {
+    return probes;
+  }
+  constexpr long double kMax = 9223372036854775807.0L;
+  long double lo = -kMax - 1;
+  long double hi = kMax;
+  if (const auto r = arrays().int_range(id)) {
+    lo = static_cast<long double>(r->lo);
+    hi = static_cast<long double>(r->hi);
+  }
+  // (the ends, and each side of every dtype's limits in between)
+  std::vector<long double> values = {lo, hi};
+  for (const long double limit : {128.0L, 256.0L, 32768.0L, 65536.0L, 2147483648.0L,
+                                  4294967296.0L, kMax + 1}) {
+    for (const long double x : {limit - 1, limit, -limit, -limit - 1, 0.0L, -1.0L}) {
+      if (x >= lo && x <= hi) {
+        values.push_back(x);
+      }
+    }
+  }
+  for (const long double x : values) {
+    probes.push_back(graph::PyScalar{graph::PyScalar::Kind::kInt, x, 0});
+  }
+  return probes;
 }
 
 VarPtr OpcodeExecutor::python_number_builtin(const char* name, const std::vector<VarPtr>& args) {

@@ -111,7 +111,7 @@ PINS = {
     "keyword_defaults": (1, 0, 0),
     "closure_factory": (1, 0, 0),
     "summary_string": (1, 0, 0),
-    "running_stats_welford": (1, 1, 0),
+    "running_stats_welford": (1, 0, 0),
     "print_summary_table": (1, 2, 0),
 }
 

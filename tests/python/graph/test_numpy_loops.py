@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from numpy_differential import check, case, isolated_check, run_cases
+from numpy_differential import LEGACY, check, case, isolated_check, run_cases
 from sot import capture as cap
 
 np = pytest.importorskip("numpy")
@@ -100,10 +100,58 @@ def list_append_unrolls(x):
     return out
 
 
-def index_used_unrolls(x):
+def index_in_arithmetic(x):
     for t in range(20):
         x = x + t
     return x
+
+
+def index_weak_in_promotion(x):
+    # t is a Python int on every step: float32 * t stays float32 (an np.int64 would make float64).
+    acc = np.zeros_like(x)
+    for t in range(300):
+        y = x * t
+        acc = acc + y / (t + 1)
+    return acc, y
+
+
+def index_to_python_float(x, dt):
+    for t in range(1, 60):
+        s = t * dt
+        x = x + s * x / t
+    return x
+
+
+def welford_enumerate(samples):
+    # enumerate(rows, start=1): the counter is a second loop variable, a Python int on every step.
+    mean = np.zeros(samples.shape[1], samples.dtype)
+    m2 = np.zeros(samples.shape[1], samples.dtype)
+    for n, x in enumerate(samples, start=1):
+        delta = x - mean
+        mean += delta / n
+        m2 += delta * (x - mean)
+    return mean, m2 / (len(samples) - 1), n, x
+
+
+def enumerate_range_counter_index(x):
+    out = np.zeros((40, x.shape[0]))
+    for i, t in enumerate(range(5, 85, 2)):
+        out[i] = x * t - i
+    return out, i, t
+
+
+def enumerate_counter_escapes_unrolls(x):
+    for i, row in enumerate(x):
+        k = i
+        x = x * 1.5
+    return x, k, row
+
+
+def index_overflows_int8(x):
+    # NumPy 2 raises OverflowError at t == 128 (1.x promotes to int16): never a loop op.
+    for t in range(300):
+        y = x * t
+    return y
 
 
 def rnn_over_time(xs, wx, wh):
@@ -228,7 +276,7 @@ CASES = [
     case(loop_reads_input_global, U[:32], 60),
     case(counter_unrolls, X),
     case(list_append_unrolls, X),
-    case(index_used_unrolls, X),
+    case(index_in_arithmetic, X),
     case(dtype_changes_unrolls, X.astype(np.int64)),
     case(rnn_over_time, rng.standard_normal((40, 6)), rng.standard_normal((6, 5)) / 3, rng.standard_normal((5, 5)) / 3),
     case(history_store, V16, 50),
@@ -236,8 +284,16 @@ CASES = [
     case(rows_backwards, rng.standard_normal((30, 4))),
     case(index_out_of_range_unrolls, rng.standard_normal((20, 3)), graphs=1, breaks=1),
     case(index_escapes_unrolls, X),
-    case(index_used_unrolls, X.astype(np.float32)),
-    case(index_used_unrolls, np.arange(6, dtype=np.int8)),
+    case(index_in_arithmetic, X.astype(np.float32)),
+    case(index_in_arithmetic, np.arange(6, dtype=np.int8)),
+    case(index_weak_in_promotion, rng.standard_normal(8).astype(np.float32)),
+    case(index_weak_in_promotion, np.arange(5)),
+    case(index_to_python_float, rng.standard_normal(6).astype(np.float32), 0.01),
+    case(index_overflows_int8, np.arange(4, dtype=np.int8), breaks=int(not LEGACY)),  # (NEP 50 raises)
+    case(welford_enumerate, rng.standard_normal((100, 3))),
+    case(welford_enumerate, rng.standard_normal((50, 2)).astype(np.float32)),
+    case(enumerate_range_counter_index, V16[:3]),
+    case(enumerate_counter_escapes_unrolls, rng.standard_normal((20, 2))),
     case(python_float_carried, X, 30),
     case(dtype_changes_unrolls, np.arange(12).reshape(3, 4)),
     case(print_in_loop, X, graphs=1, breaks=1),  # (the rest of the frame runs as is after the break)
@@ -271,6 +327,11 @@ def _graph_texts(fn, *args):
     (over_rows, (rng.standard_normal((40, 5)),)),
     (over_samples_peeled_twice, (rng.standard_normal(256), 5)),
     (over_planes_changing_them, (rng.standard_normal((20, 3, 2)),)),
+    (index_in_arithmetic, (X,)),
+    (index_weak_in_promotion, (rng.standard_normal(8).astype(np.float32),)),
+    (index_to_python_float, (rng.standard_normal(6), 0.01)),
+    (welford_enumerate, (rng.standard_normal((100, 3)),)),
+    (enumerate_range_counter_index, (V16[:3],)),
 ])
 def test_captured_as_one_loop_op(fn, args):
     (text,) = _graph_texts(fn, *args)
@@ -285,8 +346,8 @@ def test_nested_loop_ops():
 @pytest.mark.parametrize("fn,args", [
     (counter_unrolls, (X,)),
     (list_append_unrolls, (X,)),
-    (index_used_unrolls, (X,)),
     (index_escapes_unrolls, (X,)),
+    (enumerate_counter_escapes_unrolls, (rng.standard_normal((20, 2)),)),
 ])
 def test_not_captured_unrolls(fn, args):
     for text in _graph_texts(fn, *args):

@@ -112,6 +112,18 @@ def array_of_more_items_breaks(x):
     return float(x[:1])
 
 
+def array_with_int_of_sum(x):
+    # x + n for a Python int n made in the graph: its dtype may depend on n's value (NEP 50 raises for an int
+    # out of an int8 array's range, 1.x promotes by value), so the op is captured only where no value could.
+    n = int(x.sum())
+    return x + n, x * 2 - n
+
+
+def array_with_float_of_mean(x):
+    m = float(x.mean())
+    return x - m, (x - m) / (m + 1.0)
+
+
 CASES = [
     case(numbers_returned, B, X),
     case(number_of_bools_and_zero_d, B, X),
@@ -132,6 +144,10 @@ CASES = [
     case(int_after_effect_breaks, X, graphs=1, breaks=1),
     case(complex_breaks, Z, graphs=1, breaks=1),
     case(array_of_more_items_breaks, X, graphs=1, breaks=1),
+    case(array_with_int_of_sum, X),
+    case(array_with_int_of_sum, np.arange(6)),  # (int64: every int64 value gives int64)
+    case(array_with_int_of_sum, np.arange(6, dtype=np.int8), graphs=2, breaks=1),
+    case(array_with_float_of_mean, X),
 ]
 
 
