@@ -20,7 +20,7 @@ namespace {
 
 // What one evaluation of a tree carries from node to node.
 struct EvalState {
-  std::vector<Py_ssize_t> symbols;                   // shape symbols' sizes (-1: unbound)
+  std::vector<Py_ssize_t> symbols;                  // shape symbols' sizes (-1: unbound)
   std::vector<std::pair<int, PyObject*>> distinct;  // kDistinct groups and values seen
 };
 
@@ -351,6 +351,11 @@ bool GuardCheck::passes(PyObject* value, std::vector<Py_ssize_t>* symbols) const
       return Py_TYPE(value) == type && version != 0 && type->tp_version_tag == version &&
              core::has_valid_version_tag(type);
     }
+    case Kind::kClassVersion: {
+      auto* type = reinterpret_cast<PyTypeObject*>(expected.ptr());
+      return value == expected.ptr() && version != 0 && type->tp_version_tag == version &&
+             core::has_valid_version_tag(type);
+    }
     case Kind::kDistinct:
       return true;  // (compared across nodes by GuardTree::check)
   }
@@ -390,6 +395,9 @@ std::string GuardCheck::describe() const {
       return "no such value";
     case Kind::kTypeVersion:
       return "type " + std::string(reinterpret_cast<PyTypeObject*>(expected.ptr())->tp_name) +
+             " at version " + std::to_string(version);
+    case Kind::kClassVersion:
+      return "the class " + std::string(reinterpret_cast<PyTypeObject*>(expected.ptr())->tp_name) +
              " at version " + std::to_string(version);
     case Kind::kDistinct:
       return "not the object at " + format;

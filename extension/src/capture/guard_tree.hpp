@@ -29,19 +29,21 @@ class ValueSource {
 
 struct GuardCheck {
   enum class Kind {
-    kType,         // type(v) is T
-    kId,           // v is O (holds O alive)
-    kEquals,       // v == constant (int, float, str, bytes, bool, None, tuples of them)
-    kLen,          // len(v) == n
-    kDictKeys,     // list(v.keys()) == keys, in order
-    kDictVersion,  // a dict whose version tag is unchanged (no mutation since the guard was made)
-    kArray,        // buffer meta: format, ndim, shape, C-contiguous when required
-    kAbsent,       // there is no such value (a global that must not exist, so that a builtin of
-                   // that name is what LOAD_GLOBAL finds)
-    kTypeVersion,  // type(v) is T and T's version tag is unchanged (neither T nor a base changed
-                   // since: attribute lookups through T find what they found)
-    kDistinct,     // v is not the value of the other node holding a kDistinct check of the same
-                   // `group` (two values received from outside that must not be one object)
+    kType,          // type(v) is T
+    kId,            // v is O (holds O alive)
+    kEquals,        // v == constant (int, float, str, bytes, bool, None, tuples of them)
+    kLen,           // len(v) == n
+    kDictKeys,      // list(v.keys()) == keys, in order
+    kDictVersion,   // a dict whose version tag is unchanged (no mutation since the guard was made)
+    kArray,         // buffer meta: format, ndim, shape, C-contiguous when required
+    kAbsent,        // there is no such value (a global that must not exist, so that a builtin of
+                    // that name is what LOAD_GLOBAL finds)
+    kTypeVersion,   // type(v) is T and T's version tag is unchanged (neither T nor a base changed
+                    // since: attribute lookups through T find what they found)
+    kClassVersion,  // v is the class T and T's version tag is unchanged (what a lookup through T
+                    // finds - its methods, __init__, descriptors - is what the translation saw)
+    kDistinct,      // v is not the value of the other node holding a kDistinct check of the same
+                    // `group` (two values received from outside that must not be one object)
   };
   // kArray shape entries: a size (>= 0), kAnyDim, or symbol(k): a dynamic dimension of at least 2,
   // equal to every other dimension with the same symbol in the tree (bound on first sight).

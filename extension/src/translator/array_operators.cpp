@@ -455,10 +455,13 @@ bool OpcodeExecutor::array_binary_op(int op) {
       return graph::ufunc_result(name, bo->kind, {operand(x), operand(y)}, arrays().promotion,
                                  &why);
     });
-    if (info && !same_for_probes(*info, xprobes, yprobes, [&] {
-          return graph::ufunc_result(name, bo->kind, {operand(x), operand(y)},
-                                     arrays().promotion, &why);
-        }, &x, &y)) {
+    if (info && !same_for_probes(
+                    *info, xprobes, yprobes,
+                    [&] {
+                      return graph::ufunc_result(name, bo->kind, {operand(x), operand(y)},
+                                                 arrays().promotion, &why);
+                    },
+                    &x, &y)) {
       graph_break("numpy " + name + " with a Python number made in the graph whose result dtype " +
                   "depends on its value");
     }

@@ -462,8 +462,12 @@ void CodeGen::Emitter::count_refs(const VarPtr& v, Refs* refs) {
     case Variable::Kind::kIter:
     case Variable::Kind::kFunction:
     case Variable::Kind::kDict:
+    case Variable::Kind::kInstance:
       for (const VarPtr& item : v->items()) {
         count_refs(item, refs);
+      }
+      if (v->kind() == Variable::Kind::kInstance) {
+        count_refs(v->cls(), refs);
       }
       if (v->kind() == Variable::Kind::kIter) {
         for (const VarPtr& item : v->snapshot()) {
@@ -599,6 +603,19 @@ void CodeGen::Emitter::load_value(const VarPtr& v) {
         return;
       }
       throw CodegenError("a NumPy value the graph does not output");
+    case Variable::Kind::kInstance:
+      // object.__new__(C), then its attributes stored in order (its __dict__ as the frame left it)
+      call_constant(
+          py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(&PyBaseObject_Type))
+              .attr("__new__"),
+          [&] { load(v->cls()); }, 1);
+      for (std::size_t i = 0; i < v->keys().size(); ++i) {
+        emit("COPY", 1);
+        load(v->items()[i]);
+        emit("SWAP", 2);
+        emit("STORE_ATTR", bc.add_name(py::str(v->keys()[i]).cast<std::string>()));
+      }
+      return;
     case Variable::Kind::kSet:
       // The same updates as the frame's (the set's table, so its order, comes out the same).
       emit("BUILD_SET", 0);

@@ -12,6 +12,10 @@
 namespace sot::translator {
 
 // Whether the instance `o` has `name` in its own __dict__ (without running user code).
+// A staticmethod's function or a classmethod bound to the class `cls`, read as cls.name
+// (instances.cpp); nullptr for other descriptors.
+VarPtr class_descriptor_value(const VarPtr& cls, PyObject* descr, const pybind11::object& name);
+
 inline bool instance_dict_has(PyObject* o, const pybind11::object& name) {
   PyObject* dict = PyObject_GenericGetDict(o, nullptr);  // new reference, or null
   const bool has = dict != nullptr && PyDict_Contains(dict, name.ptr()) == 1;

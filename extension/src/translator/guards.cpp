@@ -120,6 +120,26 @@ bool GuardSet::type_version(const VarPtr& v) {
   return true;
 }
 
+bool GuardSet::class_version(const VarPtr& v) {
+  auto* type = reinterpret_cast<PyTypeObject*>(v->value().ptr());
+  if (!PyType_Check(v->value().ptr())) {
+    return false;
+  }
+  if (!core::has_valid_version_tag(type)) {
+    core::assign_version_tag(type);
+  }
+  if (!core::has_valid_version_tag(type)) {
+    return false;
+  }
+  capture::GuardCheck c;
+  c.kind = capture::GuardCheck::Kind::kClassVersion;
+  c.expected = v->value();
+  c.version = type->tp_version_tag;
+  const std::string what = c.describe();
+  add(v, std::move(c), what);
+  return true;
+}
+
 void GuardSet::absent(const Tracker& t) {
   capture::GuardNode* n = node(t);
   if (n == nullptr) {

@@ -31,6 +31,8 @@ class GuardSet {
   // type(v) is its type now, and that type has not changed since (false: it has no version tag,
   // nothing was added).
   bool type_version(const VarPtr& v);
+  // v is this class (a type) and its version has not changed (false: it has no version tag).
+  bool class_version(const VarPtr& v);
   // The place `t` (an item or attribute chain) holds no value.
   void absent(const Tracker& t);
   // list(v.keys()) == keys, in order.

@@ -197,6 +197,14 @@ void OpcodeExecutor::store_attr(const bytecode::Instruction& ins, bool del) {
   // order once every value is loaded. Reads of attributes stay real (they break).
   const py::object name = code_.names()[static_cast<std::size_t>(ins.arg)];
   const VarPtr obj = peek(1);
+  if (obj->kind() == Variable::Kind::kInstance) {
+    store_made_instance_attr(obj, name, del ? nullptr : peek(2));
+    pop();
+    if (!del) {
+      pop();
+    }
+    return;
+  }
   PyObject* o = obj->value().ptr();
   PyTypeObject* type = Py_TYPE(o);
   const bool plain = obj->kind() == Variable::Kind::kObject && obj->tracker().is_input() &&
@@ -252,12 +260,15 @@ void OpcodeExecutor::super_attr(const VarPtr& cls, const VarPtr& self, const py:
                                 bool method) {
   PyObject* c = cls->value().ptr();
   PyObject* o = self->value().ptr();
+  const bool made = self->kind() == Variable::Kind::kInstance;  // (made in the frame)
   if (cls->kind() != Variable::Kind::kObject || !PyType_Check(c) ||
-      self->kind() != Variable::Kind::kObject || !self->tracker().is_input() || PyType_Check(o) ||
+      (!made && (self->kind() != Variable::Kind::kObject || !self->tracker().is_input() ||
+                 PyType_Check(o))) ||
       !cls->tracker().is_input()) {
     graph_break("super() of " + cls->describe() + " and " + self->describe());
   }
-  PyTypeObject* type = Py_TYPE(o);
+  PyTypeObject* type =
+      made ? reinterpret_cast<PyTypeObject*>(self->cls()->value().ptr()) : Py_TYPE(o);
   PyObject* mro = type->tp_mro;  // borrowed
   Py_ssize_t start = -1;
   for (Py_ssize_t i = 0; mro != nullptr && i < PyTuple_GET_SIZE(mro); ++i) {
@@ -265,7 +276,7 @@ void OpcodeExecutor::super_attr(const VarPtr& cls, const VarPtr& self, const py:
       start = i + 1;
     }
   }
-  if (start < 0 || !guards_->type_version(self)) {
+  if (start < 0 || !(made ? guards_->class_version(self->cls()) : guards_->type_version(self))) {
     graph_break("super() whose class is not in the instance's MRO");
   }
   guards_->identity(cls);
@@ -284,8 +295,10 @@ void OpcodeExecutor::super_attr(const VarPtr& cls, const VarPtr& self, const py:
     PyObject* found = found_ref.ptr();  // borrowed from found_ref
     // self.__class__.__mro__[i].name: the class's function, or a plain class attribute.
     const VarPtr cls_of_self =
-        Variable::object(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(type)),
-                         Tracker::attr(self, py::str("__class__")));
+        made ? self->cls()
+             : Variable::object(
+                   py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(type)),
+                   Tracker::attr(self, py::str("__class__")));
     const VarPtr mro_var = Variable::object(py::reinterpret_borrow<py::object>(mro),
                                             Tracker::attr(cls_of_self, py::str("__mro__")));
     const VarPtr base_var =
@@ -310,8 +323,15 @@ bool OpcodeExecutor::load_instance_attr(const VarPtr& base, const py::object& na
   // obj.name on an instance whose type uses the generic attribute lookup (no __getattribute__ or
   // __getattr__), decided the way CPython decides it, without running user code; the type's
   // version is guarded (a change to the class or a base retranslates).
+  if (base->kind() == Variable::Kind::kInstance) {
+    return made_instance_attr(base, name, method);
+  }
   PyObject* o = base->value().ptr();
   PyTypeObject* type = Py_TYPE(o);
+  if (base->kind() == Variable::Kind::kObject && PyType_Check(o) &&
+      class_attr(base, name, method)) {
+    return true;
+  }
   if (base->kind() != Variable::Kind::kObject || !base->tracker().is_input() || PyModule_Check(o) ||
       PyType_Check(o) || type->tp_getattro != PyObject_GenericGetAttr ||
       (type->tp_flags & Py_TPFLAGS_HEAPTYPE) == 0) {
@@ -393,7 +413,16 @@ bool OpcodeExecutor::load_instance_attr(const VarPtr& base, const py::object& na
       return true;
     }
   } else if (descr != nullptr && Py_TYPE(descr)->tp_descr_get != nullptr) {
-    return false;  // classmethod, staticmethod, other descriptors: run for real
+    const bool shadowed = type->tp_dictoffset != 0 && instance_dict_has(o, name);
+    VarPtr v = shadowed ? nullptr : class_descriptor_value(cls(), descr, name);
+    if (!v) {
+      return false;  // other descriptors: run for real
+    }
+    if (type->tp_dictoffset != 0) {
+      guard_not_in_dict();
+    }
+    push_callable(std::move(v), method);  // a staticmethod or classmethod
+    return true;
   }
   // The instance's dict, a slot, or a plain class attribute: getattr(obj, name), read again by
   // the generated code (guards check what the translation relies on).

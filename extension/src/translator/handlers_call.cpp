@@ -130,6 +130,11 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
     call_method(site);
     return;
   }
+  // A plain class: an instance made in the frame, its __init__ inlined (instances.cpp).
+  if (VarPtr r = instantiate(site)) {
+    replace_call(site, std::move(r));
+    return;
+  }
   // Builtin functions and types (len, zip, list, type, ...) on the structure of modelled values.
   if (callable->kind() == Variable::Kind::kObject &&
       (PyCFunction_Check(callable->value().ptr()) || PyType_Check(callable->value().ptr()))) {

@@ -204,6 +204,12 @@ bool OpcodeExecutor::truth(const VarPtr& v, bool* value) {
     case Variable::Kind::kSet:
       *value = !v->keys().empty();
       return true;
+    case Variable::Kind::kInstance: {  // true, unless its class says otherwise
+      auto* type = reinterpret_cast<PyTypeObject*>(v->cls()->value().ptr());
+      *value = true;
+      return _PyType_Lookup(type, py::str("__bool__").ptr()) == nullptr &&
+             _PyType_Lookup(type, py::str("__len__").ptr()) == nullptr;
+    }
     default:
       return false;
   }

@@ -35,15 +35,15 @@ using graph::Arg;
 using graph::ValueInfo;
 
 struct OpcodeExecutor::LoopSite {
-  std::size_t for_pc = 0;  // the FOR_ITER
-  std::size_t exit = 0;    // its exhausted target
-  int var = -1;            // the loop variable's slot (enumerate: the item's)
-  int counter = -1;        // enumerate(...): the counter's slot
-  std::size_t header = 1;  // the instructions after FOR_ITER that store the targets
-  VarPtr var_after;        // its value after the loop when the body stores it (a constant)
-  bool reads_var = false;  // the body reads the loop variable
-  int index = -1;          // then: the placeholder the body reads for it
-  int counter_index = -1;  // enumerate: the counter's placeholder
+  std::size_t for_pc = 0;          // the FOR_ITER
+  std::size_t exit = 0;            // its exhausted target
+  int var = -1;                    // the loop variable's slot (enumerate: the item's)
+  int counter = -1;                // enumerate(...): the counter's slot
+  std::size_t header = 1;          // the instructions after FOR_ITER that store the targets
+  VarPtr var_after;                // its value after the loop when the body stores it (a constant)
+  bool reads_var = false;          // the body reads the loop variable
+  int index = -1;                  // then: the placeholder the body reads for it
+  int counter_index = -1;          // enumerate: the counter's placeholder
   std::int64_t counter_start = 0;  // and its value on the first step
   std::int64_t start = 0, step = 1, last_index = 0;  // the variable's first and last values
   std::int64_t trips = 0;
@@ -294,8 +294,8 @@ void OpcodeExecutor::loop_placeholders(LoopSite* site) {
     info.scalar = true;
     info.python = 'i';  // (a Python int on each step: weak in NumPy's promotion)
     site->index = a.graph.add_placeholder(
-        info, site->rows ? std::string("row index")
-                         : str_of(names[static_cast<std::size_t>(site->var)]));
+        info,
+        site->rows ? std::string("row index") : str_of(names[static_cast<std::size_t>(site->var)]));
     a.loop_indices[site->index] = {std::min(site->start, site->last_index),
                                    std::max(site->start, site->last_index)};
   }
@@ -314,7 +314,7 @@ void OpcodeExecutor::loop_placeholders(LoopSite* site) {
 
 bool OpcodeExecutor::simulate_loop_body(LoopSite* site) {
   const auto& code = code_.instructions();
-  VarPtr item = site->rows ? array_row_at(site->rows, site->index, site->start)  // x[t]
+  VarPtr item = site->rows         ? array_row_at(site->rows, site->index, site->start)  // x[t]
                 : site->index >= 0 ? Variable::array(site->index, "the loop variable")
                                    : Variable::constant(site->first);
   if (site->counter >= 0) {

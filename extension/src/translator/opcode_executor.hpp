@@ -314,6 +314,14 @@ class OpcodeExecutor {
   VarPtr call_super(const CallSite& site);         // super() in an inlined method, or nullptr
   VarPtr call_bound_method(const CallSite& site);  // a bound method received, or nullptr
   VarPtr call_function(const CallSite& site);      // folded, or inlined; else a break
+  // Instances made in the frame (instances.cpp): a call of a plain class (nullptr: not one), an
+  // attribute read (pushes it, or the function and the instance for a method call) and an
+  // attribute store or delete (`value` nullptr).
+  VarPtr instantiate(const CallSite& site);
+  bool class_attr(const VarPtr& cls, const pybind11::object& name, bool method);
+  bool made_instance_attr(const VarPtr& base, const pybind11::object& name, bool method);
+  void store_made_instance_attr(const VarPtr& obj, const pybind11::object& name,
+                                const VarPtr& value);
   void call_list_method(const VarPtr& method, const std::vector<VarPtr>& args, std::size_t nargs);
   // The result of calling the user function `callable` inline, or nullptr (and `why`) when it
   // cannot be inlined or does not finish (everything it did is undone).

@@ -218,8 +218,8 @@ std::vector<graph::PyScalar> OpcodeExecutor::number_probes(const VarPtr& v) {
   }
   // (the ends, and each side of every dtype's limits in between)
   std::vector<long double> values = {lo, hi};
-  for (const long double limit : {128.0L, 256.0L, 32768.0L, 65536.0L, 2147483648.0L,
-                                  4294967296.0L, kMax + 1}) {
+  for (const long double limit :
+       {128.0L, 256.0L, 32768.0L, 65536.0L, 2147483648.0L, 4294967296.0L, kMax + 1}) {
     for (const long double x : {limit - 1, limit, -limit, -limit - 1, 0.0L, -1.0L}) {
       if (x >= lo && x <= hi) {
         values.push_back(x);

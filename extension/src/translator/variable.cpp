@@ -95,6 +95,12 @@ VarPtr Variable::set(std::vector<py::object> keys) {
   return v;
 }
 
+VarPtr Variable::instance(VarPtr cls) {
+  auto v = std::make_shared<Variable>(Kind::kInstance, py::none(), Tracker{});
+  v->initial_ = std::move(cls);
+  return v;
+}
+
 Py_ssize_t Variable::find_key(const py::handle& key) const {
   for (std::size_t i = 0; i < keys_.size(); ++i) {
     const int eq = PyObject_RichCompareBool(keys_[i].ptr(), key.ptr(), Py_EQ);
@@ -148,7 +154,7 @@ std::string Variable::describe() const {
     case Kind::kArray:
       // (int() or float() of a NumPy value, made where the graph runs: its value is not known here)
       return text_.rfind("Python ", 0) == 0 ? text_ + " made in the graph (its value is not known)"
-                                             : "NumPy value " + text_;
+                                            : "NumPy value " + text_;
     case Kind::kConst:
       return std::string(Py_TYPE(value_.ptr())->tp_name) + " " + short_repr(value_);
     case Kind::kObject:
@@ -167,6 +173,9 @@ std::string Variable::describe() const {
       return "set of " + std::to_string(keys_.size());
     case Kind::kSuper:
       return "super()";
+    case Kind::kInstance:
+      return std::string(reinterpret_cast<PyTypeObject*>(initial_->value().ptr())->tp_name) +
+             " instance made in the frame";
     case Kind::kMethod:
       return "method " + py::str(value_).cast<std::string>() + " of a " + items_[0]->describe();
     case Kind::kCell:

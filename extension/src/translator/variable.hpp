@@ -73,6 +73,9 @@ class Variable {
     kSuper,  // super(items[0], items[1]): a zero-argument super() of an inlined method
     kArray,  // a NumPy array or scalar the frame computed: value `graph_id()` of the frame's graph
              // (see ArrayState); its dtype and shape are known, its contents are not
+    kInstance,  // an instance of a plain class made in the frame (instances.cpp): `cls()` the
+                // class, `keys()` the names of its attributes (in the order they were first set)
+                // and `items` their values; `value` is None (no object exists yet)
   };
 
   // What a kIter iterates over.
@@ -108,6 +111,8 @@ class Variable {
   static VarPtr dict(std::vector<pybind11::object> keys, std::vector<VarPtr> values);
   static VarPtr set(std::vector<pybind11::object> keys);
   static VarPtr method(VarPtr self, pybind11::object name);
+  // An instance of the class `cls` (a Variable of the class object), with no attributes yet.
+  static VarPtr instance(VarPtr cls);
   // A cell holding `contents` (nullptr: empty); `slot` >= 0 for the frame's own cell or free slot;
   // `outside`: a cell object that exists outside the translation (a free variable's, a function's
   // closure, a resume function's argument), which other code may share.
@@ -133,7 +138,7 @@ class Variable {
   bool is_mutable_created() const {
     return (kind_ == Kind::kList || kind_ == Kind::kFunction || kind_ == Kind::kDict ||
             kind_ == Kind::kSet || kind_ == Kind::kIter || kind_ == Kind::kArray ||
-            (kind_ == Kind::kCell && slot_ < 0)) &&
+            kind_ == Kind::kInstance || (kind_ == Kind::kCell && slot_ < 0)) &&
            !tracker_.is_input();
   }
 
@@ -185,6 +190,8 @@ class Variable {
     }
   }
   const VarPtr& initial_contents() const { return initial_; }
+  // kInstance: the class.
+  const VarPtr& cls() const { return initial_; }
   // kFunction: the globals it was made with when they are another module's (see FrameInputs), or
   // nullptr (the translated frame's).
   VarPtr& globals() { return initial_; }

@@ -1076,23 +1076,23 @@ def local_class(a):
 
 
 CLASS_CASES = [
-    case(make_point, 1, 2, breaks=1),
+    case(make_point, 1, 2, breaks=0),
     case(point_method, Point(3, 4), breaks=0),
     case(point_set_attr, Point(1, 2), breaks=0),
-    case(point_moved, Point(1, 2), breaks=5),
+    case(point_moved, Point(1, 2), breaks=2),
     case(property_get_set, Temperature(100), breaks=1),
-    case(super_call, 1, breaks=2),
-    case(super_after_print, 1, breaks=2),
-    case(class_and_static, 3, breaks=5),
-    case(dunder_methods, 5, breaks=8),
+    case(super_call, 1, breaks=0),
+    case(super_after_print, 1, breaks=1),
+    case(class_and_static, 3, breaks=2),
+    case(dunder_methods, 5, breaks=6),
     case(isinstance_checks, 1, breaks=2),
     case(getattr_default, Point(1, 2), breaks=3),
     case(missing_attribute, Point(1, 2), breaks=1),
-    case(class_attr_read, 2, breaks=2),
+    case(class_attr_read, 2, breaks=0),
     case(attribute_of_printing_repr, PrintingRepr(), breaks=0),
     case(attribute_of_recording_repr, RecordingRepr(), init={"g_repr_calls": []}, breaks=0),
-    case(class_body_with_print, 3, breaks=5),
-    case(local_class, 3, breaks=3),
+    case(class_body_with_print, 3, breaks=2),
+    case(local_class, 3, breaks=2),
 ]
 
 
@@ -1300,12 +1300,12 @@ def with_return_inside(a):
 
 
 WITH_CASES = [
-    case(with_basic, 1, breaks=5),
-    case(with_as, 2, breaks=5),
-    case(with_swallows, 0, breaks=7),
-    case(with_propagates, 1, breaks=7),
-    case(with_nested, 3, breaks=5),
-    case(with_return_inside, 3, breaks=5),
+    case(with_basic, 1, breaks=4),
+    case(with_as, 2, breaks=4),
+    case(with_swallows, 0, breaks=6),
+    case(with_propagates, 1, breaks=6),
+    case(with_nested, 3, breaks=4),
+    case(with_return_inside, 3, breaks=4),
 ]
 
 
