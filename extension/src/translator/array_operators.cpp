@@ -396,6 +396,32 @@ OpcodeExecutor::ArrayOperand OpcodeExecutor::number_array_operand(const VarPtr& 
   return o;
 }
 
+OpcodeExecutor::ArrayOperand OpcodeExecutor::binary_operand(const VarPtr& v,
+                                                            std::vector<graph::PyScalar>* probes) {
+  *probes = number_probes(v);
+  return probes->empty() ? array_operand(v) : number_array_operand(v, probes->front());
+}
+
+void OpcodeExecutor::require_value_independent(const BinaryOperator& bo, const ValueInfo& info,
+                                               const std::vector<graph::PyScalar>& xprobes,
+                                               const std::vector<graph::PyScalar>& yprobes,
+                                               ArrayOperand* x, ArrayOperand* y) {
+  // The rule gives `info` whatever value a Python number made in the graph has (its probes).
+  auto operand = [&](const ArrayOperand& o) {
+    return o.kind == ArrayOperand::Kind::kPython ? Operand::python(o.scalar)
+                                                 : Operand::array(array_info(o.id));
+  };
+  std::string why;
+  const auto rule = [&] {
+    return graph::ufunc_result(bo.ufunc, bo.kind, {operand(*x), operand(*y)}, arrays().promotion,
+                               &why);
+  };
+  if (!same_for_probes(info, xprobes, yprobes, rule, x, y)) {
+    graph_break("numpy " + std::string(bo.ufunc) +
+                " with a Python number made in the graph whose result dtype depends on its value");
+  }
+}
+
 bool OpcodeExecutor::array_binary_op(int op) {
   const VarPtr b = peek(1);
   const VarPtr a = peek(2);
@@ -411,10 +437,10 @@ bool OpcodeExecutor::array_binary_op(int op) {
   const std::string name = bo->ufunc;
   // (a Python number made in the graph, a loop variable among them: kPython with its value's id,
   // the rules tried on each of its probes)
-  const std::vector<graph::PyScalar> xprobes = number_probes(a);
-  const std::vector<graph::PyScalar> yprobes = number_probes(b);
-  ArrayOperand x = xprobes.empty() ? array_operand(a) : number_array_operand(a, xprobes[0]);
-  ArrayOperand y = yprobes.empty() ? array_operand(b) : number_array_operand(b, yprobes[0]);
+  std::vector<graph::PyScalar> xprobes;
+  std::vector<graph::PyScalar> yprobes;
+  ArrayOperand x = binary_operand(a, &xprobes);
+  ArrayOperand y = binary_operand(b, &yprobes);
   if (x.kind == ArrayOperand::Kind::kNone || y.kind == ArrayOperand::Kind::kNone) {
     graph_break("numpy " + name + " of " + a->describe() + " and " + b->describe() +
                 " (an operand that is not an array, NumPy scalar or Python number)");
@@ -455,15 +481,8 @@ bool OpcodeExecutor::array_binary_op(int op) {
       return graph::ufunc_result(name, bo->kind, {operand(x), operand(y)}, arrays().promotion,
                                  &why);
     });
-    if (info && !same_for_probes(
-                    *info, xprobes, yprobes,
-                    [&] {
-                      return graph::ufunc_result(name, bo->kind, {operand(x), operand(y)},
-                                                 arrays().promotion, &why);
-                    },
-                    &x, &y)) {
-      graph_break("numpy " + name + " with a Python number made in the graph whose result dtype " +
-                  "depends on its value");
+    if (info) {
+      require_value_independent(*bo, *info, xprobes, yprobes, &x, &y);
     }
     if (info && base == kPower && x.kind == ArrayOperand::Kind::kValue) {
       power_dtype_from_numpy(x, y, &*info);

@@ -170,6 +170,8 @@ VarPtr OpcodeExecutor::type_test(const std::vector<VarPtr>& args, bool isinstanc
     const py::object np = arrays().numpy;
     type = info.scalar ? np.attr("dtype")(std::string(graph::name(info.dtype))).attr("type")
                        : np.attr("ndarray");
+  } else if (v->kind() == Variable::Kind::kInstance) {
+    type = v->cls()->value();  // (its class, guarded by version when the instance was made)
   } else {
     static const std::pair<Variable::Kind, PyTypeObject*> kMade[] = {
         {Variable::Kind::kList, &PyList_Type},
@@ -190,6 +192,9 @@ VarPtr OpcodeExecutor::type_test(const std::vector<VarPtr>& args, bool isinstanc
     if (v->kind() == Variable::Kind::kObject) {
       Tracker t = Tracker::attr(v, py::str("__class__"));
       return Variable::object(type, std::move(t));
+    }
+    if (v->kind() == Variable::Kind::kInstance) {
+      return v->cls();
     }
     return Variable::object(type, Tracker{});  // a builtin type: a constant of the code
   }

@@ -507,27 +507,33 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
     out.line = code_.instructions()[site->for_pc].position.line;
     outs.push_back(a.graph.add_op(std::move(out), out_infos[k]));
   }
-  // The locals after the loop: carried and last values from the loop op, the others as before.
+  loop_locals_after(*site, outs, out_infos);
+}
+
+void OpcodeExecutor::loop_locals_after(const LoopSite& site, const std::vector<int>& outs,
+                                       const std::vector<ValueInfo>& out_infos) {
+  // The locals after the loop: carried and last values from the loop op, the loop variables'
+  // last values, the others as before.
   std::size_t k = 0;
-  for (const LoopSite::Carried& c : site->carried) {
+  for (const LoopSite::Carried& c : site.carried) {
     const auto slot = static_cast<std::size_t>(c.slot);
-    locals_[slot] = c.out >= 0 ? Variable::array(outs[k], out_infos[k].text()) : site->locals[slot];
+    locals_[slot] = c.out >= 0 ? Variable::array(outs[k], out_infos[k].text()) : site.locals[slot];
     k += c.out >= 0 ? 1 : 0;
   }
-  for (const auto& [slot, v] : site->last) {
+  for (const auto& [slot, v] : site.last) {
     locals_[static_cast<std::size_t>(slot)] = Variable::array(outs[k], out_infos[k].text());
     ++k;
   }
-  if (site->stored.count(site->var) == 0) {
-    locals_[static_cast<std::size_t>(site->var)] =
-        site->rows ? array_row(site->rows, static_cast<Py_ssize_t>(site->last_index))
-                   : Variable::constant(site->final);
-  } else if (site->var_after) {
-    locals_[static_cast<std::size_t>(site->var)] = site->var_after;
+  if (site.stored.count(site.var) == 0) {
+    locals_[static_cast<std::size_t>(site.var)] =
+        site.rows ? array_row(site.rows, static_cast<Py_ssize_t>(site.last_index))
+                  : Variable::constant(site.final);
+  } else if (site.var_after) {
+    locals_[static_cast<std::size_t>(site.var)] = site.var_after;
   }
-  if (site->counter >= 0 && site->stored.count(site->counter) == 0) {
-    locals_[static_cast<std::size_t>(site->counter)] =
-        Variable::constant(py::int_(site->counter_start + site->trips - 1));
+  if (site.counter >= 0 && site.stored.count(site.counter) == 0) {
+    locals_[static_cast<std::size_t>(site.counter)] =
+        Variable::constant(py::int_(site.counter_start + site.trips - 1));
   }
 }
 

@@ -27,6 +27,8 @@
 
 namespace sot::translator {
 
+struct BinaryOperator;  // (binary_operators.hpp)
+
 // The state of the virtual frame at the instruction where simulation stopped.
 struct FrameState {
   std::vector<VarPtr> locals;  // by localsplus index; nullptr = unbound (or a cell / free slot)
@@ -242,6 +244,8 @@ class OpcodeExecutor {
   };
   std::optional<LoopKey> loop_key(const VarPtr& container, const VarPtr& key);
   void emit_loop_op(LoopSite* site);
+  void loop_locals_after(const LoopSite& site, const std::vector<int>& outs,
+                         const std::vector<graph::ValueInfo>& out_infos);
   // handlers_closure.cpp
   void op_make_cell(const bytecode::Instruction& ins);
   void op_load_deref(const bytecode::Instruction& ins);
@@ -353,7 +357,8 @@ class OpcodeExecutor {
   };
   NumberOperand number_operand(const VarPtr& v);
   int number_value(const NumberOperand& n);  // its graph value (a constant added, guarded)
-  VarPtr number_op(const char* name, const pybind11::object& fn, std::vector<int> args, char kind);
+  VarPtr number_op(const char* name, const pybind11::object& fn, const std::vector<int>& args,
+                   char kind);
   // The values to try the rules of an array operation with, for a Python number made in the graph
   // (a loop variable included); empty for anything else.
   std::vector<graph::PyScalar> number_probes(const VarPtr& v);
@@ -506,6 +511,14 @@ class OpcodeExecutor {
   ArrayOperand array_operand(const VarPtr& v);
   // A Python number made in the graph as an operand (kPython with its id; `probe` its scalar).
   static ArrayOperand number_array_operand(const VarPtr& v, const graph::PyScalar& probe);
+  // An operand of a binary operator: array_operand(v), or a Python number made in the graph with
+  // its probes (number_probes) in *probes; and the break when the result's dtype would depend on
+  // such a number's value.
+  ArrayOperand binary_operand(const VarPtr& v, std::vector<graph::PyScalar>* probes);
+  void require_value_independent(const BinaryOperator& bo, const graph::ValueInfo& info,
+                                 const std::vector<graph::PyScalar>& xprobes,
+                                 const std::vector<graph::PyScalar>& yprobes, ArrayOperand* x,
+                                 ArrayOperand* y);
   bool is_array_like(const VarPtr& v);
   // What the graph knows of value `id` (specialized symbols as static sizes).
   graph::ValueInfo array_info(int id);

@@ -111,9 +111,10 @@ int OpcodeExecutor::number_value(const NumberOperand& n) {
   return arrays().graph.add_constant(n.constant->value(), python_info(n.kind));
 }
 
-VarPtr OpcodeExecutor::number_op(const char* name, const py::object& fn, std::vector<int> args,
-                                 char kind) {
+VarPtr OpcodeExecutor::number_op(const char* name, const py::object& fn,
+                                 const std::vector<int>& args, char kind) {
   std::vector<graph::Arg> values;
+  values.reserve(args.size());
   for (const int id : args) {
     values.push_back(graph::Arg::of(id));
   }
@@ -255,6 +256,7 @@ VarPtr OpcodeExecutor::python_number_builtin(const char* name, const std::vector
     return nullptr;
   }
   std::vector<int> ids;
+  ids.reserve(numbers.size());
   for (const NumberOperand& n : numbers) {
     ids.push_back(number_value(n));
   }

@@ -135,6 +135,22 @@ def while_on_norm(x):
     return x, steps
 
 
+class _Stats:
+    def __init__(self, x):
+        self.mean = x.mean()
+        self.centered = x - self.mean
+
+    def scaled(self, k):
+        return self.centered * k
+
+
+def instance_with_arrays(x):
+    # An instance made in the frame holding graph values: returned, so built after the graph runs.
+    s = _Stats(x)
+    s.top = s.scaled(2.0).max()
+    return s, type(s) is _Stats, isinstance(s, _Stats)
+
+
 def float_of_reduction(x):
     total = float(x.sum())
     return total * 2, x / total
@@ -329,6 +345,8 @@ CASES = [
     case(float_of_reduction, V, graphs=1, breaks=0),  # (x / total: a float64 array op with a Python float of any value)
     case(float_of_reduction, V.astype(np.float32), graphs=1, breaks=int(LEGACY)),  # (1.x: float64 past 3e38)
     case(item_of_reduction, V, graphs=2, breaks=1),
+    case(instance_with_arrays, V),
+    case(instance_with_arrays, V.astype(np.float32)),
     case(int_of_argmax, V, graphs=1, breaks=1),  # (x[i] needs the Python int's value)
     case(print_between, X, graphs=2, breaks=2),
     case(print_array, X, graphs=2, breaks=1),
