@@ -45,6 +45,8 @@ struct OpcodeExecutor::LoopSite {
   int index = -1;                  // then: the placeholder the body reads for it
   int counter_index = -1;          // enumerate: the counter's placeholder
   std::int64_t counter_start = 0;  // and its value on the first step
+  VarPtr second_rows;              // zip(a, b) with b an array: b (the counter indexes its rows)
+  bool zip = false;                // zip(a, b): the first target takes a's item, the second b's
   std::int64_t start = 0, step = 1, last_index = 0;  // the variable's first and last values
   std::int64_t trips = 0;
   py::object first, final;  // the range's first and last items
@@ -215,18 +217,39 @@ bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr
   if (!loop_shape(ins, &site)) {
     return false;
   }
-  // enumerate(...) of a range or of an array's rows: the counter is a second loop variable
+  // enumerate(...) of a range or of an array's rows: the counter is a second loop variable; zip(a,
+  // b) of two of them, as long as each other: b's index is that second variable
   VarPtr source = it;
-  if (site.counter >= 0 || it->iter_kind() == Variable::IterKind::kEnumerate) {
-    if (site.counter < 0 || it->iter_kind() != Variable::IterKind::kEnumerate) {
+  VarPtr second;
+  const auto kind = it->iter_kind();
+  if (site.counter >= 0 || kind == Variable::IterKind::kEnumerate ||
+      kind == Variable::IterKind::kZip) {
+    if (site.counter < 0 || (kind != Variable::IterKind::kEnumerate &&
+                             !(kind == Variable::IterKind::kZip && it->items().size() == 2))) {
       return false;
     }
     source = it->items()[0];
     site.counter_start = it->start() + it->position();
+    if (kind == Variable::IterKind::kZip) {
+      second = it->items()[1];
+      std::swap(site.var, site.counter);  // (the first target takes the first source's item)
+      site.zip = true;
+      site.reads_var = true;
+    }
   }
   if (source->position() < 0 ||
       !(range_loop_bounds(source, &site) || rows_loop_bounds(source, &site))) {
     return false;
+  }
+  if (second) {
+    LoopSite other;
+    if (second->position() < 0 ||
+        !(range_loop_bounds(second, &other) || rows_loop_bounds(second, &other)) ||
+        other.trips != site.trips || other.step != 1) {
+      return false;
+    }
+    site.counter_start = other.start;
+    site.second_rows = other.rows;
   }
   site.locals = locals_;
   site.stack = stack_;
@@ -246,9 +269,11 @@ bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr
     return false;
   }
   emit_loop_op(&site);
-  if (source != it) {
-    remember(source);
-    source->set_position(-1);  // (exhausted with the enumerate around it)
+  for (const VarPtr& part : {source, second}) {
+    if (part && part != it) {
+      remember(part);
+      part->set_position(-1);  // (exhausted with the enumerate or zip around it)
+    }
   }
   return true;
 }
@@ -317,7 +342,12 @@ bool OpcodeExecutor::simulate_loop_body(LoopSite* site) {
   VarPtr item = site->rows         ? array_row_at(site->rows, site->index, site->start)  // x[t]
                 : site->index >= 0 ? Variable::array(site->index, "the loop variable")
                                    : Variable::constant(site->first);
-  if (site->counter >= 0) {
+  if (site->zip) {
+    VarPtr other = site->second_rows
+                       ? array_row_at(site->second_rows, site->counter_index, site->counter_start)
+                       : Variable::array(site->counter_index, "the loop variable");
+    item = Variable::tuple({item, other});
+  } else if (site->counter >= 0) {
     item = Variable::tuple({Variable::array(site->counter_index, "the loop counter"), item});
   }
   push(std::move(item));
@@ -532,8 +562,10 @@ void OpcodeExecutor::loop_locals_after(const LoopSite& site, const std::vector<i
     locals_[static_cast<std::size_t>(site.var)] = site.var_after;
   }
   if (site.counter >= 0 && site.stored.count(site.counter) == 0) {
+    const std::int64_t last = site.counter_start + site.trips - 1;
     locals_[static_cast<std::size_t>(site.counter)] =
-        Variable::constant(py::int_(site.counter_start + site.trips - 1));
+        site.second_rows ? array_row(site.second_rows, static_cast<Py_ssize_t>(last))
+                         : Variable::constant(py::int_(last));
   }
 }
 

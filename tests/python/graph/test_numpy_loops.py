@@ -147,6 +147,34 @@ def enumerate_counter_escapes_unrolls(x):
     return x, k, row
 
 
+def zip_rows_rows(xs, ys):
+    acc = np.zeros(xs.shape[1])
+    for a, b in zip(xs, ys):
+        acc = acc + a * b
+    return acc, a, b
+
+
+def zip_range_rows(xs):
+    out = np.zeros(xs.shape[1])
+    for t, row in zip(range(3, 3 + len(xs)), xs):
+        out += row * t
+    return out, t, row
+
+
+def zip_unequal_unrolls(xs, ys):
+    acc = np.zeros(xs.shape[1])
+    for a, b in zip(xs, ys):
+        acc = acc + a - b
+    return acc, a, b
+
+
+def zip_stepped_range_unrolls(xs):
+    out = np.zeros(xs.shape[1])
+    for row, t in zip(xs, range(0, 2 * len(xs), 2)):
+        out = out + row * t
+    return out, t
+
+
 def index_overflows_int8(x):
     # NumPy 2 raises OverflowError at t == 128 (1.x promotes to int16): never a loop op.
     for t in range(300):
@@ -294,6 +322,10 @@ CASES = [
     case(welford_enumerate, rng.standard_normal((50, 2)).astype(np.float32)),
     case(enumerate_range_counter_index, V16[:3]),
     case(enumerate_counter_escapes_unrolls, rng.standard_normal((20, 2))),
+    case(zip_rows_rows, rng.standard_normal((40, 3)), rng.standard_normal((40, 3))),
+    case(zip_range_rows, rng.standard_normal((30, 2)).astype(np.float32)),
+    case(zip_unequal_unrolls, rng.standard_normal((20, 3)), rng.standard_normal((25, 3))),
+    case(zip_stepped_range_unrolls, rng.standard_normal((20, 2))),
     case(python_float_carried, X, 30),
     case(dtype_changes_unrolls, np.arange(12).reshape(3, 4)),
     case(print_in_loop, X, graphs=1, breaks=1),  # (the rest of the frame runs as is after the break)
@@ -332,6 +364,8 @@ def _graph_texts(fn, *args):
     (index_to_python_float, (rng.standard_normal(6), 0.01)),
     (welford_enumerate, (rng.standard_normal((100, 3)),)),
     (enumerate_range_counter_index, (V16[:3],)),
+    (zip_rows_rows, (rng.standard_normal((40, 3)), rng.standard_normal((40, 3)))),
+    (zip_range_rows, (rng.standard_normal((30, 2)),)),
 ])
 def test_captured_as_one_loop_op(fn, args):
     (text,) = _graph_texts(fn, *args)
@@ -348,6 +382,8 @@ def test_nested_loop_ops():
     (list_append_unrolls, (X,)),
     (index_escapes_unrolls, (X,)),
     (enumerate_counter_escapes_unrolls, (rng.standard_normal((20, 2)),)),
+    (zip_unequal_unrolls, (rng.standard_normal((20, 3)), rng.standard_normal((25, 3)))),
+    (zip_stepped_range_unrolls, (rng.standard_normal((20, 2)),)),
 ])
 def test_not_captured_unrolls(fn, args):
     for text in _graph_texts(fn, *args):
