@@ -175,6 +175,30 @@ def zip_stepped_range_unrolls(xs):
     return out, t
 
 
+class _Holder:
+    def __init__(self, x):
+        self.x = x.copy()
+        self.n = 0
+
+
+def instance_array_changed_in_loop(x):
+    # The instance's array changed in place on every step: the attribute store of the same array is no
+    # change, so the loop is one op; the instance is built after it, holding the changed array.
+    h = _Holder(x)
+    for _ in range(40):
+        h.x += 1
+        h.x[0] = h.x[-1] * 0.5
+    return h.x, h
+
+
+def instance_counter_unrolls(x):
+    h = _Holder(x)
+    for i in range(40):
+        h.n = i
+        h.x = h.x * 1.01
+    return h
+
+
 def index_overflows_int8(x):
     # NumPy 2 raises OverflowError at t == 128 (1.x promotes to int16): never a loop op.
     for t in range(300):
@@ -326,6 +350,8 @@ CASES = [
     case(zip_range_rows, rng.standard_normal((30, 2)).astype(np.float32)),
     case(zip_unequal_unrolls, rng.standard_normal((20, 3)), rng.standard_normal((25, 3))),
     case(zip_stepped_range_unrolls, rng.standard_normal((20, 2))),
+    case(instance_array_changed_in_loop, V16[:5]),
+    case(instance_counter_unrolls, V16[:4]),
     case(python_float_carried, X, 30),
     case(dtype_changes_unrolls, np.arange(12).reshape(3, 4)),
     case(print_in_loop, X, graphs=1, breaks=1),  # (the rest of the frame runs as is after the break)
@@ -366,6 +392,7 @@ def _graph_texts(fn, *args):
     (enumerate_range_counter_index, (V16[:3],)),
     (zip_rows_rows, (rng.standard_normal((40, 3)), rng.standard_normal((40, 3)))),
     (zip_range_rows, (rng.standard_normal((30, 2)),)),
+    (instance_array_changed_in_loop, (V16[:5],)),
 ])
 def test_captured_as_one_loop_op(fn, args):
     (text,) = _graph_texts(fn, *args)
@@ -384,6 +411,7 @@ def test_nested_loop_ops():
     (enumerate_counter_escapes_unrolls, (rng.standard_normal((20, 2)),)),
     (zip_unequal_unrolls, (rng.standard_normal((20, 3)), rng.standard_normal((25, 3)))),
     (zip_stepped_range_unrolls, (rng.standard_normal((20, 2)),)),
+    (instance_counter_unrolls, (V16[:4],)),
 ])
 def test_not_captured_unrolls(fn, args):
     for text in _graph_texts(fn, *args):
