@@ -1,5 +1,7 @@
 #include "translator/guards.hpp"
 
+#include <cstdint>
+
 #include "core/type_version.hpp"
 
 namespace py = pybind11;
@@ -103,38 +105,45 @@ void GuardSet::length(const VarPtr& v, Py_ssize_t n) {
   add(v, std::move(c), what);
 }
 
-bool GuardSet::type_version(const VarPtr& v) {
-  auto* type = Py_TYPE(v->value().ptr());
+namespace {
+
+// The version tag of `type`, assigned now when it has none (0: it cannot have one).
+std::uint64_t version_tag(PyTypeObject* type) {
   if (!core::has_valid_version_tag(type)) {
     core::assign_version_tag(type);
   }
-  if (!core::has_valid_version_tag(type)) {
+  return core::has_valid_version_tag(type) ? type->tp_version_tag : 0;
+}
+
+}  // namespace
+
+bool GuardSet::type_version(const VarPtr& v) {
+  auto* type = Py_TYPE(v->value().ptr());
+  const std::uint64_t version = version_tag(type);
+  if (version == 0) {
     return false;
   }
   capture::GuardCheck c;
   c.kind = capture::GuardCheck::Kind::kTypeVersion;
   c.expected = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(type));
-  c.version = type->tp_version_tag;
+  c.version = version;
   const std::string what = c.describe();
   add(v, std::move(c), what);
   return true;
 }
 
 bool GuardSet::class_version(const VarPtr& v) {
-  auto* type = reinterpret_cast<PyTypeObject*>(v->value().ptr());
   if (!PyType_Check(v->value().ptr())) {
     return false;
   }
-  if (!core::has_valid_version_tag(type)) {
-    core::assign_version_tag(type);
-  }
-  if (!core::has_valid_version_tag(type)) {
+  const std::uint64_t version = version_tag(reinterpret_cast<PyTypeObject*>(v->value().ptr()));
+  if (version == 0) {
     return false;
   }
   capture::GuardCheck c;
   c.kind = capture::GuardCheck::Kind::kClassVersion;
   c.expected = v->value();
-  c.version = type->tp_version_tag;
+  c.version = version;
   const std::string what = c.describe();
   add(v, std::move(c), what);
   return true;

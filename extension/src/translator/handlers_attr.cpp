@@ -319,6 +319,24 @@ void OpcodeExecutor::super_attr(const VarPtr& cls, const VarPtr& self, const py:
   graph_break("super()." + str_of(name) + " is not found (raises AttributeError)");
 }
 
+VarPtr OpcodeExecutor::property_value(const VarPtr& cls, PyObject* descr, const py::object& name,
+                                      const VarPtr& self) {
+  // A property: its getter, inlined with the instance (type(obj).name.fget(obj)).
+  const py::object fget = py::reinterpret_borrow<py::object>(descr).attr("fget");
+  if (!PyFunction_Check(fget.ptr())) {
+    graph_break("a property whose getter is not a Python function");
+  }
+  const VarPtr prop =
+      Variable::object(py::reinterpret_borrow<py::object>(descr), Tracker::attr(cls, name));
+  const VarPtr getter = Variable::from_input(fget, Tracker::attr(prop, py::str("fget")));
+  std::string why;
+  VarPtr value = inline_call(getter, {self}, py::object(), &why);
+  if (!value) {
+    graph_break("the property '" + str_of(name) + "' (" + why + ")");
+  }
+  return value;
+}
+
 bool OpcodeExecutor::load_instance_attr(const VarPtr& base, const py::object& name, bool method) {
   // obj.name on an instance whose type uses the generic attribute lookup (no __getattribute__ or
   // __getattr__), decided the way CPython decides it, without running user code; the type's
@@ -375,20 +393,7 @@ bool OpcodeExecutor::load_instance_attr(const VarPtr& base, const py::object& na
   const std::string cache_key = "attr " + str_of(name);
   if (data_descr) {
     if (PyObject_TypeCheck(descr, &PyProperty_Type)) {
-      // A property: its getter, inlined with the instance (type(obj).name.fget(obj)).
-      const py::object fget = py::reinterpret_borrow<py::object>(descr).attr("fget");
-      if (!PyFunction_Check(fget.ptr())) {
-        graph_break("a property whose getter is not a Python function");
-      }
-      const VarPtr prop =
-          Variable::object(py::reinterpret_borrow<py::object>(descr), Tracker::attr(cls(), name));
-      const VarPtr getter = Variable::from_input(fget, Tracker::attr(prop, py::str("fget")));
-      std::string why;
-      VarPtr value = inline_call(getter, {base}, py::object(), &why);
-      if (!value) {
-        graph_break("the property '" + str_of(name) + "' (" + why + ")");
-      }
-      push_callable(std::move(value), method);
+      push_callable(property_value(cls(), descr, name, base), method);
       return true;
     }
     if (Py_TYPE(descr) != &PyMemberDescr_Type) {

@@ -161,17 +161,7 @@ bool OpcodeExecutor::made_instance_attr(const VarPtr& base, const py::object& na
       graph_break("attribute '" + str_of(name) + "' of " + base->describe() +
                   " is a data descriptor the translator does not model");
     }
-    const VarPtr getter =
-        Variable::from_input(py::reinterpret_borrow<py::object>(descr).attr("fget"),
-                             Tracker::attr(class_attr(), py::str("fget")));
-    std::string why;
-    VarPtr value = PyFunction_Check(getter->value().ptr())
-                       ? inline_call(getter, {base}, py::object(), &why)
-                       : nullptr;
-    if (!value) {
-      graph_break("the property '" + str_of(name) + "' of " + base->describe() + " (" + why + ")");
-    }
-    push_callable(std::move(value), method);
+    push_callable(property_value(cls, descr, name, base), method);
     return true;
   }
   const Py_ssize_t i = base->find_key(name);

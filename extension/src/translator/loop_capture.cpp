@@ -38,12 +38,12 @@ struct OpcodeExecutor::LoopSite {
   std::size_t for_pc = 0;          // the FOR_ITER
   std::size_t exit = 0;            // its exhausted target
   int var = -1;                    // the loop variable's slot (enumerate: the item's)
-  int counter = -1;                // enumerate(...): the counter's slot
+  int counter = -1;                // enumerate(...): the counter's slot; zip(a, b): b's item's
   std::size_t header = 1;          // the instructions after FOR_ITER that store the targets
   VarPtr var_after;                // its value after the loop when the body stores it (a constant)
   bool reads_var = false;          // the body reads the loop variable
   int index = -1;                  // then: the placeholder the body reads for it
-  int counter_index = -1;          // enumerate: the counter's placeholder
+  int counter_index = -1;          // the counter's placeholder (zip: b's index)
   std::int64_t counter_start = 0;  // and its value on the first step
   VarPtr second_rows;              // zip(a, b) with b an array: b (the counter indexes its rows)
   bool zip = false;                // zip(a, b): the first target takes a's item, the second b's
@@ -313,26 +313,25 @@ void OpcodeExecutor::loop_placeholders(LoopSite* site) {
     locals_[static_cast<std::size_t>(slot)] = Variable::array(c.placeholder, info.text());
     site->carried.push_back(c);
   }
-  if (site->reads_var) {
-    ValueInfo info;
-    info.dtype = graph::DType::kInt64;
-    info.scalar = true;
-    info.python = 'i';  // (a Python int on each step: weak in NumPy's promotion)
-    site->index = a.graph.add_placeholder(
-        info,
-        site->rows ? std::string("row index") : str_of(names[static_cast<std::size_t>(site->var)]));
-    a.loop_indices[site->index] = {std::min(site->start, site->last_index),
-                                   std::max(site->start, site->last_index)};
-  }
-  if (site->counter >= 0) {
+  // A loop variable: a Python int on each step (weak in NumPy's promotion), from lo to hi.
+  const auto int_placeholder = [&a](const std::string& name, std::int64_t lo, std::int64_t hi) {
     ValueInfo info;
     info.dtype = graph::DType::kInt64;
     info.scalar = true;
     info.python = 'i';
+    const int id = a.graph.add_placeholder(info, name);
+    a.loop_indices[id] = {lo, hi};
+    return id;
+  };
+  if (site->reads_var) {
+    site->index = int_placeholder(
+        site->rows ? std::string("row index") : str_of(names[static_cast<std::size_t>(site->var)]),
+        std::min(site->start, site->last_index), std::max(site->start, site->last_index));
+  }
+  if (site->counter >= 0) {
     site->counter_index =
-        a.graph.add_placeholder(info, str_of(names[static_cast<std::size_t>(site->counter)]));
-    a.loop_indices[site->counter_index] = {site->counter_start,
-                                           site->counter_start + site->trips - 1};
+        int_placeholder(str_of(names[static_cast<std::size_t>(site->counter)]), site->counter_start,
+                        site->counter_start + site->trips - 1);
   }
   site->body_locals = locals_;
 }

@@ -323,6 +323,9 @@ class OpcodeExecutor {
   // attribute store or delete (`value` nullptr).
   VarPtr instantiate(const CallSite& site);
   bool class_attr(const VarPtr& cls, const pybind11::object& name, bool method);
+  // The property `descr` of class `cls` read on `self`: its getter inlined (else a break).
+  VarPtr property_value(const VarPtr& cls, PyObject* descr, const pybind11::object& name,
+                        const VarPtr& self);
   bool made_instance_attr(const VarPtr& base, const pybind11::object& name, bool method);
   void store_made_instance_attr(const VarPtr& obj, const pybind11::object& name,
                                 const VarPtr& value);
