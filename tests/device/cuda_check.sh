@@ -7,6 +7,7 @@
 # the logs to $OUT. Sized to end within about 7 minutes on 16 cores.
 #
 #   bash tests/device/cuda_check.sh            (from the repository root, on the GPU machine)
+#   SOT_DEVICE_ONLY="tests/python/graph/test_numpy_loops.py" bash tests/device/cuda_check.sh   (those files only)
 set -u
 PY=${PY:-python3}
 OUT=${OUT:-/tmp/sot-out}
@@ -48,11 +49,17 @@ stamp diag done
 
 G=tests/python/graph
 # (test_cuda_compile.py and test_cuda_driver.py start CUDA in their pytest process while collecting: a child
-# that process forks cannot use it, so the suites that fork their cases run in processes of their own)
+# that process forks cannot use it, so the suites that fork their cases run in processes of their own; so does
+# test_numpy_cache.py, whose cases run in its process)
 SUITE_GROUPS=("$G/test_numpy_elementwise.py" "$G/test_numpy_more.py" "$G/test_numpy_shapes.py $G/test_numpy_errors.py"
   "$G/test_numpy_programs.py" "$G/test_numpy_loops.py" "$G/test_cuda_compile.py $G/test_cuda_driver.py"
   "$G/test_numpy_breadth.py"
-  "$G/test_numpy_cache.py $G/test_numpy_buffer_reuse.py $G/test_numpy_opaque_dtypes.py $G/test_numpy_power_dtypes.py")
+  "$G/test_numpy_cache.py" "$G/test_numpy_buffer_reuse.py $G/test_numpy_opaque_dtypes.py $G/test_numpy_power_dtypes.py")
+# SOT_DEVICE_ONLY="a.py b.py": a rerun of those files alone (each in a process of its own), no corpus, bench or
+# sanitizer
+if [ -n "${SOT_DEVICE_ONLY:-}" ]; then
+  read -r -a SUITE_GROUPS <<< "$SOT_DEVICE_ONLY"
+fi
 i=0
 for files in "${SUITE_GROUPS[@]}"; do
   # shellcheck disable=SC2086
@@ -60,13 +67,18 @@ for files in "${SUITE_GROUPS[@]}"; do
     -W ignore::DeprecationWarning $files > "$L/suite$i.log" 2>&1 &
   i=$((i + 1))
 done
-SOT_BACKEND=cuda SOT_CORPUS_PRINT=1 timeout 150 "$PY" -m pytest -n 4 -c tests/pytest.ini -q -p no:cacheprovider \
+[ -n "${SOT_DEVICE_ONLY:-}" ] || SOT_BACKEND=cuda SOT_CORPUS_PRINT=1 timeout 150 "$PY" -m pytest -n 4 -c tests/pytest.ini -q -p no:cacheprovider \
   -W ignore::DeprecationWarning -s $G/test_corpus.py > "$L/corpus.log" 2>&1 &
 wait
 stamp suites done
 for log in "$L"/suite*.log "$L/corpus.log"; do
+  [ -e "$log" ] || continue
   echo "== $log"; grep -E "^(FAILED|ERROR)|passed|failed|Timeout|Error" "$log" | tail -12
 done
+if [ -n "${SOT_DEVICE_ONLY:-}" ]; then
+  tar -C /tmp -czf "$OUT/logs.tar.gz" sot-logs
+  exit 0
+fi
 for backend in ${SOT_DEVICE_BENCH:-cuda cpu numpy}; do
   SOT_BACKEND=$backend timeout 45 "$PY" tests/bench/bench_loops.py --repeat 3 2>&1 | tail -8
 done | tee "$L/bench.log"

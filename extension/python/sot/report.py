@@ -35,22 +35,41 @@ def plan_of(compiled):
 
 
 def plan_summary(plan):
-    """One line: ``cpu: 3 groups, 1 fused (tier A 2 runs, tier B 0, op by op 0)``; "" for the reference
-    backend."""
+    """One line: ``cpu: 3 groups, 1 fused (tier A 2 runs, tier B 0, op by op 0)``, or for the cuda backend
+    ``cuda: 3 groups, 1 on the device (device 2 runs, host 0)``; "" for the reference backend."""
     groups = plan.get("groups")
     if not groups:
         return ""
+    n = f"{plan['backend']}: {len(groups)} group{'s' if len(groups) != 1 else ''}"
+    if plan["backend"] == "cuda":
+        kernels = [g for g in groups if "device_runs" in g]
+        on_device = sum(1 for g in kernels if g["on_device"])
+        device = sum(g["device_runs"] for g in kernels)
+        host = sum(g["host_runs"] for g in kernels)
+        return f"{n}, {on_device} on the device (device {device} run{'s' if device != 1 else ''}, host {host})"
     fused = [g for g in groups if g["kind"] == "fused"]
     tier_a = sum(g["tier_a_runs"] for g in fused)
     tier_b = sum(g.get("tier_b_runs", 0) for g in fused)
     by_op = sum(g["op_by_op_runs"] for g in fused)
-    return (f"{plan['backend']}: {len(groups)} group{'s' if len(groups) != 1 else ''}, {len(fused)} fused "
+    return (f"{n}, {len(fused)} fused "
             f"(tier A {tier_a} run{'s' if tier_a != 1 else ''}, tier B {tier_b}, op by op {by_op})")
 
 
+def _group_runs(g):
+    """A group's runs per tier (cpu) or per place (cuda), and why it last left the fast path."""
+    if "device_runs" in g:
+        text = f" - {g['cuda']}, device {g['device_runs']}, host {g['host_runs']}"
+    elif "tier_a_runs" in g:
+        text = f" - tier A {g['tier_a_runs']}, tier B {g.get('tier_b_runs', 0)}, op by op {g['op_by_op_runs']}"
+    else:
+        return f" - {g['why']}" if g["why"] else ""
+    return text + (f" (last: {g['last_fallback']})" if g["last_fallback"] else "")
+
+
 def plan_lines(plan, kernels=True):
-    """The plan's groups, a line each (kind, ops, runs per tier, time when profiled, why a group is not fused or
-    why it last ran op by op), each fused group's tier B state and kernel below it when ``kernels``."""
+    """The plan's groups, a line each (kind, ops, runs per tier or per place, time when profiled, why a group is
+    not fused or why it last ran op by op or on the host), each fused group's tier B state and kernel below it
+    when ``kernels``."""
     lines = []
     for k, g in enumerate(plan.get("groups", [])):
         ops = ", ".join(g["op_names"])
@@ -58,12 +77,7 @@ def plan_lines(plan, kernels=True):
         if g.get("hoisted"):
             n = len(g["hoisted"])
             line += f" (after {n} slice{'s' if n != 1 else ''} moved ahead of it)"
-        if g["kind"] == "fused":
-            line += f" - tier A {g['tier_a_runs']}, tier B {g.get('tier_b_runs', 0)}, op by op {g['op_by_op_runs']}"
-            if g["last_fallback"]:
-                line += f" (last: {g['last_fallback']})"
-        elif g["why"]:
-            line += f" - {g['why']}"
+        line += _group_runs(g)
         if g.get("seconds"):
             line += f" - {g['seconds'] * 1e3:.3f} ms"
         lines.append(line)

@@ -59,3 +59,17 @@ def test_the_cuda_backend_without_a_device_runs_the_function_as_is_with_the_reas
     assert stats["reasons"][0].startswith("no CUDA device: ") and stats["reasons"][0].endswith("(backend 'cuda')")
     assert stats["gave_up"].endswith(stats["reasons"][0])  # and it stops asking: the reason stays
     sot.reset()
+
+
+def test_the_report_reads_the_cuda_plan():
+    # the keys of CudaRunner::plan(): a group with a kernel has device/host runs, none of the cpu tiers
+    # (str(sot.explain(...)) raised KeyError 'tier_a_runs' on a GPU)
+    plan = {"backend": "cuda", "pooled_bytes": 0, "groups": [
+        {"kind": "fused", "op_names": ["exp", "add"], "why": "", "runs": 3, "hoisted": [], "device_runs": 2,
+         "host_runs": 1, "on_device": True, "cuda": "compiled", "last_fallback": "inputs not aligned",
+         "compile_seconds": 0.1, "source": "..."},
+        {"kind": "library", "op_names": ["matmul"], "why": "a library op", "runs": 3, "hoisted": []}]}
+    assert sot.report.plan_summary(plan) == "cuda: 2 groups, 1 on the device (device 2 runs, host 1)"
+    assert sot.report.plan_lines(plan) == [
+        "group 0 fused: exp, add - compiled, device 2, host 1 (last: inputs not aligned)",
+        "group 1 library: matmul - a library op"]
