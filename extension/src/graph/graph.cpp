@@ -19,7 +19,10 @@ std::string ValueInfo::text() const {
     return "tuple of " + std::to_string(parts);
   }
   if (python != 0) {
-    return python == 'i' ? "Python int" : python == 'f' ? "Python float" : "Python str";
+    return python == 'i'   ? "Python int"
+           : python == 'f' ? "Python float"
+           : python == 'b' ? "Python bool"
+                           : "Python str";
   }
   std::string s(name(dtype));
   if (scalar) {

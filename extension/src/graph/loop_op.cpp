@@ -36,6 +36,25 @@ PyObject* output_of(PyObject* result, std::size_t count, std::size_t k) {
 
 }  // namespace
 
+namespace {
+
+// Whether the tests `tests` (borrowed) let a while loop go on: each one's truth is its `go_on_if`.
+// -1 with an error set when a truth raises.
+int tests_go_on(PyObject* const* tests, const std::vector<bool>& go_on_if) {
+  for (std::size_t k = 0; k < go_on_if.size(); ++k) {
+    const int t = PyObject_IsTrue(tests[k]);
+    if (t < 0) {
+      return -1;
+    }
+    if ((t == 1) != go_on_if[k]) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+}  // namespace
+
 PyObject* LoopBody::run(PyObject* const* args, std::size_t nargs) {
   if (!compiled_) {
     try {
@@ -45,7 +64,10 @@ PyObject* LoopBody::run(PyObject* const* args, std::size_t nargs) {
       return nullptr;
     }
   }
-  const std::size_t nout = spec_.outputs.size();
+  const bool is_while = spec_.trips < 0;
+  const std::size_t ntests = spec_.step_go_on_if.size();
+  const std::size_t nout = spec_.outputs.size();  // (the carried and last values, then the tests)
+  nargs -= spec_.entry_go_on_if.size();
   std::vector<PyObject*> argv(args, args + nargs);
   py::object index;    // the loop variable's value on this step
   py::object counter;  // and enumerate's count
@@ -55,8 +77,9 @@ PyObject* LoopBody::run(PyObject* const* args, std::size_t nargs) {
   if (spec_.counter_input >= 0) {
     argv.insert(argv.begin() + spec_.counter_input, nullptr);
   }
+  int go_on = is_while ? tests_go_on(args + nargs, spec_.entry_go_on_if) : 1;
   py::object held;  // the last step's result: it owns the carried values in argv
-  for (std::int64_t step = 0; step < spec_.trips; ++step) {
+  for (std::int64_t step = 0; go_on == 1 && (is_while || step < spec_.trips); ++step) {
     if (spec_.index_input >= 0) {
       index =
           py::reinterpret_steal<py::object>(PyLong_FromLongLong(spec_.start + spec_.step * step));
@@ -84,15 +107,26 @@ PyObject* LoopBody::run(PyObject* const* args, std::size_t nargs) {
     for (std::size_t k = 0; k < spec_.ncarried; ++k) {
       argv[k] = output_of(r, nout, k);
     }
-    if (PyErr_CheckSignals() < 0) {  // (a long loop stays interruptible)
+    if (is_while) {
+      std::vector<PyObject*> tests(ntests);
+      for (std::size_t k = 0; k < ntests; ++k) {
+        tests[k] = output_of(r, nout, nout - ntests + k);
+      }
+      go_on = tests_go_on(tests.data(), spec_.step_go_on_if);
+    }
+    if (go_on < 0 || PyErr_CheckSignals() < 0) {  // (a long loop stays interruptible)
       return nullptr;
     }
   }
-  PyObject* out = PyTuple_New(static_cast<Py_ssize_t>(nout));
+  if (go_on < 0) {
+    return nullptr;
+  }
+  const std::size_t nvalues = nout - ntests;
+  PyObject* out = PyTuple_New(static_cast<Py_ssize_t>(nvalues));
   if (out == nullptr) {
     return nullptr;
   }
-  for (std::size_t k = 0; k < nout; ++k) {
+  for (std::size_t k = 0; k < nvalues; ++k) {
     PyObject* v = held ? output_of(held.ptr(), nout, k) : argv[k];
     Py_INCREF(v);
     PyTuple_SET_ITEM(out, static_cast<Py_ssize_t>(k), v);
@@ -157,7 +191,9 @@ void bind_loop_type(py::module_& m) {
                              [](const LoopBody& body) { return body.spec().body.ops().size(); })
       .def("text", [](const LoopBody& body) { return body.text(""); })
       .def("__repr__", [](const LoopBody& body) {
-        return "<sot loop body: " + std::to_string(body.spec().trips) + " steps, " +
+        const std::int64_t trips = body.spec().trips;
+        return "<sot loop body: " +
+               (trips < 0 ? std::string("while") : std::to_string(trips) + " steps") + ", " +
                std::to_string(body.spec().body.ops().size()) + " ops>";
       });
 }

@@ -1,10 +1,13 @@
-// Loop ops: a `for` loop over a range whose body is array code, captured as one op of the graph
-// instead of one copy of the body per step. The op's callable holds the body as a graph of its
-// own (inputs: the loop-carried values, then the values the body only reads; outputs: the carried
-// values at the end of a step, then the values the body makes that the frame reads after the
-// loop), compiled once by the backend of the graph around it, and runs it once per step, each
-// step's outputs becoming the next step's carried inputs. The op returns a tuple of the final
-// carried and last values; `loop_output` ops take them out.
+// Loop ops: a `for` loop over a range, or a `while` loop, whose body is array code, captured as one
+// op of the graph instead of one copy of the body per step. The op's callable holds the body as a
+// graph of its own (inputs: the loop-carried values, then the values the body only reads; outputs:
+// the carried values at the end of a step, then the values the body makes that the frame reads
+// after the loop), compiled once by the backend of the graph around it, and runs it once per step,
+// each step's outputs becoming the next step's carried inputs. The op returns a tuple of the final
+// carried and last values; `loop_output` ops take them out. A `while` loop's trip count is known
+// only where the graph runs: the op's last arguments are its condition's tests as the loop is
+// reached, the body's last outputs the tests after each step, and it stops at the first test that
+// says so.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -25,7 +28,10 @@ struct LoopSpec {
   Graph body;                // inputs: the `ncarried` carried values first, then the read-only ones
   std::vector<int> outputs;  // the carried values after one step, then the last values
   std::size_t ncarried = 0;
-  std::int64_t trips = 0;  // the number of steps (at least 1)
+  std::int64_t trips = 0;  // the number of steps (at least 1); -1: a while loop
+  // A while loop: the op's last arguments and the body's last outputs are the condition's tests;
+  // the loop goes on while the truth of each is the one given here.
+  std::vector<bool> entry_go_on_if, step_go_on_if;
   // The loop variable as an input of the body (the Python int start + step * k on step k), at
   // position `ncarried`, before the read-only inputs; -1 when the body does not read it.
   int index_input = -1;

@@ -56,6 +56,7 @@ bool check_result(const Program::Step& s, PyObject* r) {
   if (s.info.python != 0) {
     if (s.info.python == 'i'   ? PyLong_CheckExact(r)
         : s.info.python == 'f' ? PyFloat_CheckExact(r)
+        : s.info.python == 'b' ? PyBool_Check(r)
                                : PyUnicode_CheckExact(r)) {
       return true;
     }

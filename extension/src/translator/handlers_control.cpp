@@ -15,10 +15,16 @@ namespace sot::translator {
 void OpcodeExecutor::branch(const bytecode::Instruction& ins, bool jump_if) {
   bool value = false;
   if (peek(1)->kind() == Variable::Kind::kArray) {
+    if (capture_while(ins, jump_if)) {
+      return;  // (a while loop's test: the loop is one op, the run goes on after it)
+    }
     graph_break("data-dependent branch: a jump on the truth of a " + peek(1)->describe());
   }
   if (!truth(peek(1), &value)) {
     graph_break("a jump on the truth of " + peek(1)->describe());
+  }
+  if (long_while(ins, jump_if)) {
+    return;  // (a long while loop on Python numbers: one op, the run goes on after it)
   }
   pop();
   if (value == jump_if) {

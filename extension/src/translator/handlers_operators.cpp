@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "bytecode/opcode_table.hpp"
 #include "bytecode/operands.hpp"
 #include "translator/binary_operators.hpp"
 #include "translator/executor_support.hpp"
@@ -160,7 +161,7 @@ void OpcodeExecutor::compare_op(int op) {
     fail("unknown comparison " + std::to_string(op));
   }
   static const std::array<const char*, 6> symbols = {"<", "<=", "==", "!=", ">", ">="};
-  if (array_compare_op(op)) {
+  if (array_compare_op(op) || python_number_compare(op)) {
     return;
   }
   const py::object av = constant_value(a);
@@ -349,6 +350,15 @@ void OpcodeExecutor::op_unary_not(const bytecode::Instruction& /*ins*/) {
 }
 
 void OpcodeExecutor::op_to_bool(const bytecode::Instruction& /*ins*/) {
+  // (3.13: a value of the graph tested by the next jump stays as it is: the jump takes its truth,
+  // as on 3.11 and 3.12, where a while loop's test may capture the loop)
+  const auto& code = code_.instructions();
+  if (peek(1)->kind() == Variable::Kind::kArray && pc_ + 1 < code.size()) {
+    const std::string next = bytecode::opcode_info(code[pc_ + 1].opcode).name;
+    if (next == "POP_JUMP_IF_TRUE" || next == "POP_JUMP_IF_FALSE") {
+      return;
+    }
+  }
   to_bool(false);
 }
 

@@ -13,6 +13,7 @@
 // Anything else (a break, a branch on an array, a side effect, a return) puts every value back as
 // it was before the loop and the loop unrolls as before.
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <set>
 #include <string>
@@ -25,6 +26,7 @@
 #include "graph/arg_values.hpp"
 #include "graph/loop_op.hpp"
 #include "translator/executor_support.hpp"
+#include "translator/loop_site.hpp"
 #include "translator/opcode_executor.hpp"
 
 namespace py = pybind11;
@@ -34,61 +36,36 @@ namespace sot::translator {
 using graph::Arg;
 using graph::ValueInfo;
 
-struct OpcodeExecutor::LoopSite {
-  std::size_t for_pc = 0;          // the FOR_ITER
-  std::size_t exit = 0;            // its exhausted target
-  int var = -1;                    // the loop variable's slot (enumerate: the item's)
-  int counter = -1;                // enumerate(...): the counter's slot; zip(a, b): b's item's
-  std::size_t header = 1;          // the instructions after FOR_ITER that store the targets
-  VarPtr var_after;                // its value after the loop when the body stores it (a constant)
-  bool reads_var = false;          // the body reads the loop variable
-  int index = -1;                  // then: the placeholder the body reads for it
-  int counter_index = -1;          // the counter's placeholder (zip: b's index)
-  std::int64_t counter_start = 0;  // and its value on the first step
-  VarPtr second_rows;              // zip(a, b) with b an array: b (the counter indexes its rows)
-  bool zip = false;                // zip(a, b): the first target takes a's item, the second b's
-  std::int64_t start = 0, step = 1, last_index = 0;  // the variable's first and last values
-  std::int64_t trips = 0;
-  py::object first, final;  // the range's first and last items
-  VarPtr rows;              // a loop over an array's rows: the array (else a range loop)
-  std::set<int> stored;     // the slots the body stores
-  // What the run looked like before the loop, to put back.
-  std::vector<VarPtr> locals, stack;
-  Mark mark;
-  std::uint64_t serial = 0;                     // the last Variable made before the body
-  std::size_t values = 0, ops = 0, inputs = 0;  // the graph before the body
-  struct Carried {
-    int slot = -1;
-    int outer = -1;        // the value at the loop's entry
-    int placeholder = -1;  // what the body reads for it
-    int out = -1;          // the value at the end of a step (-1: unchanged)
-  };
-  std::vector<Carried> carried;
-  std::vector<std::pair<int, int>> last;  // (slot, value at the end of the last step)
-  std::vector<VarPtr> body_locals;        // the locals as the body starts
-  std::string why;                        // why the loop was not captured
-};
-
 namespace {
 
 bool same_array_info(const ValueInfo& a, const ValueInfo& b) {
   return !a.is_tuple() && !b.is_tuple() && a.dtype == b.dtype && a.scalar == b.scalar &&
-         a.shape == b.shape && a.symbols == b.symbols;
+         a.python == b.python && a.shape == b.shape && a.symbols == b.symbols;
 }
 
-// Restores the count of loop bodies being captured however the capture ends.
-class LoopDepth {
- public:
-  explicit LoopDepth(int* depth) : depth_(depth) { ++*depth_; }
-  ~LoopDepth() { --*depth_; }
-  LoopDepth(const LoopDepth&) = delete;
-  LoopDepth& operator=(const LoopDepth&) = delete;
-  LoopDepth(LoopDepth&&) = delete;
-  LoopDepth& operator=(LoopDepth&&) = delete;
-
- private:
-  int* depth_;
-};
+// The same constant, as a later step would see it: None, a bool, an int or a str equal and of one
+// type; floats bit for bit (0.0 and -0.0 differ, a NaN is itself).
+bool same_constant(const py::object& a, const py::object& b) {
+  PyObject* x = a.ptr();
+  PyObject* y = b.ptr();
+  if (x == y) {
+    return true;
+  }
+  if (Py_TYPE(x) != Py_TYPE(y)) {
+    return false;
+  }
+  if (PyFloat_CheckExact(x)) {
+    const double u = PyFloat_AS_DOUBLE(x);
+    const double v = PyFloat_AS_DOUBLE(y);
+    return std::memcmp(&u, &v, sizeof u) == 0;
+  }
+  if (!PyLong_CheckExact(x) && !PyUnicode_CheckExact(x)) {
+    return false;  // (bools and None are singletons: the same object, above)
+  }
+  const int eq = PyObject_RichCompareBool(x, y, Py_EQ);
+  PyErr_Clear();
+  return eq == 1;
+}
 
 }  // namespace
 
@@ -127,7 +104,15 @@ bool OpcodeExecutor::loop_shape(const bytecode::Instruction& ins, LoopSite* site
   if (site->exit <= pc_ + 2 || site->exit > code.size() || !loop_targets(site)) {
     return false;
   }
-  for (std::size_t k = pc_ + 1 + site->header; k < site->exit; ++k) {
+  slots_stored(pc_ + 1 + site->header, site->exit, site);
+  return true;
+}
+
+void OpcodeExecutor::slots_stored(std::size_t from, std::size_t to, LoopSite* site) const {
+  // The slots the instructions [from, to) store or delete (and whether they read the loop
+  // variable)
+  const auto& code = code_.instructions();
+  for (std::size_t k = from; k < to; ++k) {
     const auto& info = bytecode::opcode_info(code[k].opcode);
     const std::string name = info.name;
     // (slot, whether the instruction stores it without reading it)
@@ -147,7 +132,6 @@ bool OpcodeExecutor::loop_shape(const bytecode::Instruction& ins, LoopSite* site
       }
     }
   }
-  return true;
 }
 
 bool OpcodeExecutor::range_loop_bounds(const VarPtr& it, LoopSite* site) {
@@ -378,8 +362,9 @@ bool OpcodeExecutor::loop_state_ok(LoopSite* site) {
   for (std::size_t slot = 0; slot < locals_.size(); ++slot) {
     const VarPtr& before = site->body_locals[slot];
     VarPtr after = locals_[slot];
-    if (after == before) {
-      continue;
+    if (after == before || (after && before && after->is_const() && before->is_const() &&
+                            same_constant(after->value(), before->value()))) {
+      continue;  // (a constant stored again: the same on every step)
     }
     if ((static_cast<int>(slot) == site->var && site->stored.count(site->var) == 0) ||
         (static_cast<int>(slot) == site->counter && site->stored.count(site->counter) == 0)) {
@@ -403,8 +388,10 @@ bool OpcodeExecutor::loop_state_ok(LoopSite* site) {
       c->out = after->graph_id();
       continue;
     }
-    const bool fresh = !site->locals[slot] || static_cast<int>(slot) == site->var ||
-                       static_cast<int>(slot) == site->counter;
+    // (a while loop may run no step: every value it leaves must have one before it)
+    const bool fresh =
+        !site->is_while && (!site->locals[slot] || static_cast<int>(slot) == site->var ||
+                            static_cast<int>(slot) == site->counter);
     if (array && fresh && !array_info(after->graph_id()).is_tuple()) {
       site->last.emplace_back(static_cast<int>(slot), after->graph_id());
       continue;
@@ -418,8 +405,8 @@ bool OpcodeExecutor::loop_state_ok(LoopSite* site) {
 void OpcodeExecutor::abandon_loop(const LoopSite& site) {
   rollback(site.mark);
   locals_ = site.locals;
-  stack_ = site.stack;
-  pc_ = site.for_pc;
+  stack_ = site.is_while ? site.test_stack : site.stack;
+  pc_ = site.is_while ? site.test_pc : site.for_pc;
   next_ = pc_ + 1;
   result_.kind = SimulationResult::Kind::kFail;
   result_.value = nullptr;
@@ -436,7 +423,7 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
   const graph::Graph g = a.graph;  // the frame's graph with the body's ops
   const std::size_t nvalues = g.values().size();
   graph::LoopSpec spec;
-  spec.trips = site->trips;
+  spec.trips = site->is_while ? -1 : site->trips;
   std::vector<int> body_id(nvalues, -1);
   std::vector<int> outer_args;  // body input k -> the frame's value (ids of `g`)
   std::vector<int> placeholder_of(nvalues, -1);
@@ -499,6 +486,10 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
     spec.outputs.push_back(body_value(v));
     out_infos.push_back(g.value(v).info);
   }
+  for (const LoopSite::Test& t : site->step_tests) {  // (outputs of the body, not of the op)
+    spec.outputs.push_back(body_value(t.value));
+    spec.step_go_on_if.push_back(t.go_on_if);
+  }
   // The frame's graph without the body: the inputs the body found stay inputs of the frame.
   std::vector<int> moved(nvalues, -1);
   a.graph.truncate(site->values, site->ops, site->inputs);
@@ -521,7 +512,12 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
     loop.args.push_back(Arg::of(
         static_cast<std::size_t>(v) >= site->values ? moved[static_cast<std::size_t>(v)] : v));
   }
-  loop.line = code_.instructions()[site->for_pc].position.line;
+  for (const LoopSite::Test& t : site->entry_tests) {  // (arguments of the op, not of the body)
+    loop.args.push_back(Arg::of(t.value));
+    spec.entry_go_on_if.push_back(t.go_on_if);
+  }
+  const std::size_t line_pc = site->is_while ? site->test_pc : site->for_pc;
+  loop.line = code_.instructions()[line_pc].position.line;
   loop.fn = graph::make_loop_callable(std::move(spec));
   ValueInfo tuple;
   tuple.parts = static_cast<int>(out_infos.size());
@@ -533,7 +529,7 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
     out.fn = loaded_module("operator").attr("getitem");
     out.args = {Arg::of(loop_id), Arg::constant_of(py::int_(k))};
     out.view = true;  // (it may be an array the frame also holds: never reused for another result)
-    out.line = code_.instructions()[site->for_pc].position.line;
+    out.line = code_.instructions()[line_pc].position.line;
     outs.push_back(a.graph.add_op(std::move(out), out_infos[k]));
   }
   loop_locals_after(*site, outs, out_infos);
@@ -552,6 +548,9 @@ void OpcodeExecutor::loop_locals_after(const LoopSite& site, const std::vector<i
   for (const auto& [slot, v] : site.last) {
     locals_[static_cast<std::size_t>(slot)] = Variable::array(outs[k], out_infos[k].text());
     ++k;
+  }
+  if (site.var < 0) {
+    return;  // (a while loop)
   }
   if (site.stored.count(site.var) == 0) {
     locals_[static_cast<std::size_t>(site.var)] =

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -226,6 +227,7 @@ class OpcodeExecutor {
   bool rows_loop_bounds(const VarPtr& it, LoopSite* site);
   bool loop_shape(const bytecode::Instruction& ins, LoopSite* site) const;
   bool loop_targets(LoopSite* site) const;
+  void slots_stored(std::size_t from, std::size_t to, LoopSite* site) const;
   void loop_placeholders(LoopSite* site);
   bool simulate_loop_body(LoopSite* site);
   bool loop_state_ok(LoopSite* site);
@@ -246,6 +248,24 @@ class OpcodeExecutor {
   void emit_loop_op(LoopSite* site);
   void loop_locals_after(const LoopSite& site, const std::vector<int>& outs,
                          const std::vector<graph::ValueInfo>& out_infos);
+  // while_capture.cpp: a `while` loop whose test jumps on a value of the graph becomes one loop op
+  // whose trip count is known only where the graph runs; false when it cannot (the test then
+  // breaks the graph).
+  bool capture_while(const bytecode::Instruction& ins, bool jump_if);
+  // A jump on a constant: the loop tried as a loop op once it has gone on kLoopUnrollMax times.
+  bool long_while(const bytecode::Instruction& ins, bool jump_if);
+  bool while_shape(LoopSite* site) const;
+  struct LoopTest {
+    std::size_t leave = 0;  // where the loop goes when the test says stop
+    bool go_on_if = true;   // the truth that goes on
+  };
+  std::optional<LoopTest> loop_test(const LoopSite& site, const bytecode::Instruction& ins,
+                                    bool jump_if) const;
+  bool while_test_value(const VarPtr& v);
+  bool while_test(LoopSite* site, const bytecode::Instruction& ins, bool jump_if, bool entry);
+  bool while_entry(LoopSite* site, const bytecode::Instruction& ins, bool jump_if);
+  void while_numbers(LoopSite* site);
+  bool simulate_while_body(LoopSite* site);
   // handlers_closure.cpp
   void op_make_cell(const bytecode::Instruction& ins);
   void op_load_deref(const bytecode::Instruction& ins);
@@ -369,6 +389,7 @@ class OpcodeExecutor {
   void track_int_range(int base, const NumberOperand& a, const NumberOperand& b, int result);
   // BINARY_OP of Python numbers made in the graph: an op (false: not such operands).
   bool python_number_binary(int op);
+  bool python_number_compare(int op);
   VarPtr python_number_builtin(const char* name, const std::vector<VarPtr>& args);
   VarPtr builtin_max(const std::vector<VarPtr>& args);
   VarPtr builtin_min(const std::vector<VarPtr>& args);
@@ -580,6 +601,10 @@ class OpcodeExecutor {
   const std::vector<VarPtr>* break_stack_ = nullptr;
   std::vector<VarPtr> cleared_;  // input lists emptied by `del x[:]`
   int depth_ = 0;                // inlined calls this frame is nested in
+  // while_capture.cpp: how often each jump on a constant went on, and the jumps whose loop was
+  // tried once already
+  std::map<std::size_t, std::int64_t> constant_tests_;
+  std::set<std::size_t> while_tried_;
   bool collect_yields_ = false;  // an inlined generator run to its end: its yields gathered
   std::vector<VarPtr> yielded_;  // ... here
   Shared own_shared_;

@@ -3,11 +3,11 @@
 // or float, ValueInfo::python), so it is exactly what plain Python makes. The frame may return it,
 // keep it in a container or pass it on. +, -, *, /, //, % between such numbers and Python
 // constants, max(), min(), abs() of numbers of one kind (their result's kind follows from the
-// operands' kinds alone), and formatting one or a NumPy scalar in an f-string are ops of the graph
-// in their turn; whatever else needs its value here (a comparison, a branch, an index, an array
-// operation) breaks the graph. int() of a NaN or an infinity, and a division by zero, raise where
-// the graph runs: those ops are made only while no side effect waits to be replayed after the
-// graph.
+// operands' kinds alone), comparisons (a Python bool made in the graph: a while loop's test), and
+// formatting one or a NumPy scalar in an f-string are ops of the graph in their turn; whatever
+// else needs its value here (a branch, an index, an array operation) breaks the graph. int() of a
+// NaN or an infinity, and a division by zero, raise where the graph runs: those ops are made only
+// while no side effect waits to be replayed after the graph.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -25,11 +25,13 @@ namespace sot::translator {
 
 namespace {
 
-// What the graph knows of a Python value made where it runs: an int ('i'), float ('f') or str
-// ('s').
+// What the graph knows of a Python value made where it runs: an int ('i'), float ('f'), bool ('b')
+// or str ('s').
 graph::ValueInfo python_info(char kind) {
   graph::ValueInfo info;
-  info.dtype = kind == 'i' ? graph::DType::kInt64 : graph::DType::kFloat64;
+  info.dtype = kind == 'i'   ? graph::DType::kInt64
+               : kind == 'b' ? graph::DType::kBool
+                             : graph::DType::kFloat64;
   info.scalar = true;
   info.python = kind;
   return info;
@@ -184,6 +186,24 @@ bool OpcodeExecutor::python_number_binary(int op) {
   if (kind == 'i') {
     track_int_range(bo->base, a, b, r->graph_id());
   }
+  pop();
+  pop();
+  push(std::move(r));
+  return true;
+}
+
+bool OpcodeExecutor::python_number_compare(int op) {
+  // a < b of Python numbers, one made in the graph at least: a Python bool made in the graph
+  // (comparisons of ints and floats never raise)
+  const NumberOperand a = number_operand(peek(2));
+  const NumberOperand b = number_operand(peek(1));
+  if (a.kind == 0 || b.kind == 0 || (a.id < 0 && b.id < 0) || op < Py_LT || op > Py_GE) {
+    return false;
+  }
+  static const char* const kFns[] = {"lt", "le", "eq", "ne", "gt", "ge"};
+  const char* fn = kFns[op];
+  VarPtr r =
+      number_op(fn, loaded_module("operator").attr(fn), {number_value(a), number_value(b)}, 'b');
   pop();
   pop();
   push(std::move(r));

@@ -45,7 +45,7 @@ PINS = {
     "wave_1d": (1, 0, 0),
     "advection_upwind": (1, 0, 0),
     "game_of_life": (1, 0, 0),
-    "jacobi_relaxation": (1, 1, 0),
+    "jacobi_relaxation": (1, 0, 0),
     "gauss_seidel": (1, 0, 0),
     "nbody_leapfrog": (1, 0, 0),
     "logistic_map": (1, 0, 0),

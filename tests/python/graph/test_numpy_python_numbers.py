@@ -1,8 +1,8 @@
 """int() and float() of NumPy values of the graph (issue 20, item 4): ``return board, int(board.sum())``. The Python
 number is made where the graph runs, by the builtin itself, so its type and value are plain Python's; the frame may
 return it or keep it in a container; +, -, *, /, //, % with other such numbers or Python constants and max(), min(),
-abs() of numbers of one kind are ops of the graph too; whatever needs its value while translating (a comparison, a
-branch, an index) breaks the graph there. Formatting a NumPy scalar or such a number (f"{x.mean():.4f}", !r, !s)
+abs() of numbers of one kind and comparisons (a Python bool) are ops of the graph too; whatever needs its value while
+translating (a branch, an index) breaks the graph there. Formatting a NumPy scalar or such a number (f"{x.mean():.4f}", !r, !s)
 calls format(), str() or repr() where the graph runs, and the f-string's parts are joined there: a str made in the
 graph (a spec the type rejects breaks, and then raises as plainly). int() of a NaN or an infinity raises ValueError
 or OverflowError where the graph runs, so it is not captured while side effects wait to be replayed. Each case compared with plain NumPy on the
@@ -62,9 +62,10 @@ def mixed_kinds_max_breaks(x):
     return max(int(x.argmax()), float(x.max()))
 
 
-def number_compared_breaks(x):
+def number_compared(x):
+    # a Python bool made in the graph (a while loop's test): returned as a bool
     n = int(x.sum())
-    return n > 1
+    return n > 1, float(x.max()) <= 0.5, n == 2.0
 
 
 def number_in_a_branch_breaks(b):
@@ -133,7 +134,7 @@ CASES = [
     case(division_by_zero_raises, X),
     case(division_after_effect_breaks, X, graphs=1, breaks=1),
     case(mixed_kinds_max_breaks, X, graphs=1, breaks=1),
-    case(number_compared_breaks, X, graphs=1, breaks=1),
+    case(number_compared, X),
     case(number_in_a_branch_breaks, B, graphs=1, breaks=1),
     case(summary_text, X),
     case(conversions_and_numbers, X),

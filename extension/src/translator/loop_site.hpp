@@ -1,0 +1,82 @@
+// What a loop being captured as a loop op looks like to the translator (loop_capture.cpp for `for`
+// loops, while_capture.cpp for `while` loops).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "translator/opcode_executor.hpp"
+
+namespace sot::translator {
+
+struct OpcodeExecutor::LoopSite {
+  std::size_t for_pc = 0;          // the FOR_ITER (a while loop: the body's first instruction)
+  std::size_t exit = 0;            // its exhausted target (a while loop: where its tests leave to)
+  int var = -1;                    // the loop variable's slot (enumerate: the item's)
+  int counter = -1;                // enumerate(...): the counter's slot; zip(a, b): b's item's
+  std::size_t header = 1;          // the instructions after FOR_ITER that store the targets
+  VarPtr var_after;                // its value after the loop when the body stores it (a constant)
+  bool reads_var = false;          // the body reads the loop variable
+  int index = -1;                  // then: the placeholder the body reads for it
+  int counter_index = -1;          // the counter's placeholder (zip: b's index)
+  std::int64_t counter_start = 0;  // and its value on the first step
+  VarPtr second_rows;              // zip(a, b) with b an array: b (the counter indexes its rows)
+  bool zip = false;                // zip(a, b): the first target takes a's item, the second b's
+  std::int64_t start = 0, step = 1, last_index = 0;  // the variable's first and last values
+  std::int64_t trips = 0;
+  pybind11::object first, final;  // the range's first and last items
+  VarPtr rows;                    // a loop over an array's rows: the array (else a range loop)
+  std::set<int> stored;           // the slots the body stores
+  // What the run looked like before the loop, to put back.
+  std::vector<VarPtr> locals, stack;
+  Mark mark;
+  std::uint64_t serial = 0;                     // the last Variable made before the body
+  std::size_t values = 0, ops = 0, inputs = 0;  // the graph before the body
+  struct Carried {
+    int slot = -1;
+    int outer = -1;        // the value at the loop's entry
+    int placeholder = -1;  // what the body reads for it
+    int out = -1;          // the value at the end of a step (-1: unchanged)
+  };
+  std::vector<Carried> carried;
+  std::vector<std::pair<int, int>> last;  // (slot, value at the end of the last step)
+  std::vector<VarPtr> body_locals;        // the locals as the body starts
+  std::string why;                        // why the loop was not captured
+  // A `while` loop (while_capture.cpp): the step runs from `for_pc` (the body's first instruction)
+  // to the jump back to it, `back`; the trip count is known only where the graph runs. A test of
+  // the loop's condition goes on while the truth of `value` is `go_on_if`.
+  struct Test {
+    int value = -1;
+    bool go_on_if = true;
+  };
+  bool is_while = false;
+  std::size_t back = 0;
+  std::size_t top = 0;  // the loop's first instruction: the body's, or its top's test that started
+  std::vector<Test> entry_tests;  // the tests as the loop op is reached (the frame's values)
+  std::vector<Test> step_tests;   // the tests at the end of each step (the body's values)
+  bool in_tests = false;          // the step has passed its first test
+  std::size_t test_pc = 0;        // the jump where the capture started, and its stack, to put back
+  std::vector<VarPtr> test_stack;
+};
+
+// Restores the count of loop bodies being captured however the capture ends.
+class LoopDepth {
+ public:
+  explicit LoopDepth(int* depth) : depth_(depth) { ++*depth_; }
+  ~LoopDepth() { --*depth_; }
+  LoopDepth(const LoopDepth&) = delete;
+  LoopDepth& operator=(const LoopDepth&) = delete;
+  LoopDepth(LoopDepth&&) = delete;
+  LoopDepth& operator=(LoopDepth&&) = delete;
+
+ private:
+  int* depth_;
+};
+
+}  // namespace sot::translator

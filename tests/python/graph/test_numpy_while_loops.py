@@ -1,0 +1,226 @@
+"""``while`` loops captured as loop ops: a loop whose test jumps on a value of the graph (``while err > tol``) is
+one ``loop`` op whose trip count is known only where the graph runs, its tests at the top or bottom, with
+``and``, with Python ints and floats the body counts with; loops that cannot be (a ``break``, a print, a value
+that changes type, a test in the middle of the body) break at the test as before. Every case is compared with
+plain NumPy on the first call, from the cache and with other arguments.
+PYTEST_DONT_REWRITE"""
+
+import pytest
+
+from numpy_differential import case, check, isolated_check, run_cases
+
+np = pytest.importorskip("numpy")
+sot = pytest.importorskip("sot")
+
+rng = np.random.default_rng(11)
+U = rng.random((12, 12))
+V = rng.standard_normal(32)
+
+
+def jacobi(u0, tol, max_iter):
+    u = u0.copy()
+    err = tol + 1.0
+    it = 0
+    while err > tol and it < max_iter:
+        new = u.copy()
+        new[1:-1, 1:-1] = 0.25 * (u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2])
+        err = np.abs(new - u).max()
+        u = new
+        it += 1
+    return u, it, err
+
+
+def halve_until_small(x, tol):
+    # the test at the top, on a value made before the loop: it may run no step at all
+    err = np.abs(x).max()
+    n = 0
+    while err > tol:
+        x = x * 0.5
+        err = np.abs(x).max()
+        n += 1
+    return x, n
+
+
+def time_stepping(x, t_end, dt):
+    # a test on the data, and a Python float counted in the body
+    t = 0.0
+    while x.max() < 50.0 and t < t_end:
+        x = x + dt * x
+        t += dt
+    return x, t
+
+
+def call_after_first_test_breaks(x, t_end, dt):
+    # x.max() is work after the first test (t < t_end), which a step cannot do where plain Python would not
+    t = 0.0
+    while t < t_end and x.max() < 50.0:
+        x = x + dt * x
+        t += dt
+    return x, t
+
+
+def newton_sqrt(a, tol):
+    x = a.copy()
+    dx = np.ones_like(a)
+    while np.abs(dx).max() > tol:
+        dx = (x * x - a) / (2 * x)
+        x = x - dx
+    return x
+
+
+def not_converged(x, tol):
+    done = False
+    steps = 0
+    while not done:
+        y = 0.5 * (x + 1.0 / x)
+        done = np.abs(y - x).max() < tol
+        x = y
+        steps += 1
+    return x, steps
+
+
+def in_place_until(u, limit):
+    total = u.sum()
+    while total < limit:
+        u *= 1.5
+        u += 0.1
+        total = u.sum()
+    return u, total
+
+
+def while_in_for(x):
+    out = np.zeros(4)
+    for k in range(4):
+        y = x * (k + 1)
+        while np.abs(y).max() > 1.0:
+            y = y * 0.5
+        out[k] = y.sum()
+    return out
+
+
+def float32_residual(x, tol):
+    r = x.max()
+    while r > tol:
+        x = x * np.float32(0.75)
+        r = x.max()
+    return x, r
+
+
+def counter_in_graph_escapes(x, tol):
+    # the count is a Python int made in the graph: returned, and it must be an int
+    count = 0
+    err = x.std()
+    while err > tol:
+        x = x - x.mean() * 0.5
+        x = x * 0.9
+        err = x.std()
+        count += 2
+    return count, x
+
+
+def break_inside_breaks(x, tol):
+    while x.max() > tol:
+        x = x * 0.5
+        if x.min() < -tol:
+            break
+    return x
+
+
+def print_inside_breaks(x, tol):
+    while x.max() > tol:
+        x = x * 0.5
+        print("step")
+    return x
+
+
+def type_changes_breaks(x, tol):
+    # the first step makes an int array a float one: the loop op needs the same kinds on every step
+    while x.max() > tol:
+        x = x / 2
+    return x
+
+
+def list_appended_breaks(x, tol):
+    seen = []
+    while x.max() > tol:
+        x = x * 0.5
+        seen.append(1)
+    return x, len(seen)
+
+
+def while_true_break_at_end(x, tol):
+    while True:
+        x = x * 0.5
+        if np.abs(x).max() < tol:
+            break
+    return x
+
+
+CASES = [
+    case(jacobi, U, 1e-3, 500),
+    case(jacobi, U, 1e-3, 3),
+    case(jacobi, U.astype(np.float32), 1e-2, 100),
+    case(halve_until_small, V, 1e-3),
+    case(halve_until_small, V * 1e-6, 1e-3),  # no step at all
+    case(time_stepping, np.abs(V[:8]), 1.0, 0.05),
+    case(time_stepping, np.abs(V[:8]) * 40, 1.0, 0.05),
+    case(call_after_first_test_breaks, np.abs(V[:8]), 1.0, 0.05, graphs=2, breaks=2),
+    # (other tolerances, lengths and positive values: Newton's iteration on a negative number never ends)
+    case(newton_sqrt, np.abs(V) + 0.5, 1e-10,
+         variants=[((np.abs(V[:7]) + 3.0, 1e-6), {}), ((np.abs(V[:40]).astype(np.float32) + 1, 1e-3), {})]),
+    case(not_converged, np.abs(V) + 0.5, 1e-12),
+    case(in_place_until, np.abs(V[:6]).copy(), 200.0),
+    case(while_in_for, V[:5]),
+    case(float32_residual, np.abs(V[:8]).astype(np.float32) + 1, np.float32(0.25)),
+    case(counter_in_graph_escapes, V[:10], 1e-2),
+    case(break_inside_breaks, V[:6], 1e-2, graphs=2, breaks=2),
+    case(print_inside_breaks, np.abs(V[:4]), 0.5, graphs=2, breaks=2),
+    case(type_changes_breaks, np.arange(1, 9), 0.1, graphs=2, breaks=1),
+    case(list_appended_breaks, np.abs(V[:4]), 1e-2, graphs=2, breaks=2),
+]
+
+
+@run_cases(CASES)
+def test_while_loops(fn, args, kwargs, graphs, breaks, fallbacks):
+    isolated_check(fn, args, kwargs, graphs, breaks, fallbacks)
+
+
+def _graph_texts(fn, *args):
+    records = check(fn, *args, variants=False)
+    return [g["text"] for r in records if r["transformed"] is not None for g in r["graphs"]]
+
+
+@pytest.mark.parametrize("fn,args", [
+    (jacobi, (U, 1e-3, 500)),
+    (halve_until_small, (V, 1e-3)),
+    (time_stepping, (np.abs(V[:8]), 1.0, 0.05)),
+    (newton_sqrt, (np.abs(V) + 0.5, 1e-10)),
+    (not_converged, (np.abs(V) + 0.5, 1e-12)),
+    (in_place_until, (np.abs(V[:6]).copy(), 200.0)),
+    (counter_in_graph_escapes, (V[:10], 1e-2)),
+])
+def test_captured_as_one_loop_op(fn, args):
+    (text,) = _graph_texts(fn, *args)
+    assert text.count("= loop(") == 1, text
+
+
+def test_graph_does_not_depend_on_the_trip_count():
+    # 3 steps or several hundred: one graph, the same ops, taken from the cache
+    sot.reset()
+    f = sot.jit(jacobi)
+    first = f(U, 1e-1, 1000)
+    again = f(U, 1e-1, 1000)  # (a hit)
+    assert first[1] == again[1]
+    stats = sot.capture.stats(jacobi)
+    assert stats["translations"] == 1 and stats["hits"] >= 1, stats
+    slow = rng.random((12, 12)) * 10
+    got = f(slow, 1e-1, 1000)
+    want = jacobi(slow, 1e-1, 1000)
+    assert got[1] == want[1] and got[1] != first[1] and np.array_equal(got[0], want[0])
+    assert sot.capture.stats(jacobi)["translations"] == 1  # (other data, other trip count, same graph)
+
+
+def test_while_true_with_a_break_at_the_end():
+    # `if done: break` as the body's last statement: the compiler makes it the loop's only jump out
+    (text,) = _graph_texts(while_true_break_at_end, V[:6], 1e-3)
+    assert text.count("= loop(") == 1, text
