@@ -132,12 +132,12 @@ def test_exception_in_the_cell_is_the_users(shell, magics):
 
 
 def test_translator_failure_is_a_warning_and_the_cell_runs(shell, magics):
-    """A function the translator gives up on (a loop unrolled past its step limit: its body counts in a Python
-    int, so it is not a loop op) runs as is, with the right result, and the report says so as a warning, not as
+    """A function the translator gives up on (a loop unrolled past its step limit: its body appends to a list,
+    so it is not a loop op) runs as is, with the right result, and the report says so as a warning, not as
     a recompile reason."""
     shell.run_line_magic("sot_reset", "")
-    run(shell, "def many(v):\n    n = 0\n    for i in range(20000):\n        v = v + i\n        n += 1\n"
-               "    return v\n")
+    run(shell, "def many(v):\n    seen = []\n    for i in range(20000):\n        v = v + i\n"
+               "        seen.append(i)\n    return v\n")
     _, shown, _ = run(shell, "%%sot --no-bytecode\nout = many(np.zeros(2))\n")
     assert magics.last_result.success and shell.user_ns["out"].tolist() == [199990000.0, 199990000.0]
     (f,) = magics.last_report.functions

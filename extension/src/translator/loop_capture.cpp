@@ -242,6 +242,7 @@ bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr
   {
     const LoopDepth depth(&shared_->loop_depth);
     try {
+      loop_numbers(&site);
       loop_placeholders(&site);
       ok = simulate_loop_body(&site) && loop_state_ok(&site);
     } catch (const Stop&) {
@@ -260,6 +261,21 @@ bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr
     }
   }
   return true;
+}
+
+void OpcodeExecutor::loop_numbers(LoopSite* site) {
+  // The Python ints and floats the body stores (a counter, a time) become values of the graph
+  // (constants of the frame's graph), so that each step reads the last one's.
+  for (const int slot : site->stored) {
+    VarPtr& v = locals_[static_cast<std::size_t>(slot)];
+    if (slot == site->var || slot == site->counter || !v || v->kind() != Variable::Kind::kConst) {
+      continue;
+    }
+    const NumberOperand n = number_operand(v);
+    if (n.kind != 0) {
+      v = Variable::array(number_value(n), n.kind == 'i' ? "Python int" : "Python float");
+    }
+  }
 }
 
 void OpcodeExecutor::loop_placeholders(LoopSite* site) {
@@ -362,8 +378,9 @@ bool OpcodeExecutor::loop_state_ok(LoopSite* site) {
   for (std::size_t slot = 0; slot < locals_.size(); ++slot) {
     const VarPtr& before = site->body_locals[slot];
     VarPtr after = locals_[slot];
-    if (after == before || (after && before && after->is_const() && before->is_const() &&
-                            same_constant(after->value(), before->value()))) {
+    const VarPtr& entry = site->locals[slot];
+    if (after == before || (after && entry && after->is_const() && entry->is_const() &&
+                            same_constant(after->value(), entry->value()))) {
       continue;  // (a constant stored again: the same on every step)
     }
     if ((static_cast<int>(slot) == site->var && site->stored.count(site->var) == 0) ||

@@ -228,6 +228,7 @@ class OpcodeExecutor {
   bool loop_shape(const bytecode::Instruction& ins, LoopSite* site) const;
   bool loop_targets(LoopSite* site) const;
   void slots_stored(std::size_t from, std::size_t to, LoopSite* site) const;
+  void loop_numbers(LoopSite* site);
   void loop_placeholders(LoopSite* site);
   bool simulate_loop_body(LoopSite* site);
   bool loop_state_ok(LoopSite* site);
@@ -264,7 +265,6 @@ class OpcodeExecutor {
   bool while_test_value(const VarPtr& v);
   bool while_test(LoopSite* site, const bytecode::Instruction& ins, bool jump_if, bool entry);
   bool while_entry(LoopSite* site, const bytecode::Instruction& ins, bool jump_if);
-  void while_numbers(LoopSite* site);
   bool simulate_while_body(LoopSite* site);
   // handlers_closure.cpp
   void op_make_cell(const bytecode::Instruction& ins);

@@ -235,21 +235,6 @@ bool OpcodeExecutor::while_entry(LoopSite* site, const bytecode::Instruction& in
   return true;
 }
 
-void OpcodeExecutor::while_numbers(LoopSite* site) {
-  // The Python ints and floats the body stores (a counter, a time) become values of the graph
-  // (constants of the frame's graph), so that each step reads the last one's.
-  for (const int slot : site->stored) {
-    VarPtr& v = locals_[static_cast<std::size_t>(slot)];
-    if (!v || v->kind() != Variable::Kind::kConst) {
-      continue;
-    }
-    const NumberOperand n = number_operand(v);
-    if (n.kind != 0) {
-      v = Variable::array(number_value(n), n.kind == 'i' ? "Python int" : "Python float");
-    }
-  }
-}
-
 bool OpcodeExecutor::simulate_while_body(LoopSite* site) {
   const auto& code = code_.instructions();
   next_ = site->for_pc;
@@ -317,7 +302,7 @@ bool OpcodeExecutor::capture_while(const bytecode::Instruction& ins, bool jump_i
       ok = while_entry(&site, ins, jump_if);
       if (ok) {
         site.stack = stack_;
-        while_numbers(&site);
+        loop_numbers(&site);
         loop_placeholders(&site);
         ok = simulate_while_body(&site) && loop_state_ok(&site);
       }

@@ -1,6 +1,6 @@
 """Loops captured as loop ops: a ``for`` over a long range or over an array's rows whose body is array code is one
 ``loop`` op of the graph (its body simulated once, a graph of its own run once per step), whatever the number of
-steps; loops that cannot be (a counter, a list appended to, the loop variable read, a print) unroll as before. Every case is compared with plain
+steps; loops that cannot be (a list appended to, the loop variable read, a print) unroll as before. Every case is compared with plain
 NumPy on the first call, from the cache and with other arguments.
 PYTEST_DONT_REWRITE"""
 
@@ -84,7 +84,8 @@ def loop_reads_input_global(u, steps):
     return u
 
 
-def counter_unrolls(x):
+def python_counter_carried(x):
+    # a Python int the body counts with: carried from step to step as a value of the graph, a Python int after
     k = 0
     for _ in range(30):
         x = x + k
@@ -326,7 +327,8 @@ CASES = [
     case(loop_in_helper, U),
     case(reduction_carried, X, 40),
     case(loop_reads_input_global, U[:32], 60),
-    case(counter_unrolls, X),
+    case(python_counter_carried, X),
+    case(python_counter_carried, np.arange(6, dtype=np.int32)),
     case(list_append_unrolls, X),
     case(index_in_arithmetic, X),
     case(dtype_changes_unrolls, X.astype(np.int64)),
@@ -379,7 +381,8 @@ def _graph_texts(fn, *args):
     (rnn_over_time, (rng.standard_normal((40, 6)), rng.standard_normal((6, 5)), rng.standard_normal((5, 5)))),
     (history_store, (V16, 50)),
     (trajectory_columns, (V16, 40)),
-    (python_float_carried, (X, 30)),  # the first step unrolled ("peeled"), the other 29 one op
+    (python_float_carried, (X, 30)),
+    (python_counter_carried, (X,)),  # the first step unrolled ("peeled"), the other 29 one op
     (dtype_changes_unrolls, (np.arange(12).reshape(3, 4),)),  # int64 on the first step, float64 after
     (rows_backwards, (rng.standard_normal((30, 4)),)),
     (over_rows, (rng.standard_normal((40, 5)),)),
@@ -405,7 +408,6 @@ def test_nested_loop_ops():
 
 
 @pytest.mark.parametrize("fn,args", [
-    (counter_unrolls, (X,)),
     (list_append_unrolls, (X,)),
     (index_escapes_unrolls, (X,)),
     (enumerate_counter_escapes_unrolls, (rng.standard_normal((20, 2)),)),
