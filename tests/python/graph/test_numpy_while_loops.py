@@ -1,6 +1,7 @@
 """``while`` loops captured as loop ops: a loop whose test jumps on a value of the graph (``while err > tol``) is
 one ``loop`` op whose trip count is known only where the graph runs, its tests at the top or bottom, with
-``and``, with Python ints and floats the body counts with; loops that cannot be (a ``break``, a print, a value
+``and``, with Python ints and floats the body counts with; so is a loop on Python numbers alone once its test has
+gone on 16 times; loops that cannot be (a ``break``, a print, a value
 that changes type, a test in the middle of the body) break at the test as before. Every case is compared with
 plain NumPy on the first call, from the cache and with other arguments.
 PYTEST_DONT_REWRITE"""
@@ -156,7 +157,39 @@ def while_true_break_at_end(x, tol):
     return x
 
 
+def count_to(x, n):
+    # a test on Python ints alone: unrolled up to 16 steps, then tried as a loop op (i a value of the graph)
+    i = 0
+    while i < n:
+        x = x * 0.99 + i
+        i += 1
+    return x, i
+
+
+def time_loop(x, t_end, dt):
+    t = 0.0
+    while t < t_end:
+        x = x + dt * (1.0 - x)
+        t += dt
+    return x, t
+
+
+def counted_list_unrolls(x, n):
+    # the list appended to: no loop op, the loop unrolls as before
+    seen = []
+    i = 0
+    while i < n:
+        x = x * 0.5
+        seen.append(i)
+        i += 1
+    return x, seen
+
+
 CASES = [
+    case(count_to, V[:5], 40),
+    case(count_to, V[:5].astype(np.float32), 5),
+    case(time_loop, V[:4], 2.0, 0.05),
+    case(counted_list_unrolls, V[:3], 20),
     case(jacobi, U, 1e-3, 500),
     case(jacobi, U, 1e-3, 3),
     case(jacobi, U.astype(np.float32), 1e-2, 100),
@@ -198,6 +231,8 @@ def _graph_texts(fn, *args):
     (not_converged, (np.abs(V) + 0.5, 1e-12)),
     (in_place_until, (np.abs(V[:6]).copy(), 200.0)),
     (counter_in_graph_escapes, (V[:10], 1e-2)),
+    (count_to, (V[:5], 40)),
+    (time_loop, (V[:4], 2.0, 0.05)),
 ])
 def test_captured_as_one_loop_op(fn, args):
     (text,) = _graph_texts(fn, *args)
