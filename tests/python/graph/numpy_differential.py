@@ -71,7 +71,7 @@ class Outcome:
 CUDA = os.environ.get("SOT_BACKEND") == "cuda"
 CUDA_RTOL = {"float64": 1e-12, "float32": 2e-5}
 # A float64 result computed from float32 data (``hist[t] = x32.sum()``) carries float32's rounding: under cuda
-# the calls being compared set this to the widest tolerance of the float arrays among their arguments.
+# each call being compared sets this to the widest tolerance of the float arrays among its own arguments.
 _input_rtol = [0.0]
 
 
@@ -86,9 +86,9 @@ def _arg_rtol(obj):
 
 
 @contextlib.contextmanager
-def _inputs_precision(calls):
-    """Within: float results compared at no finer a tolerance than the float inputs of ``calls`` allow."""
-    _input_rtol[0] = max(max(_arg_rtol(args), _arg_rtol(kwargs)) for args, kwargs in calls)
+def _inputs_precision(args, kwargs):
+    """Within: float results compared at no finer a tolerance than the float inputs of the call allow."""
+    _input_rtol[0] = max(_arg_rtol(args), _arg_rtol(kwargs))
     try:
         yield
     finally:
@@ -150,7 +150,7 @@ def check(fn, *args, graphs=1, breaks=0, fallbacks=0, variants=None, **kwargs):
         if first_records is None:
             first_records = translator.records()
     expected = plain.view()
-    with _inputs_precision([(args, kwargs)]):
+    with _inputs_precision(args, kwargs):
         for i, run in enumerate(runs):
             got = run.view()
             for key in expected:
@@ -196,6 +196,12 @@ def check_varied(fn, arg_sets):
 
 
 def _compare_varied(fn, calls):
-    with _inputs_precision(calls):
-        compare_varied(fn, calls, lambda args, kwargs, translator: Outcome(fn, args, kwargs, translator).view(),
-                       same, check_graphs=True)
+    def run(args, kwargs, translator):
+        # (compare_varied compares each translated call right after running it: its own inputs' tolerance)
+        _input_rtol[0] = max(_arg_rtol(args), _arg_rtol(kwargs))
+        return Outcome(fn, args, kwargs, translator).view()
+
+    try:
+        compare_varied(fn, calls, run, same, check_graphs=True)
+    finally:
+        _input_rtol[0] = 0.0
