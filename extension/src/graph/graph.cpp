@@ -2,6 +2,7 @@
 
 #include "core/loaded_module.hpp"
 #include "graph/arg_values.hpp"
+#include "graph/cond_op.hpp"
 #include "graph/loop_op.hpp"
 
 #include <pybind11/stl.h>
@@ -534,6 +535,8 @@ std::string Graph::text(const std::vector<int>& outputs) const {
     s += line + "\n";
     if (const LoopBody* body = op.name == "loop" ? loop_body_of(op.fn) : nullptr) {
       s += body->text("    | ");
+    } else if (const CondBody* cond = op.name == "cond" ? cond_body_of(op.fn) : nullptr) {
+      s += cond->text("    | ");
     }
   }
   s += "return (";

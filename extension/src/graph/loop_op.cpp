@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graph/backend.hpp"
+#include "graph/cond_op.hpp"
 
 namespace py = pybind11;
 
@@ -165,6 +166,8 @@ void compile_loops(const Graph& graph, Backend* backend, bool check,
   for (const Op& op : graph.ops()) {
     if (LoopBody* body = op.name == "loop" ? loop_body_of(op.fn) : nullptr) {
       body->compile(backend, check, current);
+    } else if (CondBody* cond = op.name == "cond" ? cond_body_of(op.fn) : nullptr) {
+      cond->compile(backend, check, current);
     }
   }
 }

@@ -64,7 +64,7 @@ class LoopBody {
 pybind11::object make_loop_callable(LoopSpec spec);
 // The LoopBody of a loop op's callable, or nullptr when `fn` is not one.
 LoopBody* loop_body_of(const pybind11::handle& fn);
-// Compiles the bodies of the loop ops of `graph` (see LoopBody::compile).
+// Compiles the bodies of the loop and cond ops of `graph` (see LoopBody::compile).
 void compile_loops(const Graph& graph, Backend* backend, bool check,
                    const std::function<ValueInfo(ValueInfo)>& current);
 // Registers the callable's Python type (at module import).

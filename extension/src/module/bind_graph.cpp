@@ -12,6 +12,7 @@
 #include "graph/cuda_driver.hpp"
 #include "graph/dtype.hpp"
 #include "graph/graph.hpp"
+#include "graph/cond_op.hpp"
 #include "graph/loop_op.hpp"
 #include "graph/native_cache.hpp"
 #include "graph/nvrtc.hpp"
@@ -37,6 +38,7 @@ graph::DType dtype_arg(const std::string& n) {
 void bind_graph(py::module_& m) {
   py::module_ g = m.def_submodule("graph", "The graph IR's NumPy rules (dtypes, shapes).");
   graph::bind_loop_type(g);
+  graph::bind_cond_type(g);
   g.def(
       "dtypes",
       []() {

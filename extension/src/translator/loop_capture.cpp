@@ -36,39 +36,6 @@ namespace sot::translator {
 using graph::Arg;
 using graph::ValueInfo;
 
-namespace {
-
-bool same_array_info(const ValueInfo& a, const ValueInfo& b) {
-  return !a.is_tuple() && !b.is_tuple() && a.dtype == b.dtype && a.scalar == b.scalar &&
-         a.python == b.python && a.shape == b.shape && a.symbols == b.symbols;
-}
-
-// The same constant, as a later step would see it: None, a bool, an int or a str equal and of one
-// type; floats bit for bit (0.0 and -0.0 differ, a NaN is itself).
-bool same_constant(const py::object& a, const py::object& b) {
-  PyObject* x = a.ptr();
-  PyObject* y = b.ptr();
-  if (x == y) {
-    return true;
-  }
-  if (Py_TYPE(x) != Py_TYPE(y)) {
-    return false;
-  }
-  if (PyFloat_CheckExact(x)) {
-    const double u = PyFloat_AS_DOUBLE(x);
-    const double v = PyFloat_AS_DOUBLE(y);
-    return std::memcmp(&u, &v, sizeof u) == 0;
-  }
-  if (!PyLong_CheckExact(x) && !PyUnicode_CheckExact(x)) {
-    return false;  // (bools and None are singletons: the same object, above)
-  }
-  const int eq = PyObject_RichCompareBool(x, y, Py_EQ);
-  PyErr_Clear();
-  return eq == 1;
-}
-
-}  // namespace
-
 bool OpcodeExecutor::loop_targets(LoopSite* site) const {
   // `for x in ...` (STORE_FAST x), or `for n, x in enumerate(...)` (UNPACK_SEQUENCE 2 and two
   // stores: STORE_FAST n, STORE_FAST x, or 3.13's STORE_FAST_STORE_FAST).

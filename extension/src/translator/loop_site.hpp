@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <set>
 #include <string>
 #include <utility>
@@ -64,6 +65,37 @@ struct OpcodeExecutor::LoopSite {
   std::size_t test_pc = 0;        // the jump where the capture started, and its stack, to put back
   std::vector<VarPtr> test_stack;
 };
+
+// Two values of the graph a loop step or an if's two ways may hand on as one: the same dtype, shape
+// and kind (a Python number stays one).
+inline bool same_array_info(const graph::ValueInfo& a, const graph::ValueInfo& b) {
+  return !a.is_tuple() && !b.is_tuple() && a.dtype == b.dtype && a.scalar == b.scalar &&
+         a.python == b.python && a.shape == b.shape && a.symbols == b.symbols;
+}
+
+// The same constant, as a later step would see it: None, a bool, an int or a str equal and of one
+// type; floats bit for bit (0.0 and -0.0 differ, a NaN is itself).
+inline bool same_constant(const pybind11::object& a, const pybind11::object& b) {
+  PyObject* x = a.ptr();
+  PyObject* y = b.ptr();
+  if (x == y) {
+    return true;
+  }
+  if (Py_TYPE(x) != Py_TYPE(y)) {
+    return false;
+  }
+  if (PyFloat_CheckExact(x)) {
+    const double u = PyFloat_AS_DOUBLE(x);
+    const double v = PyFloat_AS_DOUBLE(y);
+    return std::memcmp(&u, &v, sizeof u) == 0;
+  }
+  if (!PyLong_CheckExact(x) && !PyUnicode_CheckExact(x)) {
+    return false;  // (bools and None are singletons: the same object, above)
+  }
+  const int eq = PyObject_RichCompareBool(x, y, Py_EQ);
+  PyErr_Clear();
+  return eq == 1;
+}
 
 // Restores the count of loop bodies being captured however the capture ends.
 class LoopDepth {

@@ -26,6 +26,10 @@
 #include "translator/side_effects.hpp"
 #include "translator/variable.hpp"
 
+namespace sot::graph {
+struct CondSpec;  // (graph/cond_op.hpp)
+}  // namespace sot::graph
+
 namespace sot::translator {
 
 struct BinaryOperator;  // (binary_operators.hpp)
@@ -112,6 +116,8 @@ class OpcodeExecutor {
     int calls_under_handler = 0;
     // Loop bodies being captured (loop_capture.cpp): changes are logged to tell what they touch.
     int loop_depth = 0;
+    // Ifs being captured (if_capture.cpp): one at a time (an if inside a way breaks it).
+    int cond_depth = 0;
   };
 
   OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs& inputs, GuardSet* guards);
@@ -253,6 +259,17 @@ class OpcodeExecutor {
   // whose trip count is known only where the graph runs; false when it cannot (the test then
   // breaks the graph).
   bool capture_while(const bytecode::Instruction& ins, bool jump_if);
+  // if_capture.cpp: an `if` on a value of the graph becomes one cond op (each way simulated, its
+  // ops a graph of their own; only the way the test picks runs); false when it cannot (the jump then
+  // breaks the graph).
+  struct IfSite;
+  bool capture_if(const bytecode::Instruction& ins, bool jump_if);
+  bool simulate_way(IfSite* site, std::size_t start, bool first);
+  bool way_ok(const IfSite& site) const;
+  bool cond_outputs(IfSite* site);
+  bool way_value(const VarPtr& v, int* id, graph::ValueInfo* info, pybind11::object* constant);
+  bool build_cond(IfSite* site, graph::CondSpec* spec, std::vector<int>* outer);
+  void emit_cond_op(IfSite* site);
   // A jump on a constant: the loop tried as a loop op once it has gone on kLoopUnrollMax times.
   bool long_while(const bytecode::Instruction& ins, bool jump_if);
   bool while_shape(LoopSite* site) const;
