@@ -15,8 +15,8 @@ namespace sot::translator {
 void OpcodeExecutor::branch(const bytecode::Instruction& ins, bool jump_if) {
   bool value = false;
   if (peek(1)->kind() == Variable::Kind::kArray) {
-    if (capture_while(ins, jump_if)) {
-      return;  // (a while loop's test: the loop is one op, the run goes on after it)
+    if (capture_while(ins, jump_if) || capture_if(ins, jump_if)) {
+      return;  // (a while loop's test, or an if: one op, the run goes on after it)
     }
     graph_break("data-dependent branch: a jump on the truth of a " + peek(1)->describe());
   }

@@ -456,8 +456,9 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
     for (auto& kw : op.kwargs) {
       kw.second = graph::renumbered(std::move(kw.second), body_id);
     }
-    body_id[static_cast<std::size_t>(op.result)] =
-        spec.body.add_op(std::move(op), g.value(g.ops()[k].result).info);
+    const int result = g.ops()[k].result;
+    body_id[static_cast<std::size_t>(result)] =
+        spec.body.add_op(std::move(op), g.value(result).info);
   }
   std::vector<ValueInfo> out_infos;
   for (const LoopSite::Carried& c : site->carried) {

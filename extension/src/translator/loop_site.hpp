@@ -87,7 +87,11 @@ inline bool same_constant(const pybind11::object& a, const pybind11::object& b) 
   if (PyFloat_CheckExact(x)) {
     const double u = PyFloat_AS_DOUBLE(x);
     const double v = PyFloat_AS_DOUBLE(y);
-    return std::memcmp(&u, &v, sizeof u) == 0;
+    std::uint64_t ubits = 0;
+    std::uint64_t vbits = 0;
+    std::memcpy(&ubits, &u, sizeof ubits);
+    std::memcpy(&vbits, &v, sizeof vbits);
+    return ubits == vbits;
   }
   if (!PyLong_CheckExact(x) && !PyUnicode_CheckExact(x)) {
     return false;  // (bools and None are singletons: the same object, above)

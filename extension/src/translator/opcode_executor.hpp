@@ -266,6 +266,7 @@ class OpcodeExecutor {
   bool capture_if(const bytecode::Instruction& ins, bool jump_if);
   bool simulate_way(IfSite* site, std::size_t start, bool first);
   bool way_ok(const IfSite& site) const;
+  bool never_read(int slot) const;
   bool cond_outputs(IfSite* site);
   bool way_value(const VarPtr& v, int* id, graph::ValueInfo* info, pybind11::object* constant);
   bool build_cond(IfSite* site, graph::CondSpec* spec, std::vector<int>* outer);

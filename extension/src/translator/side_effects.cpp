@@ -60,7 +60,7 @@ bool SideEffects::changed_since(const Mark& m, std::uint64_t serial) const {
 }
 
 void OpcodeExecutor::remember(const VarPtr& list) {
-  if (depth_ > 0 || shared_->loop_depth > 0) {
+  if (depth_ > 0 || shared_->loop_depth > 0 || shared_->cond_depth > 0) {
     effects().log(list);
   }
 }
