@@ -100,7 +100,7 @@ PINS = {
     "weighted_sum_genexpr": (1, 0, 0),
     "sgd_dict_params": (1, 0, 0),
     "dict_params_replace": (1, 0, 0),
-    "row_iteration": (1, 0, 0),
+    "row_iteration": (1, 1, 0),
     "unpack_coordinates": (1, 0, 0),
     "particles_class": (1, 0, 0),
     "dataclass_box": (1, 0, 0),
