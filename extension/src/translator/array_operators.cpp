@@ -879,6 +879,15 @@ VarPtr OpcodeExecutor::array_call(const VarPtr& callable, const std::vector<VarP
       const ArrayOperand v = array_operand(positional[0]);
       if (v.kind == ArrayOperand::Kind::kPython &&
           v.scalar.kind != graph::PyScalar::Kind::kComplex) {
+        // (an int out of the type's range raises OverflowError: where the graph runs that would be
+        // before the side effects recorded so far are replayed, so the call runs for real)
+        const auto tried =
+            py::reinterpret_steal<py::object>(PyObject_CallOneArg(fn, v.constant.ptr()));
+        if (!tried) {
+          PyErr_Clear();
+          graph_break("numpy " + str_of(callable->value().attr("__name__")) + "() of " +
+                      positional[0]->describe() + " raises");
+        }
         guards_->identity(callable);
         graph::Op g;
         g.name = "scalar";

@@ -120,6 +120,14 @@ def global_then_divide(x):
     return y
 
 
+def global_then_scalar_overflow(i):
+    # np.int64 of an int out of its range raises OverflowError after the global store (found by the program
+    # fuzzer: the graph raised before the store was replayed)
+    global g_count
+    g_count += 1
+    return i // np.int64(i)
+
+
 def integer_division_by_zero(i):
     return i // (i - i), i % (i - i)
 
@@ -139,6 +147,7 @@ CASES = [
     (scalar_folding_without_flags, [()]),
     (global_then_divide, [(np.ones(3),), (np.arange(2.0),)]),
     (integer_division_by_zero, [(np.arange(3),), (np.arange(5, dtype=np.int32),)]),
+    (global_then_scalar_overflow, [(2 ** 63,), (7,), (-(2 ** 64),)]),
 ]
 
 
