@@ -236,10 +236,11 @@ def check_outputs(page):
     errors = got["stderr_outputs"]
     assert len(errors) == 1 and "ValueError: cannot normalise a zero vector" in errors[0], got
     assert got["reports"] >= 5, got
-    # describe(): a data-dependent if and a print, two breaks, both lines highlighted in their source snippet.
-    assert got["break_rows"] >= 3, got
+    # describe(): a print, a break with its line highlighted in its source snippet (its data-dependent if is a
+    # cond op of the graph after it, issue 20).
+    assert got["break_rows"] >= 2, got
     hits = [re.sub(r"^\d+\s+", "", line) for line in got["highlighted_lines"]]
-    assert "print('total is', total)" in hits and "if total > 0:" in hits, hits
+    assert "print('total is', total)" in hits and "if total > 0:" not in hits, hits
     assert got["bytecode_tables"] >= 3, got
 
 
@@ -262,7 +263,7 @@ def check_on_screen(page):
     table = breaks_report(page).locator("table.sot-breaks")
     table.scroll_into_view_if_needed()
     expect(table).to_be_visible()
-    assert table.locator("tr").count() >= 3
+    assert table.locator("tr").count() >= 2  # (a header and the print break)
     svg = softmax_graph(page).locator("svg")
     svg.scroll_into_view_if_needed()
     expect(svg).to_be_visible()
