@@ -80,20 +80,6 @@ bool in_loop(const bytecode::Bytecode& code, std::size_t pc) {
   return false;
 }
 
-// Restores the count of ifs being captured however the capture ends.
-class CondDepth {
- public:
-  explicit CondDepth(int* depth) : depth_(depth) { ++*depth_; }
-  ~CondDepth() { --*depth_; }
-  CondDepth(const CondDepth&) = delete;
-  CondDepth& operator=(const CondDepth&) = delete;
-  CondDepth(CondDepth&&) = delete;
-  CondDepth& operator=(CondDepth&&) = delete;
-
- private:
-  int* depth_;
-};
-
 }  // namespace
 
 bool OpcodeExecutor::simulate_way(IfSite* site, std::size_t start, bool first) {
@@ -368,7 +354,7 @@ bool OpcodeExecutor::capture_if(const bytecode::Instruction& ins, bool jump_if) 
   site.serial = Variable::last_serial();
   bool ok = false;
   {
-    const CondDepth depth(&shared_->cond_depth);
+    const LoopDepth depth(&shared_->cond_depth);  // (the same guard, on the ifs' count)
     try {
       // (the fall-through way first: it finds where the ways meet)
       const std::size_t first = site.start[0] == site.jump + 1 ? 0 : 1;

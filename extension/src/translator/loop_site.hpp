@@ -101,7 +101,7 @@ inline bool same_constant(const pybind11::object& a, const pybind11::object& b) 
   return eq == 1;
 }
 
-// Restores the count of loop bodies being captured however the capture ends.
+// Restores the count of loop bodies (or ifs) being captured however the capture ends.
 class LoopDepth {
  public:
   explicit LoopDepth(int* depth) : depth_(depth) { ++*depth_; }
