@@ -6,17 +6,17 @@
 #include <string>
 #include <vector>
 
-#include "graph/backend.hpp"
-#include "graph/block_executor.hpp"
-#include "graph/cuda_check.hpp"
-#include "graph/cuda_driver.hpp"
-#include "graph/dtype.hpp"
-#include "graph/graph.hpp"
-#include "graph/cond_op.hpp"
-#include "graph/loop_op.hpp"
-#include "graph/native_cache.hpp"
-#include "graph/nvrtc.hpp"
-#include "graph/shape.hpp"
+#include "graph/exec/backend.hpp"
+#include "graph/backends/cpu/block_executor.hpp"
+#include "graph/backends/cuda/cuda_check.hpp"
+#include "graph/runtime/cuda/cuda_driver.hpp"
+#include "graph/ir/dtype.hpp"
+#include "graph/ir/graph.hpp"
+#include "graph/exec/cond_op.hpp"
+#include "graph/exec/loop_op.hpp"
+#include "graph/backends/cpu/native_cache.hpp"
+#include "graph/runtime/cuda/nvrtc.hpp"
+#include "graph/ir/shape.hpp"
 #include "module/bindings.hpp"
 
 namespace py = pybind11;

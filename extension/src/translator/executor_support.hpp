@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "translator/array_state.hpp"  // str_of
-#include "translator/variable.hpp"
+#include "translator/numpy/array_state.hpp"  // str_of
+#include "translator/values/variable.hpp"
 
 namespace sot::translator {
 

@@ -9,7 +9,7 @@
 #include "capture/skip_rules.hpp"
 #include "translator/executor_support.hpp"
 #include "translator/opcode_executor.hpp"
-#include "translator/pure_functions.hpp"
+#include "translator/values/pure_functions.hpp"
 
 namespace py = pybind11;
 

@@ -20,14 +20,14 @@
 #include <vector>
 
 #include "bytecode/bytecode.hpp"
-#include "graph/rules.hpp"
-#include "translator/array_state.hpp"
-#include "translator/guards.hpp"
-#include "translator/side_effects.hpp"
-#include "translator/variable.hpp"
+#include "graph/rules/rules.hpp"
+#include "translator/numpy/array_state.hpp"
+#include "translator/guards/guards.hpp"
+#include "translator/effects/side_effects.hpp"
+#include "translator/values/variable.hpp"
 
 namespace sot::graph {
-struct CondSpec;  // (graph/cond_op.hpp)
+struct CondSpec;  // (graph/exec/cond_op.hpp)
 }  // namespace sot::graph
 
 namespace sot::translator {

@@ -10,7 +10,7 @@
 #include "bytecode/opcode_table.hpp"
 #include "capture/code_cache.hpp"
 #include "capture/guard_tree.hpp"
-#include "graph/backend.hpp"
+#include "graph/exec/backend.hpp"
 #include "translator/code_data.hpp"
 #include "translator/opcode_executor.hpp"
 

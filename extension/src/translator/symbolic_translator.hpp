@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "capture/translator.hpp"
-#include "translator/codegen.hpp"
+#include "translator/codegen/codegen.hpp"
 
 namespace sot::translator {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/cuda_device.hpp"
+#include "graph/runtime/cuda/cuda_device.hpp"
 
 namespace sot::graph {
 namespace {

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "graph/cuda_emitter.hpp"
-#include "graph/cuda_launch.hpp"
-#include "graph/kernel_ir.hpp"
+#include "graph/backends/cuda/cuda_emitter.hpp"
+#include "graph/backends/cuda/cuda_launch.hpp"
+#include "graph/lower/kernel_ir.hpp"
 
 namespace sot::graph {
 namespace {

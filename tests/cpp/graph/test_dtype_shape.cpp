@@ -2,8 +2,8 @@
 // tests/python/graph/test_rules.py), broadcasting and reduction shapes.
 #include <gtest/gtest.h>
 
-#include "graph/dtype.hpp"
-#include "graph/shape.hpp"
+#include "graph/ir/dtype.hpp"
+#include "graph/ir/shape.hpp"
 
 namespace sot::graph {
 namespace {

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "graph/library_rules.hpp"
-#include "graph/linalg_rules.hpp"
-#include "graph/order_rules.hpp"
+#include "graph/rules/library_rules.hpp"
+#include "graph/rules/linalg_rules.hpp"
+#include "graph/rules/order_rules.hpp"
 
 namespace sot::graph {
 namespace {

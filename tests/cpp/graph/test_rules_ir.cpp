@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/graph.hpp"
-#include "graph/rules.hpp"
+#include "graph/ir/graph.hpp"
+#include "graph/rules/rules.hpp"
 
 namespace py = pybind11;
 

@@ -9,8 +9,8 @@
 #include "bytecode/bytecode.hpp"
 #include "frame_inputs.hpp"
 #include "python_env.hpp"
-#include "translator/codegen.hpp"
-#include "translator/guards.hpp"
+#include "translator/codegen/codegen.hpp"
+#include "translator/guards/guards.hpp"
 #include "translator/opcode_executor.hpp"
 
 namespace py = pybind11;

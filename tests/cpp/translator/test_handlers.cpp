@@ -11,7 +11,7 @@
 #include "bytecode/opcode_table.hpp"
 #include "frame_inputs.hpp"
 #include "python_env.hpp"
-#include "translator/guards.hpp"
+#include "translator/guards/guards.hpp"
 #include "translator/opcode_executor.hpp"
 
 namespace py = pybind11;

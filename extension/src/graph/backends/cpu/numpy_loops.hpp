@@ -1,0 +1,29 @@
+// NumPy's own strided inner loops, for tier B's generated code to call on chunk arrays: the loop
+// NumPy runs for a ufunc on given dtypes and strides, found through NumPy's (>= 1.24) loop access,
+// `ufunc._resolve_dtypes_and_context` then `ufunc._get_strided_loop` with the strides fixed. The
+// same loop on the same strides gives eager NumPy's results bit for bit, whatever its
+// implementation (SIMD, SVML, the C library).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <vector>
+
+#include "graph/backends/cpu/cpp_emitter.hpp"
+#include "graph/ir/dtype.hpp"
+
+namespace sot::graph {
+
+// The loop NumPy runs for `ufunc` on operands of dtype `t` with `strides` (bytes; 0: a scalar,
+// whose Python value is in `constants`, null for an array), making a contiguous result of dtype
+// `t`. Fills `loop`; `owner` keeps what it points into alive (NumPy's capsule: the loop's context
+// and data). False and `why` when NumPy does not offer it: NumPy 1.x (whose loop access gives
+// other loops than its ufunc calls run: exp, cos, log1p and arcsin differed in up to a quarter of
+// the elements), another resolved dtype, a loop that needs the GIL, or a loop that differs from
+// the ufunc's own call on probe values (specials, subnormals and sixteen orders of magnitude).
+bool numpy_loop(const pybind11::object& ufunc, DType t, const std::vector<long>& strides,
+                const std::vector<pybind11::object>& constants, NativeLoop* loop,
+                pybind11::object* owner, std::string* why);
+
+}  // namespace sot::graph

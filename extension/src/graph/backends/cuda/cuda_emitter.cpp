@@ -1,0 +1,777 @@
+#include "graph/backends/cuda/cuda_emitter.hpp"
+
+#include <cfloat>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/backends/cpu/cpp_emitter.hpp"
+
+namespace py = pybind11;
+
+namespace sot::graph {
+
+namespace {
+
+constexpr int kThreads = 256;  // threads per block of the reduction kernels (a power of 2)
+
+// The C++ type of a dtype in the generated code (nullptr: not emitted).
+const char* ctype(DType t) {
+  switch (t) {
+    case DType::kBool:
+      return "bool";
+    case DType::kInt8:
+      return "signed char";
+    case DType::kInt16:
+      return "short";
+    case DType::kInt32:
+      return "int";
+    case DType::kInt64:
+      return "long long";
+    case DType::kUInt8:
+      return "unsigned char";
+    case DType::kUInt16:
+      return "unsigned short";
+    case DType::kUInt32:
+      return "unsigned int";
+    case DType::kUInt64:
+      return "unsigned long long";
+    case DType::kFloat32:
+      return "float";
+    case DType::kFloat64:
+      return "double";
+    default:
+      return nullptr;
+  }
+}
+
+// An unsigned type at least as wide (integer wrap-around without signed overflow; the result is
+// cast back to the loop type). Narrower types would promote to int, where a product overflows.
+const char* utype(DType t) {
+  return itemsize(t) <= 4 ? "unsigned int" : "unsigned long long";
+}
+
+// How each ufunc is written, per kind of loop type: 'f' float, 'i' signed or unsigned integer,
+// 'b' bool. $0..$2 are the operands (already of the loop type), $T the loop type, $U its unsigned
+// counterpart. `boolean`: the result is a bool whatever the loop type (comparisons, tests).
+// `pole`: when an infinite result from finite operands is NumPy's "divide by zero" rather than
+// "overflow" (a condition on the operands, or "1" for always).
+struct CudaOp {
+  const char* f = nullptr;
+  const char* i = nullptr;
+  const char* b = nullptr;
+  bool boolean = false;
+  const char* pole = nullptr;
+};
+
+CudaOp float_fn(const char* form, const char* pole = nullptr) {
+  return CudaOp{form, nullptr, nullptr, false, pole};
+}
+
+CudaOp compare(const char* form) {
+  return CudaOp{form, form, form, true, nullptr};
+}
+
+const std::map<std::string, CudaOp>& cuda_ops() {
+  static const std::map<std::string, CudaOp> table = {
+      {"add", {"$0 + $1", "($T)(($U)$0 + ($U)$1)", "($0 || $1)"}},
+      {"subtract", {"$0 - $1", "($T)(($U)$0 - ($U)$1)"}},
+      {"multiply", {"$0 * $1", "($T)(($U)$0 * ($U)$1)", "($0 && $1)"}},
+      {"divide", float_fn("$0 / $1", "$1 == 0")},
+      {"true_divide", float_fn("$0 / $1", "$1 == 0")},
+      {"negative", {"-$0", "($T)(($U)0 - ($U)$0)"}},
+      {"positive", {"$0", "$0"}},
+      {"absolute", {"fabs($0)", "($0 < 0 ? ($T)(($U)0 - ($U)$0) : $0)", "$0"}},
+      {"fabs", float_fn("fabs($0)")},
+      {"square", {"$0 * $0", "($T)(($U)$0 * ($U)$0)"}},
+      {"reciprocal", float_fn("($T)1 / $0", "$0 == 0")},
+      {"sqrt", float_fn("sqrt($0)")},
+      {"cbrt", float_fn("cbrt($0)")},
+      {"exp", float_fn("exp($0)")},
+      {"exp2", float_fn("exp2($0)")},
+      {"expm1", float_fn("expm1($0)")},
+      {"log", float_fn("log($0)", "1")},
+      {"log2", float_fn("log2($0)", "1")},
+      {"log10", float_fn("log10($0)", "1")},
+      {"log1p", float_fn("log1p($0)", "1")},
+      {"sin", float_fn("sin($0)")},
+      {"cos", float_fn("cos($0)")},
+      {"tan", float_fn("tan($0)")},
+      {"arcsin", float_fn("asin($0)")},
+      {"arccos", float_fn("acos($0)")},
+      {"arctan", float_fn("atan($0)")},
+      {"sinh", float_fn("sinh($0)")},
+      {"cosh", float_fn("cosh($0)")},
+      {"tanh", float_fn("tanh($0)")},
+      {"arcsinh", float_fn("asinh($0)")},
+      {"arccosh", float_fn("acosh($0)")},
+      {"arctanh", float_fn("atanh($0)", "1")},
+      {"arctan2", float_fn("atan2($0, $1)")},
+      {"hypot", float_fn("hypot($0, $1)")},
+      {"power", float_fn("pow($0, $1)", "$0 == 0")},
+      {"copysign", float_fn("copysign($0, $1)")},
+      {"floor", float_fn("floor($0)")},
+      {"ceil", float_fn("ceil($0)")},
+      {"trunc", float_fn("trunc($0)")},
+      {"rint", float_fn("rint($0)")},
+      {"sign",
+       {"($0 > 0 ? ($T)1 : ($0 < 0 ? ($T)-1 : ($0 == 0 ? ($T)0 : $0)))",
+        "($T)(($0 > 0) - ($0 < 0))"}},
+      {"maximum", {"sot_max($0, $1)", "($0 >= $1 ? $0 : $1)", "($0 || $1)"}},
+      {"minimum", {"sot_min($0, $1)", "($0 <= $1 ? $0 : $1)", "($0 && $1)"}},
+      {"fmax", float_fn("sot_fmax($0, $1)")},
+      {"fmin", float_fn("sot_fmin($0, $1)")},
+      {"clip", {"sot_min(sot_max($0, $1), $2)", "sot_min(sot_max($0, $1), $2)"}},
+      {"greater", compare("($0 > $1)")},
+      {"greater_equal", compare("($0 >= $1)")},
+      {"less", compare("($0 < $1)")},
+      {"less_equal", compare("($0 <= $1)")},
+      {"equal", compare("($0 == $1)")},
+      {"not_equal", compare("($0 != $1)")},
+      {"isnan", {"isnan($0)", nullptr, nullptr, true}},
+      {"isinf", {"isinf($0)", nullptr, nullptr, true}},
+      {"isfinite", {"isfinite($0)", nullptr, nullptr, true}},
+      {"signbit", {"signbit($0)", nullptr, nullptr, true}},
+      {"bitwise_and", {nullptr, "($T)($0 & $1)", "($0 && $1)"}},
+      {"bitwise_or", {nullptr, "($T)($0 | $1)", "($0 || $1)"}},
+      {"bitwise_xor", {nullptr, "($T)($0 ^ $1)", "($0 != $1)"}},
+      {"invert", {nullptr, "($T)(~$0)", "!$0"}},
+  };
+  return table;
+}
+
+// Ops on the truth of their operands, whatever their types (a NaN is true).
+const std::map<std::string, const char*>& logical_ops() {
+  static const std::map<std::string, const char*> table = {
+      {"logical_and", "(($0 != 0) && ($1 != 0))"},
+      {"logical_or", "(($0 != 0) || ($1 != 0))"},
+      {"logical_xor", "(($0 != 0) != ($1 != 0))"},
+      {"logical_not", "($0 == 0)"},
+  };
+  return table;
+}
+
+char kind_of(DType t) {
+  const char k = kind(t);
+  return k == 'u' ? 'i' : k;
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+    s.replace(at, from.size(), to);
+  }
+  return s;
+}
+
+std::string substitute(const std::string& pattern, const std::vector<std::string>& operands,
+                       DType loop) {
+  std::string out = replace_all(replace_all(pattern, "$T", ctype(loop)), "$U", utype(loop));
+  for (std::size_t k = 0; k < operands.size(); ++k) {
+    out = replace_all(out, "$" + std::to_string(k), operands[k]);
+  }
+  return out;
+}
+
+// A Python constant the code takes: its kind for the argument block ('f' a double's bits, 'i' an
+// int64, 'u' a uint64), or 0 when not taken.
+char constant_kind(PyObject* c) {
+  if (PyBool_Check(c)) {
+    return 'i';
+  }
+  if (exact_double_float(c)) {
+    return 'f';
+  }
+  if (PyLong_CheckExact(c)) {
+    int overflow = 0;
+    (void)PyLong_AsLongLongAndOverflow(c, &overflow);
+    if (overflow == 0) {
+      return 'i';
+    }
+    const unsigned long long u = PyLong_AsUnsignedLongLong(c);
+    if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred() != nullptr) {
+      PyErr_Clear();
+      return 0;
+    }
+    return 'u';
+  }
+  return 0;
+}
+
+// Writes a kernel's entry points. Every value is a register; each load reads its buffer once per
+// element.
+class CudaWriter {
+ public:
+  explicit CudaWriter(const kir::Kernel& k)
+      : k_(k), loop_(k.exprs.size(), DType::kFloat64), scalar_kind_(k.scalars.size(), 0) {}
+
+  bool plan(std::string* why) {
+    if (k_.domain.empty()) {
+      *why = "a 0-d domain";
+      return false;
+    }
+    for (const kir::Buffer& b : k_.buffers) {
+      if (ctype(b.dtype) == nullptr) {
+        *why = std::string(name(b.dtype)) + " arrays";
+        return false;
+      }
+    }
+    for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
+      if (!plan_expr(i, why)) {
+        return false;
+      }
+    }
+    for (const kir::Store& st : k_.stores) {
+      const kir::Expr& e = k_.exprs[static_cast<std::size_t>(st.expr)];
+      if (e.dtype != k_.buffers[static_cast<std::size_t>(st.buffer)].dtype) {
+        *why = "a stored value of another dtype";
+        return false;
+      }
+    }
+    return true;
+  }
+
+  CudaSource source() const {
+    CudaSource out;
+    out.name = k_.name;
+    out.scalars = static_cast<int>(k_.scalars.size());
+    const int r = k_.reduction();
+    out.reduces = r >= 0;
+    out.all_axes = r >= 0 && k_.exprs[static_cast<std::size_t>(r)].reduce.all;
+    std::string code = preamble();
+    if (r < 0) {
+      code += elementwise("_flat", true) + elementwise("_strided", false);
+    } else if (out.all_axes) {
+      code += partial_pass() + total_pass();
+    } else {
+      code += rows_kernel();
+    }
+    out.code = code;
+    out.scalar_kinds = std::string(scalar_kind_.begin(), scalar_kind_.end());
+    return out;
+  }
+
+ private:
+  std::size_t nb() const { return k_.buffers.size(); }
+  std::size_t rank() const { return k_.domain.size(); }
+  const kir::Expr& expr(int i) const { return k_.exprs[static_cast<std::size_t>(i)]; }
+
+  // The dtype of the variable expression `i` is in the code: a constant's is that of its Python
+  // type (float64, int64 or uint64), every other's its own.
+  DType dtype_of(int i) const {
+    const kir::Expr& e = expr(i);
+    if (e.kind == kir::Expr::Kind::kScalar &&
+        k_.scalars[static_cast<std::size_t>(e.scalar)].value < 0) {
+      const char k = scalar_kind_[static_cast<std::size_t>(e.scalar)];
+      return k == 'f' ? DType::kFloat64 : (k == 'u' ? DType::kUInt64 : DType::kInt64);
+    }
+    return e.dtype;
+  }
+
+  bool plan_expr(std::size_t i, std::string* why) {
+    const kir::Expr& e = k_.exprs[i];
+    switch (e.kind) {
+      case kir::Expr::Kind::kLoad:
+        return true;
+      case kir::Expr::Kind::kScalar:
+        return plan_scalar(e, why);
+      case kir::Expr::Kind::kCast:
+        loop_[i] = dtype_of(e.operands[0]);  // (the flags read the operand as it is)
+        return plan_cast(e, why);
+      case kir::Expr::Kind::kSelect:
+        loop_[i] = e.dtype;
+        if (ctype(e.dtype) == nullptr || expr(e.operands[0]).dtype != DType::kBool) {
+          *why = "a select (where) of other types";
+          return false;
+        }
+        return constants_representable(e, e.dtype, why);
+      case kir::Expr::Kind::kReduce: {
+        const DType t = expr(e.operands[0]).dtype;
+        if (kind(t) != 'f' || e.dtype != t || ctype(t) == nullptr) {
+          *why = "a reduction of " + std::string(name(t));
+          return false;
+        }
+        if (e.reduce.all &&
+            (e.reduce.fn == Reduction::Fn::kMax || e.reduce.fn == Reduction::Fn::kMin)) {
+          *why = "max or min over all axes";
+          return false;
+        }
+        loop_[i] = t;
+        return true;
+      }
+      case kir::Expr::Kind::kCall:
+        break;
+    }
+    return plan_call(i, why);
+  }
+
+  bool plan_scalar(const kir::Expr& e, std::string* why) {
+    const kir::Scalar& s = k_.scalars[static_cast<std::size_t>(e.scalar)];
+    char& k = scalar_kind_[static_cast<std::size_t>(e.scalar)];
+    if (s.value >= 0) {
+      if (ctype(e.dtype) == nullptr) {
+        *why = "a " + std::string(name(e.dtype)) + " scalar";
+        return false;
+      }
+      const char dk = kind(e.dtype);
+      k = dk == 'f' ? 'f' : (dk == 'u' ? 'u' : (dk == 'i' || dk == 'b' ? 'i' : '\0'));
+    } else {
+      k = s.constant ? constant_kind(s.constant.ptr()) : '\0';
+    }
+    if (k == '\0') {
+      *why = "a scalar that is not a bool, an int or a float";
+      return false;
+    }
+    return true;
+  }
+
+  bool plan_cast(const kir::Expr& e, std::string* why) {
+    const DType from = dtype_of(e.operands[0]);
+    if (ctype(e.dtype) == nullptr || ctype(from) == nullptr) {
+      *why = "a cast of " + std::string(name(from)) + " to " + std::string(name(e.dtype));
+      return false;
+    }
+    if (kind(from) == 'f' && (kind(e.dtype) == 'i' || kind(e.dtype) == 'u')) {
+      // (the GPU converts NaN and out-of-range values to other integers than the CPU does)
+      *why = "a float-to-integer cast";
+      return false;
+    }
+    return true;
+  }
+
+  // The dtype NumPy's loop computes a call in: its result's, or for comparisons the operands'
+  // promotion. Refused where the operands would promote to another type than the result's (an
+  // in-place op cast back), or where a constant could change a comparison's loop.
+  bool plan_call(std::size_t i, std::string* why) {
+    const kir::Expr& e = k_.exprs[i];
+    const auto logical = logical_ops().find(e.fn);
+    const auto found = cuda_ops().find(e.fn);
+    if (logical == logical_ops().end() && found == cuda_ops().end()) {
+      *why = e.fn + " (no CUDA form)";
+      return false;
+    }
+    bool any = false;
+    DType promoted = DType::kBool;
+    for (const int o : e.operands) {
+      const kir::Expr& x = expr(o);
+      const bool constant = x.kind == kir::Expr::Kind::kScalar &&
+                            k_.scalars[static_cast<std::size_t>(x.scalar)].value < 0;
+      if (!constant) {
+        promoted = any ? promote_types(promoted, x.dtype) : x.dtype;
+        any = true;
+      }
+    }
+    if (logical != logical_ops().end()) {
+      loop_[i] = e.dtype;
+      return true;
+    }
+    const CudaOp& op = found->second;
+    const DType loop = op.boolean ? promoted : e.dtype;
+    if (!any || ctype(loop) == nullptr) {
+      *why = e.fn + " of " + std::string(name(loop));
+      return false;
+    }
+    if (!op.boolean && promoted != e.dtype &&
+        !(kind(e.dtype) == 'f' && kind_of(promoted) != 'f' && kind_of(promoted) != 'c')) {
+      *why = e.fn + " computed in " + std::string(name(promoted)) + " and stored as " +
+             std::string(name(e.dtype));
+      return false;
+    }
+    if (!constants_representable(e, loop, why) || (op.boolean && !constants_fit(e, loop, why))) {
+      return false;
+    }
+    const char* form = kind_of(loop) == 'f' ? op.f : (kind_of(loop) == 'i' ? op.i : op.b);
+    if (form == nullptr) {
+      *why = e.fn + " of " + std::string(name(loop));
+      return false;
+    }
+    loop_[i] = loop;
+    return true;
+  }
+
+  // A float constant a float32 loop cannot hold (1e300): NumPy warns "overflow encountered in
+  // cast" converting it; the kernel would not.
+  bool constants_representable(const kir::Expr& e, DType loop, std::string* why) const {
+    if (loop != DType::kFloat32) {
+      return true;
+    }
+    for (const int o : e.operands) {
+      const kir::Expr& x = expr(o);
+      if (x.kind != kir::Expr::Kind::kScalar || dtype_of(o) != DType::kFloat64) {
+        continue;
+      }
+      const kir::Scalar& s = k_.scalars[static_cast<std::size_t>(x.scalar)];
+      const double v = s.value < 0 ? PyFloat_AsDouble(s.constant.ptr()) : 0.0;
+      if (std::isfinite(v) && std::fabs(v) > static_cast<double>(FLT_MAX)) {
+        *why = "a float constant beyond float32's range";
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // A comparison's constants keep the loop NumPy picks from its arrays: no float constant beside
+  // integer arrays, integers within the arrays' range.
+  bool constants_fit(const kir::Expr& e, DType loop, std::string* why) const {
+    for (const int o : e.operands) {
+      const kir::Expr& x = expr(o);
+      if (x.kind != kir::Expr::Kind::kScalar) {
+        continue;
+      }
+      const kir::Scalar& s = k_.scalars[static_cast<std::size_t>(x.scalar)];
+      if (s.value >= 0) {
+        continue;  // (its dtype took part in the promotion)
+      }
+      const char k = scalar_kind_[static_cast<std::size_t>(x.scalar)];
+      const bool fits =
+          kind(loop) == 'f' || (k != 'f' && kind(loop) != 'b' && int_fits(s.constant.ptr(), loop));
+      if (!fits) {
+        *why = "a comparison of " + std::string(name(loop)) + " with a constant of another kind";
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static bool int_fits(PyObject* c, DType t) {
+    if (PyBool_Check(c)) {
+      return true;
+    }
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(c, &overflow);
+    if (overflow != 0) {
+      return false;
+    }
+    const int bits = itemsize(t) * CHAR_BIT;
+    if (kind(t) == 'u') {
+      return v >= 0 && (bits >= 64 || v < (1LL << bits));
+    }
+    return bits >= 64 || (v >= -(1LL << (bits - 1)) && v < (1LL << (bits - 1)));
+  }
+
+  std::string preamble() const {
+    std::string s = "// " + k_.name + ": generated by xeus-sot from its kernel IR (CUDA)\n";
+    s += "#define SOT_NB " + std::to_string(nb()) + "\n#define SOT_R " + std::to_string(rank()) +
+         "\n#define SOT_NS " + std::to_string(k_.scalars.empty() ? 1 : k_.scalars.size()) + "\n";
+    s += R"(struct CudaArgs {
+  char* b[SOT_NB];
+  long long st[SOT_NB][SOT_R];
+  long long size[SOT_R];
+  long long n;
+  long long rows;
+  unsigned long long s[SOT_NS];
+  void* partial;
+  unsigned int* flags;
+};
+template <typename T> __device__ __forceinline__ T sot_max(T a, T b) { return (a >= b || a != a) ? a : b; }
+template <typename T> __device__ __forceinline__ T sot_min(T a, T b) { return (a <= b || a != a) ? a : b; }
+template <typename T> __device__ __forceinline__ T sot_fmax(T a, T b) { return (a >= b || b != b) ? a : b; }
+template <typename T> __device__ __forceinline__ T sot_fmin(T a, T b) { return (a <= b || b != b) ? a : b; }
+template <typename T> __device__ __forceinline__ T sot_add(T a, T b, unsigned& fl) {
+  const T r = a + b;
+  if (isinf(r) && isfinite(a) && isfinite(b)) fl |= 2u;
+  if (isnan(r) && !isnan(a) && !isnan(b)) fl |= 8u;
+  return r;
+}
+// The flat domain index `i` as each buffer's element offset (strides 0 where broadcast).
+__device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int dims, long long* off) {
+#pragma unroll
+  for (int b = 0; b < SOT_NB; ++b) off[b] = 0;
+#pragma unroll
+  for (int d = SOT_R - 1; d >= 0; --d) {
+    if (d >= dims) continue;
+    const long long c = i % a.size[d];
+    i /= a.size[d];
+#pragma unroll
+    for (int b = 0; b < SOT_NB; ++b) off[b] += c * a.st[b][d];
+  }
+}
+)";
+    return s;
+  }
+
+  // The statements computing every expression at one element (`off(b)`: buffer b's offset) and
+  // storing the elementwise outputs; `reduced`, when given, receives the reduced operand's name.
+  std::string element(const std::function<std::string(int)>& off, std::string* reduced) const {
+    std::string out;
+    for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
+      const kir::Expr& e = k_.exprs[i];
+      if (e.kind == kir::Expr::Kind::kReduce) {
+        if (reduced != nullptr) {
+          *reduced = var(e.operands[0]);
+        }
+        continue;
+      }
+      out += "    " + definition(i, off) + "\n";
+    }
+    for (const kir::Store& st : k_.stores) {
+      if (expr(st.expr).kind == kir::Expr::Kind::kReduce) {
+        continue;
+      }
+      out += "    " + store(st.buffer, var(st.expr), off(st.buffer)) + "\n";
+    }
+    return out;
+  }
+
+  static std::string var(int i) { return "e" + std::to_string(i); }
+
+  std::string store(int buffer, const std::string& value, const std::string& at) const {
+    const DType t = k_.buffers[static_cast<std::size_t>(buffer)].dtype;
+    const std::string to = "reinterpret_cast<" +
+                           std::string(t == DType::kBool ? "unsigned char" : ctype(t)) + "*>(a.b[" +
+                           std::to_string(buffer) + "])[" + at + "] = ";
+    return to + (t == DType::kBool ? "(" + value + " ? 1 : 0)" : value) + ";";
+  }
+
+  std::string definition(std::size_t i, const std::function<std::string(int)>& off) const {
+    const kir::Expr& e = k_.exprs[i];
+    const std::string type =
+        std::string("const ") + ctype(e.dtype) + " " + var(static_cast<int>(i)) + " = ";
+    switch (e.kind) {
+      case kir::Expr::Kind::kLoad: {
+        const std::string from = "(a.b[" + std::to_string(e.buffer) + "])[" + off(e.buffer) + "]";
+        return type +
+               (e.dtype == DType::kBool
+                    ? "reinterpret_cast<const unsigned char*>" + from + " != 0;"
+                    : "reinterpret_cast<const " + std::string(ctype(e.dtype)) + "*>" + from + ";");
+      }
+      case kir::Expr::Kind::kScalar:
+        return scalar_definition(i);
+      case kir::Expr::Kind::kCast:
+        return type + cast(e.dtype, var(e.operands[0]), dtype_of(e.operands[0])) + ";" +
+               flags(i, {e.operands[0]}, nullptr);
+      case kir::Expr::Kind::kSelect:
+        return type + var(e.operands[0]) + " ? " +
+               cast(e.dtype, var(e.operands[1]), dtype_of(e.operands[1])) + " : " +
+               cast(e.dtype, var(e.operands[2]), dtype_of(e.operands[2])) + ";";
+      default:
+        break;
+    }
+    std::vector<std::string> operands;
+    for (const int o : e.operands) {
+      operands.push_back(cast(loop_[i], var(o), dtype_of(o)));
+    }
+    const auto logical = logical_ops().find(e.fn);
+    if (logical != logical_ops().end()) {
+      return type + substitute(logical->second, operands, loop_[i]) + ";";
+    }
+    const CudaOp& op = cuda_ops().at(e.fn);
+    const char k = kind_of(loop_[i]);
+    const char* form = k == 'f' ? op.f : (k == 'i' ? op.i : op.b);
+    std::string text =
+        type + "static_cast<" + ctype(e.dtype) + ">(" + substitute(form, operands, loop_[i]) + ");";
+    if (!op.boolean && k == 'f') {
+      text += flags(i, e.operands, op.pole);
+    }
+    return text;
+  }
+
+  // A value converted to `to` from `from` (bools as 0/1 and truth).
+  static std::string cast(DType to, const std::string& v, DType from) {
+    if (to == from) {
+      return v;
+    }
+    if (to == DType::kBool) {
+      return "(" + v + " != 0)";
+    }
+    return "static_cast<" + std::string(ctype(to)) + ">(" + v + ")";
+  }
+
+  // NumPy's flags for a float result from its operands: a NaN from no NaN is "invalid", an
+  // infinity from finite operands "overflow" (or "divide by zero" where `pole` holds).
+  std::string flags(std::size_t i, const std::vector<int>& operands, const char* pole) const {
+    if (kind(k_.exprs[i].dtype) != 'f') {
+      return {};
+    }
+    std::string no_nan;
+    std::string finite;
+    std::vector<std::string> names;
+    for (const int o : operands) {
+      const std::string v = cast(loop_[i], var(o), dtype_of(o));
+      names.push_back(v);
+      if (kind(dtype_of(o)) == 'f') {
+        no_nan += " && !isnan(" + v + ")";
+        finite += " && isfinite(" + v + ")";
+      }
+    }
+    const std::string r = var(static_cast<int>(i));
+    std::string out = "\n    if (isnan(" + r + ")" + no_nan + ") fl |= 8u;";
+    out += "\n    if (isinf(" + r + ")" + finite + ") fl |= ";
+    if (pole != nullptr) {
+      const std::string cond = substitute(pole, names, loop_[i]);
+      out += "(" + cond + ") ? 1u : 2u;";
+    } else {
+      out += "2u;";
+    }
+    return out;
+  }
+
+  std::string scalar_definition(std::size_t i) const {
+    const kir::Expr& e = k_.exprs[i];
+    const std::string slot = "a.s[" + std::to_string(e.scalar) + "]";
+    const char k = scalar_kind_[static_cast<std::size_t>(e.scalar)];
+    // A constant takes the type of the ops that read it (each converts it to its loop type).
+    const std::string value = k == 'f'
+                                  ? "__longlong_as_double(static_cast<long long>(" + slot + "))"
+                                  : (k == 'u' ? slot : "static_cast<long long>(" + slot + ")");
+    const kir::Scalar& s = k_.scalars[static_cast<std::size_t>(e.scalar)];
+    const std::string type =
+        s.value >= 0 ? ctype(e.dtype)
+                     : (k == 'f' ? "double" : (k == 'u' ? "unsigned long long" : "long long"));
+    return "const " + type + " " + var(static_cast<int>(i)) + " = static_cast<" + type + ">(" +
+           value + ");";
+  }
+
+  std::string elementwise(const std::string& suffix, bool flat) const {
+    const std::string body =
+        flat ? element([](int) { return std::string("i"); }, nullptr)
+             : "    long long off[SOT_NB];\n    sot_offsets(a, i, SOT_R, off);\n" +
+                   element([](int b) { return "off[" + std::to_string(b) + "]"; }, nullptr);
+    return "extern \"C\" __global__ void " + k_.name + suffix + "(const CudaArgs a) {\n" +
+           "  unsigned fl = 0;\n" +
+           "  const long long step = static_cast<long long>(gridDim.x) * blockDim.x;\n" +
+           "  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i "
+           "< a.n; i += step) {\n" +
+           body + "  }\n  if (fl != 0) atomicOr(a.flags, fl);\n}\n";
+  }
+
+  // The reduction's operand type, identity and combining step.
+  struct Reducer {
+    std::string type;
+    std::string identity;
+    std::string combine;  // of `x` and `y` into x
+    bool mean = false;
+    int buffer = -1;  // the reduced output
+  };
+
+  Reducer reducer() const {
+    const int r = k_.reduction();
+    const kir::Expr& e = expr(r);
+    Reducer out;
+    out.type = ctype(e.dtype);
+    switch (e.reduce.fn) {
+      case Reduction::Fn::kMax:
+        out.identity = "-static_cast<" + out.type + ">(__longlong_as_double(0x7ff0000000000000LL))";
+        out.combine = "x = sot_max(x, y);";
+        break;
+      case Reduction::Fn::kMin:
+        out.identity = "static_cast<" + out.type + ">(__longlong_as_double(0x7ff0000000000000LL))";
+        out.combine = "x = sot_min(x, y);";
+        break;
+      case Reduction::Fn::kMean:
+        out.mean = true;
+        out.identity = "0";
+        out.combine = "x = sot_add(x, y, fl);";
+        break;
+      case Reduction::Fn::kSum:
+        out.identity = "0";
+        out.combine = "x = sot_add(x, y, fl);";
+        break;
+    }
+    for (const kir::Store& st : k_.stores) {
+      if (st.expr == r) {
+        out.buffer = st.buffer;
+      }
+    }
+    return out;
+  }
+
+  // NumPy's mean divides the sum by the count as an integer (np.intp): in float64, then cast.
+  std::string mean_of(const std::string& count) const {
+    return "x = static_cast<" + reducer().type + ">(static_cast<double>(x) / static_cast<double>(" +
+           count + "));";
+  }
+
+  // The shared-memory tree over kThreads values, thread 0's `x` ends with the result.
+  static std::string tree(const Reducer& red) {
+    return "    red[threadIdx.x] = x;\n    __syncthreads();\n"
+           "    for (int w = " +
+           std::to_string(kThreads / 2) +
+           "; w > 0; w >>= 1) {\n"
+           "      if (threadIdx.x < w) {\n        " +
+           red.type + " y = red[threadIdx.x + w];\n        x = red[threadIdx.x];\n        " +
+           red.combine +
+           "\n        red[threadIdx.x] = x;\n      }\n      __syncthreads();\n    }\n";
+  }
+
+  std::string rows_kernel() const {
+    const Reducer red = reducer();
+    std::string reduced;
+    const std::string body = element(
+        [](int b) {
+          return "base[" + std::to_string(b) + "] + j * a.st[" + std::to_string(b) + "][SOT_R - 1]";
+        },
+        &reduced);
+    return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ") " +
+           k_.name + "_rows(const CudaArgs a) {\n  __shared__ " + red.type + " red[" +
+           std::to_string(kThreads) +
+           "];\n  unsigned fl = 0;\n  const long long length = a.size[SOT_R - 1];\n" +
+           "  for (long long row = blockIdx.x; row < a.rows; row += gridDim.x) {\n" +
+           "    long long base[SOT_NB];\n    sot_offsets(a, row, SOT_R - 1, base);\n" + "    " +
+           red.type + " x = " + red.identity + ";\n" +
+           "    for (long long j = threadIdx.x; j < length; j += " + std::to_string(kThreads) +
+           ") {\n" + body + "      " + red.type + " y = " + reduced + ";\n      " + red.combine +
+           "\n    }\n" + tree(red) + "    if (threadIdx.x == 0) {\n      " +
+           (red.mean ? mean_of("length") + "\n      " : std::string()) +
+           store(red.buffer, "x", "base[" + std::to_string(red.buffer) + "]") +
+           "\n    }\n    __syncthreads();\n  }\n" + "  if (fl != 0) atomicOr(a.flags, fl);\n}\n";
+  }
+
+  // All axes, first pass: block g reduces the flat range [g * chunk, (g + 1) * chunk).
+  std::string partial_pass() const {
+    const Reducer red = reducer();
+    std::string reduced;
+    const std::string body =
+        "      long long off[SOT_NB];\n      sot_offsets(a, i, SOT_R, off);\n" +
+        element([](int b) { return "off[" + std::to_string(b) + "]"; }, &reduced);
+    return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ") " +
+           k_.name + "_partial(const CudaArgs a) {\n  __shared__ " + red.type + " red[" +
+           std::to_string(kThreads) + "];\n  unsigned fl = 0;\n" +
+           "  const long long chunk = (a.n + gridDim.x - 1) / gridDim.x;\n" +
+           "  const long long begin = chunk * blockIdx.x;\n" +
+           "  const long long end = begin + chunk < a.n ? begin + chunk : a.n;\n" + "  " +
+           red.type + " x = " + red.identity + ";\n" +
+           "  for (long long i = begin + threadIdx.x; i < end; i += " + std::to_string(kThreads) +
+           ") {\n" + body + "      " + red.type + " y = " + reduced + ";\n      " + red.combine +
+           "\n  }\n  {\n" + tree(red) + "  }\n  if (threadIdx.x == 0) static_cast<" + red.type +
+           "*>(a.partial)[blockIdx.x] = x;\n  if (fl != 0) atomicOr(a.flags, fl);\n}\n";
+  }
+
+  // All axes, second pass (one block): the partials in order, then the tree.
+  std::string total_pass() const {
+    const Reducer red = reducer();
+    return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ") " +
+           k_.name + "_total(const CudaArgs a) {\n  __shared__ " + red.type + " red[" +
+           std::to_string(kThreads) + "];\n  unsigned fl = 0;\n  " + red.type +
+           " x = " + red.identity +
+           ";\n  for (long long i = threadIdx.x; i < a.rows; i += " + std::to_string(kThreads) +
+           ") {\n    " + red.type + " y = static_cast<const " + red.type +
+           "*>(a.partial)[i];\n    " + red.combine + "\n  }\n  {\n" + tree(red) +
+           "  }\n  if (threadIdx.x == 0) {\n    " +
+           (red.mean ? mean_of("a.n") + "\n    " : std::string()) + store(red.buffer, "x", "0") +
+           "\n  }\n  if (fl != 0) atomicOr(a.flags, fl);\n}\n";
+  }
+
+  const kir::Kernel& k_;
+  std::vector<DType> loop_;        // the dtype each call computes in
+  std::vector<char> scalar_kind_;  // per scalar: 'f', 'i' or 'u'
+};
+
+}  // namespace
+
+std::optional<CudaSource> emit_cuda(const kir::Kernel& k, std::string* why) {
+  if (k.buffers.empty()) {
+    *why = "no buffer";
+    return std::nullopt;
+  }
+  CudaWriter writer(k);
+  if (!writer.plan(why)) {
+    return std::nullopt;
+  }
+  return writer.source();
+}
+
+}  // namespace sot::graph

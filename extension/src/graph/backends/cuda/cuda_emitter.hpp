@@ -1,0 +1,47 @@
+// The CUDA backend's source: a kernel of the kernel IR as CUDA C++ for NVRTC. One source holds the
+// kernel's entry points, all taking one argument block (`CudaArgs`, laid out by cuda_args.hpp):
+//   <name>_flat     elementwise, every buffer contiguous over the whole domain (index i);
+//   <name>_strided  elementwise, any strides (0 where a buffer is broadcast), sizes at run time;
+//   <name>_rows     a kernel ending in a reduction over the last axis: one thread block per row
+//                   (grid-stride over rows), each thread accumulating a fixed set of the row's
+//                   elements, then a fixed tree in shared memory - no atomics, the same result on
+//                   every run;
+//   <name>_partial + <name>_total  a sum or mean over all axes: the first pass reduces contiguous
+//                   ranges of the flat domain into one partial per block (the number of blocks a
+//                   function of the size alone), the second (one block; CudaArgs::rows holds the
+//                   number of partials) reduces the partials in order.
+// Values live in registers. Floating-point results follow CUDA's math library (exact for + - * /
+// sqrt, compiled without FMA contraction; within the documented ulp bounds for the others), and
+// NumPy's error flags (divide by zero, overflow, invalid) are computed per element from the
+// operands and results and or'ed into one word the host reads after the run.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "graph/lower/kernel_ir.hpp"
+
+namespace sot::graph {
+
+// NumPy's error flags as the generated code sets them (np.seterr's names).
+enum CudaFlag : unsigned {
+  kCudaDivide = 1U,
+  kCudaOverflow = 2U,
+  kCudaInvalid = 8U,
+};
+
+struct CudaSource {
+  std::string code;
+  std::string name;       // the kernel's name: entry points are name + "_flat", ...
+  bool reduces = false;   // ends in a reduction (then: rows, or partial + total)
+  bool all_axes = false;  // the reduction is over every axis
+  int scalars = 0;        // CudaArgs::s entries
+  // Per scalar, how the host writes it into CudaArgs::s: 'f' a double's bits, 'i' an int64, 'u' a
+  // uint64 (bools as 0 or 1).
+  std::string scalar_kinds;
+};
+
+// The CUDA C++ of `k`, or nullopt and `why` (the first op or dtype it does not emit).
+std::optional<CudaSource> emit_cuda(const kir::Kernel& k, std::string* why);
+
+}  // namespace sot::graph

@@ -1,0 +1,204 @@
+// Loop ops (loop_op.hpp): the body compiled once, run once per step.
+#include "graph/exec/loop_op.hpp"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/exec/backend.hpp"
+#include "graph/exec/cond_op.hpp"
+
+namespace py = pybind11;
+
+namespace sot::graph {
+
+void LoopBody::compile(Backend* backend, bool check,
+                       const std::function<ValueInfo(ValueInfo)>& current) {
+  Graph body = spec_.body;
+  for (std::size_t i = 0; i < body.values().size(); ++i) {
+    body.info(static_cast<int>(i)) = current(body.values()[i].info);
+  }
+  compile_loops(body, backend, check, current);
+  std::vector<int> outs = spec_.outputs;
+  const Graph g = body.optimized(&outs);
+  compiled_ = backend->compile(g, outs, check);
+}
+
+namespace {
+
+// Output `k` of a body's result (`count` outputs: None, the value itself, or a tuple); borrowed.
+PyObject* output_of(PyObject* result, std::size_t count, std::size_t k) {
+  if (count == 1) {
+    return result;
+  }
+  return PyTuple_GET_ITEM(result, static_cast<Py_ssize_t>(k));
+}
+
+}  // namespace
+
+namespace {
+
+// Whether the tests `tests` (borrowed) let a while loop go on: each one's truth is its `go_on_if`.
+// -1 with an error set when a truth raises.
+int tests_go_on(PyObject* const* tests, const std::vector<bool>& go_on_if) {
+  for (std::size_t k = 0; k < go_on_if.size(); ++k) {
+    const int t = PyObject_IsTrue(tests[k]);
+    if (t < 0) {
+      return -1;
+    }
+    if ((t == 1) != go_on_if[k]) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+}  // namespace
+
+PyObject* LoopBody::run(PyObject* const* args, std::size_t nargs) {
+  if (!compiled_) {
+    try {
+      compile(find_backend("numpy"), false, [](ValueInfo info) { return info; });
+    } catch (py::error_already_set& e) {
+      e.restore();
+      return nullptr;
+    }
+  }
+  const bool is_while = spec_.trips < 0;
+  const std::size_t ntests = spec_.step_go_on_if.size();
+  const std::size_t nout = spec_.outputs.size();  // (the carried and last values, then the tests)
+  nargs -= spec_.entry_go_on_if.size();
+  std::vector<PyObject*> argv(args, args + nargs);
+  py::object index;    // the loop variable's value on this step
+  py::object counter;  // and enumerate's count
+  if (spec_.index_input >= 0) {
+    argv.insert(argv.begin() + spec_.index_input, nullptr);
+  }
+  if (spec_.counter_input >= 0) {
+    argv.insert(argv.begin() + spec_.counter_input, nullptr);
+  }
+  int go_on = is_while ? tests_go_on(args + nargs, spec_.entry_go_on_if) : 1;
+  py::object held;  // the last step's result: it owns the carried values in argv
+  for (std::int64_t step = 0; go_on == 1 && (is_while || step < spec_.trips); ++step) {
+    if (spec_.index_input >= 0) {
+      index =
+          py::reinterpret_steal<py::object>(PyLong_FromLongLong(spec_.start + spec_.step * step));
+      if (!index) {
+        return nullptr;
+      }
+      argv[static_cast<std::size_t>(spec_.index_input)] = index.ptr();
+    }
+    if (spec_.counter_input >= 0) {
+      counter = py::reinterpret_steal<py::object>(PyLong_FromLongLong(spec_.counter_start + step));
+      if (!counter) {
+        return nullptr;
+      }
+      argv[static_cast<std::size_t>(spec_.counter_input)] = counter.ptr();
+    }
+    PyObject* r = PyObject_Vectorcall(compiled_.ptr(), argv.data(), argv.size(), nullptr);
+    if (r == nullptr) {
+      return nullptr;
+    }
+    held = py::reinterpret_steal<py::object>(r);
+    if (nout > 1 && (!PyTuple_Check(r) || static_cast<std::size_t>(PyTuple_GET_SIZE(r)) != nout)) {
+      PyErr_SetString(PyExc_SystemError, "a loop body returned the wrong number of values");
+      return nullptr;
+    }
+    for (std::size_t k = 0; k < spec_.ncarried; ++k) {
+      argv[k] = output_of(r, nout, k);
+    }
+    if (is_while) {
+      std::vector<PyObject*> tests(ntests);
+      for (std::size_t k = 0; k < ntests; ++k) {
+        tests[k] = output_of(r, nout, nout - ntests + k);
+      }
+      go_on = tests_go_on(tests.data(), spec_.step_go_on_if);
+    }
+    if (go_on < 0 || PyErr_CheckSignals() < 0) {  // (a long loop stays interruptible)
+      return nullptr;
+    }
+  }
+  if (go_on < 0) {
+    return nullptr;
+  }
+  const std::size_t nvalues = nout - ntests;
+  PyObject* out = PyTuple_New(static_cast<Py_ssize_t>(nvalues));
+  if (out == nullptr) {
+    return nullptr;
+  }
+  for (std::size_t k = 0; k < nvalues; ++k) {
+    PyObject* v = held ? output_of(held.ptr(), nout, k) : argv[k];
+    Py_INCREF(v);
+    PyTuple_SET_ITEM(out, static_cast<Py_ssize_t>(k), v);
+  }
+  return out;
+}
+
+std::string LoopBody::text(const std::string& indent) const {
+  const std::string body = spec_.body.text(spec_.outputs);
+  std::string s;
+  std::size_t start = 0;
+  while (start < body.size()) {
+    std::size_t end = body.find('\n', start);
+    if (end == std::string::npos) {
+      end = body.size();
+    }
+    s += indent + body.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return s;
+}
+
+py::object make_loop_callable(LoopSpec spec) {
+  return py::cast(std::make_shared<LoopBody>(std::move(spec)));
+}
+
+LoopBody* loop_body_of(const py::handle& fn) {
+  if (!fn || !py::isinstance<LoopBody>(fn)) {
+    return nullptr;
+  }
+  return fn.cast<LoopBody*>();
+}
+
+void compile_loops(const Graph& graph, Backend* backend, bool check,
+                   const std::function<ValueInfo(ValueInfo)>& current) {
+  for (const Op& op : graph.ops()) {
+    if (LoopBody* body = op.name == "loop" ? loop_body_of(op.fn) : nullptr) {
+      body->compile(backend, check, current);
+    } else if (CondBody* cond = op.name == "cond" ? cond_body_of(op.fn) : nullptr) {
+      cond->compile(backend, check, current);
+    }
+  }
+}
+
+void bind_loop_type(py::module_& m) {
+  py::class_<LoopBody, std::shared_ptr<LoopBody>>(
+      m, "LoopBody", "The body of a loop op: its graph, run once per step.")
+      .def("__call__",
+           [](LoopBody& body, const py::args& args) {
+             std::vector<PyObject*> argv;
+             argv.reserve(args.size());
+             for (const py::handle a : args) {
+               argv.push_back(a.ptr());
+             }
+             PyObject* r = body.run(argv.data(), argv.size());
+             if (r == nullptr) {
+               throw py::error_already_set();
+             }
+             return py::reinterpret_steal<py::object>(r);
+           })
+      .def_property_readonly("trips", [](const LoopBody& body) { return body.spec().trips; })
+      .def_property_readonly("carried", [](const LoopBody& body) { return body.spec().ncarried; })
+      .def_property_readonly("ops",
+                             [](const LoopBody& body) { return body.spec().body.ops().size(); })
+      .def("text", [](const LoopBody& body) { return body.text(""); })
+      .def("__repr__", [](const LoopBody& body) {
+        const std::int64_t trips = body.spec().trips;
+        return "<sot loop body: " +
+               (trips < 0 ? std::string("while") : std::to_string(trips) + " steps") + ", " +
+               std::to_string(body.spec().body.ops().size()) + " ops>";
+      });
+}
+
+}  // namespace sot::graph

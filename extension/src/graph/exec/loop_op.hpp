@@ -1,0 +1,73 @@
+// Loop ops: a `for` loop over a range, or a `while` loop, whose body is array code, captured as one
+// op of the graph instead of one copy of the body per step. The op's callable holds the body as a
+// graph of its own (inputs: the loop-carried values, then the values the body only reads; outputs:
+// the carried values at the end of a step, then the values the body makes that the frame reads
+// after the loop), compiled once by the backend of the graph around it, and runs it once per step,
+// each step's outputs becoming the next step's carried inputs. The op returns a tuple of the final
+// carried and last values; `loop_output` ops take them out. A `while` loop's trip count is known
+// only where the graph runs: the op's last arguments are its condition's tests as the loop is
+// reached, the body's last outputs the tests after each step, and it stops at the first test that
+// says so.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "graph/ir/graph.hpp"
+
+namespace sot::graph {
+
+class Backend;
+
+struct LoopSpec {
+  Graph body;                // inputs: the `ncarried` carried values first, then the read-only ones
+  std::vector<int> outputs;  // the carried values after one step, then the last values
+  std::size_t ncarried = 0;
+  std::int64_t trips = 0;  // the number of steps (at least 1); -1: a while loop
+  // A while loop: the op's last arguments and the body's last outputs are the condition's tests;
+  // the loop goes on while the truth of each is the one given here.
+  std::vector<bool> entry_go_on_if, step_go_on_if;
+  // The loop variable as an input of the body (the Python int start + step * k on step k), at
+  // position `ncarried`, before the read-only inputs; -1 when the body does not read it.
+  int index_input = -1;
+  std::int64_t start = 0, step = 1;
+  // enumerate's counter (counter_start + k on step k) as an input, after the loop variable's
+  // place; -1 when the loop is not over enumerate(...).
+  int counter_input = -1;
+  std::int64_t counter_start = 0;
+};
+
+class LoopBody {
+ public:
+  explicit LoopBody(LoopSpec spec) : spec_(std::move(spec)) {}
+  const LoopSpec& spec() const { return spec_; }
+  // Compiles the body (and the loops inside it) with `backend`; `current` gives each value's
+  // description as the translation left it (symbols specialized on the way become sizes).
+  void compile(Backend* backend, bool check, const std::function<ValueInfo(ValueInfo)>& current);
+  // Runs the loop on the op's arguments: a tuple of the outputs (new reference; nullptr with an
+  // error set when a step raises). Compiles with the reference backend when nothing has.
+  PyObject* run(PyObject* const* args, std::size_t nargs);
+  // The body as text, each line after `indent`.
+  std::string text(const std::string& indent) const;
+
+ private:
+  LoopSpec spec_;
+  pybind11::object compiled_;
+};
+
+// The callable of a loop op (a Python object holding the LoopBody).
+pybind11::object make_loop_callable(LoopSpec spec);
+// The LoopBody of a loop op's callable, or nullptr when `fn` is not one.
+LoopBody* loop_body_of(const pybind11::handle& fn);
+// Compiles the bodies of the loop and cond ops of `graph` (see LoopBody::compile).
+void compile_loops(const Graph& graph, Backend* backend, bool check,
+                   const std::function<ValueInfo(ValueInfo)>& current);
+// Registers the callable's Python type (at module import).
+void bind_loop_type(pybind11::module_& m);
+
+}  // namespace sot::graph

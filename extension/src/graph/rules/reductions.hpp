@@ -1,0 +1,63 @@
+// Reductions that end a fused group, and the order NumPy sums in.
+//
+// A group may end in sum, mean, max or min of a float32/float64 value it computes, over the last
+// axis (keepdims or not) or, for sum and mean, over all axes. Over the last axis every row is
+// reduced by its own call of NumPy's reduce loop, so a block of whole rows reduced by NumPy gives
+// eager NumPy's row results by construction. Over all axes the running NumPy's summation order is
+// followed (found by probing it once per buffer size):
+//   - kPairwise (NumPy >= 2.3): one pairwise sum over all n elements; NumPy's recursion splits a
+//     range of n > 128 elements at n/2 rounded down to a multiple of 8. Blocks are the subtrees
+//     of that recursion no larger than a block, each summed by NumPy, combined as the tree does.
+//   - kChunked (NumPy 1.x, 2.0-2.2): one pairwise sum per chunk of the buffer size (8192),
+//     the chunk sums added in order to the identity 0.
+// max and min over all axes are not fused: their result depends on the order where +0.0 and
+// -0.0 or several NaNs meet.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/ir/graph.hpp"
+
+namespace sot::graph {
+
+struct Reduction {
+  enum class Fn : std::uint8_t { kSum, kMean, kMax, kMin };
+  Fn fn = Fn::kSum;
+  bool all = false;  // over every axis (else over the last one)
+  bool keepdims = false;
+  // The ufunc whose reduce runs it (numpy.add, numpy.maximum, numpy.minimum).
+  std::string ufunc_name() const;
+  std::string text() const;  // "sum over the last axis, keepdims"
+};
+
+// The reduction `op` is, when a fused group may end in it; else nullopt and `why`.
+std::optional<Reduction> fusable_reduction(const Graph& graph, const Op& op, std::string* why);
+
+enum class SumOrder : std::uint8_t { kPairwise, kChunked, kUnknown };
+
+// NumPy's pairwise sum adds up to this many elements in one unrolled loop (it splits only longer
+// ranges), so a kPairwise block holds at least this many.
+constexpr std::int64_t kPairwiseLeaf = 128;
+
+// The running NumPy's order for a full float sum with buffer size `bufsize` (probed once each).
+SumOrder numpy_sum_order(std::int64_t bufsize, const pybind11::module_& numpy);
+
+// The flat ranges whose sums (NumPy's add.reduce of each) combine into the full sum of `n`
+// elements in `order`, none longer than `block` (kChunked: `block` a multiple of `chunk`; the
+// ranges are the chunks).
+std::vector<std::pair<std::int64_t, std::int64_t>> sum_leaves(SumOrder order, std::int64_t n,
+                                                              std::int64_t block,
+                                                              std::int64_t chunk);
+
+// The full sum from the leaves' sums (in sum_leaves' order), added in `T` as NumPy adds them,
+// starting from the identity 0.
+template <typename T>
+T combine_sums(SumOrder order, std::int64_t n, std::int64_t block, const std::vector<T>& leaves);
+
+}  // namespace sot::graph

@@ -1,0 +1,291 @@
+#include "graph/runtime/cuda/cuda_driver.hpp"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "graph/runtime/cuda/cuda_device.hpp"
+
+namespace sot::graph {
+
+namespace {
+
+// CUresult is an int (0: success); CUdevice an int ordinal.
+struct DriverApi {
+  int (*init)(unsigned) = nullptr;
+  int (*driver_version)(int*) = nullptr;
+  int (*device_count)(int*) = nullptr;
+  int (*device_get)(int*, int) = nullptr;
+  int (*device_name)(char*, int, int) = nullptr;
+  int (*device_attribute)(int*, int, int) = nullptr;
+  int (*device_memory)(std::size_t*, int) = nullptr;
+  int (*error_string)(int, const char**) = nullptr;
+  // (what launching needs; handles are pointers, device addresses 64-bit integers)
+  int (*primary_ctx_retain)(void**, int) = nullptr;
+  int (*ctx_set_current)(void*) = nullptr;
+  int (*module_load_data)(void**, const void*) = nullptr;
+  int (*module_get_function)(void**, void*, const char*) = nullptr;
+  int (*module_unload)(void*) = nullptr;
+  int (*mem_alloc)(std::uint64_t*, std::size_t) = nullptr;
+  int (*mem_free)(std::uint64_t) = nullptr;
+  int (*memcpy_htod)(std::uint64_t, const void*, std::size_t) = nullptr;
+  int (*memcpy_dtoh)(void*, std::uint64_t, std::size_t) = nullptr;
+  int (*memset_d8)(std::uint64_t, unsigned char, std::size_t) = nullptr;
+  int (*launch_kernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                       void*, void**, void**) = nullptr;
+  int (*ctx_synchronize)() = nullptr;
+};
+
+// CU_DEVICE_ATTRIBUTE_* values of the driver API.
+constexpr int kMultiprocessorCount = 16;
+constexpr int kComputeCapabilityMajor = 75;
+constexpr int kComputeCapabilityMinor = 76;
+
+template <typename F>
+bool bind(void* lib, const char* name, F* fn) {
+  *fn = reinterpret_cast<F>(dlsym(lib, name));  // NOLINT(*-reinterpret-cast): dlsym's result
+  return *fn != nullptr;
+}
+
+std::string error_text(const DriverApi& api, int code) {
+  const char* text = nullptr;
+  if (api.error_string != nullptr && api.error_string(code, &text) == 0 && text != nullptr) {
+    return text;
+  }
+  return "CUDA error " + std::to_string(code);
+}
+
+void* open_library(std::string* tried) {
+  const char* override_path = std::getenv("SOT_LIBCUDA");
+  const std::string name =
+      override_path != nullptr && *override_path != '\0' ? override_path : "libcuda.so.1";
+  *tried = name;
+  return dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+}
+
+bool bind_all(void* lib, DriverApi* api) {
+  return bind(lib, "cuInit", &api->init) && bind(lib, "cuDriverGetVersion", &api->driver_version) &&
+         bind(lib, "cuDeviceGetCount", &api->device_count) &&
+         bind(lib, "cuDeviceGet", &api->device_get) &&
+         bind(lib, "cuDeviceGetName", &api->device_name) &&
+         bind(lib, "cuDeviceGetAttribute", &api->device_attribute) &&
+         bind(lib, "cuDeviceTotalMem_v2", &api->device_memory) &&
+         bind(lib, "cuGetErrorString", &api->error_string) &&
+         bind(lib, "cuDevicePrimaryCtxRetain", &api->primary_ctx_retain) &&
+         bind(lib, "cuCtxSetCurrent", &api->ctx_set_current) &&
+         bind(lib, "cuModuleLoadData", &api->module_load_data) &&
+         bind(lib, "cuModuleGetFunction", &api->module_get_function) &&
+         bind(lib, "cuModuleUnload", &api->module_unload) &&
+         bind(lib, "cuMemAlloc_v2", &api->mem_alloc) && bind(lib, "cuMemFree_v2", &api->mem_free) &&
+         bind(lib, "cuMemcpyHtoD_v2", &api->memcpy_htod) &&
+         bind(lib, "cuMemcpyDtoH_v2", &api->memcpy_dtoh) &&
+         bind(lib, "cuMemsetD8_v2", &api->memset_d8) &&
+         bind(lib, "cuLaunchKernel", &api->launch_kernel) &&
+         bind(lib, "cuCtxSynchronize", &api->ctx_synchronize);
+}
+
+CudaDevice describe(const DriverApi& api, int ordinal) {
+  CudaDevice d;
+  d.ordinal = ordinal;
+  int device = 0;
+  if (api.device_get(&device, ordinal) != 0) {
+    return d;
+  }
+  char name[256] = {};
+  if (api.device_name(name, static_cast<int>(sizeof name), device) == 0) {
+    d.name = name;
+  }
+  api.device_attribute(&d.major, kComputeCapabilityMajor, device);
+  api.device_attribute(&d.minor, kComputeCapabilityMinor, device);
+  api.device_attribute(&d.multiprocessors, kMultiprocessorCount, device);
+  std::size_t bytes = 0;
+  if (api.device_memory(&bytes, device) == 0) {
+    d.memory_bytes = static_cast<long long>(bytes);
+  }
+  return d;
+}
+
+struct Driver {
+  CudaStatus status;
+  DriverApi api;
+  pid_t pid = 0;  // the process that started the driver
+};
+
+Driver probe_driver() {
+  Driver driver;
+  CudaStatus& s = driver.status;
+  DriverApi& api = driver.api;
+  driver.pid = getpid();
+  std::string tried;
+  void* lib = open_library(&tried);
+  if (lib == nullptr) {
+    s.reason = "no CUDA device: the NVIDIA driver library (" + tried +
+               ") cannot be loaded (no driver on this machine; SOT_LIBCUDA names another path)";
+    return driver;
+  }
+  if (!bind_all(lib, &api)) {
+    s.reason = "no CUDA device: " + tried + " lacks a driver API entry point";
+    return driver;
+  }
+  api.driver_version(&s.driver_version);
+  if (const int rc = api.init(0); rc != 0) {
+    s.reason = "no CUDA device: cuInit failed (" + error_text(api, rc) + ")";
+    return driver;
+  }
+  int count = 0;
+  if (const int rc = api.device_count(&count); rc != 0 || count == 0) {
+    s.reason = "no CUDA device: " + (rc != 0 ? error_text(api, rc) : std::string("none found"));
+    return driver;
+  }
+  for (int i = 0; i < count; ++i) {
+    s.devices.push_back(describe(api, i));
+  }
+  s.available = true;
+  return driver;  // (the library stays loaded: the backend launches through it)
+}
+
+const Driver& driver() {
+  static const Driver d = probe_driver();
+  return d;
+}
+
+// Device 0 through the driver API, in its primary context (made current on the calling thread
+// before each call: any thread may run a graph).
+class DriverDevice final : public DeviceApi {
+ public:
+  DriverDevice(const DriverApi& api, const CudaDevice& info, void* context)
+      : api_(api), info_(info), context_(context) {}
+
+  std::string arch() const override { return info_.arch(); }
+  int multiprocessors() const override { return info_.multiprocessors; }
+
+  std::uint64_t load_module(const std::string& cubin, const std::string& ptx,
+                            std::string* why) override {
+    void* module = nullptr;
+    if (current(why) && ok(api_.module_load_data(&module, cubin.data()), why)) {
+      return reinterpret_cast<std::uint64_t>(module);  // NOLINT(*-reinterpret-cast): a handle
+    }
+    // The cubin is for another architecture: the driver JIT-compiles the PTX.
+    if (current(why) && ok(api_.module_load_data(&module, ptx.c_str()), why)) {
+      return reinterpret_cast<std::uint64_t>(module);  // NOLINT(*-reinterpret-cast): a handle
+    }
+    return 0;
+  }
+
+  std::uint64_t function(std::uint64_t module, const std::string& name, std::string* why) override {
+    void* fn = nullptr;
+    void* m = reinterpret_cast<void*>(module);  // NOLINT(*-reinterpret-cast,*-int-to-ptr): handle
+    if (current(why) && ok(api_.module_get_function(&fn, m, name.c_str()), why)) {
+      return reinterpret_cast<std::uint64_t>(fn);  // NOLINT(*-reinterpret-cast): a handle
+    }
+    return 0;
+  }
+
+  void unload_module(std::uint64_t module) override {
+    std::string ignored;
+    if (current(&ignored)) {
+      api_.module_unload(
+          reinterpret_cast<void*>(module));  // NOLINT(*-reinterpret-cast,*-int-to-ptr)
+    }
+  }
+
+  std::uint64_t alloc(std::size_t bytes, std::string* why) override {
+    std::uint64_t address = 0;
+    return current(why) && ok(api_.mem_alloc(&address, bytes), why) ? address : 0;
+  }
+
+  void free(std::uint64_t address) override {
+    std::string ignored;
+    if (current(&ignored)) {
+      api_.mem_free(address);
+    }
+  }
+
+  bool copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes,
+                      std::string* why) override {
+    return current(why) && ok(api_.memcpy_htod(dst, src, bytes), why);
+  }
+
+  bool copy_to_host(void* dst, std::uint64_t src, std::size_t bytes, std::string* why) override {
+    return current(why) && ok(api_.memcpy_dtoh(dst, src, bytes), why);
+  }
+
+  bool zero(std::uint64_t dst, std::size_t bytes, std::string* why) override {
+    return current(why) && ok(api_.memset_d8(dst, 0, bytes), why);
+  }
+
+  bool launch(std::uint64_t function, unsigned grid, unsigned block,
+              const std::vector<std::uint64_t>& args, std::string* why) override {
+    void* fn = reinterpret_cast<void*>(function);  // NOLINT(*-reinterpret-cast,*-int-to-ptr)
+    // One by-value parameter: the argument block's bytes.
+    void* block_bytes = const_cast<std::uint64_t*>(args.data());  // NOLINT(*-const-cast)
+    void* params[] = {block_bytes};
+    return current(why) &&
+           ok(api_.launch_kernel(fn, grid, 1, 1, block, 1, 1, 0, nullptr, params, nullptr), why);
+  }
+
+  bool synchronize(std::string* why) override {
+    return current(why) && ok(api_.ctx_synchronize(), why);
+  }
+
+ private:
+  bool ok(int rc, std::string* why) const {
+    if (rc == 0) {
+      return true;
+    }
+    *why = "CUDA: " + error_text(api_, rc);
+    return false;
+  }
+  bool current(std::string* why) const { return ok(api_.ctx_set_current(context_), why); }
+
+  const DriverApi& api_;
+  CudaDevice info_;
+  void* context_;
+};
+
+}  // namespace
+
+const CudaStatus& cuda_status() {
+  return driver().status;
+}
+
+DeviceApi* cuda_device(std::string* why) {
+  static std::unique_ptr<DeviceApi> device;
+  static std::string failure;
+  static bool tried = false;
+  if (driver().status.available && driver().pid != getpid()) {
+    // CUDA does not survive fork(): a child cannot use what its parent started.
+    *why = "no CUDA device: CUDA was started in the parent process (pid " +
+           std::to_string(driver().pid) +
+           ") before this one forked, and a forked child cannot use it (start workers with spawn)";
+    return nullptr;
+  }
+  if (!tried) {
+    tried = true;
+    const Driver& d = driver();
+    if (!d.status.available) {
+      failure = d.status.reason;
+    } else {
+      void* context = nullptr;
+      int handle = 0;
+      int rc = d.api.device_get(&handle, 0);
+      rc = rc == 0 ? d.api.primary_ctx_retain(&context, handle) : rc;
+      if (rc != 0) {
+        failure = "no CUDA device: the primary context of device 0 (" + error_text(d.api, rc) + ")";
+      } else {
+        device = std::make_unique<DriverDevice>(d.api, d.status.devices.front(), context);
+      }
+    }
+  }
+  if (!device) {
+    *why = failure;
+  }
+  return device.get();
+}
+
+}  // namespace sot::graph

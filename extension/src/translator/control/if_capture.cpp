@@ -1,0 +1,399 @@
+// Ifs on values of the graph as cond ops. `if row.sum() > 0:` would break the graph at its jump;
+// instead each way is simulated from the jump to where the two meet, and the `if` becomes one op
+// of the graph (graph/exec/cond_op.hpp) that runs the way its test picks where the graph runs:
+// - the ways: the jump's fall-through way runs to the jump's target (an `if` without `else`) or to
+//   the unconditional jump just before it (the end of the `if` block: its destination is where the
+//   ways meet, after the `else` block or back at a loop's head); the other way from the target to
+//   that place. A way that leaves elsewhere (a `break`, a `return`) ends the attempt;
+// - each way, as a loop's step (loop_capture.cpp), may only change locals: nothing recorded to
+//   replay, the stack as it was, no Variable from before changed;
+// - the locals either way changed are the op's outputs: in each way an array or Python number of
+//   the graph, or a Python number constant (a constant of that way's graph), of the same dtype,
+//   shape and kind both ways; a way that did not change one hands on the value it had;
+// - each way's ops move out of the frame's graph into a graph of their own.
+// Anything else puts every value back as it was at the jump, which then breaks the graph as before.
+// An `if` inside a way is not captured (the outer attempt ends), nor one inside a loop, captured or
+// unrolled (each step would pay for the op: slower than plain Python's branch).
+#include <array>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bytecode/opcode_table.hpp"
+#include "core/loaded_module.hpp"
+#include "graph/ir/arg_values.hpp"
+#include "graph/exec/cond_op.hpp"
+#include "translator/executor_support.hpp"
+#include "translator/control/loop_site.hpp"
+#include "translator/opcode_executor.hpp"
+
+namespace py = pybind11;
+
+namespace sot::translator {
+
+using graph::Arg;
+using graph::ValueInfo;
+
+struct OpcodeExecutor::IfSite {
+  std::size_t jump = 0;    // the jump on the test
+  std::size_t target = 0;  // its target
+  std::size_t join = 0;    // where the two ways meet
+  int test = -1;
+  std::array<std::size_t, 2> start{};  // [0]: the way taken when the test is true, [1]: false
+  // What the run looked like at the jump, to put back (the stack with the test), and the stack
+  // each way must leave (without it).
+  std::vector<VarPtr> locals, stack, stack_after;
+  Mark mark;
+  std::uint64_t serial = 0;
+  std::size_t values = 0, ops = 0, inputs = 0;  // the graph at the jump
+  // Each way's ops [ops_from, ops_to) and values [values_from, values_to) in the frame's graph, and
+  // the locals it left.
+  std::array<std::size_t, 2> ops_from{}, ops_to{}, values_from{}, values_to{};
+  std::array<std::vector<VarPtr>, 2> way_locals;
+  // The outputs: the local's slot, and in each way the value (a graph id) or a constant.
+  struct Output {
+    int slot = -1;
+    ValueInfo info;
+    std::array<int, 2> id{-1, -1};
+    std::array<py::object, 2> constant;
+  };
+  std::vector<Output> outputs;
+  std::vector<std::pair<int, VarPtr>> same;  // locals both ways set to one constant
+};
+
+namespace {
+
+bool unconditional(const std::string& name) {
+  return name == "JUMP_FORWARD" || name == "JUMP_BACKWARD" ||
+         name == "JUMP_BACKWARD_NO_INTERRUPT" || name == "JUMP" || name == "JUMP_NO_INTERRUPT";
+}
+
+// A jump back from after instruction `pc` to it or before it: `pc` is inside a loop.
+bool in_loop(const bytecode::Bytecode& code, std::size_t pc) {
+  const auto& ins = code.instructions();
+  for (std::size_t k = pc; k < ins.size(); ++k) {
+    if (ins[k].target >= 0 && code.index_of(ins[k].target) <= pc) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool OpcodeExecutor::simulate_way(IfSite* site, std::size_t start, bool first) {
+  // The fall-through way (`first`) finds where the ways meet; the other runs to it.
+  const auto& code = code_.instructions();
+  next_ = start;
+  for (;;) {
+    pc_ = next_;
+    if (first && pc_ == site->target) {
+      site->join = pc_;  // (no `else`: the way runs into the other's start)
+      return true;
+    }
+    if (!first && pc_ == site->join) {
+      return true;
+    }
+    if (pc_ >= code.size() || pc_ <= site->jump || (first && pc_ > site->target) ||
+        ++result_.simulated > kMaxSteps) {
+      return false;  // (a way that leaves the `if`: a break, a jump back from inside it)
+    }
+    const bytecode::Instruction& at = code[pc_];
+    const std::string name = bytecode::opcode_info(at.opcode).name;
+    if (unconditional(name)) {
+      const std::size_t to = code_.index_of(at.target);
+      if (first && pc_ + 1 == site->target && (to > pc_ || to <= site->jump)) {
+        site->join = to;  // (the `if` block's last jump: past the `else` block, or a loop's head)
+        return true;
+      }
+      if (!first && to == site->join) {
+        return true;
+      }
+    }
+    if (name == "RETURN_VALUE" || name == "RETURN_CONST") {
+      return false;
+    }
+    next_ = pc_ + 1;
+    step(at);
+  }
+}
+
+bool OpcodeExecutor::never_read(int slot) const {
+  // No instruction of the code reads local `slot` (only stores it): whether it is bound after an
+  // `if` cannot be seen.
+  if (cell_slot(slot)) {
+    return false;
+  }
+  for (const bytecode::Instruction& ins : code_.instructions()) {
+    const auto& info = bytecode::opcode_info(ins.opcode);
+    const std::string name = info.name;
+    if (info.arg_kind == bytecode::ArgKind::kLocal) {
+      if (ins.arg == slot && name != "STORE_FAST") {
+        return false;
+      }
+    } else if (info.arg_kind == bytecode::ArgKind::kLocalPair) {
+      const bool first = (ins.arg >> 4) == slot;
+      const bool second = (ins.arg & 15) == slot;
+      const bool stores_first = name.rfind("STORE_FAST", 0) == 0;
+      const bool stores_second = name == "STORE_FAST_STORE_FAST";
+      if ((first && !stores_first) || (second && !stores_second)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool OpcodeExecutor::way_ok(const IfSite& site) const {
+  return stack_ == site.stack_after && cleared_.size() == site.mark.cleared &&
+         !effects().changed_since(site.mark.effects, site.serial);
+}
+
+bool OpcodeExecutor::way_value(const VarPtr& v, int* id, ValueInfo* info, py::object* constant) {
+  // A way's value for an output: a value of the graph, or a Python int or float constant.
+  if (!v) {
+    return false;
+  }
+  if (v->kind() == Variable::Kind::kConst) {
+    const NumberOperand n = number_operand(v);
+    if (n.kind == 0) {
+      return false;
+    }
+    *constant = v->value();
+    info->dtype = n.kind == 'i' ? graph::DType::kInt64 : graph::DType::kFloat64;
+    info->scalar = true;
+    info->python = n.kind;
+    return true;
+  }
+  int g = -1;
+  if (v->kind() == Variable::Kind::kArray) {
+    g = v->graph_id();
+  } else if (v->kind() == Variable::Kind::kObject && is_array_like(v)) {
+    const ArrayOperand op = array_operand(v);
+    g = op.kind == ArrayOperand::Kind::kValue ? op.id : -1;
+  }
+  if (g < 0 || arrays().is_loop_index(g)) {
+    return false;
+  }
+  *id = g;
+  *info = array_info(g);
+  return !info->is_tuple();
+}
+
+bool OpcodeExecutor::cond_outputs(IfSite* site) {
+  // The locals either way changed, each a value both ways can hand on as one.
+  for (std::size_t slot = 0; slot < site->locals.size(); ++slot) {
+    const VarPtr& entry = site->locals[slot];
+    const std::array<VarPtr, 2> way = {site->way_locals[0][slot], site->way_locals[1][slot]};
+    if (way[0] == entry && way[1] == entry) {
+      continue;
+    }
+    if (way[0] && way[1] && way[0]->is_const() && way[1]->is_const() &&
+        same_constant(way[0]->value(), way[1]->value())) {
+      site->same.emplace_back(static_cast<int>(slot), way[0]);
+      continue;
+    }
+    if ((!way[0] || !way[1]) && never_read(static_cast<int>(slot))) {
+      site->same.emplace_back(static_cast<int>(slot), nullptr);  // (`for _ in ...` in one way)
+      continue;
+    }
+    IfSite::Output out;
+    out.slot = static_cast<int>(slot);
+    std::array<ValueInfo, 2> infos;
+    for (std::size_t w = 0; w < 2; ++w) {
+      if (!way_value(way[w], &out.id[w], &infos[w], &out.constant[w])) {
+        return false;
+      }
+    }
+    if (!same_array_info(infos[0], infos[1])) {
+      return false;
+    }
+    out.info = infos[0];
+    site->outputs.push_back(std::move(out));
+  }
+  return !site->outputs.empty();
+}
+
+bool OpcodeExecutor::build_cond(IfSite* site, graph::CondSpec* spec, std::vector<int>* outer) {
+  // Each way's ops into a graph of its own; `outer`: the op's arguments after the test (ids of the
+  // frame's graph as it is now: values from before the `if`, or inputs a way found).
+  const graph::Graph& g = arrays().graph;
+  std::map<int, int> arg_of;  // frame value -> its position in `outer`
+  for (std::size_t w = 0; w < 2; ++w) {
+    graph::Graph& body = spec->body[w];
+    std::vector<int> body_id(g.values().size(), -1);
+    bool ok = true;
+    auto body_value = [&](int v) {
+      const auto k = static_cast<std::size_t>(v);
+      if (body_id[k] >= 0) {
+        return body_id[k];
+      }
+      const graph::Value& value = g.value(v);
+      const bool mine = k >= site->values_from[w] && k < site->values_to[w];
+      const bool found_input = value.source == graph::Value::Source::kInput && value.input >= 0;
+      if (mine && value.source == graph::Value::Source::kConst) {
+        body_id[k] = body.add_constant(value.constant, value.info);
+      } else if (k < site->values || found_input) {
+        body_id[k] = body.add_input(value.info, value.name.empty() ? "input" : value.name);
+        auto [it, fresh] = arg_of.emplace(v, static_cast<int>(outer->size()));
+        if (fresh) {
+          outer->push_back(v);
+        }
+        spec->args[w].push_back(it->second);
+      } else {
+        ok = false;  // (a value of the other way, or a placeholder made on the way)
+        body_id[k] = body.add_input(value.info, "?");
+      }
+      return body_id[k];
+    };
+    for (std::size_t k = site->ops_from[w]; k < site->ops_to[w]; ++k) {
+      graph::Op op = g.ops()[k];
+      graph::for_each_value(op, body_value);
+      for (Arg& arg : op.args) {
+        arg = graph::renumbered(std::move(arg), body_id);
+      }
+      for (auto& kw : op.kwargs) {
+        kw.second = graph::renumbered(std::move(kw.second), body_id);
+      }
+      const int result = g.ops()[k].result;
+      body_id[static_cast<std::size_t>(result)] = body.add_op(std::move(op), g.value(result).info);
+    }
+    for (const IfSite::Output& out : site->outputs) {
+      spec->outputs[w].push_back(out.id[w] >= 0 ? body_value(out.id[w])
+                                                : body.add_constant(out.constant[w], out.info));
+    }
+    if (!ok) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void OpcodeExecutor::emit_cond_op(IfSite* site) {
+  ArrayState& a = arrays();
+  graph::CondSpec spec;
+  std::vector<int> outer;
+  const graph::Graph g = a.graph;
+  if (!build_cond(site, &spec, &outer)) {
+    throw Stop{};
+  }
+  const std::size_t nvalues = g.values().size();
+  std::vector<int> moved(nvalues, -1);
+  a.graph.truncate(site->values, site->ops, site->inputs);
+  a.forget_from(site->values);
+  for (std::size_t v = site->values; v < nvalues; ++v) {
+    const graph::Value& value = g.value(static_cast<int>(v));
+    if (value.source == graph::Value::Source::kInput && value.input >= 0) {
+      moved[v] = a.graph.add_input(value.info, value.name);
+    }
+  }
+  for (auto& entry : a.ids) {
+    if (static_cast<std::size_t>(entry.second) >= site->values) {
+      entry.second = moved[static_cast<std::size_t>(entry.second)];
+    }
+  }
+  graph::Op cond;
+  cond.name = "cond";
+  cond.mutates = spec.body[0].has_mutation() || spec.body[1].has_mutation();
+  cond.args.push_back(Arg::of(site->test));
+  for (const int v : outer) {
+    cond.args.push_back(Arg::of(
+        static_cast<std::size_t>(v) >= site->values ? moved[static_cast<std::size_t>(v)] : v));
+  }
+  cond.line = code_.instructions()[site->jump].position.line;
+  cond.fn = graph::make_cond_callable(std::move(spec));
+  ValueInfo tuple;
+  tuple.parts = static_cast<int>(site->outputs.size());
+  const int cond_id = a.graph.add_op(std::move(cond), tuple);
+  locals_ = site->locals;
+  for (std::size_t k = 0; k < site->outputs.size(); ++k) {
+    graph::Op out;
+    out.name = "cond_output";
+    out.fn = loaded_module("operator").attr("getitem");
+    out.args = {Arg::of(cond_id), Arg::constant_of(py::int_(k))};
+    out.view = true;  // (it may be an array the frame also holds: never reused for another result)
+    out.line = code_.instructions()[site->jump].position.line;
+    const ValueInfo& info = site->outputs[k].info;
+    const int id = a.graph.add_op(std::move(out), info);
+    locals_[static_cast<std::size_t>(site->outputs[k].slot)] = Variable::array(id, info.text());
+  }
+  for (const auto& [slot, v] : site->same) {
+    locals_[static_cast<std::size_t>(slot)] = v;
+  }
+  stack_ = site->stack_after;
+  next_ = site->join;
+}
+
+bool OpcodeExecutor::capture_if(const bytecode::Instruction& ins, bool jump_if) {
+  if (numpy_module().is_none() || !shared_->arrays || depth_ >= kMaxInlineDepth ||
+      under_handler(ins) || shared_->calls_under_handler > 0 || arrays().errors_raise ||
+      shared_->cond_depth > 0 || shared_->loop_depth > 0 || in_loop(code_, pc_) ||
+      !while_test_value(peek(1))) {
+    // (not in a loop yet, captured or unrolled: a cond op run on every step costs more than plain
+    // Python's own branch, 1.5-1.8x plain time on the corpus's row_iteration)
+    return false;
+  }
+  IfSite site;
+  site.jump = pc_;
+  site.target = code_.index_of(ins.target);
+  if (site.target <= site.jump + 1) {
+    return false;
+  }
+  site.start = {jump_if ? site.target : site.jump + 1, jump_if ? site.jump + 1 : site.target};
+  site.locals = locals_;
+  site.stack = stack_;
+  site.mark = mark();
+  site.test = peek(1)->graph_id();
+  pop();
+  site.stack_after = stack_;
+  ArrayState& a = arrays();
+  site.values = a.graph.values().size();
+  site.ops = a.graph.ops().size();
+  site.inputs = a.graph.inputs().size();
+  site.serial = Variable::last_serial();
+  bool ok = false;
+  {
+    const LoopDepth depth(&shared_->cond_depth);  // (the same guard, on the ifs' count)
+    try {
+      // (the fall-through way first: it finds where the ways meet)
+      const std::size_t first = site.start[0] == site.jump + 1 ? 0 : 1;
+      ok = true;
+      for (const std::size_t w : {first, 1 - first}) {
+        site.ops_from[w] = a.graph.ops().size();
+        site.values_from[w] = a.graph.values().size();
+        ok = ok && simulate_way(&site, site.start[w], w == first) && way_ok(site);
+        site.ops_to[w] = a.graph.ops().size();
+        site.values_to[w] = a.graph.values().size();
+        site.way_locals[w] = locals_;
+        locals_ = site.locals;
+        stack_ = site.stack_after;
+      }
+      ok = ok && cond_outputs(&site);
+      if (ok) {
+        emit_cond_op(&site);
+      }
+    } catch (const Stop&) {
+      ok = false;
+    }
+  }
+  if (!ok) {
+    rollback(site.mark);
+    locals_ = site.locals;
+    stack_ = site.stack;
+    pc_ = site.jump;
+    next_ = pc_ + 1;
+    result_.kind = SimulationResult::Kind::kFail;
+    result_.value = nullptr;
+    result_.reason.clear();
+    result_.lineno = -1;
+    result_.state = FrameState{};
+    in_group_ = false;
+    kwnames_ = py::object();
+    break_stack_ = nullptr;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace sot::translator

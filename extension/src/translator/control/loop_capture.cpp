@@ -1,0 +1,635 @@
+// Loops as loop ops. A `for` loop over a constant range, or over the rows of an array, longer than
+// kLoopUnrollMax has its body simulated once instead of once per step (the range's variable may
+// only index arrays; a row is x[t], made in the body from the step's index t): the
+// locals the body stores that hold arrays become placeholders (graph values that stand for "the
+// value at the start of a step"), the body runs to its jump back to FOR_ITER, and what it left is
+// checked:
+// - every local it changed holds an array of the same dtype and shape as at the start (carried
+//   from step to step), or an array that was unbound before the loop (its last value is read);
+// - nothing else changed: no Python value a later step would see differently (a counter, a list
+//   appended to, a global, an attribute, an iterator made before the loop), no print, no break.
+// The body's ops then move from the frame's graph into a graph of their own (graph/exec/loop_op.hpp)
+// and the frame's graph gets one `loop` op and a `loop_output` per value read after the loop.
+// Anything else (a break, a branch on an array, a side effect, a return) puts every value back as
+// it was before the loop and the loop unrolls as before.
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bytecode/opcode_table.hpp"
+#include "bytecode/operands.hpp"
+#include "core/loaded_module.hpp"
+#include "graph/ir/arg_values.hpp"
+#include "graph/exec/loop_op.hpp"
+#include "translator/executor_support.hpp"
+#include "translator/control/loop_site.hpp"
+#include "translator/opcode_executor.hpp"
+
+namespace py = pybind11;
+
+namespace sot::translator {
+
+using graph::Arg;
+using graph::ValueInfo;
+
+bool OpcodeExecutor::loop_targets(LoopSite* site) const {
+  // `for x in ...` (STORE_FAST x), or `for n, x in enumerate(...)` (UNPACK_SEQUENCE 2 and two
+  // stores: STORE_FAST n, STORE_FAST x, or 3.13's STORE_FAST_STORE_FAST).
+  const auto& code = code_.instructions();
+  auto name = [&](std::size_t k) {
+    return k < site->exit ? std::string(bytecode::opcode_info(code[k].opcode).name) : "";
+  };
+  const std::size_t first = site->for_pc + 1;
+  if (name(first) == "STORE_FAST") {
+    site->var = code[first].arg;
+    site->header = 1;
+  } else if (name(first) == "UNPACK_SEQUENCE" && code[first].arg == 2 &&
+             name(first + 1) == "STORE_FAST_STORE_FAST") {
+    site->counter = code[first + 1].arg >> 4;
+    site->var = code[first + 1].arg & 15;
+    site->header = 2;
+  } else if (name(first) == "UNPACK_SEQUENCE" && code[first].arg == 2 &&
+             name(first + 1) == "STORE_FAST" && name(first + 2) == "STORE_FAST") {
+    site->counter = code[first + 1].arg;
+    site->var = code[first + 2].arg;
+    site->header = 3;
+  } else {
+    return false;
+  }
+  return !cell_slot(site->var) && (site->counter < 0 || !cell_slot(site->counter)) &&
+         site->counter != site->var && site->exit > first + site->header;
+}
+
+bool OpcodeExecutor::loop_shape(const bytecode::Instruction& ins, LoopSite* site) const {
+  const auto& code = code_.instructions();
+  site->for_pc = pc_;
+  site->exit = code_.index_of(ins.target);
+  if (site->exit <= pc_ + 2 || site->exit > code.size() || !loop_targets(site)) {
+    return false;
+  }
+  slots_stored(pc_ + 1 + site->header, site->exit, site);
+  return true;
+}
+
+void OpcodeExecutor::slots_stored(std::size_t from, std::size_t to, LoopSite* site) const {
+  // The slots the instructions [from, to) store or delete (and whether they read the loop
+  // variable)
+  const auto& code = code_.instructions();
+  for (std::size_t k = from; k < to; ++k) {
+    const auto& info = bytecode::opcode_info(code[k].opcode);
+    const std::string name = info.name;
+    // (slot, whether the instruction stores it without reading it)
+    std::vector<std::pair<int, bool>> slots;
+    if (info.arg_kind == bytecode::ArgKind::kLocal) {
+      slots = {{code[k].arg, name == "STORE_FAST"}};
+    } else if (info.arg_kind == bytecode::ArgKind::kLocalPair) {
+      slots = {{code[k].arg >> 4, name.rfind("STORE_FAST", 0) == 0},
+               {code[k].arg & 15, name == "STORE_FAST_STORE_FAST"}};
+    }
+    for (const auto& [slot, stores] : slots) {
+      if (slot == site->var && !stores) {
+        site->reads_var = true;  // (a graph value: it may index arrays)
+      }
+      if (stores || name == "DELETE_FAST" || name == "LOAD_FAST_AND_CLEAR") {
+        site->stored.insert(slot);
+      }
+    }
+  }
+}
+
+bool OpcodeExecutor::range_loop_bounds(const VarPtr& it, LoopSite* site) {
+  PyObject* range = it->value().ptr();
+  if (it->iter_kind() != Variable::IterKind::kConstSeq || !PyRange_Check(range)) {
+    return false;
+  }
+  const Py_ssize_t pos = it->position();
+  const Py_ssize_t n = PyObject_Length(range);
+  if (n - pos <= kLoopUnrollMax) {
+    PyErr_Clear();
+    return false;
+  }
+  site->trips = n - pos;
+  const auto rng = py::reinterpret_borrow<py::object>(range);
+  try {
+    site->step = rng.attr("step").cast<std::int64_t>();
+    site->start = rng.attr("start").cast<std::int64_t>() + site->step * pos;
+    site->last_index = site->start + site->step * (site->trips - 1);
+  } catch (const py::cast_error&) {
+    return false;  // (a range past 64-bit ints)
+  }
+  site->first = py::reinterpret_steal<py::object>(PySequence_GetItem(range, pos));
+  site->final = py::reinterpret_steal<py::object>(PySequence_GetItem(range, n - 1));
+  if (!site->first || !site->final) {
+    PyErr_Clear();
+    return false;
+  }
+  return true;
+}
+
+bool OpcodeExecutor::rows_loop_bounds(const VarPtr& it, LoopSite* site) {
+  if (it->iter_kind() != Variable::IterKind::kList || !is_array_like(it->items()[0])) {
+    return false;
+  }
+  const ArrayOperand x = array_operand(it->items()[0]);
+  if (x.kind != ArrayOperand::Kind::kValue) {
+    return false;
+  }
+  const ValueInfo info = array_info(x.id);
+  if (info.scalar || info.ndim() == 0) {
+    return false;
+  }
+  const std::int64_t n = static_info(x.id).shape[0];
+  const Py_ssize_t pos = it->position();
+  if (n - pos <= kLoopUnrollMax) {
+    return false;
+  }
+  site->rows = it->items()[0];
+  site->trips = n - pos;
+  site->start = pos;
+  site->step = 1;
+  site->last_index = n - 1;
+  site->reads_var = true;  // (the row is made in the body from the step's index)
+  return true;
+}
+
+bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr& it) {
+  // At the loop's first step, or after one or two steps unrolled ("peeled": a value that changes
+  // kind on the first steps, a Python float becoming a NumPy scalar, stays the same after).
+  if (it->position() < 0 || it->position() > kLoopPeelMax || numpy_module().is_none() ||
+      depth_ >= kMaxInlineDepth || under_handler(ins) || shared_->calls_under_handler > 0 ||
+      arrays().errors_raise) {
+    return false;
+  }
+  LoopSite site;
+  if (!loop_shape(ins, &site)) {
+    return false;
+  }
+  // enumerate(...) of a range or of an array's rows: the counter is a second loop variable; zip(a,
+  // b) of two of them, as long as each other: b's index is that second variable
+  VarPtr source = it;
+  VarPtr second;
+  const auto kind = it->iter_kind();
+  if (site.counter >= 0 || kind == Variable::IterKind::kEnumerate ||
+      kind == Variable::IterKind::kZip) {
+    if (site.counter < 0 || (kind != Variable::IterKind::kEnumerate &&
+                             !(kind == Variable::IterKind::kZip && it->items().size() == 2))) {
+      return false;
+    }
+    source = it->items()[0];
+    site.counter_start = it->start() + it->position();
+    if (kind == Variable::IterKind::kZip) {
+      second = it->items()[1];
+      std::swap(site.var, site.counter);  // (the first target takes the first source's item)
+      site.zip = true;
+      site.reads_var = true;
+    }
+  }
+  if (source->position() < 0 ||
+      !(range_loop_bounds(source, &site) || rows_loop_bounds(source, &site))) {
+    return false;
+  }
+  if (second) {
+    LoopSite other;
+    if (second->position() < 0 ||
+        !(range_loop_bounds(second, &other) || rows_loop_bounds(second, &other)) ||
+        other.trips != site.trips || other.step != 1) {
+      return false;
+    }
+    site.counter_start = other.start;
+    site.second_rows = other.rows;
+  }
+  site.locals = locals_;
+  site.stack = stack_;
+  site.mark = mark();
+  bool ok = false;
+  {
+    const LoopDepth depth(&shared_->loop_depth);
+    try {
+      loop_numbers(&site);
+      loop_placeholders(&site);
+      ok = simulate_loop_body(&site) && loop_state_ok(&site);
+    } catch (const Stop&) {
+      ok = false;
+    }
+  }
+  if (!ok) {
+    abandon_loop(site);
+    return false;
+  }
+  emit_loop_op(&site);
+  for (const VarPtr& part : {source, second}) {
+    if (part && part != it) {
+      remember(part);
+      part->set_position(-1);  // (exhausted with the enumerate or zip around it)
+    }
+  }
+  return true;
+}
+
+void OpcodeExecutor::loop_numbers(LoopSite* site) {
+  // The Python ints and floats the body stores (a counter, a time) become values of the graph
+  // (constants of the frame's graph), so that each step reads the last one's.
+  for (const int slot : site->stored) {
+    VarPtr& v = locals_[static_cast<std::size_t>(slot)];
+    if (slot == site->var || slot == site->counter || !v || v->kind() != Variable::Kind::kConst) {
+      continue;
+    }
+    const NumberOperand n = number_operand(v);
+    if (n.kind != 0) {
+      v = Variable::array(number_value(n), n.kind == 'i' ? "Python int" : "Python float");
+    }
+  }
+}
+
+void OpcodeExecutor::loop_placeholders(LoopSite* site) {
+  ArrayState& a = arrays();
+  const auto names = py::reinterpret_borrow<py::tuple>(inputs_.code->co_localsplusnames);
+  std::vector<std::pair<int, int>> outer;  // (slot, value)
+  for (const int slot : site->stored) {
+    if (slot == site->var || slot == site->counter) {
+      continue;  // (stored before the body runs: never carried)
+    }
+    const VarPtr& v = locals_[static_cast<std::size_t>(slot)];
+    if (v && v->kind() == Variable::Kind::kArray) {
+      outer.emplace_back(slot, v->graph_id());
+    } else if (v && v->kind() == Variable::Kind::kObject && is_array_like(v)) {
+      const ArrayOperand op = array_operand(v);
+      if (op.kind == ArrayOperand::Kind::kValue) {
+        outer.emplace_back(slot, op.id);
+      }
+    }
+  }
+  // (inputs found above are the frame's; the body's values start here)
+  site->values = a.graph.values().size();
+  site->ops = a.graph.ops().size();
+  site->inputs = a.graph.inputs().size();
+  site->serial = Variable::last_serial();
+  for (const auto& [slot, id] : outer) {
+    const ValueInfo info = array_info(id);
+    if (info.is_tuple()) {
+      continue;
+    }
+    LoopSite::Carried c;
+    c.slot = slot;
+    c.outer = id;
+    c.placeholder = a.graph.add_placeholder(info, str_of(names[static_cast<std::size_t>(slot)]));
+    locals_[static_cast<std::size_t>(slot)] = Variable::array(c.placeholder, info.text());
+    site->carried.push_back(c);
+  }
+  // A loop variable: a Python int on each step (weak in NumPy's promotion), from lo to hi.
+  const auto int_placeholder = [&a](const std::string& name, std::int64_t lo, std::int64_t hi) {
+    ValueInfo info;
+    info.dtype = graph::DType::kInt64;
+    info.scalar = true;
+    info.python = 'i';
+    const int id = a.graph.add_placeholder(info, name);
+    a.loop_indices[id] = {lo, hi};
+    return id;
+  };
+  if (site->reads_var) {
+    site->index = int_placeholder(
+        site->rows ? std::string("row index") : str_of(names[static_cast<std::size_t>(site->var)]),
+        std::min(site->start, site->last_index), std::max(site->start, site->last_index));
+  }
+  if (site->counter >= 0) {
+    site->counter_index =
+        int_placeholder(str_of(names[static_cast<std::size_t>(site->counter)]), site->counter_start,
+                        site->counter_start + site->trips - 1);
+  }
+  site->body_locals = locals_;
+}
+
+bool OpcodeExecutor::simulate_loop_body(LoopSite* site) {
+  const auto& code = code_.instructions();
+  VarPtr item = site->rows         ? array_row_at(site->rows, site->index, site->start)  // x[t]
+                : site->index >= 0 ? Variable::array(site->index, "the loop variable")
+                                   : Variable::constant(site->first);
+  if (site->zip) {
+    VarPtr other = site->second_rows
+                       ? array_row_at(site->second_rows, site->counter_index, site->counter_start)
+                       : Variable::array(site->counter_index, "the loop variable");
+    item = Variable::tuple({item, other});
+  } else if (site->counter >= 0) {
+    item = Variable::tuple({Variable::array(site->counter_index, "the loop counter"), item});
+  }
+  push(std::move(item));
+  next_ = site->for_pc + 1;
+  for (;;) {
+    pc_ = next_;
+    if (pc_ <= site->for_pc || pc_ >= site->exit) {
+      site->why = "the body leaves the loop";
+      return false;
+    }
+    if (++result_.simulated > kMaxSteps) {
+      site->why = "the body is too long";
+      return false;
+    }
+    next_ = pc_ + 1;
+    step(code[pc_]);
+    if (next_ == site->for_pc) {
+      return true;
+    }
+  }
+}
+
+bool OpcodeExecutor::loop_state_ok(LoopSite* site) {
+  if (stack_ != site->stack || cleared_.size() != site->mark.cleared ||
+      effects().changed_since(site->mark.effects, site->serial)) {
+    site->why = "the body changes values other than its locals";
+    return false;
+  }
+  for (std::size_t slot = 0; slot < locals_.size(); ++slot) {
+    const VarPtr& before = site->body_locals[slot];
+    VarPtr after = locals_[slot];
+    const VarPtr& entry = site->locals[slot];
+    if (after == before || (after && entry && after->is_const() && entry->is_const() &&
+                            same_constant(after->value(), entry->value()))) {
+      continue;  // (a constant stored again: the same on every step)
+    }
+    if ((static_cast<int>(slot) == site->var && site->stored.count(site->var) == 0) ||
+        (static_cast<int>(slot) == site->counter && site->stored.count(site->counter) == 0)) {
+      continue;  // (the value FOR_ITER stored)
+    }
+    if (static_cast<int>(slot) == site->var && after && after->is_const()) {
+      site->var_after = after;  // the body's own store, the same on every step
+      continue;
+    }
+    if (after && after->kind() == Variable::Kind::kObject && is_array_like(after)) {
+      const ArrayOperand op = array_operand(after);
+      after = Variable::array(op.id, array_info(op.id).text());
+    }
+    const bool array = after && after->kind() == Variable::Kind::kArray &&
+                       !arrays().is_loop_index(after->graph_id());
+    auto c =
+        std::find_if(site->carried.begin(), site->carried.end(),
+                     [&](const LoopSite::Carried& x) { return x.slot == static_cast<int>(slot); });
+    if (array && c != site->carried.end() &&
+        same_array_info(array_info(c->placeholder), array_info(after->graph_id()))) {
+      c->out = after->graph_id();
+      continue;
+    }
+    // (a while loop may run no step: every value it leaves must have one before it)
+    const bool fresh =
+        !site->is_while && (!site->locals[slot] || static_cast<int>(slot) == site->var ||
+                            static_cast<int>(slot) == site->counter);
+    if (array && fresh && !array_info(after->graph_id()).is_tuple()) {
+      site->last.emplace_back(static_cast<int>(slot), after->graph_id());
+      continue;
+    }
+    site->why = "a local changes in a way the next step would see";
+    return false;
+  }
+  return true;
+}
+
+void OpcodeExecutor::abandon_loop(const LoopSite& site) {
+  rollback(site.mark);
+  locals_ = site.locals;
+  stack_ = site.is_while ? site.test_stack : site.stack;
+  pc_ = site.is_while ? site.test_pc : site.for_pc;
+  next_ = pc_ + 1;
+  result_.kind = SimulationResult::Kind::kFail;
+  result_.value = nullptr;
+  result_.reason.clear();
+  result_.lineno = -1;
+  result_.state = FrameState{};
+  in_group_ = false;
+  kwnames_ = py::object();
+  break_stack_ = nullptr;
+}
+
+void OpcodeExecutor::emit_loop_op(LoopSite* site) {
+  ArrayState& a = arrays();
+  const graph::Graph g = a.graph;  // the frame's graph with the body's ops
+  const std::size_t nvalues = g.values().size();
+  graph::LoopSpec spec;
+  spec.trips = site->is_while ? -1 : site->trips;
+  std::vector<int> body_id(nvalues, -1);
+  std::vector<int> outer_args;  // body input k -> the frame's value (ids of `g`)
+  std::vector<int> placeholder_of(nvalues, -1);
+  for (const LoopSite::Carried& c : site->carried) {
+    placeholder_of[static_cast<std::size_t>(c.placeholder)] = c.outer;
+    if (c.out >= 0) {
+      const graph::Value& v = g.value(c.placeholder);
+      body_id[static_cast<std::size_t>(c.placeholder)] = spec.body.add_input(v.info, v.name);
+      outer_args.push_back(c.outer);
+    }
+  }
+  spec.ncarried = outer_args.size();
+  if (site->index >= 0) {
+    const graph::Value& v = g.value(site->index);
+    body_id[static_cast<std::size_t>(site->index)] = spec.body.add_input(v.info, v.name);
+    spec.index_input = static_cast<int>(spec.ncarried);
+    spec.start = site->start;
+    spec.step = site->step;
+  }
+  if (site->counter_index >= 0) {
+    const graph::Value& v = g.value(site->counter_index);
+    spec.counter_input = static_cast<int>(spec.ncarried) + (site->index >= 0 ? 1 : 0);
+    body_id[static_cast<std::size_t>(site->counter_index)] = spec.body.add_input(v.info, v.name);
+    spec.counter_start = site->counter_start;
+  }
+  auto body_value = [&](int v) {
+    const auto k = static_cast<std::size_t>(v);
+    if (body_id[k] >= 0) {
+      return body_id[k];
+    }
+    const graph::Value& value = g.value(v);
+    if (k >= site->values && value.source == graph::Value::Source::kConst) {
+      body_id[k] = spec.body.add_constant(value.constant, value.info);
+    } else {
+      body_id[k] = spec.body.add_input(value.info, value.name.empty() ? "loop input" : value.name);
+      outer_args.push_back(placeholder_of[k] >= 0 ? placeholder_of[k] : v);
+    }
+    return body_id[k];
+  };
+  for (std::size_t k = site->ops; k < g.ops().size(); ++k) {
+    graph::Op op = g.ops()[k];
+    graph::for_each_value(op, body_value);
+    for (Arg& arg : op.args) {
+      arg = graph::renumbered(std::move(arg), body_id);
+    }
+    for (auto& kw : op.kwargs) {
+      kw.second = graph::renumbered(std::move(kw.second), body_id);
+    }
+    const int result = g.ops()[k].result;
+    body_id[static_cast<std::size_t>(result)] =
+        spec.body.add_op(std::move(op), g.value(result).info);
+  }
+  std::vector<ValueInfo> out_infos;
+  for (const LoopSite::Carried& c : site->carried) {
+    if (c.out >= 0) {
+      spec.outputs.push_back(body_value(c.out));
+      out_infos.push_back(g.value(c.placeholder).info);
+    }
+  }
+  for (const auto& [slot, v] : site->last) {
+    spec.outputs.push_back(body_value(v));
+    out_infos.push_back(g.value(v).info);
+  }
+  for (const LoopSite::Test& t : site->step_tests) {  // (outputs of the body, not of the op)
+    spec.outputs.push_back(body_value(t.value));
+    spec.step_go_on_if.push_back(t.go_on_if);
+  }
+  // The frame's graph without the body: the inputs the body found stay inputs of the frame.
+  std::vector<int> moved(nvalues, -1);
+  a.graph.truncate(site->values, site->ops, site->inputs);
+  a.forget_from(site->values);  // (the body's ids are made again for other values)
+  for (std::size_t v = site->values; v < nvalues; ++v) {
+    const graph::Value& value = g.value(static_cast<int>(v));
+    if (value.source == graph::Value::Source::kInput && value.input >= 0) {
+      moved[v] = a.graph.add_input(value.info, value.name);
+    }
+  }
+  for (auto& entry : a.ids) {
+    if (static_cast<std::size_t>(entry.second) >= site->values) {
+      entry.second = moved[static_cast<std::size_t>(entry.second)];
+    }
+  }
+  graph::Op loop;
+  loop.name = "loop";
+  loop.mutates = spec.body.has_mutation();
+  for (const int v : outer_args) {
+    loop.args.push_back(Arg::of(
+        static_cast<std::size_t>(v) >= site->values ? moved[static_cast<std::size_t>(v)] : v));
+  }
+  for (const LoopSite::Test& t : site->entry_tests) {  // (arguments of the op, not of the body)
+    loop.args.push_back(Arg::of(t.value));
+    spec.entry_go_on_if.push_back(t.go_on_if);
+  }
+  const std::size_t line_pc = site->is_while ? site->test_pc : site->for_pc;
+  loop.line = code_.instructions()[line_pc].position.line;
+  loop.fn = graph::make_loop_callable(std::move(spec));
+  ValueInfo tuple;
+  tuple.parts = static_cast<int>(out_infos.size());
+  const int loop_id = a.graph.add_op(std::move(loop), tuple);
+  std::vector<int> outs;
+  for (std::size_t k = 0; k < out_infos.size(); ++k) {
+    graph::Op out;
+    out.name = "loop_output";
+    out.fn = loaded_module("operator").attr("getitem");
+    out.args = {Arg::of(loop_id), Arg::constant_of(py::int_(k))};
+    out.view = true;  // (it may be an array the frame also holds: never reused for another result)
+    out.line = code_.instructions()[line_pc].position.line;
+    outs.push_back(a.graph.add_op(std::move(out), out_infos[k]));
+  }
+  loop_locals_after(*site, outs, out_infos);
+}
+
+void OpcodeExecutor::loop_locals_after(const LoopSite& site, const std::vector<int>& outs,
+                                       const std::vector<ValueInfo>& out_infos) {
+  // The locals after the loop: carried and last values from the loop op, the loop variables'
+  // last values, the others as before.
+  std::size_t k = 0;
+  for (const LoopSite::Carried& c : site.carried) {
+    const auto slot = static_cast<std::size_t>(c.slot);
+    locals_[slot] = c.out >= 0 ? Variable::array(outs[k], out_infos[k].text()) : site.locals[slot];
+    k += c.out >= 0 ? 1 : 0;
+  }
+  for (const auto& [slot, v] : site.last) {
+    locals_[static_cast<std::size_t>(slot)] = Variable::array(outs[k], out_infos[k].text());
+    ++k;
+  }
+  if (site.var < 0) {
+    return;  // (a while loop)
+  }
+  if (site.stored.count(site.var) == 0) {
+    locals_[static_cast<std::size_t>(site.var)] =
+        site.rows ? array_row(site.rows, static_cast<Py_ssize_t>(site.last_index))
+                  : Variable::constant(site.final);
+  } else if (site.var_after) {
+    locals_[static_cast<std::size_t>(site.var)] = site.var_after;
+  }
+  if (site.counter >= 0 && site.stored.count(site.counter) == 0) {
+    const std::int64_t last = site.counter_start + site.trips - 1;
+    locals_[static_cast<std::size_t>(site.counter)] =
+        site.second_rows ? array_row(site.second_rows, static_cast<Py_ssize_t>(last))
+                         : Variable::constant(py::int_(last));
+  }
+}
+
+}  // namespace sot::translator
+
+namespace sot::translator {
+
+std::optional<OpcodeExecutor::LoopKey> OpcodeExecutor::loop_key(const VarPtr& container,
+                                                                const VarPtr& key) {
+  auto is_index = [&](const VarPtr& v) {
+    return v->kind() == Variable::Kind::kArray && shared_->arrays &&
+           arrays().is_loop_index(v->graph_id());
+  };
+  LoopKey k;
+  py::list parts;  // the key, the loop variable's place None
+  if (is_index(key)) {
+    k.index = key->graph_id();
+    parts.append(py::none());
+    k.position = 0;
+  } else if (key->kind() == Variable::Kind::kTuple && !key->tracker().is_input()) {
+    for (std::size_t j = 0; j < key->items().size(); ++j) {
+      const VarPtr& item = key->items()[j];
+      if (is_index(item) && k.index < 0) {
+        k.index = item->graph_id();
+        k.position = static_cast<int>(j);
+        parts.append(py::none());
+        continue;
+      }
+      const py::object c = constant_value(item);
+      if (!c || c.ptr() == Py_Ellipsis || c.is_none()) {
+        return std::nullopt;  // (an axis the loop variable's position cannot tell)
+      }
+      parts.append(c);
+    }
+  }
+  if (k.index < 0) {
+    return std::nullopt;
+  }
+  const ArrayState::LoopIndex range = arrays().loop_indices.at(k.index);
+  const ArrayOperand x = array_operand(container);
+  const ValueInfo in = static_info(x.id);  // (the bounds need the indexed dimension's size)
+  if (in.scalar || in.ndim() <= k.position) {
+    graph_break("indexing a NumPy value with the loop variable past its dimensions");
+  }
+  const std::int64_t size = in.shape[static_cast<std::size_t>(k.position)];
+  if (range.lo < -size || range.hi >= size) {
+    graph_break("the loop variable indexes past the array's dimension (IndexError)");
+  }
+  parts[static_cast<std::size_t>(k.position)] = py::int_(range.lo);
+  const auto items =
+      index_items(key->kind() == Variable::Kind::kTuple ? py::object(py::tuple(parts)) : parts[0]);
+  if (!items) {
+    return std::nullopt;
+  }
+  k.items = *items;
+  if (key->kind() == Variable::Kind::kTuple) {
+    parts[static_cast<std::size_t>(k.position)] = py::none();
+    k.tuple = py::tuple(parts);
+  }
+  return k;
+}
+
+py::object OpcodeExecutor::LoopKey::getter() const {
+  const py::tuple tmpl = tuple;
+  const auto pos = static_cast<std::size_t>(position);
+  return py::cpp_function([tmpl, pos](const py::object& x, const py::object& i) {
+    py::list key(tmpl);
+    key[pos] = i;
+    return x[py::tuple(key)];
+  });
+}
+
+py::object OpcodeExecutor::LoopKey::setter() const {
+  const py::tuple tmpl = tuple;
+  const auto pos = static_cast<std::size_t>(position);
+  return py::cpp_function(
+      [tmpl, pos](const py::object& x, const py::object& i, const py::object& v) {
+        py::list key(tmpl);
+        key[pos] = i;
+        x[py::tuple(key)] = v;
+      });
+}
+
+}  // namespace sot::translator

@@ -1,0 +1,322 @@
+// While loops as loop ops. A `while` loop whose test jumps on a value of the graph
+// (`while err > tol and it < max_iter:` once a step has made `err` a NumPy scalar) would break the
+// graph at that jump; instead the loop becomes one loop op whose trip count is known only where the
+// graph runs:
+// - the shape: the jump is one of the loop's tests, at its top (before the body) or at its bottom
+//   (3.11-3.13 test again after the body, then jump back to the body's first instruction); it
+//   leaves to the loop's exit;
+// - the entry: from that jump to the body's first instruction only tests may follow (loads,
+//   comparisons, jumps on truth to the exit): each one on a value of the graph is recorded, a
+//   constant one must say "go on";
+// - the step: Python ints and floats the body stores become values of the graph (a counter
+//   `it += 1`, a time `t += dt`), then the body and its tests are simulated once, as a `for` loop's
+//   body is (loop_capture.cpp: what it changes must be carried, nothing else may change); after
+//   its first test only tests may follow, so that the step's tests can all be computed at its end;
+// - the op: runs while every test goes on, the entry's first, then each step's (loop_op.hpp).
+// Anything else puts every value back as it was at the jump, which then breaks the graph as before.
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bytecode/opcode_table.hpp"
+#include "translator/executor_support.hpp"
+#include "translator/control/loop_site.hpp"
+#include "translator/opcode_executor.hpp"
+
+namespace py = pybind11;
+
+namespace sot::translator {
+
+namespace {
+
+// A jump on truth: whether it jumps when true; nullopt for other instructions.
+std::optional<bool> truth_jump(const std::string& name) {
+  if (name == "POP_JUMP_IF_TRUE" || name == "POP_JUMP_FORWARD_IF_TRUE" ||
+      name == "POP_JUMP_BACKWARD_IF_TRUE") {
+    return true;
+  }
+  if (name == "POP_JUMP_IF_FALSE" || name == "POP_JUMP_FORWARD_IF_FALSE" ||
+      name == "POP_JUMP_BACKWARD_IF_FALSE") {
+    return false;
+  }
+  return std::nullopt;
+}
+
+// What a loop's tests are made of: loads, comparisons, truth and the jumps (nothing that changes a
+// value, nothing that needs work where the graph runs beyond a comparison).
+bool test_instruction(const std::string& name) {
+  static const std::set<std::string> kNames = {"LOAD_FAST",
+                                               "LOAD_FAST_CHECK",
+                                               "LOAD_FAST_LOAD_FAST",
+                                               "LOAD_CONST",
+                                               "LOAD_GLOBAL",
+                                               "LOAD_DEREF",
+                                               "COMPARE_OP",
+                                               "TO_BOOL",
+                                               "UNARY_NOT",
+                                               "NOP",
+                                               "EXTENDED_ARG",
+                                               "JUMP_BACKWARD",
+                                               "JUMP_BACKWARD_NO_INTERRUPT"};
+  return kNames.count(name) != 0 || truth_jump(name).has_value();
+}
+
+std::string name_of(const bytecode::Instruction& ins) {
+  return bytecode::opcode_info(ins.opcode).name;
+}
+
+bool unconditional_jump(const std::string& name) {
+  return name == "JUMP_FORWARD" || name == "JUMP_BACKWARD" ||
+         name == "JUMP_BACKWARD_NO_INTERRUPT" || name == "JUMP" || name == "JUMP_NO_INTERRUPT";
+}
+
+// Whether the straight line from instruction `k` (instructions that do not jump, and unconditional
+// jumps, at most a few dozen) leaves the loop [top, back]: past it, before it, or a return; not
+// when it comes to the jump back or to a branch.
+bool leaves(const bytecode::Bytecode& code, std::size_t k, std::size_t top, std::size_t back) {
+  const auto& ins = code.instructions();
+  for (int n = 0; n < 64; ++n) {
+    if (k < top || k > back || k >= ins.size()) {
+      return true;
+    }
+    const std::string name = name_of(ins[k]);
+    if (k == back) {
+      return false;
+    }
+    if (name == "RETURN_VALUE" || name == "RETURN_CONST") {
+      return true;
+    }
+    if (unconditional_jump(name)) {
+      k = code.index_of(ins[k].target);
+    } else if (ins[k].target < 0) {
+      ++k;  // (the code after the loop, inlined here: it runs after the loop op, whatever it is)
+    } else {
+      return false;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool OpcodeExecutor::while_shape(LoopSite* site) const {
+  const auto& code = code_.instructions();
+  const std::size_t j = pc_;
+  // The loop around the test: the first jump back after it, when it goes back to the test or
+  // before it (the test is at the loop's bottom); else the test is at the loop's top, and the
+  // body's first instruction is the first one after it that a later jump goes back to, with only
+  // tests in between.
+  const std::size_t none = code.size();
+  std::size_t back = none;
+  for (std::size_t k = j; k < code.size() && back == none; ++k) {
+    if (code[k].target >= 0 && code_.index_of(code[k].target) <= k) {
+      back = k;
+    }
+  }
+  std::size_t body = back == none ? none : code_.index_of(code[back].target);
+  if (back != none && body > j) {
+    back = none;
+    for (std::size_t q = j + 1; q < code.size() && back == none; ++q) {
+      for (std::size_t k = q; k < code.size(); ++k) {
+        if (code[k].target >= 0 && code_.index_of(code[k].target) == q) {
+          back = k;  // (the last jump back to it closes the loop)
+        }
+      }
+      body = q;
+      if (back == none && !test_instruction(name_of(code[q]))) {
+        return false;
+      }
+    }
+  }
+  if (back == none || name_of(code[body]) == "FOR_ITER") {
+    return false;  // (no loop, or a `for` loop's jump back)
+  }
+  site->for_pc = body;
+  site->top = std::min(body, j);
+  site->back = back;
+  slots_stored(body, back + 1, site);
+  return true;
+}
+
+std::optional<OpcodeExecutor::LoopTest> OpcodeExecutor::loop_test(const LoopSite& site,
+                                                                  const bytecode::Instruction& ins,
+                                                                  bool jump_if) const {
+  // A jump on truth at pc_ is a test of the loop when one way goes on with the loop and the other
+  // leaves it: 3.11's jump back while true; a jump out of the loop (`while a and b`: the first
+  // test's other way is the second test); a jump to the jump back whose other way leaves (`if
+  // done: break` as the body's last statement).
+  const std::size_t target = code_.index_of(ins.target);
+  const std::size_t fall = pc_ + 1;
+  LoopTest t;
+  if (pc_ == site.back) {
+    t.leave = fall;
+    t.go_on_if = jump_if;
+    return t;
+  }
+  const bool target_out = leaves(code_, target, site.top, site.back);
+  const bool fall_out = leaves(code_, fall, site.top, site.back);
+  if (target_out && !fall_out) {
+    t.leave = target;
+    t.go_on_if = !jump_if;
+  } else if (fall_out && !target_out) {
+    t.leave = fall;
+    t.go_on_if = jump_if;
+  } else {
+    return std::nullopt;
+  }
+  return t;
+}
+
+bool OpcodeExecutor::while_test_value(const VarPtr& v) {
+  if (v->kind() != Variable::Kind::kArray || !shared_->arrays ||
+      arrays().is_loop_index(v->graph_id())) {
+    return false;
+  }
+  const graph::ValueInfo& info = arrays().graph.value(v->graph_id()).info;
+  return !info.is_tuple() && (info.scalar || info.ndim() == 0) && info.python != 's';
+}
+
+bool OpcodeExecutor::while_test(LoopSite* site, const bytecode::Instruction& ins, bool jump_if,
+                                bool entry) {
+  // One test at pc_: recorded when it jumps on a value of the graph, passed when on a constant
+  // that goes on; false when it is no test of the loop, leaves for sure, or leaves to another
+  // place than the loop's other tests.
+  const std::optional<LoopTest> t = loop_test(*site, ins, jump_if);
+  if (!t || (site->exit != 0 && t->leave != site->exit)) {
+    return false;
+  }
+  site->exit = t->leave;
+  const VarPtr v = peek(1);
+  if (v->kind() == Variable::Kind::kArray) {
+    if (!while_test_value(v)) {
+      return false;
+    }
+    (entry ? site->entry_tests : site->step_tests).push_back({v->graph_id(), t->go_on_if});
+  } else {
+    bool value = false;
+    if (!truth(v, &value) || value != t->go_on_if) {
+      return false;
+    }
+  }
+  pop();
+  next_ = pc_ == site->back                        ? site->for_pc
+          : t->leave == code_.index_of(ins.target) ? pc_ + 1
+                                                   : code_.index_of(ins.target);
+  return true;
+}
+
+bool OpcodeExecutor::while_entry(LoopSite* site, const bytecode::Instruction& ins, bool jump_if) {
+  // From the jump that started the capture to the body's first instruction: tests only.
+  const auto& code = code_.instructions();
+  if (!while_test(site, ins, jump_if, true)) {
+    return false;
+  }
+  while (next_ != site->for_pc) {
+    pc_ = next_;
+    if (pc_ >= code.size() || ++result_.simulated > kMaxSteps) {
+      return false;
+    }
+    const bytecode::Instruction& at = code[pc_];
+    const std::string name = name_of(at);
+    if (!test_instruction(name)) {
+      return false;
+    }
+    next_ = pc_ + 1;
+    if (const auto j = truth_jump(name)) {
+      if (!while_test(site, at, *j, true)) {
+        return false;
+      }
+    } else {
+      step(at);
+    }
+  }
+  return true;
+}
+
+bool OpcodeExecutor::simulate_while_body(LoopSite* site) {
+  const auto& code = code_.instructions();
+  next_ = site->for_pc;
+  for (;;) {
+    pc_ = next_;
+    if (pc_ < site->for_pc || pc_ > site->back) {
+      site->why = "the body leaves the loop";
+      return false;
+    }
+    if (++result_.simulated > kMaxSteps) {
+      site->why = "the body is too long";
+      return false;
+    }
+    const bytecode::Instruction& at = code[pc_];
+    const std::string name = name_of(at);
+    if (site->in_tests && !test_instruction(name)) {
+      site->why = "work after the loop's first test";
+      return false;
+    }
+    next_ = pc_ + 1;
+    const auto j = truth_jump(name);
+    if (j && loop_test(*site, at, *j)) {
+      site->in_tests = true;
+      if (!while_test(site, at, *j, false)) {
+        site->why = "a test that leaves the loop for sure";
+        return false;
+      }
+    } else {
+      step(at);
+    }
+    if (next_ == site->for_pc) {
+      return pc_ == site->back;  // (the jump back; from elsewhere, a `continue`: not one step)
+    }
+  }
+}
+
+bool OpcodeExecutor::long_while(const bytecode::Instruction& ins, bool jump_if) {
+  // (whether the test goes on is while_test's to tell; each jump is tried once)
+  if (!shared_->arrays || while_tried_.count(pc_) != 0 ||
+      ++constant_tests_[pc_] <= kLoopUnrollMax) {
+    return false;
+  }
+  while_tried_.insert(pc_);
+  return capture_while(ins, jump_if);
+}
+
+bool OpcodeExecutor::capture_while(const bytecode::Instruction& ins, bool jump_if) {
+  if (numpy_module().is_none() || !shared_->arrays || depth_ >= kMaxInlineDepth ||
+      under_handler(ins) || shared_->calls_under_handler > 0 || arrays().errors_raise) {
+    return false;
+  }
+  LoopSite site;
+  site.is_while = true;
+  if (!while_shape(&site)) {
+    return false;
+  }
+  site.test_pc = pc_;
+  site.test_stack = stack_;
+  site.locals = locals_;
+  site.mark = mark();
+  bool ok = false;
+  {
+    const LoopDepth depth(&shared_->loop_depth);
+    try {
+      ok = while_entry(&site, ins, jump_if);
+      if (ok) {
+        site.stack = stack_;
+        loop_numbers(&site);
+        loop_placeholders(&site);
+        ok = simulate_while_body(&site) && loop_state_ok(&site);
+      }
+    } catch (const Stop&) {
+      ok = false;
+    }
+  }
+  if (!ok) {
+    abandon_loop(site);
+    return false;
+  }
+  emit_loop_op(&site);
+  next_ = site.exit;
+  return true;
+}
+
+}  // namespace sot::translator

@@ -1,0 +1,111 @@
+// The graph a translation captures NumPy operations into, shared by the frame and every call it
+// inlines: the graph itself, the Variables of its inputs (arrays and NumPy scalars received from
+// outside, loaded again by the generated code to call the compiled graph), and the NumPy facts the
+// rules need (the promotion rules of the NumPy in use).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/ir/graph.hpp"
+#include "graph/rules/rules.hpp"
+#include "translator/values/variable.hpp"
+
+namespace sot::translator {
+
+struct ArrayState {
+  graph::Graph graph;
+  std::vector<VarPtr> inputs;          // graph input k's Variable (received from outside)
+  std::map<const Variable*, int> ids;  // input Variable -> its graph value
+  graph::ScalarPromotion promotion = graph::ScalarPromotion::kValueBased;
+  // NumPy's error state at translation raises (or calls) on some floating-point error: no op is
+  // captured (it would raise where the graph runs, not where the frame did it).
+  bool errors_raise = false;
+  // NumPy 1.x: in its experimental "weak" state only ufuncs treat Python scalars as weak
+  // (np.where takes them at their default dtypes).
+  bool numpy1 = false;
+  pybind11::object numpy;  // the numpy module
+
+  // Dynamic shapes: a dimension of an input array that changed size since an earlier translation of
+  // the same code becomes a shape symbol (dimensions of the same size share one, "duck sizing");
+  // the guard then accepts any size >= 2 there. A symbol whose size the translation relies on (a
+  // shape read as a Python value, an op whose rule needs sizes) is specialized: static again.
+  struct InputMeta {
+    std::string format;        // the buffer's element format (guard)
+    graph::Shape shape;        // sizes at this translation
+    std::vector<int> symbols;  // per dimension: a symbol, or -1
+    bool array = false;        // an ndarray (not a NumPy scalar)
+  };
+  std::vector<InputMeta> meta;    // by graph input
+  std::vector<bool> specialized;  // by symbol
+  std::map<std::int64_t, int> symbol_of_size;
+  bool dynamic = true;     // config: dimensions may become symbols
+  pybind11::dict history;  // the code's translator data (shapes seen before)
+  // Sizes known only when the graph runs (the count of a boolean mask's true items): their symbols
+  // are never specialized (nothing can guard them), and one symbol per mask value (x[m] and y[m]
+  // have as many rows).
+  std::vector<int> runtime;        // the symbols
+  std::map<int, int> mask_symbol;  // mask value -> its count's symbol
+  int count_symbol(int mask);
+  bool has_runtime(const graph::ValueInfo& info) const;
+  // The symbols of `info` are static from now on.
+  void specialize(const graph::ValueInfo& info);
+  // `info` without the symbols that were specialized.
+  graph::ValueInfo current(graph::ValueInfo info) const;
+
+  // The loop variables of loop bodies being captured (loop_capture.cpp): graph values that are a
+  // Python int when the body runs, from `lo` to `hi`. They only index arrays (x[i], x[i] = v);
+  // anything else done with them is not an array operation (it breaks, and the loop unrolls).
+  struct LoopIndex {
+    std::int64_t lo = 0, hi = 0;
+  };
+  std::map<int, LoopIndex> loop_indices;
+  bool is_loop_index(int id) const { return loop_indices.count(id) != 0; }
+  // Python ints made in the graph whose values lie in a known range (a loop variable plus or times
+  // a constant): their array operations' dtypes can be told for every value (python_numbers.cpp).
+  std::map<int, LoopIndex> int_ranges;
+  // The range of the Python int `id` (a loop variable's or a known one), if any.
+  std::optional<LoopIndex> int_range(int id) const;
+  // Forgets what is known of values from `first` on (their ids are made again).
+  void forget_from(std::size_t first);
+  // A graph value no array operation takes: a loop index, or a Python number (ValueInfo::python).
+  bool is_opaque(int id) const { return is_loop_index(id) || graph.value(id).info.python != 0; }
+
+  // Where the graph stands, to undo an inlined call that cannot finish.
+  struct Mark {
+    std::size_t values = 0, ops = 0, inputs = 0;
+  };
+  Mark mark() const { return {graph.values().size(), graph.ops().size(), graph.inputs().size()}; }
+  void rollback(const Mark& m);
+};
+
+// A ufunc the translator captures: its NumPy name, how its dtype follows from its inputs', and its
+// number of inputs. nullptr for other names.
+struct UfuncEntry {
+  const char* name;
+  graph::UfuncKind kind;
+  int nin;
+};
+const UfuncEntry* find_ufunc(const std::string& name);
+
+// Basic index items of a constant key (ints, slices, None, Ellipsis, tuples of them), or nullopt
+// when the key is not a basic index (array_operators.cpp).
+std::optional<std::vector<graph::IndexItem>> index_items(const pybind11::object& key);
+
+// str(o) as a std::string.
+std::string str_of(const pybind11::handle& o);
+
+// Adds the array guards of the inputs (shape symbols as the translation left them) to `guards`.
+class GuardSet;
+void add_array_guards(const ArrayState& arrays, GuardSet* guards);
+
+// numpy, when the process has imported it (the translator never imports it), else None.
+pybind11::object numpy_module();
+
+}  // namespace sot::translator

@@ -1,0 +1,88 @@
+// The rules of np.array of a list or tuple of arrays and NumPy scalars the frame computed (one
+// array of them stacked), np.indices of a static shape and np.nonzero (its items' length a count
+// known only when the graph runs: the same shape symbol as a boolean mask's count of true items,
+// array_indexing.cpp). Dtypes from the running NumPy (numpy_probe.cpp) where they are not plain.
+#include <string>
+#include <vector>
+
+#include "core/loaded_module.hpp"
+#include "translator/numpy/numpy_call.hpp"
+
+namespace py = pybind11;
+
+namespace sot::translator {
+
+using graph::DType;
+using graph::Shape;
+using graph::ValueInfo;
+
+VarPtr OpcodeExecutor::NumpyCall::array() {
+  const VarPtr object = get("object");
+  const bool sequence = object && (object->kind() == Variable::Kind::kList ||
+                                   object->kind() == Variable::Kind::kTuple);
+  if (!sequence || g.args.empty() ||
+      (g.args[0].kind != graph::Arg::Kind::kList && g.args[0].kind != graph::Arg::Kind::kTuple)) {
+    refuse("an object that is not a list or tuple of arrays and NumPy scalars");
+  }
+  // Items of one shape (else NumPy raises: an inhomogeneous shape); their sizes static.
+  Shape item;
+  for (std::size_t i = 0; i < object->items().size(); ++i) {
+    const ValueInfo info = ex.static_info(ex.array_operand(object->items()[i]).id);
+    if (info.is_tuple()) {
+      refuse("an item that is a tuple");
+    }
+    if (i > 0 && info.shape != item) {
+      refuse("items of different shapes (" + graph::shape_text(item) + " and " +
+             graph::shape_text(info.shape) + ")");
+    }
+    item = info.shape;
+  }
+  dtype_param("dtype");  // (a dtype it knows; its effect comes from NumPy)
+  Shape shape{static_cast<std::int64_t>(object->items().size())};
+  shape.insert(shape.end(), item.begin(), item.end());
+  // (The items' dtypes promoted, or the dtype given.)
+  return result(probed(probe(), shape));
+}
+
+VarPtr OpcodeExecutor::NumpyCall::indices() {
+  const py::object dims = value_of("dimensions");
+  const auto sizes = ints_of(dims);
+  if (!sizes || !(PyTuple_CheckExact(dims.ptr()) || PyList_CheckExact(dims.ptr()))) {
+    refuse("dimensions " + str_of(py::repr(dims)) + " that are not a tuple or list of ints");
+  }
+  if (bool_param("sparse")) {
+    refuse("sparse=True (a tuple)");
+  }
+  const auto t = get("dtype") ? dtype_param("dtype")
+                              : dtype_of_spec(np, loaded_module("builtins").attr("int"));
+  if (!t) {
+    refuse("the dtype");
+  }
+  Shape shape{static_cast<std::int64_t>(sizes->size())};
+  for (const int d : *sizes) {
+    if (d < 0) {
+      refuse("negative dimensions are not allowed");
+    }
+    shape.push_back(d);
+  }
+  return result(array_of(*t, shape));
+}
+
+VarPtr OpcodeExecutor::NumpyCall::nonzero() {
+  const VarPtr a = get("a");
+  const ValueInfo in = array_param("a");
+  if (in.scalar || in.ndim() == 0) {
+    refuse("a 0-d array or NumPy scalar (NumPy 2 raises, 1.x warns)");
+  }
+  // One index array per dimension, each as long as a's count of nonzero items: for a boolean
+  // array, the count its use as a mask has.
+  std::int64_t size = 1;
+  for (const auto d : in.shape) {
+    size *= d;
+  }
+  const int count = st.count_symbol(ex.array_operand(a).id);
+  const std::vector<Shape> shapes(in.shape.size(), Shape{size});
+  return results(probe(), shapes, std::vector<int>(in.shape.size(), count));
+}
+
+}  // namespace sot::translator

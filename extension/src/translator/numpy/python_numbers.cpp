@@ -1,0 +1,397 @@
+// int() and float() of a NumPy value of the graph: `return board, int(board.sum())`. The number is
+// made where the graph runs, by the builtin itself (an op of the graph whose result is a Python int
+// or float, ValueInfo::python), so it is exactly what plain Python makes. The frame may return it,
+// keep it in a container or pass it on. +, -, *, /, //, % between such numbers and Python
+// constants, max(), min(), abs() of numbers of one kind (their result's kind follows from the
+// operands' kinds alone), comparisons (a Python bool made in the graph: a while loop's test), and
+// formatting one or a NumPy scalar in an f-string are ops of the graph in their turn; whatever
+// else needs its value here (a branch, an index, an array operation) breaks the graph. int() of a
+// NaN or an infinity, and a division by zero, raise where the graph runs: those ops are made only
+// while no side effect waits to be replayed after the graph.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/loaded_module.hpp"
+#include "translator/numpy/array_state.hpp"
+#include "translator/handlers/binary_operators.hpp"
+#include "translator/opcode_executor.hpp"
+
+namespace py = pybind11;
+
+namespace sot::translator {
+
+namespace {
+
+// What the graph knows of a Python value made where it runs: an int ('i'), float ('f'), bool ('b')
+// or str ('s').
+graph::ValueInfo python_info(char kind) {
+  graph::ValueInfo info;
+  info.dtype = kind == 'i'   ? graph::DType::kInt64
+               : kind == 'b' ? graph::DType::kBool
+                             : graph::DType::kFloat64;
+  info.scalar = true;
+  info.python = kind;
+  return info;
+}
+
+graph::Op python_op(const char* name, py::object fn, std::vector<graph::Arg> args) {
+  graph::Op g;
+  g.name = name;
+  g.fn = std::move(fn);
+  g.args = std::move(args);
+  return g;
+}
+
+// (+, *, -, /, //, %: the operators whose result kind follows from the operands' kinds alone)
+bool number_operator(int base) {
+  constexpr int kAdd = 0, kFloorDivide = 2, kMultiply = 5, kRemainder = 6, kSubtract = 10,
+                kTrueDivide = 11;
+  return base == kAdd || base == kFloorDivide || base == kMultiply || base == kRemainder ||
+         base == kSubtract || base == kTrueDivide;
+}
+
+bool divides(int base) {
+  constexpr int kFloorDivide = 2, kRemainder = 6, kTrueDivide = 11;
+  return base == kFloorDivide || base == kRemainder || base == kTrueDivide;
+}
+
+}  // namespace
+
+VarPtr OpcodeExecutor::python_number_of(const VarPtr& callable, const std::vector<VarPtr>& args,
+                                        std::size_t nkw) {
+  if (callable->kind() != Variable::Kind::kObject || args.size() != 1 || nkw != 0 ||
+      args[0]->kind() != Variable::Kind::kArray || !is_array_like(args[0])) {
+    return nullptr;
+  }
+  PyObject* fn = callable->value().ptr();
+  const bool to_int = fn == reinterpret_cast<PyObject*>(&PyLong_Type);
+  if (!to_int && fn != reinterpret_cast<PyObject*>(&PyFloat_Type)) {
+    return nullptr;
+  }
+  const int id = args[0]->graph_id();
+  const graph::ValueInfo info = array_info(id);
+  const char k = graph::kind(info.dtype);
+  if (info.is_tuple() || !(info.scalar || info.ndim() == 0) ||
+      (k != 'b' && k != 'i' && k != 'u' && k != 'f')) {
+    return nullptr;  // (an array of more items, complex values: the break below)
+  }
+  if (to_int && k == 'f' && effects().pending()) {
+    graph_break(
+        "int() of a NumPy float: it may raise on a NaN or an infinity, after side effects "
+        "that are replayed once the graph has run");
+  }
+  guards_->identity(callable);
+  return number_op(to_int ? "int" : "float", callable->value(), {id}, to_int ? 'i' : 'f');
+}
+
+OpcodeExecutor::NumberOperand OpcodeExecutor::number_operand(const VarPtr& v) {
+  NumberOperand n;
+  if (v->kind() == Variable::Kind::kArray && shared_->arrays) {
+    const graph::ValueInfo& info = arrays().graph.value(v->graph_id()).info;
+    if (info.python == 'i' || info.python == 'f') {
+      n.kind = info.python;
+      n.id = v->graph_id();
+    }
+    return n;
+  }
+  if (v->kind() == Variable::Kind::kConst &&
+      (PyLong_CheckExact(v->value().ptr()) || PyFloat_CheckExact(v->value().ptr()))) {
+    n.kind = PyLong_CheckExact(v->value().ptr()) ? 'i' : 'f';
+    n.constant = v;
+  }
+  return n;
+}
+
+int OpcodeExecutor::number_value(const NumberOperand& n) {
+  if (n.id >= 0) {
+    return n.id;
+  }
+  guards_->value(n.constant);
+  return arrays().graph.add_constant(n.constant->value(), python_info(n.kind));
+}
+
+VarPtr OpcodeExecutor::number_op(const char* name, const py::object& fn,
+                                 const std::vector<int>& args, char kind) {
+  std::vector<graph::Arg> values;
+  values.reserve(args.size());
+  for (const int id : args) {
+    values.push_back(graph::Arg::of(id));
+  }
+  return add_array_op(python_op(name, fn, std::move(values)), python_info(kind));
+}
+
+void OpcodeExecutor::track_int_range(int base, const NumberOperand& a, const NumberOperand& b,
+                                     int result) {
+  // a + b, a - b, a * b of ints in known ranges (a loop variable, constants): the result's range,
+  // while it stays within int64.
+  constexpr int kAdd = 0, kMultiply = 5, kSubtract = 10;
+  auto range = [this](const NumberOperand& n) -> std::optional<ArrayState::LoopIndex> {
+    if (n.id >= 0) {
+      return arrays().int_range(n.id);
+    }
+    int overflow = 0;
+    const long long c = PyLong_AsLongLongAndOverflow(n.constant->value().ptr(), &overflow);
+    if (overflow != 0 || (c == -1 && PyErr_Occurred() != nullptr)) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
+    return ArrayState::LoopIndex{c, c};
+  };
+  const auto ra = range(a);
+  const auto rb = range(b);
+  if (!ra || !rb || (base != kAdd && base != kMultiply && base != kSubtract)) {
+    return;
+  }
+  constexpr long double kLimit = 9223372036854775807.0L;
+  const long double a0 = ra->lo, a1 = ra->hi, b0 = rb->lo, b1 = rb->hi;
+  long double lo = 0, hi = 0;
+  if (base == kAdd) {
+    lo = a0 + b0;
+    hi = a1 + b1;
+  } else if (base == kSubtract) {
+    lo = a0 - b1;
+    hi = a1 - b0;
+  } else {
+    lo = std::min({a0 * b0, a0 * b1, a1 * b0, a1 * b1});
+    hi = std::max({a0 * b0, a0 * b1, a1 * b0, a1 * b1});
+  }
+  if (lo < -kLimit || hi > kLimit) {
+    return;
+  }
+  arrays().int_ranges[result] = {static_cast<std::int64_t>(lo), static_cast<std::int64_t>(hi)};
+}
+
+bool OpcodeExecutor::python_number_binary(int op) {
+  const BinaryOperator* bo = binary_operator(op);
+  if (bo == nullptr || !number_operator(bo->base)) {
+    return false;
+  }
+  const NumberOperand a = number_operand(peek(2));
+  const NumberOperand b = number_operand(peek(1));
+  if (a.kind == 0 || b.kind == 0 || (a.id < 0 && b.id < 0)) {
+    return false;
+  }
+  if (divides(bo->base) && effects().pending() &&
+      !(b.constant && PyObject_IsTrue(b.constant->value().ptr()) == 1)) {
+    graph_break(std::string("operator ") + bo->symbol +
+                " on a Python number made in the graph: it may raise ZeroDivisionError, after side "
+                "effects that are replayed once the graph has run");
+  }
+  const char kind = bo->base == 11 || a.kind == 'f' || b.kind == 'f' ? 'f' : 'i';
+  VarPtr r = number_op(bo->function, loaded_module("operator").attr(bo->function),
+                       {number_value(a), number_value(b)}, kind);
+  if (kind == 'i') {
+    track_int_range(bo->base, a, b, r->graph_id());
+  }
+  pop();
+  pop();
+  push(std::move(r));
+  return true;
+}
+
+bool OpcodeExecutor::python_number_compare(int op) {
+  // a < b of Python numbers, one made in the graph at least: a Python bool made in the graph
+  // (comparisons of ints and floats never raise)
+  const NumberOperand a = number_operand(peek(2));
+  const NumberOperand b = number_operand(peek(1));
+  if (a.kind == 0 || b.kind == 0 || (a.id < 0 && b.id < 0) || op < Py_LT || op > Py_GE) {
+    return false;
+  }
+  static const char* const kFns[] = {"lt", "le", "eq", "ne", "gt", "ge"};
+  const char* fn = kFns[op];
+  VarPtr r =
+      number_op(fn, loaded_module("operator").attr(fn), {number_value(a), number_value(b)}, 'b');
+  pop();
+  pop();
+  push(std::move(r));
+  return true;
+}
+
+std::vector<graph::PyScalar> OpcodeExecutor::number_probes(const VarPtr& v) {
+  // The values a Python number made in the graph may have, for the rules of an array operation
+  // with it: NumPy 1.x promotes by value (the smallest dtype that holds it) and NumPy 2.x raises
+  // for an int out of an int array's range, so every class of value the number may fall in is
+  // tried (a loop variable's whole range is known; another int may be any int64).
+  std::vector<graph::PyScalar> probes;
+  if (v->kind() != Variable::Kind::kArray || !shared_->arrays) {
+    return probes;
+  }
+  const int id = v->graph_id();
+  const char kind = arrays().graph.value(id).info.python;
+  if (kind == 'f') {
+    for (const long double f : {0.0L, 1.5L, -1.5L, 1e-300L, 1e300L, -1e300L}) {
+      probes.push_back(graph::PyScalar{graph::PyScalar::Kind::kFloat, f, 0});
+    }
+    return probes;
+  }
+  if (kind != 'i') {
+    return probes;
+  }
+  constexpr long double kMax = 9223372036854775807.0L;
+  long double lo = -kMax - 1;
+  long double hi = kMax;
+  if (const auto r = arrays().int_range(id)) {
+    lo = static_cast<long double>(r->lo);
+    hi = static_cast<long double>(r->hi);
+  }
+  // (the ends, and each side of every dtype's limits in between)
+  std::vector<long double> values = {lo, hi};
+  for (const long double limit :
+       {128.0L, 256.0L, 32768.0L, 65536.0L, 2147483648.0L, 4294967296.0L, kMax + 1}) {
+    for (const long double x : {limit - 1, limit, -limit, -limit - 1, 0.0L, -1.0L}) {
+      if (x >= lo && x <= hi) {
+        values.push_back(x);
+      }
+    }
+  }
+  for (const long double x : values) {
+    probes.push_back(graph::PyScalar{graph::PyScalar::Kind::kInt, x, 0});
+  }
+  return probes;
+}
+
+VarPtr OpcodeExecutor::python_number_builtin(const char* name, const std::vector<VarPtr>& args) {
+  // max(a, b, ...), max(items), min(...), abs(x) of Python numbers made in the graph (and
+  // constants), all of one kind: the builtin called where the graph runs.
+  std::vector<VarPtr> items = args;
+  if (args.size() == 1 && std::string(name) != "abs" && !known_items(args[0], &items)) {
+    return nullptr;
+  }
+  if (items.empty() || (std::string(name) == "abs" && args.size() != 1)) {
+    return nullptr;
+  }
+  std::vector<NumberOperand> numbers;
+  bool made = false;
+  for (const VarPtr& v : items) {
+    numbers.push_back(number_operand(v));
+    if (numbers.back().kind == 0 || numbers.back().kind != numbers.front().kind) {
+      return nullptr;  // (of mixed kinds the result's type depends on the values)
+    }
+    made = made || numbers.back().id >= 0;
+  }
+  if (!made) {
+    return nullptr;
+  }
+  std::vector<int> ids;
+  ids.reserve(numbers.size());
+  for (const NumberOperand& n : numbers) {
+    ids.push_back(number_value(n));
+  }
+  const py::object fn =
+      py::reinterpret_borrow<py::object>(PyDict_GetItemString(inputs_.builtins, name));
+  if (std::string(name) == "abs") {
+    return number_op(name, fn, ids, numbers.front().kind);
+  }
+  // (one argument: the tuple of the numbers)
+  return add_array_op(python_op(name, fn, {graph::Arg::sequence(ids, true)}),
+                      python_info(numbers.front().kind));
+}
+
+VarPtr OpcodeExecutor::builtin_max(const std::vector<VarPtr>& args) {
+  return python_number_builtin("max", args);
+}
+
+VarPtr OpcodeExecutor::builtin_min(const std::vector<VarPtr>& args) {
+  return python_number_builtin("min", args);
+}
+
+VarPtr OpcodeExecutor::builtin_abs(const std::vector<VarPtr>& args) {
+  return python_number_builtin("abs", args);
+}
+
+bool OpcodeExecutor::format_in_graph(const VarPtr& value, const VarPtr& spec, int conversion,
+                                     bool convert_only) {
+  // f"{x.mean():.4f}" of a NumPy scalar, or of a number or str made in the graph: format(),
+  // str(), repr() or ascii() called where the graph runs, its result a str made in the graph. The
+  // spec is a constant, tried here on a zero of the value's type (a spec the type rejects breaks).
+  if (value->kind() != Variable::Kind::kArray || !shared_->arrays ||
+      (spec && !(spec->is_const() && PyUnicode_CheckExact(spec->value().ptr())))) {
+    return false;
+  }
+  const int id = value->graph_id();
+  const graph::ValueInfo info = arrays().graph.value(id).info;
+  if (arrays().is_loop_index(id) || info.is_tuple() || (!info.scalar && info.python == 0)) {
+    return false;
+  }
+  static const char* const kConversions[] = {"format", "str", "repr", "ascii"};
+  const char* name = kConversions[conversion & 3];
+  py::object fn = py::reinterpret_borrow<py::object>(PyDict_GetItemString(inputs_.builtins, name));
+  if (!fn) {
+    return false;
+  }
+  const bool formats = !convert_only && (spec || conversion == 0);
+  const py::object spec_value = spec ? spec->value() : py::str("");
+  if (formats) {
+    const char kind = conversion != 0 ? 's' : info.python;
+    py::object sample;
+    if (kind == 's') {
+      sample = py::str("");
+    } else if (kind == 'i' || kind == 'f') {
+      sample = kind == 'i' ? py::object(py::int_(0)) : py::object(py::float_(0.0));
+    } else {
+      sample = numpy_module().attr("dtype")(std::string(graph::name(info.dtype))).attr("type")(0);
+    }
+    PyObject* tried = PyObject_Format(sample.ptr(), spec_value.ptr());
+    if (tried == nullptr) {
+      PyErr_Clear();
+      return false;  // (the spec does not suit the type: formatting raises, for real)
+    }
+    Py_DECREF(tried);
+  }
+  int text = id;
+  if (conversion != 0) {
+    text = number_op(name, fn, {id}, 's')->graph_id();
+  }
+  if (formats) {
+    if (spec) {
+      guards_->value(spec);
+    }
+    const py::object format =
+        py::reinterpret_borrow<py::object>(PyDict_GetItemString(inputs_.builtins, "format"));
+    text = add_array_op(python_op("format", format,
+                                  {graph::Arg::of(text), graph::Arg::constant_of(spec_value)}),
+                        python_info('s'))
+               ->graph_id();
+  }
+  if (spec) {
+    pop();
+  }
+  pop();
+  push(Variable::array(text, "Python str"));
+  return true;
+}
+
+bool OpcodeExecutor::join_in_graph(int count) {
+  // f"mean={m:.4f}": the parts, constants and strs made in the graph, joined where the graph runs.
+  std::vector<int> ids;
+  bool made = false;
+  for (int i = count; i > 0; --i) {
+    const VarPtr& v = peek(static_cast<std::size_t>(i));
+    if (v->kind() == Variable::Kind::kArray && shared_->arrays &&
+        arrays().graph.value(v->graph_id()).info.python == 's') {
+      ids.push_back(v->graph_id());
+      made = true;
+    } else if (v->is_const() && PyUnicode_CheckExact(v->value().ptr())) {
+      ids.push_back(arrays().graph.add_constant(v->value(), python_info('s')));
+    } else {
+      return false;
+    }
+  }
+  if (!made) {
+    return false;
+  }
+  for (int i = 0; i < count; ++i) {
+    if (peek(1)->is_const()) {
+      guards_->value(peek(1));
+    }
+    pop();
+  }
+  push(add_array_op(python_op("join", py::str("").attr("join"), {graph::Arg::sequence(ids, false)}),
+                    python_info('s')));
+  return true;
+}
+
+}  // namespace sot::translator
