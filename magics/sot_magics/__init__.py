@@ -27,8 +27,6 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from . import render
-
 
 def cell_body_source(line, cell):
     """The source run for a ``%%sot`` cell body: a comment stands in for the ``%%sot`` line (IPython drops leading
@@ -40,6 +38,12 @@ def _sot():
     import sot  # noqa: PLC0415 - imported on first use: the kernel starts without it
 
     return sot
+
+
+def _render():
+    from sot import render  # noqa: PLC0415 - the report renderer of the sot package, imported with it
+
+    return render
 
 
 @magics_class
@@ -80,6 +84,7 @@ class SotMagics(Magics):
         if quiet:
             return 0.0
         start = time.perf_counter()
+        render = _render()
         data = {"text/html": render.to_html(report, options), "text/plain": render.to_text(report, options)}
         self.render_seconds = time.perf_counter() - start
         display(data, raw=True)
@@ -134,7 +139,7 @@ class SotMagics(Magics):
         # A cell that failed before translating anything (a syntax error, an exception at its top level) shows its
         # traceback alone.
         failed = self.last_result is not None and not self.last_result.success
-        self.show(report, render.Options(bytecode=args.bytecode, graph=args.graph, guards=args.guards),
+        self.show(report, _render().Options(bytecode=args.bytecode, graph=args.graph, guards=args.guards),
                   quiet=args.quiet or (failed and not report.functions))
         return None
 
@@ -195,7 +200,7 @@ class SotMagics(Magics):
         e = sot.explain(fn, *call_args, **kwargs)
         report = sot.report.build(e.translations)
         self.last_report = report
-        self.show(report, render.Options(bytecode=True, graph=True, guards=True))
+        self.show(report, _render().Options(bytecode=True, graph=True, guards=True))
         return e.value
 
     @line_magic

@@ -21,7 +21,7 @@ import numpy as np
 import sot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "magics"))
-from sot_magics import render  # noqa: E402
+from sot import render  # noqa: E402
 
 SEGMENT = """    a = a * 1.5 + b
     b = np.tanh(a) - b * 0.25

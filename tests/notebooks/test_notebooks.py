@@ -186,5 +186,5 @@ def test_bytecode():
     assert html_of(c).count('class="sot-bytecode"') == 2
     text = text_of(cell(nb, "%sot_bytecode chatty"))
     assert "chatty: 1 cache entry" in text and "LOAD_CONST" in text and "sot compiled graph" in text
-    text = text_of(cell(nb, "from sot_magics import render"))
+    text = text_of(cell(nb, "from sot import render"))
     assert "--- chatty (original)" in text and "break at line 3 (chatty)" in text

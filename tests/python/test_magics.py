@@ -12,7 +12,7 @@ np = pytest.importorskip("numpy")
 
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 
-from sot_magics import render  # noqa: E402
+from sot import render  # noqa: E402
 
 DEFINE = '''import numpy as np
 def f(x):

@@ -211,11 +211,9 @@ class Report:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """Shown by Jupyter as the ``%%sot`` report is (HTML, plain text): ``sot.report.build(records)`` as a cell's
-        value displays itself. The renderer comes with the magics (``sot_magics.render``)."""
-        try:
-            from sot_magics import render  # noqa: PLC0415 - the magics' renderer, where installed
-        except ImportError:
-            return {"text/plain": repr(self)}
+        value displays itself (``sot.render``)."""
+        from . import render  # noqa: PLC0415 - the renderer reads this module: imported when a report is shown
+
         options = render.Options()
         return {"text/html": render.to_html(self, options), "text/plain": render.to_text(self, options)}
 

@@ -70,13 +70,7 @@ std::vector<Instruction> instructions_from(const py::handle& value) {
   return value.cast<std::vector<Instruction>>();
 }
 
-}  // namespace
-
-void bind_bytecode(py::module_& parent) {
-  py::module_ m =
-      parent.def_submodule("bytecode", "Decode, edit, assemble and disassemble code objects.");
-  py::register_exception<bytecode::BytecodeError>(m, "BytecodeError", PyExc_ValueError);
-
+void bind_instruction(py::module_& m) {
   py::class_<Instruction>(
       m, "Instruction",
       "One instruction: EXTENDED_ARG folded, caches implicit, targets as instruction ids.")
@@ -126,7 +120,9 @@ void bind_bytecode(py::module_& parent) {
         }
         return s + ">";
       });
+}
 
+void bind_bytecode_class(py::module_& m) {
   py::class_<Bytecode>(m, "Bytecode", "A code object decoded into an editable instruction list.")
       .def("__len__", &Bytecode::size)
       .def("__getitem__",
@@ -187,6 +183,18 @@ void bind_bytecode(py::module_& parent) {
           "structured", [](const Bytecode& b) { return bytecode::disassemble_rows(b); },
           "Disassembly rows of this (possibly edited) Bytecode: inserted and replaced instructions "
           "have is_new.");
+}
+
+}  // namespace
+
+void bind_bytecode(py::module_& parent) {
+  py::module_ m =
+      parent.def_submodule("bytecode", "Decode, edit, assemble and disassemble code objects.");
+  py::register_exception<bytecode::BytecodeError>(m, "BytecodeError", PyExc_ValueError);
+
+  bind_instruction(m);
+
+  bind_bytecode_class(m);
 
   m.def(
       "decode", [](const py::object& code) { return Bytecode::decode(code.ptr()); },

@@ -123,11 +123,7 @@ capture::GuardNode* node_for(capture::GuardTree& tree, const py::object& code,
   return node;
 }
 
-}  // namespace
-
-void bind_capture(py::module_& parent) {
-  py::module_ m = parent.def_submodule("capture", "The frame-capture runtime (PEP 523).");
-
+void bind_guard_tree(py::module_& m) {
   py::class_<capture::GuardTree, std::shared_ptr<capture::GuardTree>>(
       m, "GuardTree", "Guards evaluated in C++ against a frame's locals, globals and builtins.")
       .def(py::init<>())
@@ -210,7 +206,9 @@ void bind_capture(py::module_& parent) {
       py::arg("expected") = py::none(), py::arg("length") = 0, py::arg("shape") = py::tuple(),
       py::arg("contiguous") = false,
       "Add one check at `path` ((root, name), then ('attr', name) / ('item', key) steps).");
+}
 
+void bind_scope(py::module_& m) {
   const py::class_<capture::Translator, std::shared_ptr<capture::Translator>> translator_class(
       m, "Translator", "A translator implemented in C++ (pass it to enable() or capture()).");
   py::class_<capture::RoundTripTranslator, capture::Translator,
@@ -257,6 +255,16 @@ void bind_capture(py::module_& parent) {
         "Strict mode: a translation failure raises RuntimeError in the frame instead of running "
         "the original.");
   m.def("strict", &capture::strict);
+}
+
+}  // namespace
+
+void bind_capture(py::module_& parent) {
+  py::module_ m = parent.def_submodule("capture", "The frame-capture runtime (PEP 523).");
+
+  bind_guard_tree(m);
+
+  bind_scope(m);
   m.def(
       "stats",
       [](const py::object& fn) -> py::dict {

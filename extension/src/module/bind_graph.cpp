@@ -6,17 +6,19 @@
 #include <string>
 #include <vector>
 
-#include "graph/exec/backend.hpp"
 #include "graph/backends/cpu/block_executor.hpp"
+#include "graph/backends/cpu/native_cache.hpp"
 #include "graph/backends/cuda/cuda_check.hpp"
-#include "graph/runtime/cuda/cuda_driver.hpp"
-#include "graph/ir/dtype.hpp"
-#include "graph/ir/graph.hpp"
+#include "graph/exec/backend.hpp"
 #include "graph/exec/cond_op.hpp"
 #include "graph/exec/loop_op.hpp"
-#include "graph/backends/cpu/native_cache.hpp"
-#include "graph/runtime/cuda/nvrtc.hpp"
+#include "graph/ir/dtype.hpp"
+#include "graph/ir/graph.hpp"
 #include "graph/ir/shape.hpp"
+#include "graph/ir/subgraph.hpp"
+#include "graph/runtime/cuda/cuda_driver.hpp"
+#include "graph/runtime/cuda/nvrtc.hpp"
+#include "graph/runtime/disk_cache.hpp"
 #include "module/bindings.hpp"
 
 namespace py = pybind11;
@@ -33,12 +35,7 @@ graph::DType dtype_arg(const std::string& n) {
   return *t;
 }
 
-}  // namespace
-
-void bind_graph(py::module_& m) {
-  py::module_ g = m.def_submodule("graph", "The graph IR's NumPy rules (dtypes, shapes).");
-  graph::bind_loop_type(g);
-  graph::bind_cond_type(g);
+void bind_graph_rules(py::module_& g) {
   g.def(
       "dtypes",
       []() {
@@ -76,6 +73,9 @@ void bind_graph(py::module_& m) {
       "np.result_type(<array of dtype array>, scalar): NumPy 1.x value-based (weak=False) or NEP "
       "50 "
       "(weak=True).");
+}
+
+void bind_backend_settings(py::module_& g) {
   g.def("backends", &graph::backend_names, "The names of the graph backends.");
   g.def(
       "tier_b",
@@ -85,7 +85,7 @@ void bind_graph(py::module_& m) {
         }
         py::dict d;
         d["enabled"] = graph::native_options().enabled.load();
-        d["cache_dir"] = graph::native_cache_dir();
+        d["cache_dir"] = graph::kernel_cache_dir();
         return d;
       },
       py::arg("enabled") = py::none(),
@@ -127,6 +127,17 @@ void bind_graph(py::module_& m) {
       },
       "The CUDA driver and devices as the CUDA backend finds them (the driver loaded at run time): "
       "available, or the reason (\"no CUDA device: ...\"), and each device's name, sm_XY, memory.");
+}
+
+}  // namespace
+
+void bind_graph(py::module_& m) {
+  py::module_ g = m.def_submodule("graph", "The graph IR's NumPy rules (dtypes, shapes).");
+  graph::bind_subgraph_type(g);
+  graph::bind_loop_type(g);
+  graph::bind_cond_type(g);
+  bind_graph_rules(g);
+  bind_backend_settings(g);
   g.def(
       "nvrtc_version",
       []() {

@@ -21,9 +21,9 @@
 
 #include "bytecode/bytecode.hpp"
 #include "graph/rules/rules.hpp"
-#include "translator/numpy/array_state.hpp"
-#include "translator/guards/guards.hpp"
 #include "translator/effects/side_effects.hpp"
+#include "translator/guards/guards.hpp"
+#include "translator/numpy/array_state.hpp"
 #include "translator/values/variable.hpp"
 
 namespace sot::graph {
@@ -91,7 +91,7 @@ std::string frame_introspection(PyCodeObject* co, bool allow_super = false);
 std::vector<std::string> simulated_opcode_names();
 
 // The NumPy functions, ufuncs and ndarray methods the translator captures, each with how it runs:
-// "ufunc (fused)", "graph op" or "library op" (array_operators.cpp; docs/numpy_coverage.md).
+// "ufunc (fused)", "graph op" or "library op" (numpy_names.cpp; docs/numpy_coverage.md).
 std::vector<std::pair<std::string, std::string>> numpy_coverage();
 
 class OpcodeExecutor {
@@ -260,8 +260,8 @@ class OpcodeExecutor {
   // breaks the graph).
   bool capture_while(const bytecode::Instruction& ins, bool jump_if);
   // if_capture.cpp: an `if` on a value of the graph becomes one cond op (each way simulated, its
-  // ops a graph of their own; only the way the test picks runs); false when it cannot (the jump then
-  // breaks the graph).
+  // ops a graph of their own; only the way the test picks runs); false when it cannot (the jump
+  // then breaks the graph).
   struct IfSite;
   bool capture_if(const bytecode::Instruction& ins, bool jump_if);
   bool simulate_way(IfSite* site, std::size_t start, bool first);

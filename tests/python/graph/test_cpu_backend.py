@@ -845,7 +845,7 @@ def test_report_explain_and_drawing_show_groups():
     report = build(t.records())
     (graph,) = [g for f in report.functions for g in f.graphs]
     assert graph.plan["backend"] == "cpu" and len(graph.plan["groups"]) == 3
-    render = pytest.importorskip("sot_magics.render")
+    render = pytest.importorskip("sot.render")
     assert "graph of output_read_later: cpu: 3 groups, 1 fused" in render.to_text(report)
     full = render.to_text(report, render.Options(graph=True))
     assert "  store b2 <- e5" in full

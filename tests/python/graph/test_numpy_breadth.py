@@ -1075,7 +1075,7 @@ def test_masks_over_dynamic_shapes():
 def test_tuple_values_in_text_json_and_drawing():
     """A function of several results is one op making a tuple value, read by one getitem per item; the graph's
     text, JSON and drawing say so."""
-    render = pytest.importorskip("sot_magics.render")
+    render = pytest.importorskip("sot.render")
     import sot
 
     def f(a):

@@ -67,16 +67,7 @@ std::string CondBody::text(const std::string& indent) const {
   std::string s;
   for (std::size_t way = 0; way < 2; ++way) {
     s += indent + (way == 0 ? "true:\n" : "false:\n");
-    const std::string body = spec_.body[way].text(spec_.outputs[way]);
-    std::size_t start = 0;
-    while (start < body.size()) {
-      std::size_t end = body.find('\n', start);
-      if (end == std::string::npos) {
-        end = body.size();
-      }
-      s += indent + "  " + body.substr(start, end - start) + "\n";
-      start = end + 1;
-    }
+    s += indented(spec_.body[way].text(spec_.outputs[way]), indent + "  ");
   }
   return s;
 }
@@ -93,22 +84,8 @@ CondBody* cond_body_of(const py::handle& fn) {
 }
 
 void bind_cond_type(py::module_& m) {
-  py::class_<CondBody, std::shared_ptr<CondBody>>(
+  py::class_<CondBody, SubgraphOp, std::shared_ptr<CondBody>>(
       m, "CondBody", "The two ways of a cond op: graphs, the one its test picks run.")
-      .def("__call__",
-           [](CondBody& body, const py::args& args) {
-             std::vector<PyObject*> argv;
-             argv.reserve(args.size());
-             for (const py::handle a : args) {
-               argv.push_back(a.ptr());
-             }
-             PyObject* r = body.run(argv.data(), argv.size());
-             if (r == nullptr) {
-               throw py::error_already_set();
-             }
-             return py::reinterpret_steal<py::object>(r);
-           })
-      .def("text", [](const CondBody& body) { return body.text(""); })
       .def("__repr__", [](const CondBody& body) {
         return "<sot cond: " + std::to_string(body.spec().body[0].ops().size()) + " and " +
                std::to_string(body.spec().body[1].ops().size()) + " ops>";

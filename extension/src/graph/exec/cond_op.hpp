@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "graph/ir/graph.hpp"
+#include "graph/ir/subgraph.hpp"
 
 namespace sot::graph {
 
@@ -27,7 +28,7 @@ struct CondSpec {
   std::array<std::vector<int>, 2> args;     // each way's inputs: positions among the op's arguments
 };
 
-class CondBody {
+class CondBody final : public SubgraphOp {
  public:
   explicit CondBody(CondSpec spec) : spec_(std::move(spec)) {}
   const CondSpec& spec() const { return spec_; }
@@ -35,9 +36,9 @@ class CondBody {
   void compile(Backend* backend, bool check, const std::function<ValueInfo(ValueInfo)>& current);
   // Runs the way the test (args[0]) picks: a tuple of its outputs (new reference; nullptr with an
   // error set when it raises). Compiles with the reference backend when nothing has.
-  PyObject* run(PyObject* const* args, std::size_t nargs);
+  PyObject* run(PyObject* const* args, std::size_t nargs) override;
   // Both ways as text, each line after `indent`.
-  std::string text(const std::string& indent) const;
+  std::string text(const std::string& indent) const override;
 
  private:
   CondSpec spec_;

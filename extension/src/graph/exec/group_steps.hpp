@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "graph/lower/fusion.hpp"
-#include "graph/ir/graph.hpp"
 #include "graph/exec/program.hpp"
+#include "graph/ir/graph.hpp"
+#include "graph/lower/fusion.hpp"
 
 namespace sot::graph {
 

@@ -136,18 +136,7 @@ PyObject* LoopBody::run(PyObject* const* args, std::size_t nargs) {
 }
 
 std::string LoopBody::text(const std::string& indent) const {
-  const std::string body = spec_.body.text(spec_.outputs);
-  std::string s;
-  std::size_t start = 0;
-  while (start < body.size()) {
-    std::size_t end = body.find('\n', start);
-    if (end == std::string::npos) {
-      end = body.size();
-    }
-    s += indent + body.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
-  return s;
+  return indented(spec_.body.text(spec_.outputs), indent);
 }
 
 py::object make_loop_callable(LoopSpec spec) {
@@ -173,26 +162,12 @@ void compile_loops(const Graph& graph, Backend* backend, bool check,
 }
 
 void bind_loop_type(py::module_& m) {
-  py::class_<LoopBody, std::shared_ptr<LoopBody>>(
+  py::class_<LoopBody, SubgraphOp, std::shared_ptr<LoopBody>>(
       m, "LoopBody", "The body of a loop op: its graph, run once per step.")
-      .def("__call__",
-           [](LoopBody& body, const py::args& args) {
-             std::vector<PyObject*> argv;
-             argv.reserve(args.size());
-             for (const py::handle a : args) {
-               argv.push_back(a.ptr());
-             }
-             PyObject* r = body.run(argv.data(), argv.size());
-             if (r == nullptr) {
-               throw py::error_already_set();
-             }
-             return py::reinterpret_steal<py::object>(r);
-           })
       .def_property_readonly("trips", [](const LoopBody& body) { return body.spec().trips; })
       .def_property_readonly("carried", [](const LoopBody& body) { return body.spec().ncarried; })
       .def_property_readonly("ops",
                              [](const LoopBody& body) { return body.spec().body.ops().size(); })
-      .def("text", [](const LoopBody& body) { return body.text(""); })
       .def("__repr__", [](const LoopBody& body) {
         const std::int64_t trips = body.spec().trips;
         return "<sot loop body: " +

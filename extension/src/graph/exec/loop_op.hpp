@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "graph/ir/graph.hpp"
+#include "graph/ir/subgraph.hpp"
 
 namespace sot::graph {
 
@@ -42,7 +43,7 @@ struct LoopSpec {
   std::int64_t counter_start = 0;
 };
 
-class LoopBody {
+class LoopBody final : public SubgraphOp {
  public:
   explicit LoopBody(LoopSpec spec) : spec_(std::move(spec)) {}
   const LoopSpec& spec() const { return spec_; }
@@ -51,9 +52,9 @@ class LoopBody {
   void compile(Backend* backend, bool check, const std::function<ValueInfo(ValueInfo)>& current);
   // Runs the loop on the op's arguments: a tuple of the outputs (new reference; nullptr with an
   // error set when a step raises). Compiles with the reference backend when nothing has.
-  PyObject* run(PyObject* const* args, std::size_t nargs);
+  PyObject* run(PyObject* const* args, std::size_t nargs) override;
   // The body as text, each line after `indent`.
-  std::string text(const std::string& indent) const;
+  std::string text(const std::string& indent) const override;
 
  private:
   LoopSpec spec_;

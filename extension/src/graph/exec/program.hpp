@@ -76,7 +76,8 @@ class Frame {
   void set_owned(int id, PyObject* value);
   // Frees the results step `k` is the last to need (into the pool, when there is one).
   void release_after(std::size_t k);
-  // Where released arrays go, for later outputs to take (graph/exec/buffer_pool.hpp); none by default.
+  // Where released arrays go, for later outputs to take (graph/exec/buffer_pool.hpp); none by
+  // default.
   void set_pool(BufferPool* pool) { pool_ = pool; }
   BufferPool* pool() const { return pool_; }
   // True when step `k`, run now, writes its result into a dying argument's array (Step::reuse).

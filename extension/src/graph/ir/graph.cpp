@@ -2,8 +2,7 @@
 
 #include "core/loaded_module.hpp"
 #include "graph/ir/arg_values.hpp"
-#include "graph/exec/cond_op.hpp"
-#include "graph/exec/loop_op.hpp"
+#include "graph/ir/subgraph.hpp"
 
 #include <pybind11/stl.h>
 
@@ -533,10 +532,8 @@ std::string Graph::text(const std::vector<int>& outputs) const {
       line += "  # view";
     }
     s += line + "\n";
-    if (const LoopBody* body = op.name == "loop" ? loop_body_of(op.fn) : nullptr) {
-      s += body->text("    | ");
-    } else if (const CondBody* cond = op.name == "cond" ? cond_body_of(op.fn) : nullptr) {
-      s += cond->text("    | ");
+    if (const SubgraphOp* sub = subgraph_of(op.fn)) {
+      s += sub->text("    | ");
     }
   }
   s += "return (";

@@ -1,9 +1,9 @@
 // Fusion: a graph's ops partitioned into groups, in program order. A fused group is a run of
 // elementwise ufunc ops over one iteration domain (the result shape they share; operands
 // broadcast into it), optionally ending in a reduction of one of its values over the whole domain
-// (graph/rules/reductions.hpp); its values that nothing after it reads never reach memory. matmul, dot
-// and einsum are library calls; everything else (views, in-place ops, other reductions, shape ops,
-// indexing) is opaque and runs as the NumPy call the user made. In-place ops end a group, so
+// (graph/rules/reductions.hpp); its values that nothing after it reads never reach memory. matmul,
+// dot and einsum are library calls; everything else (views, in-place ops, other reductions, shape
+// ops, indexing) is opaque and runs as the NumPy call the user made. In-place ops end a group, so
 // NumPy's aliasing is kept by running them as they are; so do views, except a basic slice of a
 // value made before the group (`u[1:-1, :-2]`), which is moved ahead of the group (it reads nothing
 // the group makes, and the group's members change nothing) and read by the group as an input.

@@ -1,6 +1,7 @@
 #include "graph/lower/kernel_ir.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <string>
 #include <utility>
@@ -214,4 +215,28 @@ std::string Kernel::text() const {
   return s;
 }
 
+namespace {
+
+Observer g_observer = nullptr;  // set and read with the GIL held
+
+}  // namespace
+
+void set_observer(Observer fn) {
+  g_observer = fn;
+}
+
+Observer observer() {
+  return g_observer;
+}
+
 }  // namespace sot::graph::kir
+
+namespace sot::graph {
+
+bool exact_double_float(PyObject* value) {
+  const char* type = Py_TYPE(value)->tp_name;
+  return PyFloat_Check(value) || std::strcmp(type, "numpy.float32") == 0 ||
+         std::strcmp(type, "numpy.float16") == 0;
+}
+
+}  // namespace sot::graph

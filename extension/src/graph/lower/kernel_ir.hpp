@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/lower/fusion.hpp"
 #include "graph/ir/graph.hpp"
+#include "graph/lower/fusion.hpp"
 #include "graph/rules/reductions.hpp"
 
 namespace sot::graph::kir {
@@ -102,4 +102,20 @@ struct Kernel {
 // The kernel of fused group `g` of `graph`, called `name`.
 Kernel lower(const Graph& graph, const Group& g, const std::string& name);
 
+// What watches the kernels a backend lowers: the CUDA compile check (graph/backends/cuda/
+// cuda_check.hpp) sets one while it is on, so that every kernel the CPU backend lowers is also
+// emitted and compiled for a GPU, without the CPU backend knowing of CUDA. nullptr: none.
+using Observer = void (*)(const Kernel&);
+void set_observer(Observer fn);
+Observer observer();
+
 }  // namespace sot::graph::kir
+
+namespace sot::graph {
+
+// True when `value` is a float a double holds exactly: Python's, NumPy's float64 (a float
+// subclass), float32 or float16 (not longdouble). The generated kernels (CPU tier B, CUDA) take
+// such scalars as doubles (PyFloat_AsDouble).
+bool exact_double_float(PyObject* value);
+
+}  // namespace sot::graph

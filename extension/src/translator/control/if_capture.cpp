@@ -22,10 +22,10 @@
 
 #include "bytecode/opcode_table.hpp"
 #include "core/loaded_module.hpp"
-#include "graph/ir/arg_values.hpp"
 #include "graph/exec/cond_op.hpp"
-#include "translator/executor_support.hpp"
+#include "graph/ir/arg_values.hpp"
 #include "translator/control/loop_site.hpp"
+#include "translator/executor_support.hpp"
 #include "translator/opcode_executor.hpp"
 
 namespace py = pybind11;

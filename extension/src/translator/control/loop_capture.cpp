@@ -8,10 +8,10 @@
 //   from step to step), or an array that was unbound before the loop (its last value is read);
 // - nothing else changed: no Python value a later step would see differently (a counter, a list
 //   appended to, a global, an attribute, an iterator made before the loop), no print, no break.
-// The body's ops then move from the frame's graph into a graph of their own (graph/exec/loop_op.hpp)
-// and the frame's graph gets one `loop` op and a `loop_output` per value read after the loop.
-// Anything else (a break, a branch on an array, a side effect, a return) puts every value back as
-// it was before the loop and the loop unrolls as before.
+// The body's ops then move from the frame's graph into a graph of their own
+// (graph/exec/loop_op.hpp) and the frame's graph gets one `loop` op and a `loop_output` per value
+// read after the loop. Anything else (a break, a branch on an array, a side effect, a return) puts
+// every value back as it was before the loop and the loop unrolls as before.
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -23,10 +23,10 @@
 #include "bytecode/opcode_table.hpp"
 #include "bytecode/operands.hpp"
 #include "core/loaded_module.hpp"
-#include "graph/ir/arg_values.hpp"
 #include "graph/exec/loop_op.hpp"
-#include "translator/executor_support.hpp"
+#include "graph/ir/arg_values.hpp"
 #include "translator/control/loop_site.hpp"
+#include "translator/executor_support.hpp"
 #include "translator/opcode_executor.hpp"
 
 namespace py = pybind11;

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "bytecode/opcode_table.hpp"
-#include "translator/executor_support.hpp"
 #include "translator/control/loop_site.hpp"
+#include "translator/executor_support.hpp"
 #include "translator/opcode_executor.hpp"
 
 namespace py = pybind11;

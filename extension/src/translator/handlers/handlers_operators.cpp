@@ -9,8 +9,8 @@
 
 #include "bytecode/opcode_table.hpp"
 #include "bytecode/operands.hpp"
-#include "translator/handlers/binary_operators.hpp"
 #include "translator/executor_support.hpp"
+#include "translator/handlers/binary_operators.hpp"
 #include "translator/opcode_executor.hpp"
 
 namespace py = pybind11;

@@ -1,8 +1,9 @@
 // NumPy in the translator: arrays and NumPy scalars as graph values, and the operators, ufuncs,
 // reductions, shape operations, indexing and array methods captured into the frame's graph. Every
 // op calls what the user's code called (the same function or operator with the same arguments),
-// so the reference backend is bit-exact; the rules of graph/rules/rules.hpp give each result its dtype
-// and shape without running anything. What is not modelled breaks the graph with a NumPy reason.
+// so the reference backend is bit-exact; the rules of graph/rules/rules.hpp give each result its
+// dtype and shape without running anything. What is not modelled breaks the graph with a NumPy
+// reason.
 #include <pybind11/stl.h>
 
 #include <algorithm>
@@ -14,8 +15,8 @@
 #include <vector>
 
 #include "core/loaded_module.hpp"
-#include "translator/numpy/array_state.hpp"
 #include "translator/guards/guards.hpp"
+#include "translator/numpy/array_state.hpp"
 #include "translator/numpy/numpy_errstate.hpp"
 #include "translator/opcode_executor.hpp"
 

@@ -95,7 +95,7 @@ struct UfuncEntry {
 const UfuncEntry* find_ufunc(const std::string& name);
 
 // Basic index items of a constant key (ints, slices, None, Ellipsis, tuples of them), or nullopt
-// when the key is not a basic index (array_operators.cpp).
+// when the key is not a basic index (numpy_names.cpp).
 std::optional<std::vector<graph::IndexItem>> index_items(const pybind11::object& key);
 
 // str(o) as a std::string.

@@ -2,9 +2,9 @@
 // its arrays (the same dtypes, kinds and dimensions, sizes cut down, every element one), so that
 // result dtypes (np.linalg's float32 in, float32 out; cov's float64; a ufunc method's casting)
 // and whether a result is a NumPy scalar come from NumPy itself, for every NumPy version; the
-// shapes come from the rules (graph/rules/order_rules.hpp, graph/rules/linalg_rules.hpp). A call that raises
-// on its samples is refused: it raises for real. Also the calls of several results, and the
-// refusal of a call that may raise on its data while side effects wait to be replayed.
+// shapes come from the rules (graph/rules/order_rules.hpp, graph/rules/linalg_rules.hpp). A call
+// that raises on its samples is refused: it raises for real. Also the calls of several results, and
+// the refusal of a call that may raise on its data while side effects wait to be replayed.
 #include <algorithm>
 #include <string>
 #include <utility>

@@ -1,8 +1,8 @@
 // The rules of np.linalg's functions, np.cov and np.histogram, captured as library ops: each op
 // runs the NumPy function itself where the graph runs (LinAlgError for a singular matrix comes
-// from NumPy), its shapes from graph/rules/linalg_rules.hpp, its dtypes (float32 in, float32 out; ints
-// to float64; cov's float64) from the running NumPy (numpy_probe.cpp). A call that may raise on
-// its data is refused while side effects wait to be replayed after the graph.
+// from NumPy), its shapes from graph/rules/linalg_rules.hpp, its dtypes (float32 in, float32 out;
+// ints to float64; cov's float64) from the running NumPy (numpy_probe.cpp). A call that may raise
+// on its data is refused while side effects wait to be replayed after the graph.
 #include <cmath>
 #include <string>
 #include <utility>

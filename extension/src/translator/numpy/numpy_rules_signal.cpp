@@ -1,7 +1,7 @@
 // The rules of np.hanning (a graph op making a window), np.fft.rfft and np.fft.rfftfreq, and
 // np.insert with one int position (library ops: NumPy's function runs where the graph runs).
-// Shapes from graph/rules/library_rules.hpp; the dtypes of rfft (NumPy 2 keeps float32 as complex64)
-// and rfftfreq from the running NumPy (numpy_probe.cpp).
+// Shapes from graph/rules/library_rules.hpp; the dtypes of rfft (NumPy 2 keeps float32 as
+// complex64) and rfftfreq from the running NumPy (numpy_probe.cpp).
 #include <cmath>
 #include <cstdlib>
 #include <string>

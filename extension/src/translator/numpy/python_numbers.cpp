@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "core/loaded_module.hpp"
-#include "translator/numpy/array_state.hpp"
 #include "translator/handlers/binary_operators.hpp"
+#include "translator/numpy/array_state.hpp"
 #include "translator/opcode_executor.hpp"
 
 namespace py = pybind11;

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "graph/lower/kernel_ir.hpp"
 #include "graph/backends/cpu/native_cache.hpp"
 #include "graph/exec/program.hpp"
+#include "graph/lower/kernel_ir.hpp"
 
 namespace sot {
 struct ArrayFields;
@@ -101,8 +101,8 @@ class BlockKernel {
             std::atomic<bool>& failed);
   bool run_calls(const Run& r, Worker& w, const std::vector<PyObject*>& views,
                  const std::vector<PyObject*>& temps);
-  // The reduction of a block (graph/rules/reductions.hpp): a block of whole rows into the output's rows,
-  // or a flat range into its leaves' sums.
+  // The reduction of a block (graph/rules/reductions.hpp): a block of whole rows into the output's
+  // rows, or a flat range into its leaves' sums.
   bool plan_reduction(Run& r);
   void allocate_reduction(Run& r);
   void plan_leaves(Run& r, Geometry& g) const;

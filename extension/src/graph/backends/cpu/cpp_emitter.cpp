@@ -99,12 +99,12 @@ bool scalar_ok(const kir::Scalar& s, DType t) {
 }
 
 // Plans and writes a kernel's code. Each expression is computed inline (an exact op, a select), by
-// a call of NumPy's loop for its ufunc (graph/backends/cpu/numpy_loops.hpp), or is a load or a scalar. Without
-// loops the code is one loop over the block, every value in a register. With loops the block runs
-// in chunks of kChunk elements, and each chunk in stages: a loop over the chunk computing the
-// inline values up to the next NumPy call, then that call on chunk arrays, and so on; a value read
-// by a later stage or by a call goes through a chunk array, loads and scalars are read again where
-// used.
+// a call of NumPy's loop for its ufunc (graph/backends/cpu/numpy_loops.hpp), or is a load or a
+// scalar. Without loops the code is one loop over the block, every value in a register. With loops
+// the block runs in chunks of kChunk elements, and each chunk in stages: a loop over the chunk
+// computing the inline values up to the next NumPy call, then that call on chunk arrays, and so on;
+// a value read by a later stage or by a call goes through a chunk array, loads and scalars are read
+// again where used.
 class Emitter {
  public:
   Emitter(const kir::Kernel& k, DType t)
@@ -454,12 +454,6 @@ class Emitter {
 };
 
 }  // namespace
-
-bool exact_double_float(PyObject* value) {
-  const char* type = Py_TYPE(value)->tp_name;
-  return PyFloat_Check(value) || std::strcmp(type, "numpy.float32") == 0 ||
-         std::strcmp(type, "numpy.float16") == 0;
-}
 
 std::optional<NativeSource> emit_cpp(const kir::Kernel& k, std::string* why) {
   if (k.buffers.empty()) {

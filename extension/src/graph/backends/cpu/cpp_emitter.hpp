@@ -4,7 +4,8 @@
 // sqrt, abs, negation, square) on operands of the kernel's dtype, quiet comparisons, selects
 // (where) and logic on booleans, compiled without FMA contraction or fast-math, or calls of the
 // very strided loop NumPy runs for that ufunc and dtype (exp, sin, maximum, clip, ...: see
-// graph/backends/cpu/numpy_loops.hpp) on chunk-sized arrays. Casts, integers and reductions keep tier A.
+// graph/backends/cpu/numpy_loops.hpp) on chunk-sized arrays. Casts, integers and reductions keep
+// tier A.
 #pragma once
 
 #include <optional>
@@ -36,10 +37,6 @@ struct NativeSource {
   std::string code;
   std::vector<LoopCall> loops;  // loops[i] is the code's f[i]
 };
-
-// True when `value` is a float a double holds exactly: Python's, NumPy's float64 (a float
-// subclass), float32 or float16 (not longdouble). Tier B takes such scalars (PyFloat_AsDouble).
-bool exact_double_float(PyObject* value);
 
 // The C++ of `k`, or nullopt and `why` (the first op or operand it does not emit).
 std::optional<NativeSource> emit_cpp(const kir::Kernel& k, std::string* why);

@@ -11,13 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "graph/exec/backend.hpp"
 #include "graph/backends/cpu/block_executor.hpp"
-#include "graph/backends/cuda/cuda_check.hpp"
-#include "graph/lower/fusion.hpp"
+#include "graph/exec/backend.hpp"
 #include "graph/exec/group_steps.hpp"
-#include "graph/lower/kernel_ir.hpp"
 #include "graph/exec/program.hpp"
+#include "graph/lower/fusion.hpp"
+#include "graph/lower/kernel_ir.hpp"
 
 namespace py = pybind11;
 
@@ -76,8 +75,8 @@ class FusedRunner final : public Runner {
             std::make_unique<BlockKernel>(kir::lower(graph, g, "k" + std::to_string(kernels++)));
         s.kernel->set_in_place_after_library(g.single_after_library);
         s.kernel->set_dying_inputs(dying_inputs(graph, g));
-        if (cuda_check_enabled()) {
-          cuda_check_kernel(s.kernel->kernel());
+        if (const kir::Observer watch = kir::observer()) {
+          watch(s.kernel->kernel());
         }
       }
       s.group = std::move(g);

@@ -1,5 +1,7 @@
 #include "graph/backends/cpu/native_cache.hpp"
 
+#include "graph/runtime/disk_cache.hpp"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -114,53 +116,14 @@ Registry& registry() {
 
 }  // namespace
 
-std::string cache_key(const std::string& text) {
-  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a, 64 bits: stable across processes
-  for (const unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
-  return out;
-}
-
-bool make_dirs(const std::string& path) {
-  std::string partial;
-  std::stringstream parts(path);
-  std::string part;
-  while (std::getline(parts, part, '/')) {
-    partial += part + "/";
-    if (!part.empty()) {
-      ::mkdir(partial.c_str(), 0755);
-    }
-  }
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 NativeOptions& native_options() {
   static NativeOptions options;
   return options;
 }
 
-std::string native_cache_dir() {
-  std::string base;
-  if (const char* dir = std::getenv("SOT_CACHE_DIR"); dir != nullptr && *dir != '\0') {
-    base = dir;
-  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-    base = std::string(xdg) + "/xeus-sot";
-  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    base = std::string(home) + "/.cache/xeus-sot";
-  } else {
-    base = "/tmp/xeus-sot";
-  }
-  return base + "/kernels";
-}
-
 void NativeKernel::build(const NativeSource& source, const std::string& key_hex, bool compile) {
   const auto start = std::chrono::steady_clock::now();
-  const std::string dir = native_cache_dir();
+  const std::string dir = kernel_cache_dir();
   path_ = dir + "/" + key_hex + ".so";
   if (compile) {
     if (!make_dirs(dir)) {
@@ -214,7 +177,7 @@ std::shared_ptr<NativeKernel> native_kernel(const NativeSource& source) {
   auto kernel = std::make_shared<NativeKernel>();
   r.by_key[key] = kernel;
   struct stat st {};
-  if (::stat((native_cache_dir() + "/" + key + ".so").c_str(), &st) == 0) {
+  if (::stat((kernel_cache_dir() + "/" + key + ".so").c_str(), &st) == 0) {
     lock.unlock();
     kernel->build(source, key, false);  // a warm start: only dlopen
     return kernel;

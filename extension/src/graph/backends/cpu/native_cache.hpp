@@ -45,15 +45,6 @@ struct NativeOptions {
 };
 NativeOptions& native_options();
 
-// The folder of the kernel cache: $SOT_CACHE_DIR, else $XDG_CACHE_HOME/xeus-sot, else
-// ~/.cache/xeus-sot; then "kernels".
-std::string native_cache_dir();
-
-// A stable key of `text` across processes and builds (FNV-1a, 64 bits, as 16 hex digits).
-std::string cache_key(const std::string& text);
-// Makes `path` and its parents; true when it is a folder afterwards.
-bool make_dirs(const std::string& path);
-
 // The kernel for `source`: loaded now when the cache has it, else compiling in a background thread
 // (state() says when it is ready). Kernels of equal source are shared in the process.
 std::shared_ptr<NativeKernel> native_kernel(const NativeSource& source);

@@ -18,16 +18,16 @@
 
 #include "core/array_fields.hpp"
 #include "core/loaded_module.hpp"
-#include "graph/exec/backend.hpp"
-#include "graph/runtime/cuda/cuda_device.hpp"
 #include "graph/backends/cuda/cuda_emitter.hpp"
 #include "graph/backends/cuda/cuda_launch.hpp"
-#include "graph/rules/fp_state.hpp"
-#include "graph/lower/fusion.hpp"
+#include "graph/exec/backend.hpp"
 #include "graph/exec/group_steps.hpp"
-#include "graph/lower/kernel_ir.hpp"
-#include "graph/runtime/cuda/nvrtc.hpp"
 #include "graph/exec/program.hpp"
+#include "graph/lower/fusion.hpp"
+#include "graph/lower/kernel_ir.hpp"
+#include "graph/rules/fp_state.hpp"
+#include "graph/runtime/cuda/cuda_device.hpp"
+#include "graph/runtime/cuda/nvrtc.hpp"
 
 namespace py = pybind11;
 

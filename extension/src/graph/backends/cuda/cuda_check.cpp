@@ -58,6 +58,7 @@ void set_cuda_check(bool on, const std::string& arch) {
   s = CheckState();
   s.on = on;
   s.arch = arch;
+  kir::set_observer(on ? &cuda_check_kernel : nullptr);
 }
 
 bool cuda_check_enabled() {

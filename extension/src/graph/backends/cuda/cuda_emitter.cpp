@@ -9,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "graph/backends/cpu/cpp_emitter.hpp"
-
 namespace py = pybind11;
 
 namespace sot::graph {

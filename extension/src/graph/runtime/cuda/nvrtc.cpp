@@ -1,6 +1,7 @@
 #include "graph/runtime/cuda/nvrtc.hpp"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -13,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/backends/cpu/native_cache.hpp"
+#include "graph/runtime/disk_cache.hpp"
 
 namespace sot::graph {
 
@@ -232,7 +233,7 @@ CudaBinary compile_cuda(const std::string& source, const std::string& arch) {
   }
   static std::mutex mutex;  // (NVRTC programs are independent; the cache files are not)
   const std::lock_guard<std::mutex> lock(mutex);
-  const std::string dir = native_cache_dir() + "/cuda";
+  const std::string dir = kernel_cache_dir() + "/cuda";
   const std::string stem =
       dir + "/" + cache_key("nvrtc " + version + "\n" + nvrtc_options(arch) + "\n" + source);
   if (read_file(stem + ".cubin", &b.cubin) && read_file(stem + ".ptx", &b.ptx) &&

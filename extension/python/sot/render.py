@@ -2,7 +2,10 @@
 fallback. Sections per translated function: graphs (count, ops), graph breaks (reason, the cell's source line
 highlighted), failures, guards, cache entries and recompile reasons, translation time; the original and the
 transformed bytecode side by side (aligned, new instructions highlighted, jump targets marked, source lines
-interleaved, every resume function, collapsible); each graph as text and as an SVG drawing (graphviz ``dot``)."""
+interleaved, every resume function, collapsible); each graph as text and as an SVG drawing (graphviz ``dot``).
+
+Part of the ``sot`` package (a report displays itself through it); the magics (``sot_magics``) use it as they use
+the rest of the sot API, and ``sot`` never imports the magics."""
 
 import difflib
 import dis
@@ -11,6 +14,8 @@ import linecache
 import shutil
 import subprocess
 from dataclasses import dataclass
+
+from .report import op_counts_text, plan_lines, plan_summary
 
 
 @dataclass
@@ -232,8 +237,6 @@ def _headline(report):
 
 
 def to_text(report, options=Options()):
-    from sot.report import plan_lines, plan_summary  # noqa: PLC0415 - sot is loaded once there is a report
-
     lines = [_headline(report)]
     for f in report.functions:
         lines.append("  " + _summary(f))
@@ -268,8 +271,6 @@ def to_text(report, options=Options()):
 
 
 def to_html(report, options=Options()):
-    from sot.report import op_counts_text, plan_lines, plan_summary  # noqa: PLC0415 - loaded with a report
-
     out = [CSS, '<div class="sot-report">', f'<div class="sot-head">{_esc(_headline(report))}</div>']
     if not report.functions:
         out.append("<div>No function defined in the notebook was called in this cell.</div>")

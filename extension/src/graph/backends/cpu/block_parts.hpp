@@ -1,0 +1,107 @@
+// The parts of the CPU backend's block runner (BlockKernel, block_executor.hpp) that its files
+// share, not part of its interface: where blocks cut the domain, a run's state, a thread's state,
+// the sizes blocks are chosen by, and small helpers. The runner is in four files, one concern each:
+// block_executor.cpp (preparing a run, running its blocks on threads), block_reuse.cpp (output
+// arrays: reused, or written into dying inputs), block_reductions.cpp (a kernel ending in a
+// reduction) and block_native.cpp (tier B: the compiled kernel's runs).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "graph/backends/cpu/block_executor.hpp"
+#include "graph/exec/buffer_pool.hpp"
+#include "graph/rules/reductions.hpp"
+
+namespace sot::graph {
+
+namespace block {
+
+// Outputs below this size are not kept for the next run (malloc serves them without page faults).
+inline constexpr std::int64_t kMinSpareBytes = std::int64_t{1} << 20;
+
+// A block's buffers (arrays, plus about one temporary per call) fill about this much memory.
+inline constexpr std::int64_t kBlockBytes = std::int64_t{4} << 20;
+inline constexpr std::int64_t kMinBlock = 4096;
+inline constexpr std::int64_t kMaxBlock = std::int64_t{1} << 20;
+inline constexpr std::int64_t kBlockQuantum = 64;
+// The shortest rows tier B runs one call a row for.
+inline constexpr std::int64_t kMinNativeRow = 64;
+// Elements each thread beyond the first must have: a thread costs about 35 us to start and join on
+// the 2-core machine of docs/executor.md, the time of a few hundred thousand elements of a short
+// chain, so smaller kernels run on the calling thread alone. (With a block size set, as in the
+// tests, every block may go to another thread.)
+inline constexpr std::int64_t kMinThreadElements = std::int64_t{1} << 17;
+
+// The elements of `domain` (the product of its sizes).
+std::int64_t elements(const std::vector<std::int64_t>& domain);
+// The threads for `units` parts of a run over `elements` elements.
+std::int64_t threads_for(std::int64_t units, std::int64_t elements);
+// A Python int, and slice(start, stop).
+pybind11::object index_object(std::int64_t i);
+pybind11::object slice_object(std::int64_t start, std::int64_t stop);
+
+}  // namespace block
+
+// Where blocks cut the domain: whole rows of axis `axis` (each of `inner` elements, the product of
+// the later sizes), `rows` of them per block, for every index of the axes before it.
+struct Geometry {
+  std::vector<std::int64_t> domain;
+  std::size_t axis = 0;
+  std::int64_t inner = 1;
+  std::int64_t rows = 1;
+  std::int64_t blocks = 0;  // in all
+  // A full reduction's blocks: ranges of the flat domain, the index of each one's first leaf, and
+  // the leaves' length (0: a range is one leaf).
+  std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
+  std::vector<std::int64_t> first_leaf;
+  std::int64_t leaf = 0;
+};
+
+struct BlockKernel::Run {
+  std::vector<PyObject*> arrays;       // per buffer: the array (inputs borrowed, outputs in `made`)
+  std::vector<pybind11::object> made;  // the output arrays
+  std::vector<pybind11::object>
+      blockable;                   // per buffer: what blocks index (the array or a flat view)
+  std::vector<PyObject*> scalars;  // per scalar (borrowed)
+  std::vector<std::int64_t> domain;
+  BufferPool* pool = nullptr;  // the compiled graph's, for the outputs
+  bool flat = false;
+  // Not flat, but every array has the domain's shape and contiguous rows (the last axis): tier B
+  // runs row by row.
+  bool rowwise = false;
+  // Every input can be read row by row (rowwise, or, for a reduction's whole rows, even when flat).
+  bool rows_ok = false;
+  // A reduction kernel whose blocks run tier B's code, then NumPy's reduce (native_block), with
+  // these scalar operands.
+  bool native_rows = false;
+  std::vector<double> native_scalars;
+  std::int64_t block = 0;
+  int flags = 0;  // the floating-point flags every worker raised
+  // Outputs written into dying inputs: then a reported flag cannot make the group run op by op
+  // (the inputs are gone) and is reported per op, from expr_flags.
+  bool donated = false;
+  std::vector<int> expr_flags;  // per expression: the flags its calls raised
+  // A reduction over the last axis: the keepdims-shaped view of the result the blocks write.
+  pybind11::object reduced;
+  // A reduction: NumPy's buffer size (0: none read); a full one: NumPy's summation order and the
+  // leaves' sums.
+  SumOrder order = SumOrder::kUnknown;
+  std::int64_t chunk = 0;
+  pybind11::object sums;
+};
+
+// What one thread needs to run blocks: its temporaries (flat, a block's capacity), their views by
+// a block's row count, and its floating-point flags (the flags are per thread).
+struct BlockKernel::Worker {
+  std::vector<pybind11::object> temps;
+  std::vector<std::pair<std::int64_t, std::vector<pybind11::object>>> shaped;
+  std::vector<PyObject*> args;
+  int flags = 0;
+  std::vector<int> expr_flags;
+};
+
+}  // namespace sot::graph

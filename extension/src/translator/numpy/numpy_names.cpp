@@ -1,0 +1,351 @@
+// Which NumPy callables the translator captures, and how it names them (numpy_names.hpp): the
+// ufunc table, the functions, linalg and fft functions, ufunc methods and ndarray methods captured,
+// the identity table of this process's numpy, the coverage list docs/numpy_coverage.md is made
+// from, and the basic index items of a constant subscript key.
+#include "translator/numpy/numpy_names.hpp"
+
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/loaded_module.hpp"
+#include "translator/numpy/array_state.hpp"
+#include "translator/opcode_executor.hpp"
+
+namespace py = pybind11;
+
+namespace sot::translator {
+
+using graph::UfuncKind;
+
+py::object operator_fn(const char* name) {
+  return loaded_module("operator").attr(name);
+}
+
+namespace {
+
+constexpr std::array<UfuncEntry, 60> kUfuncs = {{
+    {"add", UfuncKind::kArith, 2},
+    {"subtract", UfuncKind::kSubtract, 2},
+    {"multiply", UfuncKind::kArith, 2},
+    {"true_divide", UfuncKind::kTrueDivide, 2},
+    {"divide", UfuncKind::kTrueDivide, 2},
+    {"floor_divide", UfuncKind::kFloorDivide, 2},
+    {"remainder", UfuncKind::kFloorDivide, 2},
+    {"mod", UfuncKind::kFloorDivide, 2},
+    {"fmod", UfuncKind::kFloorDivide, 2},
+    {"power", UfuncKind::kPower, 2},
+    {"maximum", UfuncKind::kArith, 2},
+    {"minimum", UfuncKind::kArith, 2},
+    {"fmax", UfuncKind::kArith, 2},
+    {"fmin", UfuncKind::kArith, 2},
+    {"arctan2", UfuncKind::kFloat, 2},
+    {"hypot", UfuncKind::kFloat, 2},
+    {"exp", UfuncKind::kFloat, 1},
+    {"exp2", UfuncKind::kFloat, 1},
+    {"expm1", UfuncKind::kFloat, 1},
+    {"log", UfuncKind::kFloat, 1},
+    {"log2", UfuncKind::kFloat, 1},
+    {"log10", UfuncKind::kFloat, 1},
+    {"log1p", UfuncKind::kFloat, 1},
+    {"sqrt", UfuncKind::kFloat, 1},
+    {"cbrt", UfuncKind::kFloat, 1},
+    {"sin", UfuncKind::kFloat, 1},
+    {"cos", UfuncKind::kFloat, 1},
+    {"tan", UfuncKind::kFloat, 1},
+    {"arcsin", UfuncKind::kFloat, 1},
+    {"arccos", UfuncKind::kFloat, 1},
+    {"arctan", UfuncKind::kFloat, 1},
+    {"sinh", UfuncKind::kFloat, 1},
+    {"cosh", UfuncKind::kFloat, 1},
+    {"tanh", UfuncKind::kFloat, 1},
+    {"arcsinh", UfuncKind::kFloat, 1},
+    {"arccosh", UfuncKind::kFloat, 1},
+    {"arctanh", UfuncKind::kFloat, 1},
+    {"square", UfuncKind::kSame, 1},
+    {"negative", UfuncKind::kSame, 1},
+    {"positive", UfuncKind::kSame, 1},
+    {"absolute", UfuncKind::kAbs, 1},
+    {"fabs", UfuncKind::kRound, 1},
+    {"sign", UfuncKind::kSame, 1},
+    {"floor", UfuncKind::kRound, 1},
+    {"ceil", UfuncKind::kRound, 1},
+    {"trunc", UfuncKind::kRound, 1},
+    {"rint", UfuncKind::kRound, 1},
+    {"isnan", UfuncKind::kPredicate, 1},
+    {"isinf", UfuncKind::kPredicate, 1},
+    {"isfinite", UfuncKind::kPredicate, 1},
+    {"logical_and", UfuncKind::kLogical, 2},
+    {"logical_or", UfuncKind::kLogical, 2},
+    {"logical_xor", UfuncKind::kLogical, 2},
+    {"logical_not", UfuncKind::kLogical, 1},
+    {"greater", UfuncKind::kCompare, 2},
+    {"greater_equal", UfuncKind::kCompare, 2},
+    {"less", UfuncKind::kCompare, 2},
+    {"less_equal", UfuncKind::kCompare, 2},
+    {"equal", UfuncKind::kCompare, 2},
+    {"not_equal", UfuncKind::kCompare, 2},
+}};
+
+constexpr std::array<UfuncEntry, 4> kBitwiseUfuncs = {{
+    {"bitwise_and", UfuncKind::kBitwise, 2},
+    {"bitwise_or", UfuncKind::kBitwise, 2},
+    {"bitwise_xor", UfuncKind::kBitwise, 2},
+    {"invert", UfuncKind::kBitwise, 1},
+}};
+
+// The other NumPy functions captured (the names the numpy module has them under).
+const char* const kFunctions[] = {
+    "abs",         "amax",         "amin",        "sum",
+    "prod",        "mean",         "max",         "min",
+    "argmax",      "argmin",       "var",         "std",
+    "any",         "all",          "cumsum",      "cumprod",
+    "matmul",      "dot",          "reshape",     "transpose",
+    "swapaxes",    "moveaxis",     "expand_dims", "squeeze",
+    "concatenate", "stack",        "split",       "where",
+    "clip",        "copy",         "zeros",       "ones",
+    "empty",       "full",         "zeros_like",  "ones_like",
+    "empty_like",  "full_like",    "arange",      "linspace",
+    "eye",         "broadcast_to", "round",       "around",
+    "ravel",       "einsum",       "outer",       "flip",
+    "fliplr",      "flipud",       "roll",        "tril",
+    "triu",        "sort",         "argsort",     "take_along_axis",
+    "cov",         "histogram",    "diag",        "trace",
+    "vander",      "polyval",      "insert",      "hanning",
+    "array",       "indices",      "nonzero",
+};
+
+// The np.linalg functions captured (as "linalg.<name>").
+const char* const kLinalg[] = {"inv", "det",  "cholesky", "solve", "qr",
+                               "svd", "eigh", "norm",     "lstsq"};
+
+// The np.fft functions captured (as "fft.<name>"). NumPy 2 loads np.fft at its first use: the
+// table imports it.
+const char* const kFft[] = {"rfft", "rfftfreq"};
+
+// The methods of NumPy's ufuncs that are captured (as "ufunc.<name>").
+const char* const kUfuncMethods[] = {"outer", "reduce", "accumulate"};
+
+// Methods of ndarray that are captured.
+const char* const kMethods[] = {
+    "sum",    "prod", "mean",   "max",     "min",   "argmax",  "argmin",    "var",      "std",
+    "any",    "all",  "cumsum", "cumprod", "dot",   "reshape", "transpose", "swapaxes", "squeeze",
+    "astype", "copy", "clip",   "round",   "ravel", "flatten", "sort",      "argsort",  "nonzero",
+};
+
+}  // namespace
+
+bool captured_ufunc_method(const std::string& name) {
+  return std::any_of(std::begin(kUfuncMethods), std::end(kUfuncMethods),
+                     [&](const char* m) { return name == m; });
+}
+
+bool captured_method(const std::string& name) {
+  return std::any_of(std::begin(kMethods), std::end(kMethods),
+                     [&](const char* m) { return name == m; });
+}
+
+// The NumPy callables this process's numpy has, by identity -> canonical name.
+const std::map<PyObject*, std::string>& numpy_table(const py::object& np) {
+  static std::map<PyObject*, std::string> table;
+  // The numpy module the table was made from: kept alive, never released (a static py::object
+  // would be released after the interpreter is gone).
+  static PyObject* seen = nullptr;
+  if (seen == np.ptr()) {
+    return table;
+  }
+  table.clear();
+  Py_XDECREF(seen);
+  seen = np.ptr();
+  Py_INCREF(seen);
+  auto add = [&](const char* attr, const std::string& canonical) {
+    PyObject* f = PyObject_GetAttrString(np.ptr(), attr);
+    if (f == nullptr) {
+      PyErr_Clear();
+      return;
+    }
+    table.emplace(f, canonical);  // the first name wins (np.abs is np.absolute)
+    Py_DECREF(f);                 // the numpy module keeps it alive
+  };
+  for (const auto& e : kUfuncs) {
+    add(e.name, std::string(e.name) == "divide" ? "true_divide"
+                : std::string(e.name) == "mod"  ? "remainder"
+                                                : e.name);
+  }
+  for (const auto& e : kBitwiseUfuncs) {
+    add(e.name, e.name);
+  }
+  for (const char* f : kFunctions) {
+    const std::string n = f;
+    add(f, n == "abs"      ? "absolute"
+           : n == "amax"   ? "max"
+           : n == "amin"   ? "min"
+           : n == "around" ? "round"
+                           : n);
+  }
+  auto add_module = [&](const char* sub, const auto& names) {
+    PyObject* module = PyImport_ImportModule((std::string("numpy.") + sub).c_str());
+    if (module == nullptr) {
+      PyErr_Clear();
+      return;
+    }
+    for (const char* f : names) {
+      PyObject* fn = PyObject_GetAttrString(module, f);
+      if (fn == nullptr) {
+        PyErr_Clear();
+        continue;
+      }
+      table.emplace(fn, std::string(sub) + "." + f);
+      Py_DECREF(fn);  // the module keeps it alive
+    }
+    Py_DECREF(module);
+  };
+  add_module("linalg", kLinalg);
+  add_module("fft", kFft);
+  return table;
+}
+
+// "np.random.rand", "np.linalg.norm": how a NumPy callable is named in reasons; empty when the
+// callable is not NumPy's.
+std::string numpy_name(const py::handle& fn) {
+  if (std::string(Py_TYPE(fn.ptr())->tp_name) == "numpy.ufunc") {
+    return "np." + str_of(fn.attr("__name__"));
+  }
+  PyObject* mod = PyObject_GetAttrString(fn.ptr(), "__module__");
+  if (mod == nullptr) {
+    PyErr_Clear();
+    return {};
+  }
+  const auto m = py::reinterpret_steal<py::object>(mod);
+  if (!PyUnicode_Check(m.ptr())) {
+    return {};
+  }
+  std::string module = str_of(m);
+  if (module != "numpy" && module.rfind("numpy.", 0) != 0) {
+    return {};
+  }
+  PyObject* qn = PyObject_GetAttrString(fn.ptr(), "__qualname__");
+  if (qn == nullptr) {
+    PyErr_Clear();
+    return {};
+  }
+  const std::string qual = str_of(py::reinterpret_steal<py::object>(qn));
+  // numpy.random.mtrand -> np.random; numpy.core.fromnumeric -> np.
+  std::string shown = "np";
+  for (const char* sub : {"random", "linalg", "fft", "ma", "polynomial"}) {
+    if (module.rfind(std::string("numpy.") + sub, 0) == 0) {
+      shown += std::string(".") + sub;
+    }
+  }
+  return shown + "." + qual;
+}
+
+std::vector<std::pair<std::string, std::string>> numpy_coverage() {
+  // Ops the cpu backend runs as calls of NumPy's own routine (a library group or an opaque op),
+  // never fused with elementwise neighbours.
+  static const char* const kLibrary[] = {
+      "matmul",  "dot", "einsum",    "outer",           "sort",
+      "argsort", "cov", "histogram", "take_along_axis", "insert"};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& e : kUfuncs) {
+    out.emplace_back(std::string("np.") + e.name,
+                     std::string(e.name) == "matmul" ? "library op" : "ufunc (fused)");
+  }
+  for (const auto& e : kBitwiseUfuncs) {
+    out.emplace_back(std::string("np.") + e.name, "ufunc (fused)");
+  }
+  for (const char* f : kFunctions) {
+    const bool library = std::find_if(std::begin(kLibrary), std::end(kLibrary), [&](const char* l) {
+                           return std::string(l) == f;
+                         }) != std::end(kLibrary);
+    out.emplace_back(std::string("np.") + f, library ? "library op" : "graph op");
+  }
+  for (const char* f : kLinalg) {
+    out.emplace_back(std::string("np.linalg.") + f, "library op");
+  }
+  for (const char* f : kFft) {
+    out.emplace_back(std::string("np.fft.") + f, "library op");
+  }
+  for (const char* m : kUfuncMethods) {
+    out.emplace_back(std::string("np.<ufunc>.") + m, "graph op");
+  }
+  for (const char* m : kMethods) {
+    out.emplace_back(std::string("ndarray.") + m, "graph op");
+  }
+  return out;
+}
+
+// Basic index items of a constant key, or nullopt when the key is not a basic index.
+std::optional<std::vector<graph::IndexItem>> index_items(const py::object& key) {
+  std::vector<graph::IndexItem> items;
+  auto one = [&](PyObject* k) {
+    graph::IndexItem it;
+    if (PyLong_CheckExact(k)) {
+      it.kind = graph::IndexItem::Kind::kInt;
+      it.index = PyLong_AsLongLong(k);
+      if (PyErr_Occurred() != nullptr) {
+        PyErr_Clear();
+        return false;
+      }
+    } else if (k == Py_None) {
+      it.kind = graph::IndexItem::Kind::kNewAxis;
+    } else if (k == Py_Ellipsis) {
+      it.kind = graph::IndexItem::Kind::kEllipsis;
+    } else if (PySlice_Check(k)) {
+      it.kind = graph::IndexItem::Kind::kSlice;
+      auto* s = reinterpret_cast<PySliceObject*>(k);
+      std::array<std::optional<std::int64_t>*, 3> parts = {&it.start, &it.stop, &it.step};
+      std::array<PyObject*, 3> values = {s->start, s->stop, s->step};
+      for (std::size_t p = 0; p < 3; ++p) {
+        if (values[p] == Py_None) {
+          continue;
+        }
+        if (!PyLong_CheckExact(values[p])) {
+          return false;
+        }
+        *parts[p] = PyLong_AsLongLong(values[p]);
+        if (PyErr_Occurred() != nullptr) {
+          PyErr_Clear();
+          return false;
+        }
+      }
+    } else {
+      return false;
+    }
+    items.push_back(it);
+    return true;
+  };
+  if (PyTuple_CheckExact(key.ptr())) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key.ptr()); ++i) {
+      if (!one(PyTuple_GET_ITEM(key.ptr(), i))) {
+        return std::nullopt;
+      }
+    }
+  } else if (!one(key.ptr())) {
+    return std::nullopt;
+  }
+  return items;
+}
+
+const UfuncEntry* find_ufunc(const std::string& name) {
+  for (const UfuncEntry& e : kUfuncs) {
+    if (name == e.name) {
+      return &e;
+    }
+  }
+  for (const UfuncEntry& e : kBitwiseUfuncs) {
+    if (name == e.name) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace sot::translator
