@@ -247,18 +247,7 @@ bool OpcodeExecutor::build_cond(IfSite* site, graph::CondSpec* spec, std::vector
       }
       return body_id[k];
     };
-    for (std::size_t k = site->ops_from[w]; k < site->ops_to[w]; ++k) {
-      graph::Op op = g.ops()[k];
-      graph::for_each_value(op, body_value);
-      for (Arg& arg : op.args) {
-        arg = graph::renumbered(std::move(arg), body_id);
-      }
-      for (auto& kw : op.kwargs) {
-        kw.second = graph::renumbered(std::move(kw.second), body_id);
-      }
-      const int result = g.ops()[k].result;
-      body_id[static_cast<std::size_t>(result)] = body.add_op(std::move(op), g.value(result).info);
-    }
+    graph::copy_ops(g, site->ops_from[w], site->ops_to[w], &body, &body_id, body_value);
     for (const IfSite::Output& out : site->outputs) {
       spec->outputs[w].push_back(out.id[w] >= 0 ? body_value(out.id[w])
                                                 : body.add_constant(out.constant[w], out.info));
@@ -278,28 +267,13 @@ void OpcodeExecutor::emit_cond_op(IfSite* site) {
   if (!build_cond(site, &spec, &outer)) {
     throw Stop{};
   }
-  const std::size_t nvalues = g.values().size();
-  std::vector<int> moved(nvalues, -1);
-  a.graph.truncate(site->values, site->ops, site->inputs);
-  a.forget_from(site->values);
-  for (std::size_t v = site->values; v < nvalues; ++v) {
-    const graph::Value& value = g.value(static_cast<int>(v));
-    if (value.source == graph::Value::Source::kInput && value.input >= 0) {
-      moved[v] = a.graph.add_input(value.info, value.name);
-    }
-  }
-  for (auto& entry : a.ids) {
-    if (static_cast<std::size_t>(entry.second) >= site->values) {
-      entry.second = moved[static_cast<std::size_t>(entry.second)];
-    }
-  }
+  const std::vector<int> moved = a.cut_back(g, {site->values, site->ops, site->inputs});
   graph::Op cond;
   cond.name = "cond";
   cond.mutates = spec.body[0].has_mutation() || spec.body[1].has_mutation();
   cond.args.push_back(Arg::of(site->test));
   for (const int v : outer) {
-    cond.args.push_back(Arg::of(
-        static_cast<std::size_t>(v) >= site->values ? moved[static_cast<std::size_t>(v)] : v));
+    cond.args.push_back(Arg::of(moved[static_cast<std::size_t>(v)]));
   }
   cond.line = code_.instructions()[site->jump].position.line;
   cond.fn = graph::make_cond_callable(std::move(spec));

@@ -447,19 +447,7 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
     }
     return body_id[k];
   };
-  for (std::size_t k = site->ops; k < g.ops().size(); ++k) {
-    graph::Op op = g.ops()[k];
-    graph::for_each_value(op, body_value);
-    for (Arg& arg : op.args) {
-      arg = graph::renumbered(std::move(arg), body_id);
-    }
-    for (auto& kw : op.kwargs) {
-      kw.second = graph::renumbered(std::move(kw.second), body_id);
-    }
-    const int result = g.ops()[k].result;
-    body_id[static_cast<std::size_t>(result)] =
-        spec.body.add_op(std::move(op), g.value(result).info);
-  }
+  graph::copy_ops(g, site->ops, g.ops().size(), &spec.body, &body_id, body_value);
   std::vector<ValueInfo> out_infos;
   for (const LoopSite::Carried& c : site->carried) {
     if (c.out >= 0) {
@@ -476,26 +464,12 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
     spec.step_go_on_if.push_back(t.go_on_if);
   }
   // The frame's graph without the body: the inputs the body found stay inputs of the frame.
-  std::vector<int> moved(nvalues, -1);
-  a.graph.truncate(site->values, site->ops, site->inputs);
-  a.forget_from(site->values);  // (the body's ids are made again for other values)
-  for (std::size_t v = site->values; v < nvalues; ++v) {
-    const graph::Value& value = g.value(static_cast<int>(v));
-    if (value.source == graph::Value::Source::kInput && value.input >= 0) {
-      moved[v] = a.graph.add_input(value.info, value.name);
-    }
-  }
-  for (auto& entry : a.ids) {
-    if (static_cast<std::size_t>(entry.second) >= site->values) {
-      entry.second = moved[static_cast<std::size_t>(entry.second)];
-    }
-  }
+  const std::vector<int> moved = a.cut_back(g, {site->values, site->ops, site->inputs});
   graph::Op loop;
   loop.name = "loop";
   loop.mutates = spec.body.has_mutation();
   for (const int v : outer_args) {
-    loop.args.push_back(Arg::of(
-        static_cast<std::size_t>(v) >= site->values ? moved[static_cast<std::size_t>(v)] : v));
+    loop.args.push_back(Arg::of(moved[static_cast<std::size_t>(v)]));
   }
   for (const LoopSite::Test& t : site->entry_tests) {  // (arguments of the op, not of the body)
     loop.args.push_back(Arg::of(t.value));

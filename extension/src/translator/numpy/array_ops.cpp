@@ -45,6 +45,28 @@ void ArrayState::forget_from(std::size_t first) {
   int_ranges.erase(int_ranges.lower_bound(static_cast<int>(first)), int_ranges.end());
 }
 
+std::vector<int> ArrayState::cut_back(const graph::Graph& before, const Mark& m) {
+  const std::size_t nvalues = before.values().size();
+  std::vector<int> moved(nvalues, -1);
+  for (std::size_t v = 0; v < m.values && v < nvalues; ++v) {
+    moved[v] = static_cast<int>(v);
+  }
+  graph.truncate(m.values, m.ops, m.inputs);
+  forget_from(m.values);  // (the body's ids are made again for other values)
+  for (std::size_t v = m.values; v < nvalues; ++v) {
+    const graph::Value& value = before.value(static_cast<int>(v));
+    if (value.source == graph::Value::Source::kInput && value.input >= 0) {
+      moved[v] = graph.add_input(value.info, value.name);
+    }
+  }
+  for (auto& entry : ids) {
+    if (static_cast<std::size_t>(entry.second) >= m.values) {
+      entry.second = moved[static_cast<std::size_t>(entry.second)];
+    }
+  }
+  return moved;
+}
+
 void ArrayState::rollback(const Mark& m) {
   graph.truncate(m.values, m.ops, m.inputs);
   inputs.resize(std::min(inputs.size(), m.inputs));

@@ -83,6 +83,11 @@ struct ArrayState {
   };
   Mark mark() const { return {graph.values().size(), graph.ops().size(), graph.inputs().size()}; }
   void rollback(const Mark& m);
+  // Cuts the graph back to `m` after its ops from `m` on moved into a body graph (a loop or cond
+  // op's; `before` is the graph as it was): the inputs found after `m` are added again and the
+  // frame's input ids follow them. Per value id of `before`, its id now: itself below `m`, -1 for
+  // what went into the body.
+  std::vector<int> cut_back(const graph::Graph& before, const Mark& m);
 };
 
 // A ufunc the translator captures: its NumPy name, how its dtype follows from its inputs', and its
