@@ -36,33 +36,31 @@ def plan_of(compiled):
 
 def plan_summary(plan):
     """One line: ``cpu: 3 groups, 1 fused (tier A 2 runs, tier B 0, op by op 0)``, or for the cuda backend
-    ``cuda: 3 groups, 1 on the device (device 2 runs, host 0)``; "" for the reference backend."""
+    ``cuda: 3 groups, 1 on the device (device 2 runs, host 0)``; "" for the reference backend. Every backend that
+    runs groups gives one plan schema (graph/exec/grouped_runner.hpp): its names for the ways a kernel runs
+    (``paths``), for the fallback and for the groups whose kernel is usable (``kernel_label``)."""
     groups = plan.get("groups")
     if not groups:
         return ""
     n = f"{plan['backend']}: {len(groups)} group{'s' if len(groups) != 1 else ''}"
-    if plan["backend"] == "cuda":
-        kernels = [g for g in groups if "device_runs" in g]
-        on_device = sum(1 for g in kernels if g["on_device"])
-        device = sum(g["device_runs"] for g in kernels)
-        host = sum(g["host_runs"] for g in kernels)
-        return f"{n}, {on_device} on the device (device {device} run{'s' if device != 1 else ''}, host {host})"
-    fused = [g for g in groups if g["kind"] == "fused"]
-    tier_a = sum(g["tier_a_runs"] for g in fused)
-    tier_b = sum(g.get("tier_b_runs", 0) for g in fused)
-    by_op = sum(g["op_by_op_runs"] for g in fused)
-    return (f"{n}, {len(fused)} fused "
-            f"(tier A {tier_a} run{'s' if tier_a != 1 else ''}, tier B {tier_b}, op by op {by_op})")
+    kernels = [g for g in groups if "path_runs" in g]
+    usable = sum(1 for g in kernels if g["usable"])
+    runs = [sum(g["path_runs"][k] for g in kernels) for k in range(len(plan["paths"]))]
+    fallback = sum(g["fallback_runs"] for g in kernels)
+    parts = [f"{name} {r}" + (f" run{'s' if r != 1 else ''}" if k == 0 else "")
+             for k, (name, r) in enumerate(zip(plan["paths"], runs))]
+    parts.append(f"{plan['fallback']} {fallback}")
+    return f"{n}, {usable} {plan['kernel_label']} ({', '.join(parts)})"
 
 
-def _group_runs(g):
-    """A group's runs per tier (cpu) or per place (cuda), and why it last left the fast path."""
-    if "device_runs" in g:
-        text = f" - {g['cuda']}, device {g['device_runs']}, host {g['host_runs']}"
-    elif "tier_a_runs" in g:
-        text = f" - tier A {g['tier_a_runs']}, tier B {g.get('tier_b_runs', 0)}, op by op {g['op_by_op_runs']}"
-    else:
+def _group_runs(g, plan):
+    """A group's runs per path (tier A and B; the device) and on the fallback, and why it last left the fast
+    path; a group without a kernel: why it has none."""
+    if "path_runs" not in g:
         return f" - {g['why']}" if g["why"] else ""
+    parts = [f"{name} {r}" for name, r in zip(plan["paths"], g["path_runs"])]
+    parts.append(f"{plan['fallback']} {g['fallback_runs']}")
+    text = " - " + ("" if g["usable"] else f"{g['status']}, ") + ", ".join(parts)
     return text + (f" (last: {g['last_fallback']})" if g["last_fallback"] else "")
 
 
@@ -77,12 +75,12 @@ def plan_lines(plan, kernels=True):
         if g.get("hoisted"):
             n = len(g["hoisted"])
             line += f" (after {n} slice{'s' if n != 1 else ''} moved ahead of it)"
-        line += _group_runs(g)
+        line += _group_runs(g, plan)
         if g.get("seconds"):
             line += f" - {g['seconds'] * 1e3:.3f} ms"
         lines.append(line)
         if kernels and g.get("kernel"):
-            lines.append(f"  tier B: {g['tier_b']}")
+            lines.append(f"  {plan['status_name']}: {g['status']}")
             lines.extend("  " + t for t in g["kernel"].splitlines())
     return lines
 

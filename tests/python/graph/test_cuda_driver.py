@@ -62,14 +62,27 @@ def test_the_cuda_backend_without_a_device_runs_the_function_as_is_with_the_reas
 
 
 def test_the_report_reads_the_cuda_plan():
-    # the keys of CudaRunner::plan(): a group with a kernel has device/host runs, none of the cpu tiers
-    # (str(sot.explain(...)) raised KeyError 'tier_a_runs' on a GPU)
-    plan = {"backend": "cuda", "pooled_bytes": 0, "groups": [
-        {"kind": "fused", "op_names": ["exp", "add"], "why": "", "runs": 3, "hoisted": [], "device_runs": 2,
-         "host_runs": 1, "on_device": True, "cuda": "compiled", "last_fallback": "inputs not aligned",
-         "compile_seconds": 0.1, "source": "..."},
-        {"kind": "library", "op_names": ["matmul"], "why": "a library op", "runs": 3, "hoisted": []}]}
+    # the one plan schema of the grouped runner (graph/exec/grouped_runner.hpp), as the cuda backend fills it:
+    # the report reads its names, never the backend's own keys (str(sot.explain(...)) once raised KeyError
+    # 'tier_a_runs' on a GPU)
+    names = {"backend": "cuda", "kernel_label": "on the device", "paths": ["device"], "fallback": "host",
+             "status_name": "cuda", "pooled_bytes": 0}
+    fused = {"kind": "fused", "op_names": ["exp", "add"], "why": "", "runs": 3, "hoisted": [], "seconds": 0.0,
+             "kernel": "k0 ...", "path_runs": [2], "fallback_runs": 1, "usable": True, "status": "compiled",
+             "last_fallback": "inputs not aligned", "device_runs": 2, "host_runs": 1, "on_device": True,
+             "cuda": "compiled", "compile_seconds": 0.1, "source": "..."}
+    library = {"kind": "library", "op_names": ["matmul"], "why": "a library op", "runs": 3, "hoisted": [],
+               "seconds": 0.0}
+    plan = dict(names, groups=[fused, library])
     assert sot.report.plan_summary(plan) == "cuda: 2 groups, 1 on the device (device 2 runs, host 1)"
-    assert sot.report.plan_lines(plan) == [
-        "group 0 fused: exp, add - compiled, device 2, host 1 (last: inputs not aligned)",
+    assert sot.report.plan_lines(plan, kernels=False) == [
+        "group 0 fused: exp, add - device 2, host 1 (last: inputs not aligned)",
         "group 1 library: matmul - a library op"]
+    assert sot.report.plan_lines(plan)[1:3] == ["  cuda: compiled", "  k0 ..."]
+    # a kernel that never runs says why, before its runs
+    gone = dict(fused, path_runs=[0], fallback_runs=3, usable=False, status="the device run failed: x",
+                last_fallback="the device run failed: x")
+    plan = dict(names, groups=[gone, library])
+    assert sot.report.plan_summary(plan) == "cuda: 2 groups, 0 on the device (device 0 runs, host 3)"
+    assert sot.report.plan_lines(plan, kernels=False)[0] == (
+        "group 0 fused: exp, add - the device run failed: x, device 0, host 3 (last: the device run failed: x)")

@@ -21,7 +21,7 @@
 #include "graph/backends/cuda/cuda_emitter.hpp"
 #include "graph/backends/cuda/cuda_launch.hpp"
 #include "graph/exec/backend.hpp"
-#include "graph/exec/group_steps.hpp"
+#include "graph/exec/grouped_runner.hpp"
 #include "graph/exec/program.hpp"
 #include "graph/lower/fusion.hpp"
 #include "graph/lower/kernel_ir.hpp"
@@ -85,10 +85,8 @@ class Staging {
 };
 
 // One fused group on the device.
-class CudaGroup {
+class CudaGroup final : public GroupKernel {
  public:
-  enum class Outcome : std::uint8_t { kDone, kReplay, kError };
-
   CudaGroup(const Graph& graph, kir::Kernel kernel, DeviceApi& device, DevicePool& pool)
       : k_(std::move(kernel)), device_(device), pool_(pool) {
     const py::module_ numpy = loaded_module("numpy");
@@ -102,7 +100,7 @@ class CudaGroup {
     build();
   }
 
-  ~CudaGroup() {
+  ~CudaGroup() override {
     if (module_ != 0) {
       device_.unload_module(module_);
     }
@@ -112,12 +110,21 @@ class CudaGroup {
   CudaGroup(CudaGroup&&) = delete;
   CudaGroup& operator=(CudaGroup&&) = delete;
 
-  // Why the group runs on the host (empty: it runs on the device).
-  const std::string& why() const { return why_; }
-  const std::string& last_replay() const { return last_replay_; }
-  const CudaSource& source() const { return source_; }
-  double compile_seconds() const { return compile_seconds_; }
-  bool verified() const { return verified_; }
+  // The first run is the host's: its results' dtypes check the kernel's (check_host_run).
+  bool wants_host_run() const override { return !verified_; }
+  void check_host_run(const Frame& frame) override { verify(frame); }
+  bool usable() const override { return why_.empty(); }
+  std::string status() const override { return why_.empty() ? std::string("compiled") : why_; }
+  std::string last_fallback() const override { return last_replay_; }
+  const kir::Kernel& kernel() const override { return k_; }
+  void describe(py::dict& entry, const Counts& counts) const override {
+    entry["device_runs"] = counts.path_runs[0];
+    entry["host_runs"] = counts.fallback_runs;
+    entry["on_device"] = usable();
+    entry["cuda"] = status();
+    entry["compile_seconds"] = compile_seconds_;
+    entry["source"] = source_.code;
+  }
 
   // After the first run (on the host): the outputs' dtypes are the kernel's, or the group stays on
   // the host.
@@ -138,7 +145,7 @@ class CudaGroup {
     }
   }
 
-  Outcome run(Frame& frame) {
+  Outcome run(Frame& frame) override {
     try {
       return run_on_device(frame);
     } catch (py::error_already_set& e) {
@@ -448,110 +455,27 @@ class CudaGroup {
   bool verified_ = false;
 };
 
-class CudaRunner final : public Runner {
+class CudaGroups final : public GroupBackend {
  public:
-  CudaRunner(std::unique_ptr<Program> program, const Graph& graph, const std::vector<int>& outputs,
-             DeviceApi& device)
-      : p_(std::move(program)), pool_(device) {
-    int kernels = 0;
-    for (Group& g : partition(graph, outputs)) {
-      Segment s;
-      s.op_names = op_names(graph, g);
-      if (g.kind == Group::Kind::kFused) {
-        s.kernel = std::make_unique<CudaGroup>(
-            graph, kir::lower(graph, g, "k" + std::to_string(kernels++)), device, pool_);
-      }
-      s.group = std::move(g);
-      segments_.push_back(std::move(s));
-    }
+  explicit CudaGroups(DeviceApi& device) : device_(device), pool_(device) {}
+
+  const Names& names() const override {
+    static const Names n{"cuda", "on the device", {"device"}, "host", "cuda"};
+    return n;
   }
 
-  PyObject* run(PyObject* const* argv, std::size_t nargs) override {
-    if (!check_input_count(*p_, nargs)) {
-      return nullptr;
-    }
-    Frame frame(*p_, argv);
-    for (Segment& s : segments_) {
-      if (!run_with_hoisted(s.group, frame, [&] { return run_group(s, frame); })) {
-        return nullptr;
-      }
-      ++s.runs;
-    }
-    return frame.outputs();
+  std::unique_ptr<GroupKernel> make_kernel(const Graph& graph, const Group& g, kir::Kernel kernel,
+                                           const Program& program) override {
+    (void)g;
+    (void)program;
+    return std::make_unique<CudaGroup>(graph, std::move(kernel), device_, pool_);
   }
 
-  std::string repr() const override {
-    std::size_t on_device = 0;
-    for (const Segment& s : segments_) {
-      on_device += s.kernel && s.kernel->why().empty() ? 1 : 0;
-    }
-    return runner_repr(*p_, "cuda: " + std::to_string(segments_.size()) + " groups, " +
-                                std::to_string(on_device) + " on the device");
-  }
-
-  py::dict plan() const override {
-    py::list groups;
-    for (const Segment& s : segments_) {
-      py::dict g = group_plan(s.group, s.op_names, s.runs);
-      if (s.kernel) {
-        g["device_runs"] = s.device;
-        g["host_runs"] = s.host;
-        g["on_device"] = s.kernel->why().empty();
-        g["cuda"] = s.kernel->why().empty() ? std::string("compiled") : s.kernel->why();
-        g["last_fallback"] = s.kernel->last_replay();
-        g["compile_seconds"] = s.kernel->compile_seconds();
-        g["source"] = s.kernel->source().code;
-      }
-      groups.append(g);
-    }
-    py::dict d;
-    d["backend"] = "cuda";
-    d["pooled_bytes"] = pool_.kept_bytes();
-    d["groups"] = groups;
-    return d;
-  }
+  void describe(py::dict& plan) const override { plan["pooled_bytes"] = pool_.kept_bytes(); }
 
  private:
-  struct Segment {
-    Group group;
-    std::vector<std::string> op_names;
-    std::unique_ptr<CudaGroup> kernel;
-    long runs = 0;
-    long device = 0;
-    long host = 0;
-  };
-
-  bool run_group(Segment& s, Frame& frame) {
-    if (!s.kernel) {
-      return run_group_steps(s.group, frame);
-    }
-    if (!s.kernel->verified()) {
-      // The first run is the host's: its results' dtypes check the kernel's.
-      ++s.host;
-      if (!run_group_steps(s.group, frame, false)) {
-        return false;
-      }
-      s.kernel->verify(frame);
-      release_group(s.group, frame);
-      return true;
-    }
-    switch (s.kernel->run(frame)) {
-      case CudaGroup::Outcome::kDone:
-        ++s.device;
-        release_group(s.group, frame);
-        return true;
-      case CudaGroup::Outcome::kReplay:
-        ++s.host;
-        return run_group_steps(s.group, frame);
-      case CudaGroup::Outcome::kError:
-        break;
-    }
-    return false;
-  }
-
-  std::unique_ptr<Program> p_;
+  DeviceApi& device_;
   DevicePool pool_;
-  std::vector<Segment> segments_;
 };
 
 class CudaBackend final : public Backend {
@@ -564,8 +488,9 @@ class CudaBackend final : public Backend {
     if (device == nullptr) {
       throw BackendError(why + " (backend 'cuda')");
     }
-    return make_compiled(std::make_unique<CudaRunner>(build_program(graph, outputs, check), graph,
-                                                      outputs, *device));
+    return make_compiled(std::make_unique<GroupedRunner>(build_program(graph, outputs, check),
+                                                         graph, outputs,
+                                                         std::make_unique<CudaGroups>(*device)));
   }
 };
 

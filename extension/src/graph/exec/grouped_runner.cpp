@@ -1,0 +1,121 @@
+// The grouped runner (grouped_runner.hpp): partition, lower, run the segments, switch on the
+// outcome, plan().
+#include "graph/exec/grouped_runner.hpp"
+
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <utility>
+
+#include "graph/exec/group_steps.hpp"
+
+namespace py = pybind11;
+
+namespace sot::graph {
+
+GroupedRunner::GroupedRunner(std::unique_ptr<Program> program, const Graph& graph,
+                             const std::vector<int>& outputs, std::unique_ptr<GroupBackend> backend)
+    : p_(std::move(program)), backend_(std::move(backend)) {
+  int kernels = 0;
+  const std::size_t npaths = backend_->names().paths.size();
+  for (Group& g : partition(graph, outputs)) {
+    Segment s;
+    s.op_names = op_names(graph, g);
+    if (g.kind == Group::Kind::kFused) {
+      s.kernel = backend_->make_kernel(graph, g,
+                                       kir::lower(graph, g, "k" + std::to_string(kernels++)), *p_);
+      s.counts.path_runs.assign(npaths, 0);
+    }
+    s.group = std::move(g);
+    segments_.push_back(std::move(s));
+  }
+}
+
+PyObject* GroupedRunner::run(PyObject* const* argv, std::size_t nargs) {
+  if (!check_input_count(*p_, nargs)) {
+    return nullptr;
+  }
+  Frame frame(*p_, argv);
+  backend_->begin_run(frame);
+  const bool profile = backend_->profile();
+  for (Segment& s : segments_) {
+    const auto start =
+        profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    if (!run_with_hoisted(s.group, frame, [&] { return run_group(s, frame); })) {
+      return nullptr;
+    }
+    ++s.counts.runs;
+    if (profile) {
+      s.counts.seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+  }
+  return frame.outputs();
+}
+
+bool GroupedRunner::run_group(Segment& s, Frame& frame) {
+  if (!s.kernel) {
+    return run_group_steps(s.group, frame);
+  }
+  if (s.kernel->wants_host_run()) {
+    ++s.counts.fallback_runs;
+    if (!run_group_steps(s.group, frame, false)) {
+      return false;
+    }
+    s.kernel->check_host_run(frame);
+    release_group(s.group, frame);
+    return true;
+  }
+  switch (s.kernel->run(frame)) {
+    case GroupKernel::Outcome::kDone:
+      ++s.counts.path_runs[s.kernel->last_path()];
+      release_group(s.group, frame);
+      return true;
+    case GroupKernel::Outcome::kReplay:
+      ++s.counts.fallback_runs;
+      return run_group_steps(s.group, frame);
+    case GroupKernel::Outcome::kError:
+      break;
+  }
+  return false;
+}
+
+std::string GroupedRunner::repr() const {
+  std::size_t usable = 0;
+  for (const Segment& s : segments_) {
+    usable += s.kernel && s.kernel->usable() ? 1 : 0;
+  }
+  const GroupBackend::Names& n = backend_->names();
+  return runner_repr(*p_, n.backend + ": " + std::to_string(segments_.size()) + " groups, " +
+                              std::to_string(usable) + " " + n.kernel_label);
+}
+
+py::dict GroupedRunner::plan() const {
+  py::list groups;
+  for (const Segment& s : segments_) {
+    py::dict g = group_plan(s.group, s.op_names, s.counts.runs);
+    g["seconds"] = s.counts.seconds;
+    if (s.kernel) {
+      g["kernel"] = s.kernel->kernel().text();
+      g["path_runs"] = s.counts.path_runs;
+      g["fallback_runs"] = s.counts.fallback_runs;
+      g["usable"] = s.kernel->usable();
+      g["status"] = s.kernel->status();
+      g["last_fallback"] = s.kernel->last_fallback();
+      s.kernel->describe(g, s.counts);
+    }
+    groups.append(g);
+  }
+  const GroupBackend::Names& n = backend_->names();
+  py::dict d;
+  d["backend"] = n.backend;
+  d["kernel_label"] = n.kernel_label;
+  d["paths"] = n.paths;
+  d["fallback"] = n.fallback;
+  d["status_name"] = n.status_name;
+  backend_->describe(d);
+  d["groups"] = groups;
+  return d;
+}
+
+}  // namespace sot::graph
