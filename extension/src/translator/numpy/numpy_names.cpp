@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/loaded_module.hpp"
+#include "graph/rules/op_list.hpp"
 #include "translator/numpy/array_state.hpp"
 #include "translator/opcode_executor.hpp"
 
@@ -31,75 +32,19 @@ py::object operator_fn(const char* name) {
 
 namespace {
 
-constexpr std::array<UfuncEntry, 60> kUfuncs = {{
-    {"add", UfuncKind::kArith, 2},
-    {"subtract", UfuncKind::kSubtract, 2},
-    {"multiply", UfuncKind::kArith, 2},
-    {"true_divide", UfuncKind::kTrueDivide, 2},
-    {"divide", UfuncKind::kTrueDivide, 2},
-    {"floor_divide", UfuncKind::kFloorDivide, 2},
-    {"remainder", UfuncKind::kFloorDivide, 2},
-    {"mod", UfuncKind::kFloorDivide, 2},
-    {"fmod", UfuncKind::kFloorDivide, 2},
-    {"power", UfuncKind::kPower, 2},
-    {"maximum", UfuncKind::kArith, 2},
-    {"minimum", UfuncKind::kArith, 2},
-    {"fmax", UfuncKind::kArith, 2},
-    {"fmin", UfuncKind::kArith, 2},
-    {"arctan2", UfuncKind::kFloat, 2},
-    {"hypot", UfuncKind::kFloat, 2},
-    {"exp", UfuncKind::kFloat, 1},
-    {"exp2", UfuncKind::kFloat, 1},
-    {"expm1", UfuncKind::kFloat, 1},
-    {"log", UfuncKind::kFloat, 1},
-    {"log2", UfuncKind::kFloat, 1},
-    {"log10", UfuncKind::kFloat, 1},
-    {"log1p", UfuncKind::kFloat, 1},
-    {"sqrt", UfuncKind::kFloat, 1},
-    {"cbrt", UfuncKind::kFloat, 1},
-    {"sin", UfuncKind::kFloat, 1},
-    {"cos", UfuncKind::kFloat, 1},
-    {"tan", UfuncKind::kFloat, 1},
-    {"arcsin", UfuncKind::kFloat, 1},
-    {"arccos", UfuncKind::kFloat, 1},
-    {"arctan", UfuncKind::kFloat, 1},
-    {"sinh", UfuncKind::kFloat, 1},
-    {"cosh", UfuncKind::kFloat, 1},
-    {"tanh", UfuncKind::kFloat, 1},
-    {"arcsinh", UfuncKind::kFloat, 1},
-    {"arccosh", UfuncKind::kFloat, 1},
-    {"arctanh", UfuncKind::kFloat, 1},
-    {"square", UfuncKind::kSame, 1},
-    {"negative", UfuncKind::kSame, 1},
-    {"positive", UfuncKind::kSame, 1},
-    {"absolute", UfuncKind::kAbs, 1},
-    {"fabs", UfuncKind::kRound, 1},
-    {"sign", UfuncKind::kSame, 1},
-    {"floor", UfuncKind::kRound, 1},
-    {"ceil", UfuncKind::kRound, 1},
-    {"trunc", UfuncKind::kRound, 1},
-    {"rint", UfuncKind::kRound, 1},
-    {"isnan", UfuncKind::kPredicate, 1},
-    {"isinf", UfuncKind::kPredicate, 1},
-    {"isfinite", UfuncKind::kPredicate, 1},
-    {"logical_and", UfuncKind::kLogical, 2},
-    {"logical_or", UfuncKind::kLogical, 2},
-    {"logical_xor", UfuncKind::kLogical, 2},
-    {"logical_not", UfuncKind::kLogical, 1},
-    {"greater", UfuncKind::kCompare, 2},
-    {"greater_equal", UfuncKind::kCompare, 2},
-    {"less", UfuncKind::kCompare, 2},
-    {"less_equal", UfuncKind::kCompare, 2},
-    {"equal", UfuncKind::kCompare, 2},
-    {"not_equal", UfuncKind::kCompare, 2},
-}};
-
-constexpr std::array<UfuncEntry, 4> kBitwiseUfuncs = {{
-    {"bitwise_and", UfuncKind::kBitwise, 2},
-    {"bitwise_or", UfuncKind::kBitwise, 2},
-    {"bitwise_xor", UfuncKind::kBitwise, 2},
-    {"invert", UfuncKind::kBitwise, 1},
-}};
+// The ufuncs captured: the rows of graph/rules/op_list.hpp the translator captures by name.
+const std::vector<UfuncEntry>& captured_ufuncs() {
+  static const std::vector<UfuncEntry> table = [] {
+    std::vector<UfuncEntry> rows;
+    for (const graph::OpDef& op : graph::op_list()) {
+      if (op.captured) {
+        rows.push_back({op.name, op.kind, op.nin});
+      }
+    }
+    return rows;
+  }();
+  return table;
+}
 
 // The other NumPy functions captured (the names the numpy module has them under).
 const char* const kFunctions[] = {
@@ -174,13 +119,10 @@ const std::map<PyObject*, std::string>& numpy_table(const py::object& np) {
     table.emplace(f, canonical);  // the first name wins (np.abs is np.absolute)
     Py_DECREF(f);                 // the numpy module keeps it alive
   };
-  for (const auto& e : kUfuncs) {
+  for (const auto& e : captured_ufuncs()) {
     add(e.name, std::string(e.name) == "divide" ? "true_divide"
                 : std::string(e.name) == "mod"  ? "remainder"
                                                 : e.name);
-  }
-  for (const auto& e : kBitwiseUfuncs) {
-    add(e.name, e.name);
   }
   for (const char* f : kFunctions) {
     const std::string n = f;
@@ -254,11 +196,7 @@ std::vector<std::pair<std::string, std::string>> numpy_coverage() {
       "matmul",  "dot", "einsum",    "outer",           "sort",
       "argsort", "cov", "histogram", "take_along_axis", "insert"};
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& e : kUfuncs) {
-    out.emplace_back(std::string("np.") + e.name,
-                     std::string(e.name) == "matmul" ? "library op" : "ufunc (fused)");
-  }
-  for (const auto& e : kBitwiseUfuncs) {
+  for (const auto& e : captured_ufuncs()) {
     out.emplace_back(std::string("np.") + e.name, "ufunc (fused)");
   }
   for (const char* f : kFunctions) {
@@ -335,12 +273,7 @@ std::optional<std::vector<graph::IndexItem>> index_items(const py::object& key) 
 }
 
 const UfuncEntry* find_ufunc(const std::string& name) {
-  for (const UfuncEntry& e : kUfuncs) {
-    if (name == e.name) {
-      return &e;
-    }
-  }
-  for (const UfuncEntry& e : kBitwiseUfuncs) {
+  for (const UfuncEntry& e : captured_ufuncs()) {
     if (name == e.name) {
       return &e;
     }

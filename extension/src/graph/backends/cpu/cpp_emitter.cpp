@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/loaded_module.hpp"
+#include "graph/rules/op_list.hpp"
 
 namespace py = pybind11;
 
@@ -454,6 +455,25 @@ class Emitter {
 };
 
 }  // namespace
+
+std::vector<std::string> cpp_override_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, form] : op_forms()) {
+    names.push_back(name);
+  }
+  return names;
+}
+
+std::string cpp_form(const std::string& name) {
+  if (const auto found = op_forms().find(name); found != op_forms().end()) {
+    return std::string("inline: ") + found->second.pattern;
+  }
+  if (find_op(name) != nullptr) {
+    return "NumPy's loop: a float kernel calls NumPy's own strided loop for it (bit for bit "
+           "eager NumPy's); other dtypes keep tier A";
+  }
+  return "";
+}
 
 std::optional<NativeSource> emit_cpp(const kir::Kernel& k, std::string* why) {
   if (k.buffers.empty()) {

@@ -38,6 +38,12 @@ struct NativeSource {
   std::vector<LoopCall> loops;  // loops[i] is the code's f[i]
 };
 
+// Tier B's override of op `name` of graph/rules/op_list.hpp: "inline: <C++>" for an op it writes
+// itself, or the NumPy loop it calls; "" for a name that is no listed op.
+std::string cpp_form(const std::string& name);
+// The ops tier B writes inline (its table's rows).
+std::vector<std::string> cpp_override_names();
+
 // The C++ of `k`, or nullopt and `why` (the first op or operand it does not emit).
 std::optional<NativeSource> emit_cpp(const kir::Kernel& k, std::string* why);
 

@@ -760,6 +760,47 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
 
 }  // namespace
 
+std::vector<std::string> cuda_override_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, form] : logical_ops()) {
+    names.push_back(name);
+  }
+  for (const auto& [name, op] : cuda_ops()) {
+    names.push_back(name);
+  }
+  return names;
+}
+
+std::string cuda_form(const std::string& name) {
+  if (const auto logical = logical_ops().find(name); logical != logical_ops().end()) {
+    return std::string("any: ") + logical->second;
+  }
+  const auto found = cuda_ops().find(name);
+  if (found == cuda_ops().end()) {
+    // Stated refusals: NumPy's floor division and remainders follow the divisor's sign and treat a
+    // zero divisor per dtype (integers give 0 and warn); not written for the device yet.
+    static const char* const kRefused[] = {"floor_divide", "remainder", "mod", "fmod"};
+    for (const char* r : kRefused) {
+      if (name == r) {
+        return "refused: NumPy's floor division and remainder rules (the divisor's sign, zero "
+               "divisors per dtype) are not written for the device; the group runs on the host";
+      }
+    }
+    return "";
+  }
+  const CudaOp& op = found->second;
+  std::string s;
+  auto part = [&](const char* kind, const char* form) {
+    if (form != nullptr) {
+      s += (s.empty() ? "" : "; ") + std::string(kind) + ": " + form;
+    }
+  };
+  part("float", op.f);
+  part("int", op.i);
+  part("bool", op.b);
+  return s;
+}
+
 std::optional<CudaSource> emit_cuda(const kir::Kernel& k, std::string* why) {
   if (k.buffers.empty()) {
     *why = "no buffer";
