@@ -7,7 +7,7 @@
 #include <string>
 
 #include "graph/backends/cpu/cpp_emitter.hpp"
-#include "graph/backends/cuda/cuda_emitter.hpp"
+#include "graph/backends/cuda/cuda_overrides.hpp"
 #include "graph/rules/op_list.hpp"
 
 namespace sot::graph {

@@ -42,13 +42,6 @@ struct CudaSource {
   std::string scalar_kinds;
 };
 
-// The CUDA override of op `name` of graph/rules/op_list.hpp: its forms by operand kind ("float:
-// exp($0)"; "any: ..." for logic on truth), or "refused: <why>" (a kernel holding it runs on the
-// host); "" for a name the backend does not know.
-std::string cuda_form(const std::string& name);
-// The ops the CUDA emitter writes (its tables' rows).
-std::vector<std::string> cuda_override_names();
-
 // The CUDA C++ of `k`, or nullopt and `why` (the first op or dtype it does not emit).
 std::optional<CudaSource> emit_cuda(const kir::Kernel& k, std::string* why);
 
