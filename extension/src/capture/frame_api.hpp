@@ -53,13 +53,19 @@ inline bool owned_by_thread(_PyInterpreterFrame* f) {
   return f->owner == FRAME_OWNED_BY_THREAD;
 }
 
+// The first code unit of `co`'s instructions: _PyCode_CODE without its C cast, which raises the
+// required alignment from char to _Py_CODEUNIT (the field is aligned for it).
+inline _Py_CODEUNIT* code_units(PyCodeObject* co) {
+  return static_cast<_Py_CODEUNIT*>(static_cast<void*>(co->co_code_adaptive));
+}
+
 // The frame has not run any instruction yet.
 inline bool not_started(_PyInterpreterFrame* f) {
   PyCodeObject* co = code(f);
 #if PY_VERSION_HEX >= 0x030D0000
-  return co != nullptr && f->instr_ptr == _PyCode_CODE(co);
+  return co != nullptr && f->instr_ptr == code_units(co);
 #else
-  return co != nullptr && f->prev_instr == _PyCode_CODE(co) - 1;
+  return co != nullptr && f->prev_instr == code_units(co) - 1;
 #endif
 }
 
@@ -71,11 +77,11 @@ inline void swap_code(_PyInterpreterFrame* f, PyCodeObject* replacement) {
 #if PY_VERSION_HEX >= 0x030D0000
   PyObject* old = f->f_executable;
   f->f_executable = reinterpret_cast<PyObject*>(replacement);
-  f->instr_ptr = _PyCode_CODE(replacement);
+  f->instr_ptr = code_units(replacement);
 #else
   PyCodeObject* old = f->f_code;
   f->f_code = replacement;
-  f->prev_instr = _PyCode_CODE(replacement) - 1;
+  f->prev_instr = code_units(replacement) - 1;
 #endif
   Py_DECREF(old);
 }
