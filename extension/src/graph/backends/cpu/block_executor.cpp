@@ -560,38 +560,32 @@ bool BlockKernel::run_blocks(Run& r) {
   // The first run checks each call's dtype on its first block, on this thread alone.
   const std::int64_t threads =
       verified_ ? threads_for(g.blocks, elements(r.domain)) : std::int64_t{1};
-  std::vector<std::thread> helpers;
   std::vector<int> helper_flags(static_cast<std::size_t>(threads), 0);
   std::vector<std::vector<int>> helper_expr_flags(static_cast<std::size_t>(threads));
-  for (std::int64_t t = 1; t < threads; ++t) {
-    helpers.emplace_back([&, t] {
-      const PyGILState_STATE gil = PyGILState_Ensure();
-      {
-        const IgnoreNumpyErrors quiet;  // the error state is per thread
-        Worker w;
-        if (!quiet.ok() || !same_buffer_size(r.chunk)) {
-          PyErr_Clear();  // this helper takes no block: the others run them all
-        } else if (!work(r, g, w, next, failed)) {
-          failed = true;
-          PyErr_Clear();  // the group runs op by op (not after writing in place), and raises there
-        }
-        helper_flags[static_cast<std::size_t>(t)] = w.flags;
-        helper_expr_flags[static_cast<std::size_t>(t)] = std::move(w.expr_flags);
-      }
-      PyGILState_Release(gil);
-    });
-  }
-  Worker w;
-  const bool ok = work(r, g, w, next, failed);
-  r.flags |= w.flags;
-  r.expr_flags = std::move(w.expr_flags);
-  if (!helpers.empty()) {
-    Py_BEGIN_ALLOW_THREADS;
-    for (std::thread& h : helpers) {
-      h.join();
+  bool ok = true;
+  on_threads(threads, true, [&](std::size_t t) {
+    if (t == 0) {
+      Worker w;
+      ok = work(r, g, w, next, failed);
+      r.flags |= w.flags;
+      r.expr_flags = std::move(w.expr_flags);
+      return;
     }
-    Py_END_ALLOW_THREADS;
-  }
+    const PyGILState_STATE gil = PyGILState_Ensure();
+    {
+      const IgnoreNumpyErrors quiet;  // the error state is per thread
+      Worker w;
+      if (!quiet.ok() || !same_buffer_size(r.chunk)) {
+        PyErr_Clear();  // this helper takes no block: the others run them all
+      } else if (!work(r, g, w, next, failed)) {
+        failed = true;
+        PyErr_Clear();  // the group runs op by op (not after writing in place), and raises there
+      }
+      helper_flags[t] = w.flags;
+      helper_expr_flags[t] = std::move(w.expr_flags);
+    }
+    PyGILState_Release(gil);
+  });
   for (const int f : helper_flags) {
     r.flags |= f;
   }

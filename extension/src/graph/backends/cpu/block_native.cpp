@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cfenv>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -270,14 +269,7 @@ bool BlockKernel::run_native(Run& r) {
     flags[t] = std::fetestexcept(numpy_fe_flags());
   };
   Py_BEGIN_ALLOW_THREADS;
-  std::vector<std::thread> helpers;
-  for (std::int64_t t = 1; t < threads; ++t) {
-    helpers.emplace_back(work, static_cast<std::size_t>(t));
-  }
-  work(0);
-  for (std::thread& h : helpers) {
-    h.join();
-  }
+  on_threads(threads, false, work);
   Py_END_ALLOW_THREADS;
   if (failed.load()) {
     PyErr_Clear();  // a NumPy loop failed: tier A computes every output again

@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,34 @@ std::int64_t threads_for(std::int64_t units, std::int64_t elements);
 // A Python int, and slice(start, stop).
 pybind11::object index_object(std::int64_t i);
 pybind11::object slice_object(std::int64_t start, std::int64_t stop);
+
+// Runs work(t) for t in [0, count): t = 0 on the calling thread, the others on threads started for
+// the run, all joined before it returns. The one place a block run makes threads (tier A's blocks,
+// tier B's ranges), so that a persistent pool can take their place. With `holds_gil` the caller
+// holds the GIL while it works and lets go of it while it waits for the others (who take it to call
+// NumPy); without, nobody holds it.
+template <typename Work>
+void on_threads(std::int64_t count, bool holds_gil, Work&& work) {
+  std::vector<std::thread> helpers;
+  for (std::int64_t t = 1; t < count; ++t) {
+    helpers.emplace_back([&work, t] { work(static_cast<std::size_t>(t)); });
+  }
+  work(std::size_t{0});
+  if (helpers.empty()) {
+    return;
+  }
+  if (!holds_gil) {
+    for (std::thread& h : helpers) {
+      h.join();
+    }
+    return;
+  }
+  Py_BEGIN_ALLOW_THREADS;
+  for (std::thread& h : helpers) {
+    h.join();
+  }
+  Py_END_ALLOW_THREADS;
+}
 
 }  // namespace block
 
