@@ -2,19 +2,16 @@
 
 #include <algorithm>
 
+#include "graph/rules/rule_helpers.hpp"
+
 namespace sot::graph {
 
 namespace {
 
 // `axis` of an array of `ndim` dimensions, counted from the front, or nullopt (and NumPy's text).
 std::optional<std::size_t> axis_in(int axis, std::size_t ndim, std::string* why) {
-  const auto n = static_cast<int>(ndim);
-  if (axis < -n || axis >= n) {
-    *why = "axis " + std::to_string(axis) + " is out of bounds for array of dimension " +
-           std::to_string(ndim);
-    return std::nullopt;
-  }
-  return static_cast<std::size_t>(axis < 0 ? axis + n : axis);
+  const std::optional<int> a = rule_helpers::axis_of(axis, static_cast<int>(ndim), why);
+  return a ? std::optional<std::size_t>(static_cast<std::size_t>(*a)) : std::nullopt;
 }
 
 bool has_zero(const Shape& s) {

@@ -61,10 +61,6 @@ void set_cuda_check(bool on, const std::string& arch) {
   kir::set_observer(on ? &cuda_check_kernel : nullptr);
 }
 
-bool cuda_check_enabled() {
-  return state().on;
-}
-
 void cuda_check_kernel(const kir::Kernel& k) {
   CheckState& s = state();
   ++s.kernels;

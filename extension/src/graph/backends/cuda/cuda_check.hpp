@@ -13,8 +13,8 @@
 namespace sot::graph {
 
 // Turns the check on (for `arch`, e.g. "sm_90") or off; on clears what was recorded.
+// While on, it watches the kernels the cpu backend lowers (kir::set_observer).
 void set_cuda_check(bool on, const std::string& arch);
-bool cuda_check_enabled();
 // Emits and compiles `k` (each distinct source once per process), recording the outcome.
 void cuda_check_kernel(const kir::Kernel& k);
 // Every kernel checked since the last call, then forgets them: [{"kernel", "why" (not emitted),
