@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graph/backends/cpu/block_executor.hpp"
+#include "graph/backends/cpu/cpu_threads.hpp"
 #include "graph/backends/cpu/native_cache.hpp"
 #include "graph/backends/cuda/cuda_check.hpp"
 #include "graph/exec/backend.hpp"
@@ -179,12 +180,14 @@ void bind_graph(py::module_& m) {
         d["profile"] = o.profile.load();
         d["threads"] = o.threads.load();
         d["threads_used"] = graph::cpu_threads();
+        d["thread_pool"] = graph::thread_pool_name();
         return d;
       },
       py::arg("block_elements") = py::none(), py::arg("profile") = py::none(),
       py::arg("threads") = py::none(),
       "The CPU backend's settings (those given are changed first): elements per block (0: chosen "
-      "from the cache size), whether each group is timed, threads per kernel (0: one per core).");
+      "from the cache size), whether each group is timed, threads per kernel (0: one per core); "
+      "threads_used and thread_pool (the library running them) are read only.");
   g.def(
       "broadcast_shapes",
       [](const graph::Shape& a, const graph::Shape& b) {

@@ -4,7 +4,6 @@
 #include <array>
 #include <cfenv>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -68,14 +67,6 @@ std::int64_t elements(const std::vector<std::int64_t>& domain) {
   return n;
 }
 
-std::int64_t threads_for(std::int64_t units, std::int64_t elements) {
-  std::int64_t n = std::min<std::int64_t>(cpu_threads(), units);
-  if (cpu_options().block_elements.load() == 0) {
-    n = std::min<std::int64_t>(n, std::max<std::int64_t>(1, elements / kMinThreadElements));
-  }
-  return std::max<std::int64_t>(n, 1);
-}
-
 py::object index_object(std::int64_t i) {
   return py::reinterpret_steal<py::object>(PyLong_FromLongLong(i));
 }
@@ -90,11 +81,6 @@ py::object slice_object(std::int64_t start, std::int64_t stop) {
 CpuOptions& cpu_options() {
   static CpuOptions options;
   return options;
-}
-
-std::int64_t cpu_threads() {
-  const std::int64_t n = cpu_options().threads.load();
-  return n > 0 ? n : std::max<std::int64_t>(1, std::thread::hardware_concurrency());
 }
 
 namespace {
@@ -572,7 +558,7 @@ bool BlockKernel::run_blocks(Run& r) {
       return;
     }
     const PyGILState_STATE gil = PyGILState_Ensure();
-    {
+    try {
       const IgnoreNumpyErrors quiet;  // the error state is per thread
       Worker w;
       if (!quiet.ok() || !same_buffer_size(r.chunk)) {
@@ -583,6 +569,8 @@ bool BlockKernel::run_blocks(Run& r) {
       }
       helper_flags[t] = w.flags;
       helper_expr_flags[t] = std::move(w.expr_flags);
+    } catch (py::error_already_set&) {
+      failed = true;  // (as a block that returned false: its error is dropped with the GIL held)
     }
     PyGILState_Release(gil);
   });

@@ -34,8 +34,6 @@ struct CpuOptions {
   std::atomic<std::int64_t> threads{0};
 };
 CpuOptions& cpu_options();
-// The threads a kernel's blocks run on (cpu_options().threads, or the number of cores).
-std::int64_t cpu_threads();
 
 struct Geometry;
 

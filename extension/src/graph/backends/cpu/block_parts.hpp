@@ -9,11 +9,11 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "graph/backends/cpu/block_executor.hpp"
+#include "graph/backends/cpu/cpu_threads.hpp"
 #include "graph/exec/buffer_pool.hpp"
 #include "graph/rules/reductions.hpp"
 
@@ -31,47 +31,11 @@ inline constexpr std::int64_t kMaxBlock = std::int64_t{1} << 20;
 inline constexpr std::int64_t kBlockQuantum = 64;
 // The shortest rows tier B runs one call a row for.
 inline constexpr std::int64_t kMinNativeRow = 64;
-// Elements each thread beyond the first must have: a thread costs about 35 us to start and join on
-// the 2-core machine of docs/executor.md, the time of a few hundred thousand elements of a short
-// chain, so smaller kernels run on the calling thread alone. (With a block size set, as in the
-// tests, every block may go to another thread.)
-inline constexpr std::int64_t kMinThreadElements = std::int64_t{1} << 17;
-
 // The elements of `domain` (the product of its sizes).
 std::int64_t elements(const std::vector<std::int64_t>& domain);
-// The threads for `units` parts of a run over `elements` elements.
-std::int64_t threads_for(std::int64_t units, std::int64_t elements);
 // A Python int, and slice(start, stop).
 pybind11::object index_object(std::int64_t i);
 pybind11::object slice_object(std::int64_t start, std::int64_t stop);
-
-// Runs work(t) for t in [0, count): t = 0 on the calling thread, the others on threads started for
-// the run, all joined before it returns. The one place a block run makes threads (tier A's blocks,
-// tier B's ranges), so that a persistent pool can take their place. With `holds_gil` the caller
-// holds the GIL while it works and lets go of it while it waits for the others (who take it to call
-// NumPy); without, nobody holds it.
-template <typename Work>
-void on_threads(std::int64_t count, bool holds_gil, Work&& work) {
-  std::vector<std::thread> helpers;
-  for (std::int64_t t = 1; t < count; ++t) {
-    helpers.emplace_back([&work, t] { work(static_cast<std::size_t>(t)); });
-  }
-  work(std::size_t{0});
-  if (helpers.empty()) {
-    return;
-  }
-  if (!holds_gil) {
-    for (std::thread& h : helpers) {
-      h.join();
-    }
-    return;
-  }
-  Py_BEGIN_ALLOW_THREADS;
-  for (std::thread& h : helpers) {
-    h.join();
-  }
-  Py_END_ALLOW_THREADS;
-}
 
 }  // namespace block
 
