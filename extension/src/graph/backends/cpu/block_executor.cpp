@@ -55,36 +55,6 @@ bool c_ordered(const ArrayFields* f) {
   return true;
 }
 
-}  // namespace
-
-namespace block {
-
-std::int64_t elements(const std::vector<std::int64_t>& domain) {
-  std::int64_t n = 1;
-  for (const std::int64_t size : domain) {
-    n *= size;
-  }
-  return n;
-}
-
-py::object index_object(std::int64_t i) {
-  return py::reinterpret_steal<py::object>(PyLong_FromLongLong(i));
-}
-
-py::object slice_object(std::int64_t start, std::int64_t stop) {
-  return py::reinterpret_steal<py::object>(
-      PySlice_New(index_object(start).ptr(), index_object(stop).ptr(), nullptr));
-}
-
-}  // namespace block
-
-CpuOptions& cpu_options() {
-  static CpuOptions options;
-  return options;
-}
-
-namespace {
-
 // Why converting a constant operand of a call to the dtype NumPy computes in warns (1e300 to
 // float32: "overflow encountered in cast"), or "". NumPy converts it before its loop runs and
 // reports at once, with no hardware flag left for a block to read, so such a kernel never runs in
@@ -126,82 +96,17 @@ std::string constant_cast_warning(const kir::Kernel& k, const kir::Expr& e,
 
 }  // namespace
 
-BlockKernel::BlockKernel(kir::Kernel kernel) : k_(std::move(kernel)) {
-  if (native_options().enabled.load()) {
-    if (const auto source = emit_cpp(k_, &native_why_); source && find_loops(*source)) {
-      native_ = native_kernel(*source);
-    }
-  } else {
-    native_why_ = "tier B is off (SOT_CPU_TIER_B=0)";
-  }
+BlockKernel::BlockKernel(kir::Kernel kernel)
+    : plan_(std::move(kernel)), native_(plan_.k), reduction_(plan_) {
   const py::module_ numpy = loaded_module("numpy");
-  ndarray_ = numpy.attr("ndarray");
-  empty_ = numpy.attr("empty");
-  copyto_ = numpy.attr("copyto");
-  out_kwnames_ = py::make_tuple("out");
-  casting_kwnames_ = py::make_tuple("casting");
-  casting_where_kwnames_ = py::make_tuple("casting", "where");
-  unsafe_ = py::str("unsafe");
-  for (const kir::Expr& e : k_.exprs) {
+  for (const kir::Expr& e : plan_.k.exprs) {
     if ((e.kind == kir::Expr::Kind::kCall || e.kind == kir::Expr::Kind::kSelect) &&
         disabled_.empty()) {
-      disabled_ = constant_cast_warning(k_, e, numpy);
+      disabled_ = constant_cast_warning(plan_.k, e, numpy);
     }
   }
-  for (const kir::Buffer& b : k_.buffers) {
-    dtypes_.push_back(numpy.attr("dtype")(std::string(name(b.dtype))));
-    bytes_per_element_ += itemsize(b.dtype);
-  }
-  // The last expression that reads each one, then one temporary per value not stored, reused once
-  // its value is dead (a ufunc or a cast may write into its own operand, a select may not).
-  last_reader_.assign(k_.exprs.size(), -1);
-  for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
-    for (const int o : k_.exprs[i].operands) {
-      last_reader_[static_cast<std::size_t>(o)] = static_cast<int>(i);
-    }
-  }
-  targets_.assign(k_.exprs.size(), Target{});
-  for (const kir::Store& st : k_.stores) {
-    targets_[static_cast<std::size_t>(st.expr)] = Target{true, st.buffer};
-  }
-  std::vector<int> owner_of_temp;
-  for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
-    const kir::Expr& e = k_.exprs[i];
-    if (!e.elementwise() || targets_[i].store) {
-      continue;
-    }
-    int chosen = -1;
-    for (std::size_t t = 0; t < owner_of_temp.size() && chosen < 0; ++t) {
-      // A ufunc or a cast may write into its own operand; a select writes its result in two
-      // steps, so not into an operand it reads.
-      const int owner = owner_of_temp[t];
-      const int dies = last_reader_[static_cast<std::size_t>(owner)];
-      if (temp_dtypes_[t] == e.dtype &&
-          (dies < static_cast<int>(i) ||
-           (dies == static_cast<int>(i) && e.kind != kir::Expr::Kind::kSelect))) {
-        chosen = static_cast<int>(t);
-      }
-    }
-    if (chosen < 0) {
-      chosen = static_cast<int>(temp_dtypes_.size());
-      temp_dtypes_.push_back(e.dtype);
-      temp_np_dtypes_.push_back(numpy.attr("dtype")(std::string(name(e.dtype))));
-      owner_of_temp.push_back(-1);
-      bytes_per_element_ += itemsize(e.dtype);
-    }
-    owner_of_temp[static_cast<std::size_t>(chosen)] = static_cast<int>(i);
-    targets_[i] = Target{false, chosen};
-  }
-  reduce_ = k_.reduction();
-  if (reduce_ >= 0) {
-    const kir::Expr& e = k_.exprs[static_cast<std::size_t>(reduce_)];
-    reduce_fn_ = e.ufunc.attr("reduce");
-    reduce_kwnames_ = py::make_tuple("axis", "keepdims", "out");
-    const Target& t = targets_[static_cast<std::size_t>(reduce_)];
-    reduce_buffer_ = t.store ? t.index : -1;
-    if (reduce_buffer_ < 0 && disabled_.empty()) {
-      disabled_ = "a reduction whose result is not used";
-    }
+  if (reduction_.active() && reduction_.buffer() < 0 && disabled_.empty()) {
+    disabled_ = "a reduction whose result is not used";
   }
 }
 
@@ -217,18 +122,18 @@ BlockKernel::Outcome BlockKernel::replay(std::string why) {
 // elements cost less than preparing the compiled kernel's run).
 bool BlockKernel::runs_op_by_op_at_once(const Frame& frame) {
   constexpr std::size_t kMaxDims = 32;
-  const std::size_t nd = k_.domain.size();
+  const std::size_t nd = plan_.k.domain.size();
   if (cpu_options().block_elements.load() != 0 || nd > kMaxDims) {
     return false;
   }
   std::array<std::int64_t, kMaxDims> domain{};
   domain.fill(1);
-  for (const kir::Buffer& buf : k_.buffers) {
+  for (const kir::Buffer& buf : plan_.k.buffers) {
     if (buf.output) {
       continue;
     }
     PyObject* a = frame.get(buf.value);
-    if (Py_TYPE(a) != reinterpret_cast<PyTypeObject*>(ndarray_.ptr()) ||
+    if (Py_TYPE(a) != reinterpret_cast<PyTypeObject*>(plan_.ndarray.ptr()) ||
         array_fields(a)->nd != static_cast<int>(buf.shape.size())) {
       return false;  // prepare() says why
     }
@@ -239,8 +144,9 @@ bool BlockKernel::runs_op_by_op_at_once(const Frame& frame) {
     total *= domain[d];
   }
   // (A compiled kernel not yet verified runs on tier A once: that run checks the dtypes.)
-  const bool compiled = native_ && native_->state() == NativeKernel::State::kReady;
-  if (total == 0 || (compiled && total >= kMinBlock) || total * bytes_per_element_ > kBlockBytes) {
+  const bool compiled = native() && native()->state() == NativeKernel::State::kReady;
+  if (total == 0 || (compiled && total >= kMinBlock) ||
+      total * plan_.bytes_per_element > kBlockBytes) {
     return false;
   }
   if (last_replay_ != "fits in one block") {
@@ -249,15 +155,15 @@ bool BlockKernel::runs_op_by_op_at_once(const Frame& frame) {
   return true;
 }
 
-bool BlockKernel::prepare(Frame& frame, Run& r) {
-  const auto* ndarray = reinterpret_cast<PyTypeObject*>(ndarray_.ptr());
-  const std::size_t nd = k_.domain.size();
+bool BlockKernel::prepare(Frame& frame, BlockRun& r) {
+  const auto* ndarray = reinterpret_cast<PyTypeObject*>(plan_.ndarray.ptr());
+  const std::size_t nd = plan_.k.domain.size();
   r.domain.assign(nd, 1);
   r.flat = true;
   r.rowwise = nd >= 2;
-  r.arrays.assign(k_.buffers.size(), nullptr);
-  for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
-    const kir::Buffer& buf = k_.buffers[b];
+  r.arrays.assign(plan_.k.buffers.size(), nullptr);
+  for (std::size_t b = 0; b < plan_.k.buffers.size(); ++b) {
+    const kir::Buffer& buf = plan_.k.buffers[b];
     if (buf.output) {
       continue;
     }
@@ -277,20 +183,20 @@ bool BlockKernel::prepare(Frame& frame, Run& r) {
     r.arrays[b] = a;
   }
   bool full = true;  // every input has the domain's shape
-  for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
+  for (std::size_t b = 0; b < plan_.k.buffers.size(); ++b) {
     if (r.arrays[b] != nullptr) {
       const ArrayFields* f = array_fields(r.arrays[b]);
       const std::size_t off = nd - static_cast<std::size_t>(f->nd);
       for (int d = 0; d < f->nd && full; ++d) {
         full = off == 0 && f->dimensions[d] == r.domain[off + static_cast<std::size_t>(d)];
       }
-      r.rowwise = r.rowwise && contiguous_rows(b, f, r.domain.back());
+      r.rowwise = r.rowwise && NativeTier::contiguous_rows(plan_.k, b, f, r.domain.back());
     }
   }
   r.flat = r.flat && full;
   r.rows_ok = r.rowwise;
   r.rowwise = r.rowwise && !r.flat;
-  for (const kir::Scalar& s : k_.scalars) {
+  for (const kir::Scalar& s : plan_.k.scalars) {
     r.scalars.push_back(s.value >= 0 ? frame.get(s.value) : s.constant.ptr());
   }
   return true;
@@ -369,10 +275,10 @@ bool same_buffer_size(std::int64_t size) {
 // numpy.copyto: false with an error set when it raises.
 bool BlockKernel::copy_into(PyObject* target, const std::vector<PyObject*>& args) const {
   auto copy = [&](PyObject* from, PyObject* where) {
-    PyObject* call[] = {target, from, unsafe_.ptr(), where};
+    PyObject* call[] = {target, from, plan_.unsafe.ptr(), where};
     PyObject* made = PyObject_Vectorcall(
-        copyto_.ptr(), call, 2,
-        where != nullptr ? casting_where_kwnames_.ptr() : casting_kwnames_.ptr());
+        plan_.copyto.ptr(), call, 2,
+        where != nullptr ? plan_.casting_where_kwnames.ptr() : plan_.casting_kwnames.ptr());
     Py_XDECREF(made);
     return made != nullptr;
   };
@@ -382,27 +288,21 @@ bool BlockKernel::copy_into(PyObject* target, const std::vector<PyObject*>& args
   return copy(args[2], nullptr) && copy(args[1], args[0]);
 }
 
-bool BlockKernel::run_calls(const Run& r, Worker& w, const std::vector<PyObject*>& views,
+bool BlockKernel::run_calls(const BlockRun& r, BlockWorker& w, const std::vector<PyObject*>& views,
                             const std::vector<PyObject*>& temps) {
-  for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
-    const kir::Expr& e = k_.exprs[i];
+  for (std::size_t i = 0; i < plan_.k.exprs.size(); ++i) {
+    const kir::Expr& e = plan_.k.exprs[i];
     if (!e.elementwise()) {
       continue;
     }
     w.args.clear();
     for (const int o : e.operands) {
-      const kir::Expr& operand = k_.exprs[static_cast<std::size_t>(o)];
-      if (operand.kind == kir::Expr::Kind::kLoad) {
-        w.args.push_back(views[static_cast<std::size_t>(operand.buffer)]);
-      } else if (operand.kind == kir::Expr::Kind::kScalar) {
-        w.args.push_back(r.scalars[static_cast<std::size_t>(operand.scalar)]);
-      } else {
-        const Target& t = targets_[static_cast<std::size_t>(o)];
-        w.args.push_back(t.store ? views[static_cast<std::size_t>(t.index)]
-                                 : temps[static_cast<std::size_t>(t.index)]);
-      }
+      const kir::Expr& operand = plan_.k.exprs[static_cast<std::size_t>(o)];
+      w.args.push_back(operand.kind == kir::Expr::Kind::kScalar
+                           ? r.scalars[static_cast<std::size_t>(operand.scalar)]
+                           : plan_.operand(o, views, temps));
     }
-    const Target& t = targets_[i];
+    const BlockPlan::Target& t = plan_.targets[i];
     PyObject* target = t.store ? views[static_cast<std::size_t>(t.index)]
                                : temps[static_cast<std::size_t>(t.index)];
     std::feclearexcept(FE_ALL_EXCEPT);
@@ -418,7 +318,8 @@ bool BlockKernel::run_calls(const Run& r, Worker& w, const std::vector<PyObject*
     } else {
       const std::size_t nargs = w.args.size();
       w.args.push_back(target);
-      PyObject* made = PyObject_Vectorcall(e.ufunc.ptr(), w.args.data(), nargs, out_kwnames_.ptr());
+      PyObject* made =
+          PyObject_Vectorcall(e.ufunc.ptr(), w.args.data(), nargs, plan_.out_kwnames.ptr());
       if (made == nullptr) {
         return false;
       }
@@ -434,7 +335,7 @@ bool BlockKernel::run_calls(const Run& r, Worker& w, const std::vector<PyObject*
 namespace {
 
 // The views of a worker's temporaries shaped as a block of `rows` rows (made once per row count).
-bool shaped_temps(BlockKernel::Worker& w, const Geometry& g, std::int64_t rows,
+bool shaped_temps(BlockWorker& w, const Geometry& g, std::int64_t rows,
                   std::vector<PyObject*>& temps) {
   for (const auto& [n, made] : w.shaped) {
     if (n == rows) {
@@ -462,18 +363,34 @@ bool shaped_temps(BlockKernel::Worker& w, const Geometry& g, std::int64_t rows,
 
 }  // namespace
 
+// Tier B for a block of a kernel ending in a reduction over the last axis: the compiled code on
+// each of the block's rows into the reduced value's block (the scratch); reduce_block then reduces
+// them with NumPy's reduce, as tier A does.
+bool BlockKernel::native_rows(const BlockRun& r, const Geometry& g,
+                              const std::vector<std::int64_t>& prefix, std::int64_t start,
+                              std::int64_t stop, BlockWorker& w,
+                              const std::vector<PyObject*>& views,
+                              const std::vector<PyObject*>& temps) {
+  if (g.axis + 1 >= g.domain.size()) {
+    return run_calls(r, w, views, temps);  // (a row split across blocks)
+  }
+  const kir::Expr& red = plan_.k.exprs[static_cast<std::size_t>(reduction_.expr())];
+  char* scratch = array_fields(plan_.operand(red.operands[0], views, temps))->data;
+  return native_.rows_into(plan_.k, r, g, prefix, start, stop, w, scratch, reduction_.buffer());
+}
+
 // Runs blocks taken from `next` until none is left or one fails (`failed`): with the GIL held,
 // which NumPy's loops release while they run.
-bool BlockKernel::work(const Run& r, const Geometry& g, Worker& w, std::atomic<std::int64_t>& next,
-                       std::atomic<bool>& failed) {
-  for (std::size_t t = 0; t < temp_dtypes_.size(); ++t) {
-    w.temps.push_back(empty_(index_object(r.block), temp_np_dtypes_[t]));
+bool BlockKernel::work(const BlockRun& r, const Geometry& g, BlockWorker& w,
+                       std::atomic<std::int64_t>& next, std::atomic<bool>& failed) {
+  for (std::size_t t = 0; t < plan_.temp_dtypes.size(); ++t) {
+    w.temps.push_back(plan_.empty(index_object(r.block), plan_.temp_np_dtypes[t]));
   }
-  w.expr_flags.assign(k_.exprs.size(), 0);
+  w.expr_flags.assign(plan_.k.exprs.size(), 0);
   const std::int64_t per_prefix = (g.domain[g.axis] + g.rows - 1) / g.rows;
   std::vector<std::int64_t> prefix(g.axis, 0);
-  std::vector<PyObject*> views(k_.buffers.size(), nullptr);
-  std::vector<PyObject*> temps(temp_dtypes_.size(), nullptr);
+  std::vector<PyObject*> views(plan_.k.buffers.size(), nullptr);
+  std::vector<PyObject*> temps(plan_.temp_dtypes.size(), nullptr);
   bool ok = true;
   while (ok && !failed.load(std::memory_order_relaxed)) {
     const std::int64_t i = next.fetch_add(1);
@@ -505,9 +422,9 @@ bool BlockKernel::work(const Run& r, const Geometry& g, Worker& w, std::atomic<s
         ok = views[b] != nullptr;
       }
     }
-    ok = ok && (r.native_rows ? native_block(r, g, prefix, start, stop, w, views, temps)
+    ok = ok && (r.native_rows ? native_rows(r, g, prefix, start, stop, w, views, temps)
                               : run_calls(r, w, views, temps));
-    ok = ok && (reduce_ < 0 || reduce_block(r, g, i, w, views, temps));
+    ok = ok && (!reduction_.active() || reduction_.reduce_block(plan_, r, g, i, w, views, temps));
     verified_ = verified_ || ok;
     for (PyObject*& v : views) {
       Py_CLEAR(v);
@@ -519,17 +436,17 @@ bool BlockKernel::work(const Run& r, const Geometry& g, Worker& w, std::atomic<s
   return ok;
 }
 
-bool BlockKernel::run_blocks(Run& r) {
+bool BlockKernel::run_blocks(BlockRun& r) {
   last_tier_ = 'A';
   // (A donated run stays on tier A, whose flags are per call; tier B may have become ready since.)
-  if (reduce_ < 0 && !r.donated && native_ready(r) && run_native(r)) {
+  if (!reduction_.active() && !r.donated && native_ready(r) && native_.run(plan_.k, r)) {
     last_tier_ = 'B';
     return true;
   }
   Geometry g = geometry(r.domain, r.block);
   // (tier B for a reduction's blocks of whole rows; a row split across blocks runs tier A's calls)
-  r.native_rows = reduce_ >= 0 && !r.donated && g.axis + 1 < g.domain.size() && native_ready(r) &&
-                  native_scalars(r);
+  r.native_rows = reduction_.active() && !r.donated && g.axis + 1 < g.domain.size() &&
+                  native_ready(r) && NativeTier::scalars(r);
   last_tier_ = r.native_rows ? 'B' : 'A';
   g.blocks = (g.domain[g.axis] + g.rows - 1) / g.rows;
   for (std::size_t d = 0; d < g.axis; ++d) {
@@ -538,8 +455,8 @@ bool BlockKernel::run_blocks(Run& r) {
   if (g.blocks == 0) {
     return true;  // an empty domain: nothing to compute
   }
-  if (reduce_ >= 0 && k_.exprs[static_cast<std::size_t>(reduce_)].reduce.all) {
-    plan_leaves(r, g);
+  if (reduction_.active() && reduction_.all()) {
+    reduction_.plan_leaves(plan_, r, g);
   }
   std::atomic<std::int64_t> next{0};
   std::atomic<bool> failed{false};
@@ -551,7 +468,7 @@ bool BlockKernel::run_blocks(Run& r) {
   bool ok = true;
   on_threads(threads, true, [&](std::size_t t) {
     if (t == 0) {
-      Worker w;
+      BlockWorker w;
       ok = work(r, g, w, next, failed);
       r.flags |= w.flags;
       r.expr_flags = std::move(w.expr_flags);
@@ -560,7 +477,7 @@ bool BlockKernel::run_blocks(Run& r) {
     const PyGILState_STATE gil = PyGILState_Ensure();
     try {
       const IgnoreNumpyErrors quiet;  // the error state is per thread
-      Worker w;
+      BlockWorker w;
       if (!quiet.ok() || !same_buffer_size(r.chunk)) {
         PyErr_Clear();  // this helper takes no block: the others run them all
       } else if (!work(r, g, w, next, failed)) {
@@ -589,10 +506,46 @@ bool BlockKernel::run_blocks(Run& r) {
   return ok;
 }
 
+void BlockKernel::allocate(BlockRun& r) {
+  py::tuple shape(r.domain.size());
+  for (std::size_t d = 0; d < r.domain.size(); ++d) {
+    shape[d] = index_object(r.domain[d]);
+  }
+  r.made.assign(plan_.k.buffers.size(), py::object());
+  r.blockable.assign(plan_.k.buffers.size(), py::object());
+  if (reuse_.can_donate(verified_) && !native_ready(r)) {
+    reuse_.donate(plan_, r, reduction_.buffer());
+  }
+  for (std::size_t b = 0; b < plan_.k.buffers.size(); ++b) {
+    if (!plan_.k.buffers[b].output || static_cast<int>(b) == reduction_.buffer() || r.made[b]) {
+      continue;  // an input, the reduction's (BlockReduction::allocate), or a dying input's array
+    }
+    r.made[b] = reuse_.take_spare(plan_, b, r.domain);
+    if (!r.made[b] && r.pool != nullptr) {
+      r.made[b] = py::reinterpret_steal<py::object>(r.pool->take(plan_.dtypes[b].ptr(), r.domain));
+    }
+    if (!r.made[b]) {
+      r.made[b] = plan_.empty(shape, plan_.dtypes[b]);
+    }
+    r.arrays[b] = r.made[b].ptr();
+  }
+  for (std::size_t b = 0; b < plan_.k.buffers.size(); ++b) {
+    if (static_cast<int>(b) != reduction_.buffer()) {
+      const py::handle a(r.arrays[b]);
+      r.blockable[b] = r.flat && r.domain.size() != 1 ? a.attr("reshape")(-1)
+                                                      : py::reinterpret_borrow<py::object>(a);
+    }
+  }
+  r.block = block_elements(r.domain);
+  if (reduction_.active()) {
+    reduction_.allocate(plan_, r);
+  }
+}
+
 std::int64_t BlockKernel::block_elements(const std::vector<std::int64_t>& domain) const {
   std::int64_t block = cpu_options().block_elements.load();
   if (block <= 0) {
-    block = std::clamp(kBlockBytes / std::max<std::int64_t>(1, bytes_per_element_), kMinBlock,
+    block = std::clamp(kBlockBytes / std::max<std::int64_t>(1, plan_.bytes_per_element), kMinBlock,
                        kMaxBlock);
   }
   // Temporaries no larger than needed.
@@ -613,14 +566,14 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
     return Outcome::kReplay;
   }
   if (in_place_after_library_ && !numpy_reports_fp_flags() &&
-      frame.reuses_in_place(static_cast<std::size_t>(k_.first_op))) {
+      frame.reuses_in_place(static_cast<std::size_t>(plan_.k.first_op))) {
     // NumPy 1.x (no kernel writes in place there): one op on a matmul's result that dies here
     // (`a @ b + c`) runs in place on this thread, as the reference program runs it. Blocks into a
     // new array on every core ran up to twice slower there: the BLAS's threads keep spinning on
     // the cores for a while after the call (OpenBLAS), and a new array moves a third more memory.
     return replay("one op on a dying matmul result: in place");
   }
-  Run r;
+  BlockRun r;
   r.pool = frame.pool();
   if (!prepare(frame, r)) {
     return Outcome::kReplay;
@@ -632,16 +585,16 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
     return replay("an empty domain");
   }
   // (A compiled kernel not yet verified runs on tier A once: that run checks the dtypes.)
-  const bool compiled = native_ && native_->state() == NativeKernel::State::kReady &&
-                        native_layout(r) && total >= kMinBlock;
+  const bool compiled = native() && native()->state() == NativeKernel::State::kReady &&
+                        native_.layout(r, reduction_.active()) && total >= kMinBlock;
   if (cpu_options().block_elements.load() == 0 && !native_ready(r) && !compiled) {
-    if (total * bytes_per_element_ <= kBlockBytes) {
+    if (total * plan_.bytes_per_element <= kBlockBytes) {
       // Everything fits in cache at once: blocks would run the same loops with more overhead.
       return replay("fits in one block");
     }
   }
   try {
-    if (reduce_ >= 0 && !plan_reduction(r)) {
+    if (reduction_.active() && !reduction_.plan(plan_, r, &last_replay_)) {
       return Outcome::kReplay;
     }
     allocate(r);
@@ -659,7 +612,7 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
       return Outcome::kError;
     }
     try {
-      ok = run_blocks(r) && (reduce_ < 0 || finish_reduction(r));
+      ok = run_blocks(r) && (!reduction_.active() || reduction_.finish(plan_, r));
     } catch (py::error_already_set& e) {
       e.restore();
     }
@@ -681,7 +634,7 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
       if (!r.donated) {
         return replay("a floating-point error the error state reports");
       }
-      if (!report_flags_per_op(r)) {
+      if (!report_flags_per_op(plan_.k, r)) {
         return Outcome::kError;
       }
     }
@@ -689,14 +642,14 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
     e.restore();
     return Outcome::kError;
   }
-  for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
-    if (k_.buffers[b].output) {
-      if (k_.buffers[b].returned && static_cast<int>(b) != reduce_buffer_) {
+  for (std::size_t b = 0; b < plan_.k.buffers.size(); ++b) {
+    if (plan_.k.buffers[b].output) {
+      if (plan_.k.buffers[b].returned && static_cast<int>(b) != reduction_.buffer()) {
         // (An output the graph does not return is left to the ops after the group, which may
         // write into it once it dies - a spare held here would stop them.)
-        keep_spare(b, r.made[b]);
+        reuse_.keep_spare(plan_, b, r.made[b]);
       }
-      frame.set_owned(k_.buffers[b].value, r.made[b].release().ptr());
+      frame.set_owned(plan_.k.buffers[b].value, r.made[b].release().ptr());
     }
   }
   last_replay_.clear();

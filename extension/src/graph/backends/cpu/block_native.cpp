@@ -1,6 +1,4 @@
-// Tier B of the block runner (block_parts.hpp): the compiled kernel (native_cache.hpp) run on flat
-// ranges or row by row, with the NumPy loops its code calls.
-#include "graph/backends/cpu/block_executor.hpp"
+#include "graph/backends/cpu/block_native.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -22,19 +20,29 @@ namespace sot::graph {
 
 using namespace block;
 
+NativeTier::NativeTier(const kir::Kernel& k) {
+  if (!native_options().enabled.load()) {
+    why_ = "tier B is off (SOT_CPU_TIER_B=0)";
+    return;
+  }
+  if (const auto source = emit_cpp(k, &why_); source && find_loops(k, *source)) {
+    native_ = native_kernel(*source);
+  }
+}
+
 // The NumPy loops tier B's code calls (f[i] for source.loops[i]): false, with the reason in
-// native_why_, when NumPy does not give one.
-bool BlockKernel::find_loops(const NativeSource& source) {
+// why_, when NumPy does not give one.
+bool NativeTier::find_loops(const kir::Kernel& k, const NativeSource& source) {
   for (const LoopCall& call : source.loops) {
-    const kir::Expr& e = k_.exprs[static_cast<std::size_t>(call.expr)];
+    const kir::Expr& e = k.exprs[static_cast<std::size_t>(call.expr)];
     const auto size = static_cast<long>(itemsize(e.dtype));
     std::vector<long> strides;
     std::vector<py::object> constants;
     for (std::size_t o = 0; o < call.scalar.size(); ++o) {
       strides.push_back(call.scalar[o] ? 0 : size);
-      const kir::Expr& x = k_.exprs[static_cast<std::size_t>(e.operands[o])];
+      const kir::Expr& x = k.exprs[static_cast<std::size_t>(e.operands[o])];
       // (A scalar the graph computes is probed with a stand-in: its loop is the same for any.)
-      const py::object& constant = k_.scalars[static_cast<std::size_t>(x.scalar)].constant;
+      const py::object& constant = k.scalars[static_cast<std::size_t>(x.scalar)].constant;
       constants.push_back(!call.scalar[o] ? py::object()
                           : constant      ? constant
                                           : py::object(py::float_(0.75)));
@@ -42,7 +50,7 @@ bool BlockKernel::find_loops(const NativeSource& source) {
     strides.push_back(size);
     NativeLoop loop{};
     py::object owner;
-    if (!numpy_loop(e.ufunc, e.dtype, strides, constants, &loop, &owner, &native_why_)) {
+    if (!numpy_loop(e.ufunc, e.dtype, strides, constants, &loop, &owner, &why_)) {
       loops_.clear();
       loop_owners_.clear();
       return false;
@@ -53,39 +61,34 @@ bool BlockKernel::find_loops(const NativeSource& source) {
   return true;
 }
 
-bool BlockKernel::native_loaded() const {
-  return verified_ && native_ && native_->state() == NativeKernel::State::kReady;
+bool NativeTier::loaded(bool verified) const {
+  return verified && native_ && native_->state() == NativeKernel::State::kReady;
 }
 
-// True when buffer `b`'s array `f` can be read row by row by tier B: its rows are the domain's
-// (`length` elements, contiguous), or it is a column broadcast along them (one value a row).
-bool BlockKernel::contiguous_rows(std::size_t b, const ArrayFields* f, std::int64_t length) const {
+bool NativeTier::contiguous_rows(const kir::Kernel& k, std::size_t b, const ArrayFields* f,
+                                 std::int64_t length) {
   if (f->nd == 0) {
     return false;
   }
   const int last = f->nd - 1;
-  if (k_.row_scalar(b)) {
+  if (k.row_scalar(b)) {
     return f->dimensions[last] == 1;
   }
   return f->dimensions[last] == length &&
-         (f->strides[last] == itemsize(k_.buffers[b].dtype) || length == 1);
+         (f->strides[last] == itemsize(k.buffers[b].dtype) || length == 1);
 }
 
-bool BlockKernel::native_layout(const Run& r) const {
+bool NativeTier::layout(const BlockRun& r, bool reduces) const {
   // Row by row only when rows are long enough for a call each to pay: a (524288, 8) k-means
   // distance matrix beside a column ran 2x slower called row by row than on tier A. (A kernel
   // calling NumPy's loops runs rows only when they are whole SIMD vectors: the loops then see
   // whole vectors, as in eager NumPy's call over the whole array, which has no tail.)
   const bool rows =
       r.domain.back() >= kMinNativeRow && (loops_.empty() || r.domain.back() % kBlockQuantum == 0);
-  if (reduce_ >= 0) {
+  if (reduces) {
     return r.rows_ok && rows;  // whole rows, then NumPy's reduce
   }
   return r.flat || (r.rowwise && rows);
-}
-
-bool BlockKernel::native_ready(const Run& r) const {
-  return native_layout(r) && native_loaded();
 }
 
 namespace {
@@ -149,8 +152,7 @@ std::int64_t row_offset(const ArrayFields* f, const std::vector<std::int64_t>& d
 
 }  // namespace
 
-// The run's scalar operands as tier B takes them (false: one it does not take).
-bool BlockKernel::native_scalars(Run& r) const {
+bool NativeTier::scalars(BlockRun& r) {
   r.native_scalars.clear();
   for (PyObject* value : r.scalars) {
     if (!native_scalar(value)) {
@@ -161,17 +163,10 @@ bool BlockKernel::native_scalars(Run& r) const {
   return true;
 }
 
-// Tier B for a block of a kernel ending in a reduction over the last axis: the compiled code on
-// each of the block's rows (the reduced value's rows into the reduction's block temporary, the
-// scratch), without the GIL; reduce_block then reduces them with NumPy's reduce, as tier A does.
-bool BlockKernel::native_block(const Run& r, const Geometry& g,
-                               const std::vector<std::int64_t>& prefix, std::int64_t start,
-                               std::int64_t stop, Worker& w, const std::vector<PyObject*>& views,
-                               const std::vector<PyObject*>& temps) {
-  const std::size_t nd = g.domain.size();
-  if (g.axis + 1 >= nd) {
-    return run_calls(r, w, views, temps);  // (a row split across blocks)
-  }
+bool NativeTier::rows_into(const kir::Kernel& k, const BlockRun& r, const Geometry& g,
+                           const std::vector<std::int64_t>& prefix, std::int64_t start,
+                           std::int64_t stop, BlockWorker& w, char* scratch,
+                           int reduce_buffer) const {
   const std::int64_t n = g.domain.back();
   const std::int64_t per = g.inner / std::max<std::int64_t>(n, 1);  // domain rows a g.axis row
   std::int64_t p = 0;
@@ -180,20 +175,16 @@ bool BlockKernel::native_block(const Run& r, const Geometry& g,
   }
   const std::int64_t first = (p * g.domain[g.axis] + start) * per;
   const std::int64_t count = (stop - start) * per;
-  const kir::Expr& red = k_.exprs[static_cast<std::size_t>(reduce_)];
-  const Target& t = targets_[static_cast<std::size_t>(red.operands[0])];
-  char* scratch = array_fields(t.store ? views[static_cast<std::size_t>(t.index)]
-                                       : temps[static_cast<std::size_t>(t.index)])
-                      ->data;
+  const kir::Expr& red = k.exprs[static_cast<std::size_t>(k.reduction())];
   const std::int64_t row_bytes =
-      n * itemsize(k_.exprs[static_cast<std::size_t>(red.operands[0])].dtype);
-  std::vector<const ArrayFields*> fields(k_.buffers.size(), nullptr);
-  for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
-    if (static_cast<int>(b) != reduce_buffer_) {
+      n * itemsize(k.exprs[static_cast<std::size_t>(red.operands[0])].dtype);
+  std::vector<const ArrayFields*> fields(k.buffers.size(), nullptr);
+  for (std::size_t b = 0; b < k.buffers.size(); ++b) {
+    if (static_cast<int>(b) != reduce_buffer) {
       fields[b] = array_fields(r.arrays[b]);
     }
   }
-  std::vector<char*> ptrs(k_.buffers.size() + 1, nullptr);
+  std::vector<char*> ptrs(k.buffers.size() + 1, nullptr);
   const NativeFn fn = native_->fn();
   int status = 0;
   int flags = 0;
@@ -217,22 +208,22 @@ bool BlockKernel::native_block(const Run& r, const Geometry& g,
   return true;
 }
 
-// Tier B: the compiled kernel on `cpu_threads()` threads, without the GIL, over contiguous ranges:
-// blocks of the flat domain, or rows (parts of rows) of arrays whose rows are contiguous.
-bool BlockKernel::run_native(Run& r) {
-  std::vector<const ArrayFields*> fields(k_.buffers.size(), nullptr);
-  std::vector<std::int64_t> size(k_.buffers.size(), 0);
-  for (std::size_t b = 0; b < k_.buffers.size(); ++b) {
+// Over contiguous ranges: blocks of the flat domain, or rows (parts of rows) of arrays whose rows
+// are contiguous.
+bool NativeTier::run(const kir::Kernel& k, BlockRun& r) const {
+  std::vector<const ArrayFields*> fields(k.buffers.size(), nullptr);
+  std::vector<std::int64_t> size(k.buffers.size(), 0);
+  for (std::size_t b = 0; b < k.buffers.size(); ++b) {
     fields[b] = array_fields(r.blockable[b].ptr());
-    size[b] = itemsize(k_.buffers[b].dtype);
+    size[b] = itemsize(k.buffers[b].dtype);
     const ArrayFields* f = fields[b];
     const bool ok = r.flat ? f->nd == 1 && (f->strides[0] == size[b] || f->dimensions[0] <= 1)
-                           : contiguous_rows(b, f, r.domain.back());
+                           : contiguous_rows(k, b, f, r.domain.back());
     if (!ok) {
       return false;
     }
   }
-  if (!native_scalars(r)) {
+  if (!scalars(r)) {
     return false;  // tier A
   }
   const std::vector<double>& scalars = r.native_scalars;
@@ -246,7 +237,7 @@ bool BlockKernel::run_native(Run& r) {
                      std::int64_t n) {
     for (std::size_t b = 0; b < fields.size(); ++b) {
       ptrs[b] = fields[b]->data + (r.flat ? 0 : row_offset(fields[b], r.domain, row)) +
-                (k_.row_scalar(b) ? 0 : start * size[b]);
+                (k.row_scalar(b) ? 0 : start * size[b]);
     }
     if (fn(ptrs.data(), scalars.data(), n, loops_.data()) != 0) {
       failed = true;

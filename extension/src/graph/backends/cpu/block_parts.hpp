@@ -1,9 +1,10 @@
-// The parts of the CPU backend's block runner (BlockKernel, block_executor.hpp) that its files
-// share, not part of its interface: where blocks cut the domain, a run's state, a thread's state,
-// the sizes blocks are chosen by, and small helpers. The runner is in four files, one concern each:
-// block_executor.cpp (preparing a run, running its blocks on threads), block_reuse.cpp (output
-// arrays: reused, or written into dying inputs), block_reductions.cpp (a kernel ending in a
-// reduction) and block_native.cpp (tier B: the compiled kernel's runs).
+// The parts of the CPU backend's block runner (BlockKernel, block_executor.hpp) that its classes
+// share: a kernel's plan for blocks (made once), where blocks cut the domain, a run's state, a
+// thread's state, the sizes blocks are chosen by, and small helpers. The runner is a class per
+// concern, each in its own files: BlockKernel (block_executor: preparing a run, running its
+// blocks), OutputReuse (block_reuse: output arrays reused, or written into dying inputs),
+// BlockReduction (block_reductions: a kernel ending in a reduction), NativeTier (block_native: tier
+// B, the compiled kernel's runs); the threads are cpu_threads.hpp's.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -12,9 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "graph/backends/cpu/block_executor.hpp"
+#include "graph/backends/cpu/cpu_options.hpp"
 #include "graph/backends/cpu/cpu_threads.hpp"
 #include "graph/exec/buffer_pool.hpp"
+#include "graph/lower/kernel_ir.hpp"
 #include "graph/rules/reductions.hpp"
 
 namespace sot::graph {
@@ -54,7 +56,37 @@ struct Geometry {
   std::int64_t leaf = 0;
 };
 
-struct BlockKernel::Run {
+// What a kernel's blocks need, decided once from the kernel: where each expression's result goes,
+// the temporaries (one per value not stored, reused once its value is dead), the NumPy objects the
+// runs call.
+struct BlockPlan {
+  struct Target {  // where a call expression's result goes in a block
+    bool store = false;
+    int index = -1;  // a buffer (store) or a temporary
+  };
+
+  explicit BlockPlan(kir::Kernel kernel);
+  // The array expression `o` (an operand) is in: its buffer's block or its temporary.
+  PyObject* operand(int o, const std::vector<PyObject*>& views,
+                    const std::vector<PyObject*>& temps) const;
+
+  kir::Kernel k;
+  std::vector<Target> targets;           // per expression (calls, casts, selects)
+  std::vector<DType> temp_dtypes;        // per temporary
+  std::vector<pybind11::object> dtypes;  // numpy dtype per buffer
+  std::vector<pybind11::object> temp_np_dtypes;
+  std::vector<int> last_reader;  // per expression: the last expression reading it (-1: none)
+  std::int64_t bytes_per_element = 0;
+  pybind11::object ndarray;                // numpy.ndarray
+  pybind11::object empty;                  // numpy.empty
+  pybind11::object copyto;                 // numpy.copyto (casts, selects)
+  pybind11::object out_kwnames;            // ("out",)
+  pybind11::object casting_kwnames;        // ("casting",)
+  pybind11::object casting_where_kwnames;  // ("casting", "where")
+  pybind11::object unsafe;                 // "unsafe"
+};
+
+struct BlockRun {
   std::vector<PyObject*> arrays;       // per buffer: the array (inputs borrowed, outputs in `made`)
   std::vector<pybind11::object> made;  // the output arrays
   std::vector<pybind11::object>
@@ -68,8 +100,8 @@ struct BlockKernel::Run {
   bool rowwise = false;
   // Every input can be read row by row (rowwise, or, for a reduction's whole rows, even when flat).
   bool rows_ok = false;
-  // A reduction kernel whose blocks run tier B's code, then NumPy's reduce (native_block), with
-  // these scalar operands.
+  // A reduction kernel whose blocks run tier B's code, then NumPy's reduce (NativeTier::block),
+  // with these scalar operands.
   bool native_rows = false;
   std::vector<double> native_scalars;
   std::int64_t block = 0;
@@ -89,7 +121,7 @@ struct BlockKernel::Run {
 
 // What one thread needs to run blocks: its temporaries (flat, a block's capacity), their views by
 // a block's row count, and its floating-point flags (the flags are per thread).
-struct BlockKernel::Worker {
+struct BlockWorker {
   std::vector<pybind11::object> temps;
   std::vector<std::pair<std::int64_t, std::vector<pybind11::object>>> shaped;
   std::vector<PyObject*> args;

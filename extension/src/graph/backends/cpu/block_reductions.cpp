@@ -1,7 +1,4 @@
-// A kernel ending in a reduction (block_parts.hpp; graph/rules/reductions.hpp): over the last axis
-// each block's whole rows reduced by NumPy into the output's rows, or over all axes the leaves of
-// NumPy's summation order, combined after the blocks.
-#include "graph/backends/cpu/block_executor.hpp"
+#include "graph/backends/cpu/block_reductions.hpp"
 
 #include <algorithm>
 #include <cfenv>
@@ -21,37 +18,49 @@ namespace sot::graph {
 
 using namespace block;
 
+BlockReduction::BlockReduction(const BlockPlan& p) : expr_(p.k.reduction()) {
+  if (expr_ < 0) {
+    return;
+  }
+  const kir::Expr& e = p.k.exprs[static_cast<std::size_t>(expr_)];
+  all_ = e.reduce.all;
+  fn_ = e.ufunc.attr("reduce");
+  kwnames_ = py::make_tuple("axis", "keepdims", "out");
+  const BlockPlan::Target& t = p.targets[static_cast<std::size_t>(expr_)];
+  buffer_ = t.store ? t.index : -1;
+}
+
 // Where a reduction can run in blocks: over the last axis, rows no longer than a block; over all
 // axes, inputs of the domain's shape (flat ranges) and a summation order known for NumPy's
 // buffer size.
-bool BlockKernel::plan_reduction(Run& r) {
-  const Reduction& red = k_.exprs[static_cast<std::size_t>(reduce_)].reduce;
+bool BlockReduction::plan(const BlockPlan& p, BlockRun& r, std::string* why) const {
+  const Reduction& red = p.k.exprs[static_cast<std::size_t>(expr_)].reduce;
   const py::module_ numpy = loaded_module("numpy");
   // (NumPy 1.x chunks every reduce row at the buffer size, a per-thread setting: see run_blocks.)
   r.chunk = numpy.attr("getbufsize")().cast<std::int64_t>();
   if (!red.all) {
     r.flat = false;  // blocks of whole rows
     if (r.domain.back() > kMaxBlock) {
-      last_replay_ = "rows longer than a block";
+      *why = "rows longer than a block";
       return false;
     }
     return true;
   }
   if (!r.flat) {
-    last_replay_ = "a full reduction of broadcast inputs";
+    *why = "a full reduction of broadcast inputs";
     return false;
   }
   r.order = numpy_sum_order(r.chunk, numpy);
   if (r.order == SumOrder::kUnknown) {
-    last_replay_ = "NumPy's summation order for this buffer size is not known";
+    *why = "NumPy's summation order for this buffer size is not known";
     return false;
   }
   return true;
 }
 
-void BlockKernel::allocate_reduction(Run& r) {
-  const auto b = static_cast<std::size_t>(reduce_buffer_);
-  const Reduction& red = k_.exprs[static_cast<std::size_t>(reduce_)].reduce;
+void BlockReduction::allocate(const BlockPlan& p, BlockRun& r) const {
+  const auto b = static_cast<std::size_t>(buffer_);
+  const Reduction& red = p.k.exprs[static_cast<std::size_t>(expr_)].reduce;
   if (red.all) {
     r.arrays[b] = nullptr;  // a scalar, made by finish_reduction
     if (r.order == SumOrder::kChunked) {
@@ -72,7 +81,7 @@ void BlockKernel::allocate_reduction(Run& r) {
   if (red.keepdims) {
     shape[nd - 1] = index_object(1);
   }
-  r.made[b] = empty_(shape, dtypes_[b]);
+  r.made[b] = p.empty(shape, p.dtypes[b]);
   r.reduced = r.made[b].attr("reshape")(kept);
   r.arrays[b] = r.reduced.ptr();
   r.blockable[b] = r.reduced;
@@ -83,7 +92,7 @@ void BlockKernel::allocate_reduction(Run& r) {
 // The ranges of a full sum's blocks (graph/rules/reductions.hpp): NumPy's chunks, `r.block` of them
 // a block, or the pairwise subtrees no longer than a block, one a block; the leaves' sums in
 // r.sums.
-void BlockKernel::plan_leaves(Run& r, Geometry& g) const {
+void BlockReduction::plan_leaves(const BlockPlan& p, BlockRun& r, Geometry& g) const {
   const std::int64_t total = r.domain[0];
   std::int64_t leaves = 0;
   if (r.order == SumOrder::kChunked) {
@@ -101,7 +110,7 @@ void BlockKernel::plan_leaves(Run& r, Geometry& g) const {
     leaves = static_cast<std::int64_t>(g.ranges.size());
   }
   g.blocks = static_cast<std::int64_t>(g.ranges.size());
-  r.sums = empty_(py::make_tuple(leaves, 1), dtypes_[static_cast<std::size_t>(reduce_buffer_)]);
+  r.sums = p.empty(py::make_tuple(leaves, 1), p.dtypes[static_cast<std::size_t>(buffer_)]);
 }
 
 namespace {
@@ -120,18 +129,16 @@ bool call_reduce(const py::object& reduce, const py::object& kwnames, PyObject* 
 
 // Reduces block `block`: its rows into the output's rows, or its flat range's leaves (graph/
 // reductions.hpp) into their sums, each leaf a row of NumPy's reduce.
-bool BlockKernel::reduce_block(const Run& r, const Geometry& g, std::int64_t block, Worker& w,
-                               const std::vector<PyObject*>& views,
-                               const std::vector<PyObject*>& temps) {
-  const kir::Expr& e = k_.exprs[static_cast<std::size_t>(reduce_)];
-  const Target& t = targets_[static_cast<std::size_t>(e.operands[0])];
-  PyObject* input =
-      t.store ? views[static_cast<std::size_t>(t.index)] : temps[static_cast<std::size_t>(t.index)];
+bool BlockReduction::reduce_block(const BlockPlan& p, const BlockRun& r, const Geometry& g,
+                                  std::int64_t block, BlockWorker& w,
+                                  const std::vector<PyObject*>& views,
+                                  const std::vector<PyObject*>& temps) const {
+  const kir::Expr& e = p.k.exprs[static_cast<std::size_t>(expr_)];
+  PyObject* input = p.operand(e.operands[0], views, temps);
   std::feclearexcept(FE_ALL_EXCEPT);
   bool ok = true;
   if (!e.reduce.all) {
-    ok = call_reduce(reduce_fn_, reduce_kwnames_, input,
-                     views[static_cast<std::size_t>(reduce_buffer_)]);
+    ok = call_reduce(fn_, kwnames_, input, views[static_cast<std::size_t>(buffer_)]);
   } else {
     const auto& [start, stop] = g.ranges[static_cast<std::size_t>(block)];
     const std::int64_t n = stop - start;
@@ -142,18 +149,18 @@ bool BlockKernel::reduce_block(const Run& r, const Geometry& g, std::int64_t blo
     if (whole > 0) {
       const py::object rows = in[slice_object(0, whole * leaf)].attr("reshape")(whole, leaf);
       const py::object out = r.sums[slice_object(first, first + whole)];
-      ok = call_reduce(reduce_fn_, reduce_kwnames_, rows.ptr(), out.ptr());
+      ok = call_reduce(fn_, kwnames_, rows.ptr(), out.ptr());
     }
     if (ok && whole * leaf < n) {
       const py::object rows =
           in[slice_object(whole * leaf, n)].attr("reshape")(1, n - whole * leaf);
       const py::object out = r.sums[slice_object(first + whole, first + whole + 1)];
-      ok = call_reduce(reduce_fn_, reduce_kwnames_, rows.ptr(), out.ptr());
+      ok = call_reduce(fn_, kwnames_, rows.ptr(), out.ptr());
     }
   }
   const int raised = std::fetestexcept(numpy_fe_flags());
   w.flags |= raised;
-  w.expr_flags[static_cast<std::size_t>(reduce_)] |= raised;
+  w.expr_flags[static_cast<std::size_t>(expr_)] |= raised;
   return ok;
 }
 
@@ -173,16 +180,16 @@ double combined(SumOrder order, std::int64_t n, std::int64_t block, const py::ob
 // After the blocks: a full sum combined from its leaves (a NumPy scalar), and a mean divided by
 // its count as NumPy's mean divides (an array by numpy.intp in place; a scalar by a numpy.intp,
 // converted back to its type).
-bool BlockKernel::finish_reduction(Run& r) {
-  const kir::Expr& e = k_.exprs[static_cast<std::size_t>(reduce_)];
-  const auto b = static_cast<std::size_t>(reduce_buffer_);
+bool BlockReduction::finish(const BlockPlan& p, BlockRun& r) const {
+  const kir::Expr& e = p.k.exprs[static_cast<std::size_t>(expr_)];
+  const auto b = static_cast<std::size_t>(buffer_);
   const py::module_ numpy = loaded_module("numpy");
   std::feclearexcept(FE_ALL_EXCEPT);
   if (e.reduce.all) {
     const double total = e.dtype == DType::kFloat32
                              ? combined<float>(r.order, r.domain[0], r.block, r.sums)
                              : combined<double>(r.order, r.domain[0], r.block, r.sums);
-    py::object value = dtypes_[b].attr("type")(total);
+    py::object value = p.dtypes[b].attr("type")(total);
     if (e.reduce.fn == Reduction::Fn::kMean) {
       const py::object count = numpy.attr("intp")(r.domain[0]);
       value = value.attr("dtype").attr("type")(value.attr("__truediv__")(count));
