@@ -170,6 +170,39 @@ def test_entry_limit_falls_back_to_the_original_with_a_reason():
     cap.clear(twice)
 
 
+def test_entries_that_miss_more_than_they_hit_are_abandoned():
+    """At the entry limit, once 64 calls have missed every entry and misses outnumber hits, the code is abandoned:
+    every call runs the original with no guard checked (a helper specialized on a value that changes each call);
+    clear() forgets it. Entries that keep hitting are kept."""
+    cap.set_cache_limit(2)
+    asked = []
+
+    def answer(code, lv):
+        asked.append(lv["a"])
+        return plus(code, 100), (lambda local_vars, wanted=lv["a"]: local_vars["a"] == wanted)
+
+    with cap.capture(Recorder(answer)):
+        assert [twice(a) for a in range(2)] == [100, 102]  # two entries: the limit
+        for a in range(2, 65):
+            assert twice(a) == 2 * a  # misses at the limit: the original runs
+        assert not cap.stats(twice)["abandoned"]
+        assert twice(65) == 130  # the 64th miss at the limit
+        s = cap.stats(twice)
+        assert s["abandoned"] and "64 calls missed every entry against 0 hits" in s["gave_up"]
+        assert twice(0) == 0  # abandoned: the entry for a == 0 is no longer checked
+        assert asked == [0, 1]
+        cap.clear(twice)
+        assert twice(0) == 100 and not cap.stats(twice)["abandoned"]  # forgotten: translated again
+    cap.clear(twice)
+    with cap.capture(Recorder(answer)):
+        for _ in range(100):  # hits outnumber the misses: kept
+            assert twice(0) == 100 and twice(1) == 102
+        for a in range(2, 80):
+            assert twice(a) == 2 * a
+        assert not cap.stats(twice)["abandoned"]
+    cap.clear(twice)
+
+
 def fails(x):
     y = x + 1
     return y

@@ -54,6 +54,11 @@ struct CodeCache {
   // Set once `counters.failed` reaches the failure limit: the translator is not asked again (a miss
   // runs the original code at the cost of a lookup) until the cache is cleared. Says why.
   std::string gave_up;
+  // Set when the entries stopped paying: at the entry limit, the calls that missed every entry
+  // outnumber the hits (a helper specialized on a value that changes on every call). Every call
+  // then runs the original code without a guard checked (`gave_up` says why).
+  bool abandoned = false;
+  std::uint64_t limit_misses = 0;                   // misses at the entry limit
   std::unique_ptr<TranslatorData> translator_data;  // nullptr until the translator makes it
 
   void record(std::string reason);

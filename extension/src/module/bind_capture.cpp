@@ -280,6 +280,7 @@ void bind_capture(py::module_& parent) {
         d["fallbacks"] = cache->counters.fallbacks;
         d["failed"] = cache->counters.failed;
         d["gave_up"] = cache->gave_up;
+        d["abandoned"] = cache->abandoned;
         d["guard_ns"] = cache->counters.guard_ns;
         d["entries"] = cache->entries.size();
         d["skipped"] = cache->decision == capture::CodeCache::Decision::kSkip;
@@ -303,6 +304,8 @@ void bind_capture(py::module_& parent) {
           cache->counters = capture::Counters{};
           cache->reasons.clear();
           cache->gave_up.clear();
+          cache->abandoned = false;
+          cache->limit_misses = 0;
           cache->decision = capture::CodeCache::Decision::kUndecided;
           if (cache->translator_data) {
             cache->translator_data->forget();  // (the shapes seen: dynamic shapes start again)
