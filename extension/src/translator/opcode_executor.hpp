@@ -98,6 +98,9 @@ class OpcodeExecutor {
  public:
   // Instructions simulated before giving up (unrolled loops count each time).
   static constexpr std::size_t kMaxSteps = 20000;
+  // The longest `for` loop of Python numbers on constants that unrolls (and folds) rather than
+  // breaking the graph (loop_capture.cpp).
+  static constexpr std::int64_t kPythonUnrollMax = 256;
 
   // Calls inlined into one another, at most (deeper calls break the graph).
   static constexpr int kMaxInlineDepth = 8;
@@ -239,6 +242,10 @@ class OpcodeExecutor {
   bool simulate_loop_body(LoopSite* site);
   bool loop_state_ok(LoopSite* site);
   void abandon_loop(const LoopSite& site);
+  // A loop whose body computes Python numbers only is not a loop op (loop_capture.cpp): true when
+  // it is to unroll (abandoned), a graph break at the loop when CPython is to run it; false
+  // otherwise.
+  bool python_numbers_loop(const LoopSite& site);
   // x[i] or x[..., i, ...] with `i` the loop variable of a loop body being captured: the index as
   // basic index items (checked in range on every step, else a break), the loop variable's value,
   // and for a tuple key the tuple (None in its place) that getter()/setter() fill in when the

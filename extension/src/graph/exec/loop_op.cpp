@@ -56,6 +56,26 @@ int tests_go_on(PyObject* const* tests, const std::vector<bool>& go_on_if) {
 
 }  // namespace
 
+bool linear_in_int64(std::int64_t first, std::int64_t step, std::int64_t k, std::int64_t* out) {
+  std::int64_t offset = 0;
+  return !__builtin_mul_overflow(step, k, &offset) && !__builtin_add_overflow(first, offset, out);
+}
+
+namespace {
+
+// first + step * k as a Python int (nullptr with an error set when not a 64-bit int: the capture
+// makes no such loop op).
+py::object step_value(std::int64_t first, std::int64_t step, std::int64_t k) {
+  std::int64_t value = 0;
+  if (!linear_in_int64(first, step, k, &value)) {
+    PyErr_SetString(PyExc_SystemError, "a loop op's variable passed 64-bit ints");
+    return {};
+  }
+  return py::reinterpret_steal<py::object>(PyLong_FromLongLong(value));
+}
+
+}  // namespace
+
 PyObject* LoopBody::run(PyObject* const* args, std::size_t nargs) {
   if (!compiled_) {
     try {
@@ -82,15 +102,14 @@ PyObject* LoopBody::run(PyObject* const* args, std::size_t nargs) {
   py::object held;  // the last step's result: it owns the carried values in argv
   for (std::int64_t step = 0; go_on == 1 && (is_while || step < spec_.trips); ++step) {
     if (spec_.index_input >= 0) {
-      index =
-          py::reinterpret_steal<py::object>(PyLong_FromLongLong(spec_.start + spec_.step * step));
+      index = step_value(spec_.start, spec_.step, step);
       if (!index) {
         return nullptr;
       }
       argv[static_cast<std::size_t>(spec_.index_input)] = index.ptr();
     }
     if (spec_.counter_input >= 0) {
-      counter = py::reinterpret_steal<py::object>(PyLong_FromLongLong(spec_.counter_start + step));
+      counter = step_value(spec_.counter_start, 1, step);
       if (!counter) {
         return nullptr;
       }

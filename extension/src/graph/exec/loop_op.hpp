@@ -43,6 +43,10 @@ struct LoopSpec {
   std::int64_t counter_start = 0;
 };
 
+// first + step * k in `out`, false when that is not a 64-bit int: a loop op computes its variable
+// and enumerate's count so, and a loop is captured only where every value it takes is one.
+bool linear_in_int64(std::int64_t first, std::int64_t step, std::int64_t k, std::int64_t* out);
+
 class LoopBody final : public SubgraphOp {
  public:
   explicit LoopBody(LoopSpec spec) : spec_(std::move(spec)) {}

@@ -306,7 +306,7 @@ void CodeGen::Emitter::load_iterator(const VarPtr& v) {
           builtin("enumerate"),
           [&] {
             load(v->items()[0]);
-            load_const(py::int_(v->start() + std::max<Py_ssize_t>(at, 0)));
+            load_const(py::int_(v->start()).attr("__add__")(py::int_(std::max<Py_ssize_t>(at, 0))));
           },
           2);
       return;

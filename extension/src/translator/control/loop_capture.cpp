@@ -116,8 +116,12 @@ bool OpcodeExecutor::range_loop_bounds(const VarPtr& it, LoopSite* site) {
   const auto rng = py::reinterpret_borrow<py::object>(range);
   try {
     site->step = rng.attr("step").cast<std::int64_t>();
-    site->start = rng.attr("start").cast<std::int64_t>() + site->step * pos;
-    site->last_index = site->start + site->step * (site->trips - 1);
+    const auto start = rng.attr("start").cast<std::int64_t>();
+    // (A loop op computes its variable as a 64-bit int: every value the loop takes must be one.)
+    if (!graph::linear_in_int64(start, site->step, pos, &site->start) ||
+        !graph::linear_in_int64(site->start, site->step, site->trips - 1, &site->last_index)) {
+      return false;
+    }
   } catch (const py::cast_error&) {
     return false;  // (a range past 64-bit ints)
   }
@@ -180,7 +184,9 @@ bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr
       return false;
     }
     source = it->items()[0];
-    site.counter_start = it->start() + it->position();
+    if (__builtin_add_overflow(it->start(), it->position(), &site.counter_start)) {
+      return false;
+    }
     if (kind == Variable::IterKind::kZip) {
       second = it->items()[1];
       std::swap(site.var, site.counter);  // (the first target takes the first source's item)
@@ -191,6 +197,11 @@ bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr
   if (source->position() < 0 ||
       !(range_loop_bounds(source, &site) || rows_loop_bounds(source, &site))) {
     return false;
+  }
+  std::int64_t last_count = 0;
+  if (site.counter >= 0 &&
+      !graph::linear_in_int64(site.counter_start, 1, site.trips - 1, &last_count)) {
+    return false;  // (enumerate's count past 64-bit ints)
   }
   if (second) {
     LoopSite other;
@@ -219,6 +230,9 @@ bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr
   if (!ok) {
     abandon_loop(site);
     return false;
+  }
+  if (python_numbers_loop(site)) {
+    return false;  // (unrolled)
   }
   emit_loop_op(&site);
   for (const VarPtr& part : {source, second}) {
@@ -384,6 +398,42 @@ bool OpcodeExecutor::loop_state_ok(LoopSite* site) {
     return false;
   }
   return true;
+}
+
+// A loop op of Python numbers alone runs each step as a graph call from Python objects: several
+// times slower than CPython's own loop (`for i in range(n): s += i * i` took 4.4x plain). Such a
+// loop is not one: a short `for` loop on constants alone unrolls (its steps fold to constants), any
+// other breaks the graph where it starts, and CPython runs it and the rest of the frame as written.
+bool OpcodeExecutor::python_numbers_loop(const LoopSite& site) {
+  const graph::Graph& g = arrays().graph;
+  bool constants = true;  // every value the body reads from before the loop is a constant
+  const auto before = [&](int v) {
+    if (v >= 0 && static_cast<std::size_t>(v) < site.values &&
+        g.value(v).source != graph::Value::Source::kConst) {
+      constants = false;
+    }
+  };
+  for (const LoopSite::Carried& c : site.carried) {
+    if (g.value(c.placeholder).info.python == 0) {
+      return false;  // an array (or a NumPy scalar) carried
+    }
+    before(c.outer);
+  }
+  for (std::size_t k = site.ops; k < g.ops().size(); ++k) {
+    const graph::Op& op = g.ops()[k];
+    if (op.mutates || (op.result >= 0 && g.value(op.result).info.python == 0)) {
+      return false;  // array work
+    }
+    for (const graph::Arg& arg : op.args) {
+      before(arg.value);
+      std::for_each(arg.values.begin(), arg.values.end(), before);
+    }
+  }
+  abandon_loop(site);
+  if (!site.is_while && constants && site.trips <= kPythonUnrollMax) {
+    return true;
+  }
+  graph_break("a loop over Python numbers only (CPython runs it faster than a loop op)");
 }
 
 void OpcodeExecutor::abandon_loop(const LoopSite& site) {

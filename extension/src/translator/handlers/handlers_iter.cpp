@@ -234,7 +234,9 @@ VarPtr OpcodeExecutor::iter_next(const VarPtr& it) {
       if (!inner) {
         return nullptr;
       }
-      item = Variable::tuple({Variable::constant(py::int_(it->start() + pos)), inner});
+      // (start + pos as Python adds them: a start near 2**63 goes past 64-bit ints)
+      const py::object count = py::int_(it->start()).attr("__add__")(py::int_(pos));
+      item = Variable::tuple({Variable::constant(count), inner});
       break;
     }
     case IK::kMap:

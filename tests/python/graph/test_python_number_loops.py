@@ -1,0 +1,92 @@
+"""Loops of Python numbers alone (no array in the body) are not loop ops, which would run each step as a graph
+call from Python objects, several times slower than CPython: a `for` loop of at most 256 steps on constants
+unrolls and folds; any other (longer, reading a number computed from an array, a `while`) breaks the graph where
+it starts with the reason "a loop over Python numbers only", and CPython runs it. (A frame with no array at all
+is simulated as before: a loop within the step limit folds, a longer one fails and runs as is.) Loops with array work stay loop
+ops. Every case runs plainly and translated (first call, cached, other arguments) and must agree.
+PYTEST_DONT_REWRITE"""
+
+import pytest
+
+from numpy_differential import case, check, run_cases
+
+np = pytest.importorskip("numpy")
+sot = pytest.importorskip("sot")
+
+REASON = "a loop over Python numbers only"
+
+
+def counter(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+
+
+def short_constant_loop():
+    total = 0
+    for i in range(40):
+        total += i * i
+    return total
+
+
+def counter_after_arrays(x, n):
+    y = x * 2.0 + 1.0  # a graph before the loop: kept
+    s = 0
+    for i in range(n):
+        s += i
+    return y, s
+
+
+def from_an_array(x):
+    a = float(x[0])  # a Python number made from an array: no folding
+    s = 0.0
+    for i in range(40):
+        s = s * 0.5 + a * i
+    return s
+
+
+def while_counter(n):
+    k = 0
+    s = 0.0
+    while k < n:
+        s += k * 0.5
+        k += 1
+    return s
+
+
+def while_after_arrays(x, n):
+    y = x * 2.0
+    k = 0
+    s = 0.0
+    while k < n:
+        s += k * 0.5
+        k += 1
+    return y, s
+
+
+def array_loop_stays(x, n):
+    for i in range(n):
+        x = x * 0.5 + i
+    return x
+
+
+CASES = [
+    case(counter, 1000, graphs=0, breaks=1, variants=[((2000,), {}), ((300,), {})]),
+    case(short_constant_loop, graphs=0),
+    case(counter_after_arrays, np.ones(4), 1000, breaks=1, variants=[((np.ones(5), 400), {})]),
+    case(from_an_array, np.arange(3.0), breaks=1, variants=[((np.arange(4.0) + 1,), {})]),
+    # (no array in the frame: the while is simulated to its end and folds, within the step limit)
+    case(while_counter, 1000, graphs=0, variants=[((20,), {})]),
+    case(while_after_arrays, np.ones(3), 1000, breaks=1, variants=[((np.ones(2), 30), {}), ((np.ones(2), 3000), {})]),
+    case(array_loop_stays, np.ones(3), 100, variants=[((np.ones(4), 50), {})]),
+]
+
+
+@run_cases(CASES)
+def test_python_number_loops(fn, args, kwargs, graphs, breaks, fallbacks):
+    records = check(fn, *args, graphs=graphs, breaks=breaks, fallbacks=fallbacks, **kwargs)
+    reasons = [b["reason"] for r in records for b in r["breaks"]]
+    assert all(REASON in why for why in reasons) == (breaks > 0 or not reasons), reasons
+    texts = [g["text"] for r in records if r["transformed"] is not None for g in r["graphs"]]
+    assert any("= loop(" in t for t in texts) == (fn is array_loop_stays), texts
