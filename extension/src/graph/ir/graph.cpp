@@ -131,6 +131,11 @@ bool python_scalar(PyObject* value, PyScalar* out) {
           PyErr_Clear();
           s.value = overflow > 0 ? 1e300L : -1e300L;
         }
+        if (overflow < 0) {
+          // Below int64's range, even where the double rounds to -2**63 (-2**63 - 1 did, and
+          // NumPy 1.x's value-based casting then said int64 where NumPy makes an object array).
+          s.value = std::min(s.value, -9223372036854775809.0L);
+        }
       }
     }
   } else if (PyFloat_CheckExact(value)) {
