@@ -4,7 +4,8 @@
 # suites on the `cuda` backend (float results within the tolerances of tests/python/graph/numpy_differential.py)
 # as parallel groups of files, the corpus (loop ops included; count changes printed, values checked), the loop
 # benchmark on cuda / cpu / numpy, compiles and runs a sample with a loop op under compute-sanitizer, and copies
-# the logs to $OUT. Sized to end within about 7 minutes on 16 cores.
+# the logs to $OUT; first of all the GPU benchmark against the peers (gpu_bench.py; SOT_DEVICE_PEERS=0 skips it).
+# Sized to end within about 9 minutes on 16 cores.
 #
 #   bash tests/device/cuda_check.sh            (from the repository root, on the GPU machine)
 #   SOT_DEVICE_ONLY="tests/python/graph/test_numpy_loops.py" bash tests/device/cuda_check.sh   (those files only)
@@ -46,6 +47,12 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 "$PY" -c "import sot, json, numpy; print(numpy.__version__); print(json.dumps(sot._sot.graph.cuda_status())); print(sot._sot.graph.nvrtc_version())"
 timeout 60 "$PY" tests/device/cuda_diag.py 2>&1 | tail -8
 stamp diag done
+# the GPU benchmark against the peers (tests/device/gpu_bench.py), first, on an idle device
+[ "${SOT_DEVICE_PEERS:-1}" = 0 ] || [ -n "${SOT_DEVICE_ONLY:-}" ] || {
+  SOT_BACKEND=cuda timeout "${SOT_PEERS_TIMEOUT:-240}" "$PY" tests/device/gpu_bench.py \
+    --budget "${SOT_PEERS_BUDGET:-150}" --out "$OUT/gpu_bench.json" 2>&1 | tee "$L/gpu_bench.log" | grep -v Warning
+  stamp peers bench done
+}
 
 G=tests/python/graph
 # (test_cuda_compile.py and test_cuda_driver.py start CUDA in their pytest process while collecting: a child
