@@ -12,8 +12,9 @@ array, 32M = 256 MB by default; library functions at --library-elements) and per
 - ``cupy``: CuPy eager on device arrays, the corpus function with ``np`` bound to ``cupy``;
 - ``fuse``: ``cupy.fuse`` of the same (where it accepts the function);
 - ``jax``: ``jax.jit`` on device arrays, ``np`` bound to ``jax.numpy`` (x64 enabled, so float64 stays float64);
-- ``torch``: ``torch.compile`` of the NumPy function itself, called on host arrays under ``torch.device("cuda")``
-  (torch moves them to the device and back: the same task as ``ours``), for the functions named by --torch.
+- ``torch``: ``torch.compile`` on device tensors, ``np`` bound to ``torch`` (where torch's names and semantics
+  match NumPy's), for the functions named by --torch (``all``: every one). (The NumPy function itself under
+  ``torch.device("cuda")`` on host arrays failed in torch 2.11: "Dynamo failed to run FX node with fake tensors".)
 
 Device timings synchronise the device around each call (best of --repeats after a warm-up). A function that fails
 in a tool is recorded as "error: ..." for it. --budget stops starting new functions after that many seconds, so
@@ -131,12 +132,12 @@ def ours_summary(row, sot, fn, args, want, got):
     row["ours_graphs"] = len(report.graphs)
     row["ours_breaks"] = report.graph_break_count
     row["ours_error"] = max_error(want, got)
-    runs = {"device_runs": 0, "host_runs": 0}
+    runs = {"device_runs": 0, "host_runs": 0, "compile_seconds": 0.0}
     for graph in report.graphs:
         compiled = graph.get("compiled")
         for group in (compiled.plan().get("groups", []) if compiled is not None else []):
             for key in runs:
-                runs[key] += int(group.get(key) or 0)
+                runs[key] += type(runs[key])(group.get(key) or 0)
     row.update(runs)
     row["fallbacks"] = report.fallbacks
 
@@ -168,14 +169,12 @@ def run_function(tools, name, fn, args, repeats, sot):
         attempt(row, "jax", lambda: best_time(lambda: tools.jax.block_until_ready(jfn(*jdev)), lambda: None,
                                               repeats))
         del jdev
-    if tools.torch is not None and name in tools.torch_names:
+    if tools.torch is not None and (name in tools.torch_names or "all" in tools.torch_names):
         torch = tools.torch
-        tfn = torch.compile(fn)
-
-        def torch_run():
-            with torch.device("cuda"):
-                tfn(*args)
-        attempt(row, "torch", lambda: best_time(torch_run, torch.cuda.synchronize, repeats))
+        tdev = [torch.as_tensor(a, device="cuda") for a in args]
+        tfn = torch.compile(rebind(fn, torch))
+        attempt(row, "torch", lambda: best_time(lambda: tfn(*tdev), torch.cuda.synchronize, repeats))
+        del tdev
     return row
 
 
@@ -243,7 +242,8 @@ def show(row):
     ours = row.get("ours")
     gbps = f"{row['bytes'] / ours / 1e9:7.1f}" if isinstance(ours, float) else f"{'-':>7}"
     check = f" {row.get('ours_graphs', '?')}g {row.get('ours_breaks', '?')}b err {row.get('ours_error', -1):.1e}" \
-        f" dev/host runs {row.get('device_runs', '?')}/{row.get('host_runs', '?')}"
+        f" dev/host runs {row.get('device_runs', '?')}/{row.get('host_runs', '?')}" \
+        f" nvrtc {row.get('compile_seconds', 0.0) * 1e3:.0f} ms"
     print(f"{row['name'][:24]:24} " + " ".join(cells) + f" {gbps}" + check, flush=True)
 
 
