@@ -635,12 +635,17 @@ def test_in_place_plan_and_donors():
 
 def test_fortran_order_input_runs_op_by_op_with_eager_layout():
     af = np.asfortranarray(A)
+    if sot.config.cpu_tier_b:
+        _plan(chain, af, af)
+        sot._sot.graph.wait_for_kernels()
     value, plan = _plan(chain, af, af)
     expected = chain(af, af)
     assert same(value, expected) and value.strides == expected.strides
     g = plan["groups"][0]
-    # (with automatic blocks the small arrays run op by op before their layout is looked at)
-    why = "an input whose strides are not in C order" if sot.config.cpu_block else "fits in one block"
+    # (with automatic blocks the small arrays run op by op before their layout is looked at, unless the
+    # compiled kernel is ready: it takes small arrays too)
+    strided = sot.config.cpu_block or sot.config.cpu_tier_b
+    why = "an input whose strides are not in C order" if strided else "fits in one block"
     assert g["op_by_op_runs"] == 2 and g["last_fallback"] == why
 
 
@@ -879,6 +884,63 @@ def test_tier_b_runs_ieee_exact_chains_bit_exact(dtype):
         g = plan["groups"][0]
         assert g["tier_b"].startswith("ready"), g["tier_b"]
         assert g["tier_b_runs"] >= 1 and same(value, fn(a, b)), (fn.__name__, g)
+
+
+def small_row_sums(c):
+    return (c * 2.0 + 1.0).sum(axis=-1)
+
+
+@pytest.mark.parametrize("n", [1, 3, 100, 4095])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_tier_b_runs_small_chains_and_one_op_or_a_reduction_runs_op_by_op(n, dtype):
+    """Below a block's minimum (4096 elements) a ready compiled kernel runs a chain of two calls or more
+    (a 3-element 11-op chain costs a third of its ops one by one); a single op and a kernel that reduces run op
+    by op there, as before. Every result bit-exact with eager NumPy's, on 1-D and 2-D arrays, from the first call
+    and at a cache hit, with other values."""
+    sot.config.cpu_block = 0
+    a, b = (rng.standard_normal(n).astype(dtype) for _ in range(2))
+    for fn in (chain, float32_arith):
+        value, plan = _tier_b_plan(fn, a, b)
+        (g,) = plan["groups"]
+        assert g["tier_b"].startswith("ready"), g["tier_b"]
+        # (its first run is on tier A, which checks the dtypes)
+        assert g["tier_b_runs"] == 1 and g["op_by_op_runs"] == 0 and same(value, fn(a, b)), (fn.__name__, g)
+        c, d = (rng.standard_normal((n, 2)).astype(dtype) for _ in range(2))
+        check(fn, c, d, graphs=1, breaks=0, variants=[((c * 3.0, d - 1.0), {}), ((a, b), {})])
+    one, plan = _tier_b_plan(single_op, a, b)
+    assert plan["groups"][0]["op_by_op_runs"] == 2 and same(one, single_op(a, b))
+    c = rng.standard_normal((n, 3)).astype(dtype)
+    reduced, plan = _tier_b_plan(small_row_sums, c)
+    (g,) = plan["groups"]
+    assert g["kind"] == "fused" and g["op_by_op_runs"] == 2 and same(reduced, small_row_sums(c)), g
+
+
+def single_op(a, b):
+    return a + b
+
+
+@pytest.mark.parametrize("state", ["warn", "ignore", "raise"])
+def test_small_tier_b_runs_report_floating_point_errors_as_eager(state):
+    """A small run on tier B that raises a floating-point flag is done again op by op, which warns, ignores or
+    raises as eager NumPy does (its outputs are new arrays: nothing was written in place)."""
+    sot.config.cpu_block = 0
+    x = np.array([1.0, 0.0, -1.0])
+    _tier_b_plan(log_then_divide, np.array([1.0, 2.0, 3.0]))
+    for _ in range(2):
+        with np.errstate(all=state):
+            try:
+                plain = ("value", _warnings_of(log_then_divide, x, translated=False))
+            except FloatingPointError as exc:
+                plain = ("raised", str(exc))
+            try:
+                got = ("value", _warnings_of(log_then_divide, x, translated=True))
+            except FloatingPointError as exc:
+                got = ("raised", str(exc))
+        assert got[0] == plain[0]
+        if got[0] == "value":
+            assert same(got[1][0], plain[1][0]) and got[1][1] == plain[1][1]
+        else:
+            assert got[1] == plain[1]
 
 
 def unused_invalid(a, b):

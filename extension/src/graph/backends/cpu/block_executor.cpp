@@ -108,6 +108,10 @@ BlockKernel::BlockKernel(kir::Kernel kernel)
   if (reduction_.active() && reduction_.buffer() < 0 && disabled_.empty()) {
     disabled_ = "a reduction whose result is not used";
   }
+  const auto calls =
+      std::count_if(plan_.k.exprs.begin(), plan_.k.exprs.end(),
+                    [](const kir::Expr& e) { return e.kind == kir::Expr::Kind::kCall; });
+  native_small_ = calls >= 2 && !reduction_.active();
 }
 
 BlockKernel::Outcome BlockKernel::replay(std::string why) {
@@ -117,9 +121,8 @@ BlockKernel::Outcome BlockKernel::replay(std::string why) {
 
 // The common case of small arrays, decided before anything is built (a few hundred nanoseconds a
 // group otherwise): with automatic blocks, a domain whose arrays fit in one block runs op by op
-// (blocks would run the same loops with more overhead) unless tier B is ready, and a domain of
-// fewer than kMinBlock elements runs op by op even then (a few NumPy calls on a few thousand
-// elements cost less than preparing the compiled kernel's run).
+// (blocks would run the same loops with more overhead) unless tier B is ready and pays
+// (native_pays).
 bool BlockKernel::runs_op_by_op_at_once(const Frame& frame) {
   constexpr std::size_t kMaxDims = 32;
   const std::size_t nd = plan_.k.domain.size();
@@ -145,7 +148,7 @@ bool BlockKernel::runs_op_by_op_at_once(const Frame& frame) {
   }
   // (A compiled kernel not yet verified runs on tier A once: that run checks the dtypes.)
   const bool compiled = native() && native()->state() == NativeKernel::State::kReady;
-  if (total == 0 || (compiled && total >= kMinBlock) ||
+  if (total == 0 || (compiled && native_pays(total)) ||
       total * plan_.bytes_per_element > kBlockBytes) {
     return false;
   }
@@ -437,12 +440,6 @@ bool BlockKernel::work(const BlockRun& r, const Geometry& g, BlockWorker& w,
 }
 
 bool BlockKernel::run_blocks(BlockRun& r) {
-  last_tier_ = 'A';
-  // (A donated run stays on tier A, whose flags are per call; tier B may have become ready since.)
-  if (!reduction_.active() && !r.donated && native_ready(r) && native_.run(plan_.k, r)) {
-    last_tier_ = 'B';
-    return true;
-  }
   Geometry g = geometry(r.domain, r.block);
   // (tier B for a reduction's blocks of whole rows; a row split across blocks runs tier A's calls)
   r.native_rows = reduction_.active() && !r.donated && g.axis + 1 < g.domain.size() &&
@@ -525,7 +522,12 @@ void BlockKernel::allocate(BlockRun& r) {
       r.made[b] = py::reinterpret_steal<py::object>(r.pool->take(plan_.dtypes[b].ptr(), r.domain));
     }
     if (!r.made[b]) {
-      r.made[b] = plan_.empty(shape, plan_.dtypes[b]);
+      PyObject* args[] = {shape.ptr(), plan_.dtypes[b].ptr()};  // (no tuple of arguments)
+      r.made[b] = py::reinterpret_steal<py::object>(
+          PyObject_Vectorcall(plan_.empty.ptr(), args, 2, nullptr));
+      if (!r.made[b]) {
+        throw py::error_already_set();
+      }
     }
     r.arrays[b] = r.made[b].ptr();
   }
@@ -586,7 +588,7 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
   }
   // (A compiled kernel not yet verified runs on tier A once: that run checks the dtypes.)
   const bool compiled = native() && native()->state() == NativeKernel::State::kReady &&
-                        native_.layout(r, reduction_.active()) && total >= kMinBlock;
+                        native_.layout(r, reduction_.active()) && native_pays(total);
   if (cpu_options().block_elements.load() == 0 && !native_ready(r) && !compiled) {
     if (total * plan_.bytes_per_element <= kBlockBytes) {
       // Everything fits in cache at once: blocks would run the same loops with more overhead.
@@ -606,7 +608,20 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
     r.domain = {total};
   }
   bool ok = false;
-  {
+  last_tier_ = 'A';
+  // Tier B's flat run, outside NumPy's error state: it calls NumPy's loops directly, which never
+  // read it, and takes its flags from its threads. (A donated run stays on tier A, whose flags are
+  // per call; tier B may have become ready since.)
+  bool native = false;
+  try {
+    native = !reduction_.active() && !r.donated && native_ready(r) && native_.run(plan_.k, r);
+  } catch (py::error_already_set&) {
+    native = false;  // tier A computes every output again
+  }
+  if (native) {
+    last_tier_ = 'B';
+    ok = true;
+  } else {
     const IgnoreNumpyErrors quiet;
     if (!quiet.ok()) {
       return Outcome::kError;

@@ -79,12 +79,17 @@ class BlockKernel {
   bool verify_call(const kir::Expr& e, std::vector<PyObject*>& args, PyObject* target);
   Outcome replay(std::string why);
   bool runs_op_by_op_at_once(const Frame& frame);
+  // Whether the compiled kernel is worth its run's preparation on `total` elements: always from
+  // kMinBlock on; below, where it replaces two NumPy calls or more and reduces nothing (a 3-element
+  // 11-op chain: 1.7 us a call against 5.2 us op by op, docs/executor.md).
+  bool native_pays(std::int64_t total) const { return total >= block::kMinBlock || native_small_; }
 
   BlockPlan plan_;
   NativeTier native_;
   OutputReuse reuse_;
   BlockReduction reduction_;
   bool verified_ = false;
+  bool native_small_ = false;  // native_pays below kMinBlock
   bool in_place_after_library_ = false;
   bool last_in_place_ = false;
   char last_tier_ = 'A';

@@ -259,9 +259,13 @@ bool NativeTier::run(const kir::Kernel& k, BlockRun& r) const {
     }
     flags[t] = std::fetestexcept(numpy_fe_flags());
   };
-  Py_BEGIN_ALLOW_THREADS;
-  on_threads(threads, false, work);
-  Py_END_ALLOW_THREADS;
+  if (threads <= 1 && elements(r.domain) < kMinThreadElements) {
+    work(0);  // a small run, on this thread with the GIL held: letting go of it costs more
+  } else {
+    Py_BEGIN_ALLOW_THREADS;
+    on_threads(threads, false, work);
+    Py_END_ALLOW_THREADS;
+  }
   if (failed.load()) {
     PyErr_Clear();  // a NumPy loop failed: tier A computes every output again
     return false;

@@ -41,11 +41,14 @@ std::int64_t cpu_threads() {
 namespace block {
 
 std::int64_t threads_for(std::int64_t units, std::int64_t elements) {
-  std::int64_t n = std::min<std::int64_t>(cpu_threads(), units);
+  std::int64_t n = units;
   if (cpu_options().block_elements.load() == 0) {
     n = std::min<std::int64_t>(n, std::max<std::int64_t>(1, elements / kMinThreadElements));
   }
-  return std::max<std::int64_t>(n, 1);
+  if (n <= 1) {
+    return 1;  // (without asking how many cores: the many small runs)
+  }
+  return std::max<std::int64_t>(std::min<std::int64_t>(cpu_threads(), n), 1);
 }
 
 namespace {
