@@ -308,7 +308,7 @@ bool BlockKernel::run_calls(const BlockRun& r, BlockWorker& w, const std::vector
     const BlockPlan::Target& t = plan_.targets[i];
     PyObject* target = t.store ? views[static_cast<std::size_t>(t.index)]
                                : temps[static_cast<std::size_t>(t.index)];
-    std::feclearexcept(FE_ALL_EXCEPT);
+    clear_fe_flags();
     if (!verified_ && e.kind != kir::Expr::Kind::kCast) {
       // (A cast makes the dtype it is given; a select's first block is numpy.where's own.)
       if (!verify_call(e, w.args, target)) {
@@ -575,7 +575,8 @@ BlockKernel::Outcome BlockKernel::run(Frame& frame) {
     // the cores for a while after the call (OpenBLAS), and a new array moves a third more memory.
     return replay("one op on a dying matmul result: in place");
   }
-  BlockRun r;
+  BlockRunLease lease;
+  BlockRun& r = lease.get();
   r.pool = frame.pool();
   if (!prepare(frame, r)) {
     return Outcome::kReplay;

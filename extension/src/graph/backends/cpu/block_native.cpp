@@ -189,7 +189,7 @@ bool NativeTier::rows_into(const kir::Kernel& k, const BlockRun& r, const Geomet
   int status = 0;
   int flags = 0;
   Py_BEGIN_ALLOW_THREADS;
-  std::feclearexcept(FE_ALL_EXCEPT);
+  clear_fe_flags();
   for (std::int64_t q = 0; q < count && status == 0; ++q) {
     for (std::size_t b = 0; b < fields.size(); ++b) {
       ptrs[b] = fields[b] != nullptr ? fields[b]->data + row_offset(fields[b], g.domain, first + q)
@@ -211,13 +211,13 @@ bool NativeTier::rows_into(const kir::Kernel& k, const BlockRun& r, const Geomet
 // Over contiguous ranges: blocks of the flat domain, or rows (parts of rows) of arrays whose rows
 // are contiguous.
 bool NativeTier::run(const kir::Kernel& k, BlockRun& r) const {
-  std::vector<const ArrayFields*> fields(k.buffers.size(), nullptr);
-  std::vector<std::int64_t> size(k.buffers.size(), 0);
+  std::vector<const ArrayFields*>& fields = r.native_fields;
+  fields.assign(k.buffers.size(), nullptr);
   for (std::size_t b = 0; b < k.buffers.size(); ++b) {
     fields[b] = array_fields(r.blockable[b].ptr());
-    size[b] = itemsize(k.buffers[b].dtype);
     const ArrayFields* f = fields[b];
-    const bool ok = r.flat ? f->nd == 1 && (f->strides[0] == size[b] || f->dimensions[0] <= 1)
+    const bool ok = r.flat ? f->nd == 1 && (f->strides[0] == itemsize(k.buffers[b].dtype) ||
+                                            f->dimensions[0] <= 1)
                            : contiguous_rows(k, b, f, r.domain.back());
     if (!ok) {
       return false;
@@ -227,25 +227,28 @@ bool NativeTier::run(const kir::Kernel& k, BlockRun& r) const {
     return false;  // tier A
   }
   const std::vector<double>& scalars = r.native_scalars;
-  const NativeUnits units(r.flat ? std::vector<std::int64_t>{r.domain[0]} : r.domain, r.block);
+  // (a flat run's domain is one axis: BlockKernel::run)
+  const NativeUnits units(r.domain, r.block);
   const std::int64_t threads = threads_for(units.count, elements(r.domain));
   const NativeFn fn = native_->fn();
   std::atomic<std::int64_t> next{0};
-  std::vector<int> flags(static_cast<std::size_t>(std::max<std::int64_t>(threads, 1)), 0);
+  r.native_flags.assign(static_cast<std::size_t>(std::max<std::int64_t>(threads, 1)), 0);
   std::atomic<bool> failed{false};
   auto run_row = [&](std::vector<char*>& ptrs, std::int64_t row, std::int64_t start,
                      std::int64_t n) {
     for (std::size_t b = 0; b < fields.size(); ++b) {
       ptrs[b] = fields[b]->data + (r.flat ? 0 : row_offset(fields[b], r.domain, row)) +
-                (k.row_scalar(b) ? 0 : start * size[b]);
+                (k.row_scalar(b) ? 0 : start * itemsize(k.buffers[b].dtype));
     }
     if (fn(ptrs.data(), scalars.data(), n, loops_.data()) != 0) {
       failed = true;
     }
   };
   auto work = [&](std::size_t t) {
-    std::feclearexcept(FE_ALL_EXCEPT);
-    std::vector<char*> ptrs(fields.size());
+    clear_fe_flags();
+    std::vector<char*> own;
+    std::vector<char*>& ptrs = t == 0 ? r.native_ptrs : own;  // (the calling thread's are kept)
+    ptrs.assign(fields.size(), nullptr);
     for (std::int64_t i = next.fetch_add(1); i < units.count; i = next.fetch_add(1)) {
       if (units.pieces > 1) {
         const std::int64_t start = (i % units.pieces) * r.block;
@@ -257,7 +260,7 @@ bool NativeTier::run(const kir::Kernel& k, BlockRun& r) const {
         run_row(ptrs, row, 0, units.length);
       }
     }
-    flags[t] = std::fetestexcept(numpy_fe_flags());
+    r.native_flags[t] = std::fetestexcept(numpy_fe_flags());
   };
   if (threads <= 1 && elements(r.domain) < kMinThreadElements) {
     work(0);  // a small run, on this thread with the GIL held: letting go of it costs more
@@ -270,7 +273,7 @@ bool NativeTier::run(const kir::Kernel& k, BlockRun& r) const {
     PyErr_Clear();  // a NumPy loop failed: tier A computes every output again
     return false;
   }
-  for (const int f : flags) {
+  for (const int f : r.native_flags) {
     r.flags |= f;
   }
   return true;

@@ -1,5 +1,6 @@
 #include "graph/backends/cpu/block_parts.hpp"
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -95,6 +96,55 @@ PyObject* BlockPlan::operand(int o, const std::vector<PyObject*>& views,
   const Target& t = targets[static_cast<std::size_t>(o)];
   return t.store ? views[static_cast<std::size_t>(t.index)]
                  : temps[static_cast<std::size_t>(t.index)];
+}
+
+void BlockRun::clear() {
+  BlockRun fresh;
+  auto keep = [](auto& used, auto& into) {
+    used.clear();
+    into.swap(used);
+  };
+  keep(arrays, fresh.arrays);
+  keep(made, fresh.made);
+  keep(blockable, fresh.blockable);
+  keep(scalars, fresh.scalars);
+  keep(domain, fresh.domain);
+  keep(native_scalars, fresh.native_scalars);
+  keep(expr_flags, fresh.expr_flags);
+  keep(native_fields, fresh.native_fields);
+  keep(native_ptrs, fresh.native_ptrs);
+  keep(native_flags, fresh.native_flags);
+  *this = std::move(fresh);
+}
+
+namespace {
+
+// The calling thread's BlockRuns not in use (cleared: they hold no Python object, so the thread's
+// exit frees them without the GIL).
+std::vector<std::unique_ptr<BlockRun>>& spare_runs() {
+  thread_local std::vector<std::unique_ptr<BlockRun>> spares;
+  return spares;
+}
+
+}  // namespace
+
+BlockRunLease::BlockRunLease() {
+  std::vector<std::unique_ptr<BlockRun>>& spares = spare_runs();
+  if (spares.empty()) {
+    run_ = std::make_unique<BlockRun>();
+  } else {
+    run_ = std::move(spares.back());
+    spares.pop_back();
+  }
+}
+
+BlockRunLease::~BlockRunLease() {
+  constexpr std::size_t kMaxSpares = 4;
+  run_->clear();
+  std::vector<std::unique_ptr<BlockRun>>& spares = spare_runs();
+  if (spares.size() < kMaxSpares) {
+    spares.push_back(std::move(run_));
+  }
 }
 
 }  // namespace sot::graph

@@ -10,6 +10,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,10 @@
 #include "graph/exec/buffer_pool.hpp"
 #include "graph/lower/kernel_ir.hpp"
 #include "graph/rules/reductions.hpp"
+
+namespace sot {
+struct ArrayFields;
+}  // namespace sot
 
 namespace sot::graph {
 
@@ -117,6 +122,32 @@ struct BlockRun {
   SumOrder order = SumOrder::kUnknown;
   std::int64_t chunk = 0;
   pybind11::object sums;
+  // Tier B's flat run: each buffer's array fields, and the calling thread's pointers and the
+  // threads' flags.
+  std::vector<const ArrayFields*> native_fields;
+  std::vector<char*> native_ptrs;
+  std::vector<int> native_flags;
+
+  // Every field back to its default, its Python objects released (the GIL held); the vectors keep
+  // their memory for the next run.
+  void clear();
+};
+
+// A BlockRun for one run, taken from the calling thread's spares and given back cleared: a small
+// run's dozen vectors cost more to allocate than its kernel takes. (One per run, never shared: a
+// run that re-enters, through a warning filter calling translated code, takes another.)
+class BlockRunLease {
+ public:
+  BlockRunLease();
+  ~BlockRunLease();
+  BlockRunLease(const BlockRunLease&) = delete;
+  BlockRunLease& operator=(const BlockRunLease&) = delete;
+  BlockRunLease(BlockRunLease&&) = delete;
+  BlockRunLease& operator=(BlockRunLease&&) = delete;
+  BlockRun& get() { return *run_; }
+
+ private:
+  std::unique_ptr<BlockRun> run_;
 };
 
 // What one thread needs to run blocks: its temporaries (flat, a block's capacity), their views by

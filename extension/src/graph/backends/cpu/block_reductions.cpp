@@ -135,7 +135,7 @@ bool BlockReduction::reduce_block(const BlockPlan& p, const BlockRun& r, const G
                                   const std::vector<PyObject*>& temps) const {
   const kir::Expr& e = p.k.exprs[static_cast<std::size_t>(expr_)];
   PyObject* input = p.operand(e.operands[0], views, temps);
-  std::feclearexcept(FE_ALL_EXCEPT);
+  clear_fe_flags();
   bool ok = true;
   if (!e.reduce.all) {
     ok = call_reduce(fn_, kwnames_, input, views[static_cast<std::size_t>(buffer_)]);
@@ -184,7 +184,7 @@ bool BlockReduction::finish(const BlockPlan& p, BlockRun& r) const {
   const kir::Expr& e = p.k.exprs[static_cast<std::size_t>(expr_)];
   const auto b = static_cast<std::size_t>(buffer_);
   const py::module_ numpy = loaded_module("numpy");
-  std::feclearexcept(FE_ALL_EXCEPT);
+  clear_fe_flags();
   if (e.reduce.all) {
     const double total = e.dtype == DType::kFloat32
                              ? combined<float>(r.order, r.domain[0], r.block, r.sums)

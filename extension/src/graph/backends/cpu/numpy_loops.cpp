@@ -113,7 +113,7 @@ bool same_as_ufunc(const py::object& ufunc, DType t, const std::vector<py::objec
   const long n = kProbe;
   const int status = loop.fn(loop.context, data.data(), &n, strides.data(), loop.auxdata);
   errstate.attr("__exit__")(py::none(), py::none(), py::none());
-  std::feclearexcept(FE_ALL_EXCEPT);
+  clear_fe_flags();
   if (status < 0) {
     PyErr_Clear();
     return false;
