@@ -39,7 +39,8 @@ JitObject* as_jit(PyObject* self) {
 Translator* translator_for_call(JitObject* j) {
   py::object key = py::reinterpret_borrow<py::object>(j->backend);
   if (key.is_none()) {
-    PyObject* name = PyObject_GetAttrString(j->config, "backend");
+    static PyObject* const attr = PyUnicode_InternFromString("backend");  // (lives for the process)
+    PyObject* name = attr == nullptr ? nullptr : PyObject_GetAttr(j->config, attr);
     if (name == nullptr) {
       return nullptr;
     }

@@ -10,6 +10,7 @@
 
 #include "core/array_fields.hpp"
 #include "core/loaded_module.hpp"
+#include "core/numpy_empty.hpp"
 #include "graph/backends/cpu/block_parts.hpp"
 #include "graph/backends/cpu/cpp_emitter.hpp"
 #include "graph/backends/cpu/numpy_loops.hpp"
@@ -504,10 +505,6 @@ bool BlockKernel::run_blocks(BlockRun& r) {
 }
 
 void BlockKernel::allocate(BlockRun& r) {
-  py::tuple shape(r.domain.size());
-  for (std::size_t d = 0; d < r.domain.size(); ++d) {
-    shape[d] = index_object(r.domain[d]);
-  }
   r.made.assign(plan_.k.buffers.size(), py::object());
   r.blockable.assign(plan_.k.buffers.size(), py::object());
   if (reuse_.can_donate(verified_) && !native_ready(r)) {
@@ -522,9 +519,7 @@ void BlockKernel::allocate(BlockRun& r) {
       r.made[b] = py::reinterpret_steal<py::object>(r.pool->take(plan_.dtypes[b].ptr(), r.domain));
     }
     if (!r.made[b]) {
-      PyObject* args[] = {shape.ptr(), plan_.dtypes[b].ptr()};  // (no tuple of arguments)
-      r.made[b] = py::reinterpret_steal<py::object>(
-          PyObject_Vectorcall(plan_.empty.ptr(), args, 2, nullptr));
+      r.made[b] = py::reinterpret_steal<py::object>(numpy_empty(r.domain, plan_.dtypes[b].ptr()));
       if (!r.made[b]) {
         throw py::error_already_set();
       }
