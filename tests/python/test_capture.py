@@ -7,6 +7,7 @@ import json
 import opcode
 import sys
 import threading
+import time
 import traceback
 import weakref
 
@@ -17,6 +18,15 @@ from sot import capture as cap
 from sot.bytecode import Instruction as I  # noqa: E741
 
 ADD = next(i for i, (name, _) in enumerate(opcode._nb_ops) if name == "NB_ADD")
+
+
+@pytest.fixture(autouse=True)
+def every_hit_runs_the_entry():
+    """These tests tell which code ran from entries that compute other values than the original (`plus`): no hit
+    may run the original because it ran faster (adaptive hits, tested at the end of this file)."""
+    cap.set_adaptive(False)
+    yield
+    cap.set_adaptive(True)
 
 
 def plus(code, amount):
@@ -476,3 +486,40 @@ def test_strict_mode_raises_the_reason_at_the_call(translate_generators):
     with cap.capture(broken):
         assert twice(4) == 8  # not strict: the original runs
     cap.clear(twice)
+
+
+def slow_twice_plus_100(a):
+    time.sleep(0.002)
+    return a * 2 + 100
+
+
+def slow_thrice(a):
+    time.sleep(0.002)
+    return a * 3
+
+
+def thrice_plus_100(a):
+    return a * 3 + 100
+
+
+def test_adaptive_hits_run_the_faster_code_and_say_why():
+    """With adaptive hits, rounds of 8 timed calls of each code start at an entry's 64th hit: where the original
+    code runs faster than the entry's (here the entry, `slow_twice_plus_100`, sleeps 2 ms), later hits run the
+    original, counted in ``as_is``, with the medians recorded; an entry faster than the original keeps running.
+    Both compute the same in real use; here the entry adds 100, which tells them apart."""
+
+    cap.set_adaptive(True)
+    with cap.capture(Recorder(lambda code, lv: (slow_twice_plus_100.__code__, None))):
+        got = [twice(1) for _ in range(64 + 16 + 10)]
+    s = cap.stats(twice)
+    cap.clear(twice)
+    assert got[:64] == [102] * 64  # the translation's
+    assert got[-10:] == [2] * 10  # the original's, after the round
+    assert s["as_is"] == 8 + 10 and s["hits"] == 64 + 16 + 10 - 1
+    assert any(r.startswith("runs as is: the original code ran faster (original ") for r in s["reasons"]), s
+    with cap.capture(Recorder(lambda code, lv: (thrice_plus_100.__code__, None))):
+        got = [slow_thrice(1) for _ in range(64 + 16 + 10)]
+    s = cap.stats(slow_thrice)
+    cap.clear(slow_thrice)
+    # the entry runs faster than the original (which sleeps): it keeps running, but for the round's samples
+    assert got[-10:] == [103] * 10 and s["as_is"] == 8, s

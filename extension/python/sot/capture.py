@@ -167,11 +167,14 @@ def capture(callback):
 
 set_strict = _c.set_strict
 strict = _c.strict
+set_adaptive = _c.set_adaptive
+adaptive = _c.adaptive
 
 set_skip_rules()
 set_cache_limit(config.cache_limit)
 set_failure_limit(config.failure_limit)
 set_strict(config.strict)
+set_adaptive(config.adaptive)
 
-__all__ = ["GuardPath", "GuardTree", "Guards", "RoundTripTranslator", "Translator", "capture", "cache_limit", "clear", "default_skipped_paths", "depth", "disable", "enable", "jit_function",
-           "failure_limit", "mark_do_not_translate", "set_cache_limit", "set_failure_limit", "set_skip_rules", "set_strict", "skip_rules", "stats", "strict"]
+__all__ = ["GuardPath", "GuardTree", "Guards", "RoundTripTranslator", "Translator", "adaptive", "capture", "cache_limit", "clear", "default_skipped_paths", "depth", "disable", "enable", "jit_function",
+           "failure_limit", "mark_do_not_translate", "set_adaptive", "set_cache_limit", "set_failure_limit", "set_skip_rules", "set_strict", "skip_rules", "stats", "strict"]

@@ -27,6 +27,10 @@ Environment variables:
     on disk in ``SOT_CACHE_DIR``, default ``~/.cache/xeus-sot``); default ``1``.
 ``SOT_PROFILE``
     ``1`` times every group of the ``cpu`` backend (``compiled.plan()``, the ``%%sot`` report; default ``0``).
+``SOT_ADAPTIVE``
+    ``1`` (default) times a cached translation against the function's original code now and then (rounds of
+    8 calls of each, from the 64th call on, then 4x farther apart) and runs the faster: a translation that
+    does not pay (one op on a small array) runs the original code; ``0`` always runs the translation.
 ``SOT_CHECK_GRAPHS``
     ``1`` checks every graph op's result against the dtype and shape the translator worked out (raises
     AssertionError on a difference; for tests, default ``0``).
@@ -105,6 +109,7 @@ class Config:
     cpu_threads: int = 0
     cpu_tier_b: bool = True
     profile: bool = False
+    adaptive: bool = True
 
     # environment variable and parser of each field
     _ENV = {
@@ -119,6 +124,7 @@ class Config:
         "cpu_threads": ("SOT_CPU_THREADS", _parse_count),
         "cpu_tier_b": ("SOT_CPU_TIER_B", _parse_bool),
         "profile": ("SOT_PROFILE", _parse_bool),
+        "adaptive": ("SOT_ADAPTIVE", _parse_bool),
     }
     # fields the C++ backends read at run time: pushed to them when set
     _CPU_FIELDS = ("cpu_block", "cpu_threads", "cpu_tier_b", "profile")
@@ -129,6 +135,10 @@ class Config:
         super().__setattr__(name, value)
         if name in self._CPU_FIELDS and self is globals().get("config"):
             self.apply_cpu_options()
+        if name == "adaptive" and self is globals().get("config"):
+            from . import _sot
+
+            _sot.capture.set_adaptive(bool(value))
 
     def apply_cpu_options(self):
         """Hands ``cpu_block``, ``cpu_threads``, ``cpu_tier_b`` and ``profile`` to the ``cpu`` backend."""

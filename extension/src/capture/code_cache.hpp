@@ -13,16 +13,21 @@
 
 namespace sot::capture {
 
+class EntryTiming;
 class GuardTree;
 
 struct CacheEntry {
   pybind11::object code;   // the transformed code object
   pybind11::object guard;  // a GuardTree, callable(locals: dict) -> bool, or None for "always"
   std::shared_ptr<GuardTree> tree;  // set when `guard` is a GuardTree: evaluated in C++
+  // Its time against the original code's (shared: a run may add entries to the cache it is in)
+  std::shared_ptr<EntryTiming> timing;
 };
 
 struct Counters {
-  std::uint64_t hits = 0;          // a cached entry's guard passed and its code ran in the frame
+  std::uint64_t hits = 0;  // a cached entry's guard passed and its code ran in the frame
+  std::uint64_t as_is =
+      0;  // of those, hits that ran the original code: it ran faster (EntryTiming)
   std::uint64_t misses = 0;        // no entry's guard passed
   std::uint64_t translations = 0;  // the callback produced a new entry (its first run is not a hit)
   std::uint64_t declined = 0;      // the callback chose the original code

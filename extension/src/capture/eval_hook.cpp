@@ -10,6 +10,7 @@
 
 #include "bytecode/version.hpp"
 #include "capture/code_cache.hpp"
+#include "capture/entry_timing.hpp"
 #include "capture/guard_tree.hpp"
 #include "capture/skip_rules.hpp"
 #include "capture/strict_raise.hpp"
@@ -52,6 +53,7 @@ int g_cache_limit = 8;
 constexpr std::uint64_t kAbandonMisses = 64;
 int g_failure_limit = 2;
 bool g_strict = false;
+bool g_adaptive = true;  // hits timed against the original code (EntryTiming)
 
 PyObject* pass_through(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   return g_previous != nullptr ? g_previous(ts, f, throw_flag)
@@ -250,6 +252,43 @@ PyObject* run(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag, PyObjec
   return pass_through(ts, f, throw_flag);
 }
 
+// Code whose frames are suspended and resumed: a call's time is not its work's.
+constexpr int kResumable = CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE;
+
+// A hit: the entry's transformed code, or the original code where that ran faster (EntryTiming),
+// the two timed in turns in the entry's rounds. A new choice is recorded with the medians.
+PyObject* run_hit(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag, PyObject* code,
+                  CodeCache* cache, EntryTiming& timing) {
+  using Run = EntryTiming::Run;
+  const Run choice = timing.next();
+  const bool original = choice == Run::kOriginal || choice == Run::kTimedOriginal;
+  const bool timed = choice == Run::kTimedTransformed || choice == Run::kTimedOriginal;
+  // (the code, its cache and the entry's timing stay alive through the run, which may drop them)
+  const py::object keep_code =
+      py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(frame::code(f)));
+  const auto started =
+      timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  PyObject* result = nullptr;
+  if (original) {
+    ++cache->counters.hits;
+    ++cache->counters.as_is;
+    result = pass_through(ts, f, throw_flag);
+  } else {
+    result = run(ts, f, throw_flag, code, cache, &cache->counters.hits);
+  }
+  if (timed) {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now() - started)
+                        .count();
+    if (timing.took(choice, static_cast<std::uint64_t>(ns))) {
+      cache->record((timing.runs_original() ? "runs as is: the original code ran faster ("
+                                            : "the transformed code runs again: it ran faster (") +
+                    timing.verdict() + ")");
+    }
+  }
+  return result;
+}
+
 // Asks `translator` about the frame, turning every error into a kFailed translation.
 Translation ask(Translator& translator, const FrameInfo& info) {
   try {
@@ -308,9 +347,11 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   py::object locals;     // for Python guards, built on first need
   // At the entry limit a miss only runs the original: no reason is worth describing the values.
   const bool explain_misses = static_cast<int>(cache->entries.size()) < g_cache_limit;
+  std::shared_ptr<EntryTiming> timing;  // the chosen entry's
   for (const CacheEntry& entry : cache->entries) {
     if (entry.guard.is_none()) {
       chosen = entry.code.ptr();
+      timing = entry.timing;
       break;
     }
     if (entry.tree) {
@@ -318,6 +359,7 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
       std::string failure;
       if (entry.tree->check(values, explain_misses ? &failure : nullptr)) {
         chosen = entry.code.ptr();
+        timing = entry.timing;
         break;
       }
       failures += (failures.empty() ? "" : "; ") + failure;
@@ -333,6 +375,7 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
       cache->record("guard raised: " + current_exception_text());
     } else if (passed == 1) {
       chosen = entry.code.ptr();
+      timing = entry.timing;
       break;
     }
   }
@@ -344,7 +387,10 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   }
   if (chosen != nullptr) {
     --st->busy;
-    return run(ts, f, throw_flag, chosen, cache, &cache->counters.hits);
+    if (!g_adaptive || !timing || (co->co_flags & kResumable) != 0) {
+      return run(ts, f, throw_flag, chosen, cache, &cache->counters.hits);
+    }
+    return run_hit(ts, f, throw_flag, chosen, cache, *timing);
   }
   ++cache->counters.misses;
   if (!failures.empty()) {
@@ -393,8 +439,8 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   }
   ++cache->counters.translations;
   PyObject* new_code = answer.code.ptr();  // kept alive by the cache entry
-  cache->entries.push_back(
-      CacheEntry{std::move(answer.code), std::move(answer.guard), std::move(tree)});
+  cache->entries.push_back(CacheEntry{std::move(answer.code), std::move(answer.guard),
+                                      std::move(tree), std::make_shared<EntryTiming>()});
   std::uint64_t ran_new_entry = 0;  // translations already counts the entry
   return run(ts, f, throw_flag, new_code, cache, &ran_new_entry);
 }
@@ -483,6 +529,13 @@ int failure_limit() {
 
 void set_strict(bool strict) {
   g_strict = strict;
+}
+
+void set_adaptive(bool adaptive) {
+  g_adaptive = adaptive;
+}
+bool adaptive() {
+  return g_adaptive;
 }
 bool strict() {
   return g_strict;

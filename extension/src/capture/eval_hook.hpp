@@ -32,5 +32,9 @@ int failure_limit();
 // original code.
 void set_strict(bool strict);
 bool strict();
+// Adaptive hits (SOT_ADAPTIVE, on by default): an entry's transformed code is timed against the
+// original code now and then, and the faster runs its hits (capture/entry_timing.hpp).
+void set_adaptive(bool adaptive);
+bool adaptive();
 
 }  // namespace sot::capture

@@ -246,6 +246,10 @@ void bind_scope(py::module_& m) {
         "for the backend `name` (config.backend at each call when backend is None).");
   m.def("disable", &capture::disable, "Close this thread's innermost capture scope.");
   m.def("depth", &capture::depth, "Capture scopes open on this thread.");
+  m.def(
+      "set_adaptive", &capture::set_adaptive, py::arg("adaptive"),
+      "Time each cache entry's code against the original now and then; the faster runs its hits.");
+  m.def("adaptive", &capture::adaptive);
   m.def("set_cache_limit", &capture::set_cache_limit, py::arg("limit"));
   m.def("cache_limit", &capture::cache_limit);
   m.def("set_failure_limit", &capture::set_failure_limit, py::arg("limit"),
@@ -274,6 +278,7 @@ void bind_capture(py::module_& parent) {
           return d;
         }
         d["hits"] = cache->counters.hits;
+        d["as_is"] = cache->counters.as_is;
         d["misses"] = cache->counters.misses;
         d["translations"] = cache->counters.translations;
         d["declined"] = cache->counters.declined;
