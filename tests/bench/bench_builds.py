@@ -59,7 +59,8 @@ def main():
     runs = {"A": [], "B": []}
     for _ in range(a.rounds):
         for which, path in (("A", a.build_a), ("B", a.build_b)):
-            env = dict(os.environ, PYTHONPATH=os.path.abspath(path))
+            # (SOT_ADAPTIVE=0: each build's own times, no hit running the original because it ran faster)
+            env = dict(os.environ, PYTHONPATH=os.path.abspath(path), SOT_ADAPTIVE="0")
             made = subprocess.run([sys.executable, __file__, a.build_a, a.build_b, "--only", a.only, "--sizes",
                                    a.sizes, "--child"], env=env, capture_output=True, text=True, check=True)
             runs[which].append(json.loads(made.stdout.strip().splitlines()[-1]))
