@@ -242,10 +242,10 @@ class OpcodeExecutor {
   bool simulate_loop_body(LoopSite* site);
   bool loop_state_ok(LoopSite* site);
   void abandon_loop(const LoopSite& site);
-  // A loop whose body computes Python numbers only is not a loop op (loop_capture.cpp): true when
-  // it is to unroll (abandoned), a graph break at the loop when CPython is to run it; false
-  // otherwise.
-  bool python_numbers_loop(const LoopSite& site);
+  // A loop whose body computes single elements only (Python numbers, NumPy scalars, one-element
+  // arrays) is not a loop op (loop_capture.cpp): true when it is to unroll (abandoned), a graph
+  // break at the loop when CPython is to run it; false otherwise.
+  bool scalar_loop(const LoopSite& site);
   // x[i] or x[..., i, ...] with `i` the loop variable of a loop body being captured: the index as
   // basic index items (checked in range on every step, else a break), the loop variable's value,
   // and for a tuple key the tuple (None in its place) that getter()/setter() fill in when the

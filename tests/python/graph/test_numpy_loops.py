@@ -316,7 +316,8 @@ def empty_body_loop(x):
 
 CASES = [
     case(over_rows, rng.standard_normal((40, 5))),
-    case(over_samples_peeled_twice, rng.standard_normal(256), 5),
+    # (single elements alone: CPython runs the loop, test_python_number_loops.py)
+    case(over_samples_peeled_twice, rng.standard_normal(256), 5, breaks=1),
     case(over_planes_changing_them, rng.standard_normal((20, 3, 2))),
     case(over_rows_that_print, rng.standard_normal((40, 3)), graphs=1, breaks=1),
     case(heat_in_place, U.copy(), 200),
@@ -386,7 +387,6 @@ def _graph_texts(fn, *args):
     (dtype_changes_unrolls, (np.arange(12).reshape(3, 4),)),  # int64 on the first step, float64 after
     (rows_backwards, (rng.standard_normal((30, 4)),)),
     (over_rows, (rng.standard_normal((40, 5)),)),
-    (over_samples_peeled_twice, (rng.standard_normal(256), 5)),
     (over_planes_changing_them, (rng.standard_normal((20, 3, 2)),)),
     (index_in_arithmetic, (X,)),
     (index_weak_in_promotion, (rng.standard_normal(8).astype(np.float32),)),

@@ -1,4 +1,5 @@
-"""Loops of Python numbers alone (no array in the body) are not loop ops, which would run each step as a graph
+"""Loops of Python numbers alone (no array in the body), and loops over single elements (NumPy scalars, x[i],
+out[i] = v; the second part of this file), are not loop ops, which would run each step as a graph
 call from Python objects, several times slower than CPython: a `for` loop of at most 256 steps on constants
 unrolls and folds; any other (longer, reading a number computed from an array, a `while`) breaks the graph where
 it starts with the reason "a loop over Python numbers only", and CPython runs it. (A frame with no array at all
@@ -90,3 +91,87 @@ def test_python_number_loops(fn, args, kwargs, graphs, breaks, fallbacks):
     assert all(REASON in why for why in reasons) == (breaks > 0 or not reasons), reasons
     texts = [g["text"] for r in records if r["transformed"] is not None for g in r["graphs"]]
     assert any("= loop(" in t for t in texts) == (fn is array_loop_stays), texts
+
+
+# ---- loops over single elements: NumPy scalars, x[i], out[i] = v ------------------------------------------------
+
+ELEMENTS = "a loop over single elements only, NumPy scalars and Python numbers"
+
+
+def sum_of_floats(x):
+    s = 0.0
+    for v in x:
+        s += float(v)
+    return s
+
+
+def sum_of_scalars(x):
+    s = 0.0
+    for v in x:
+        s = s + v
+    return s
+
+
+def moving_average(x, alpha):
+    out = np.empty_like(x)
+    m = x[0]
+    for i in range(len(x)):
+        m = alpha * x[i] + (1 - alpha) * m
+        out[i] = m
+    return out
+
+
+def goertzel_power(x, k):
+    coeff = 2.0 * np.cos(2.0 * np.pi * k / len(x))
+    s_prev = s_prev2 = 0.0
+    for sample in x:
+        s = sample + coeff * s_prev - s_prev2
+        s_prev2, s_prev = s_prev, s
+    return s_prev2 ** 2 + s_prev ** 2 - coeff * s_prev * s_prev2
+
+
+def reads_a_whole_array(x, steps):
+    s = x.sum()
+    for _ in range(steps):
+        s = s * 0.5 + x.max()  # a reduction of the array on each step: array work
+    return s
+
+
+def writes_rows(a):
+    out = np.zeros_like(a)
+    for i in range(a.shape[0]):
+        out[i] = a[i, 0] * 2.0  # a whole row written on each step: array work
+    return out
+
+
+def writes_a_2d_element(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s = s + a[i, 1]
+    return s
+
+
+X = np.random.default_rng(5).standard_normal(300)
+M = np.random.default_rng(6).standard_normal((50, 3))
+
+ELEMENT_CASES = [
+    case(sum_of_floats, X, graphs=0, breaks=1, variants=[((X[:7],), {}), ((X.astype(np.float32),), {})]),
+    case(sum_of_scalars, X, breaks=1, variants=[((X[:3] * 2,), {}), ((np.arange(10),), {})]),
+    case(moving_average, X, 0.1, breaks=1, variants=[((X[:20], 0.5), {}), ((X.astype(np.float32), 0.3), {})]),
+    case(goertzel_power, X, 5, breaks=1, variants=[((X[:64], 3), {})]),
+    case(writes_a_2d_element, M, breaks=1, variants=[((M[:4] + 1.0,), {})]),
+    case(reads_a_whole_array, X, 40, variants=[((X[:10], 7), {})]),
+    case(writes_rows, M, variants=[((M[:9] - 1.0,), {})]),
+]
+
+
+@run_cases(ELEMENT_CASES)
+def test_single_element_loops_are_left_to_cpython(fn, args, kwargs, graphs, breaks, fallbacks):
+    """A loop whose steps compute single elements alone breaks the graph where it starts (a loop op ran 180 ns a
+    step against CPython's 50 on `s += float(v)`); a step reading or writing more than one element of an array
+    keeps the loop op."""
+    records = check(fn, *args, graphs=graphs, breaks=breaks, fallbacks=fallbacks, **kwargs)
+    reasons = [b["reason"] for r in records for b in r["breaks"]]
+    assert all(ELEMENTS in why for why in reasons) and len(reasons) == breaks, reasons
+    texts = [g["text"] for r in records if r["transformed"] is not None for g in r["graphs"]]
+    assert any("= loop(" in t for t in texts) == (breaks == 0), texts

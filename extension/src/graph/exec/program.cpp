@@ -281,8 +281,46 @@ bool check_input_count(const Program& program, std::size_t nargs) {
   return true;
 }
 
+namespace {
+
+// The calling thread's Frame tables not in use (cleared: they hold no reference, so the thread's
+// exit frees them without the GIL). A nested run (a loop body's steps) takes another.
+std::vector<std::unique_ptr<Frame::Tables>>& spare_tables() {
+  thread_local std::vector<std::unique_ptr<Frame::Tables>> spares;
+  return spares;
+}
+
+}  // namespace
+
+std::unique_ptr<Frame::Tables> Frame::take_tables() {
+  std::vector<std::unique_ptr<Tables>>& spares = spare_tables();
+  if (spares.empty()) {
+    return std::make_unique<Tables>();
+  }
+  std::unique_ptr<Tables> t = std::move(spares.back());
+  spares.pop_back();
+  return t;
+}
+
+void Frame::give_tables(std::unique_ptr<Tables> tables) {
+  constexpr std::size_t kMaxSpares = 8;
+  tables->slots.clear();
+  tables->owned.clear();
+  tables->args.clear();
+  std::vector<std::unique_ptr<Tables>>& spares = spare_tables();
+  if (spares.size() < kMaxSpares) {
+    spares.push_back(std::move(tables));
+  }
+}
+
 Frame::Frame(const Program& program, PyObject* const* argv)
-    : p_(program), slots_(program.nvalues, nullptr), owned_(program.nvalues, false) {
+    : p_(program),
+      tables_(take_tables()),
+      slots_(tables_->slots),
+      owned_(tables_->owned),
+      args_(tables_->args) {
+  slots_.assign(program.nvalues, nullptr);
+  owned_.assign(program.nvalues, 0);
   for (std::size_t i = 0; i < p_.inputs.size(); ++i) {
     slots_[static_cast<std::size_t>(p_.inputs[i])] = argv[i];
   }
@@ -297,11 +335,12 @@ Frame::~Frame() {
   PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
   PyErr_Fetch(&type, &value, &tb);
   for (std::size_t i = 0; i < slots_.size(); ++i) {
-    if (owned_[i]) {
+    if (owned_[i] != 0) {
       release(slots_[i]);
     }
   }
   PyErr_Restore(type, value, tb);
+  give_tables(std::move(tables_));
 }
 
 void Frame::release(PyObject* value) {
@@ -314,20 +353,20 @@ void Frame::release(PyObject* value) {
 
 void Frame::set_owned(int id, PyObject* value) {
   const auto i = static_cast<std::size_t>(id);
-  if (owned_[i]) {
+  if (owned_[i] != 0) {
     Py_DECREF(slots_[i]);
   }
   slots_[i] = value;
-  owned_[i] = true;
+  owned_[i] = 1;
 }
 
 void Frame::release_after(std::size_t k) {
   for (const int dead : p_.steps[k].release) {
     const auto d = static_cast<std::size_t>(dead);
-    if (owned_[d]) {
+    if (owned_[d] != 0) {
       release(slots_[d]);
       slots_[d] = nullptr;
-      owned_[d] = false;
+      owned_[d] = 0;
     }
   }
 }

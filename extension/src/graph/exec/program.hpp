@@ -88,13 +88,25 @@ class Frame {
   // The outputs: one value, a tuple of several, or None (a new reference; nullptr on error).
   PyObject* outputs();
 
+  // A run's tables, taken from the calling thread's spares and given back (cleared) by the
+  // destructor: a small graph's call, or a loop step, spent more allocating them than running.
+  struct Tables {
+    std::vector<PyObject*> slots;
+    std::vector<unsigned char> owned;
+    std::vector<PyObject*> args;
+  };
+
  private:
+  static std::unique_ptr<Tables> take_tables();
+  static void give_tables(std::unique_ptr<Tables> tables);
+
   const Program& p_;
-  std::vector<PyObject*> slots_;
-  std::vector<bool> owned_;
+  std::unique_ptr<Tables> tables_;
+  std::vector<PyObject*>& slots_;
+  std::vector<unsigned char>& owned_;
   void release(PyObject* value);
 
-  std::vector<PyObject*> args_;
+  std::vector<PyObject*>& args_;
   BufferPool* pool_ = nullptr;
 };
 

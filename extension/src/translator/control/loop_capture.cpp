@@ -231,7 +231,7 @@ bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr
     abandon_loop(site);
     return false;
   }
-  if (python_numbers_loop(site)) {
+  if (scalar_loop(site)) {
     return false;  // (unrolled)
   }
   emit_loop_op(&site);
@@ -400,40 +400,93 @@ bool OpcodeExecutor::loop_state_ok(LoopSite* site) {
   return true;
 }
 
-// A loop op of Python numbers alone runs each step as a graph call from Python objects: several
-// times slower than CPython's own loop (`for i in range(n): s += i * i` took 4.4x plain). Such a
-// loop is not one: a short `for` loop on constants alone unrolls (its steps fold to constants), any
-// other breaks the graph where it starts, and CPython runs it and the rest of the frame as written.
-bool OpcodeExecutor::python_numbers_loop(const LoopSite& site) {
+// A loop op whose steps compute single elements alone (Python numbers, NumPy scalars, one-element
+// arrays) runs each step as a graph call from Python objects: slower than CPython's own loop on the
+// same elements (`for i in range(n): s += i * i` took 4.4x plain, `for v in x: s += float(v)` 3.5x,
+// 180 ns a step against 50). Such a loop is not one: a short `for` loop of Python numbers on
+// constants alone unrolls (its steps fold to constants), any other breaks the graph where it
+// starts, and CPython runs it and the rest of the frame as written. A step that writes more than
+// one element of an array (one element of a 1-d array, out[i] = v, is element work), or makes or
+// reads an array of more than one element, keeps the loop op.
+bool OpcodeExecutor::scalar_loop(const LoopSite& site) {
   const graph::Graph& g = arrays().graph;
   bool constants = true;  // every value the body reads from before the loop is a constant
+  bool numbers = true;    // every value the body makes is a Python number
   const auto before = [&](int v) {
     if (v >= 0 && static_cast<std::size_t>(v) < site.values &&
         g.value(v).source != graph::Value::Source::kConst) {
       constants = false;
     }
   };
+  // False for an array of more than one element (or of a size known only at run time).
+  const auto single = [&numbers](const graph::ValueInfo& info) {
+    if (info.python != 0) {
+      return true;
+    }
+    numbers = false;
+    if (info.is_tuple()) {
+      return false;
+    }
+    const bool dynamic = std::any_of(info.symbols.begin(), info.symbols.end(),
+                                     [](int symbol) { return symbol >= 0; });
+    return info.scalar || (!dynamic && std::all_of(info.shape.begin(), info.shape.end(),
+                                                   [](std::int64_t n) { return n == 1; }));
+  };
   for (const LoopSite::Carried& c : site.carried) {
-    if (g.value(c.placeholder).info.python == 0) {
-      return false;  // an array (or a NumPy scalar) carried
+    if (!single(g.value(c.placeholder).info)) {
+      return false;  // an array carried
     }
     before(c.outer);
   }
+  // (an element read, x[i] or x[i, j], reads one element of any array: its result is checked to
+  // be one; any other op reading an array of more than one element is array work: x.max() on each
+  // step)
+  const auto element_of = [&](int v, const graph::Op& op) {
+    return v < 0 || op.name == "getitem" || op.name == "getitem_at" || single(g.value(v).info);
+  };
+  // out[i] = v: one element of a 1-d array written (an int index, a single value).
+  const auto element_write = [&](const graph::Op& op) {
+    if (op.name != "setitem" || op.args.size() != 3 ||
+        op.args[0].kind != graph::Arg::Kind::kValue || g.value(op.args[0].value).info.ndim() != 1) {
+      return false;
+    }
+    const graph::Arg& key = op.args[1];
+    const graph::Arg& value = op.args[2];
+    const bool int_key =
+        key.kind == graph::Arg::Kind::kValue
+            ? g.value(key.value).info.python == 'i'
+            : key.kind == graph::Arg::Kind::kConst && PyLong_CheckExact(key.constant.ptr()) != 0;
+    return int_key &&
+           (value.kind == graph::Arg::Kind::kConst ||
+            (value.kind == graph::Arg::Kind::kValue && single(g.value(value.value).info)));
+  };
   for (std::size_t k = site.ops; k < g.ops().size(); ++k) {
     const graph::Op& op = g.ops()[k];
-    if (op.mutates || (op.result >= 0 && g.value(op.result).info.python == 0)) {
+    if (element_write(op)) {
+      for (const graph::Arg& arg : op.args) {
+        before(arg.value);
+      }
+      continue;
+    }
+    if (op.mutates || (op.result >= 0 && !single(g.value(op.result).info))) {
       return false;  // array work
     }
     for (const graph::Arg& arg : op.args) {
+      if (!element_of(arg.value, op) || !std::all_of(arg.values.begin(), arg.values.end(),
+                                                     [&](int v) { return element_of(v, op); })) {
+        return false;
+      }
       before(arg.value);
       std::for_each(arg.values.begin(), arg.values.end(), before);
     }
   }
   abandon_loop(site);
-  if (!site.is_while && constants && site.trips <= kPythonUnrollMax) {
+  if (numbers && !site.is_while && constants && site.trips <= kPythonUnrollMax) {
     return true;
   }
-  graph_break("a loop over Python numbers only (CPython runs it faster than a loop op)");
+  graph_break(numbers ? "a loop over Python numbers only (CPython runs it faster than a loop op)"
+                      : "a loop over single elements only, NumPy scalars and Python numbers "
+                        "(CPython runs it faster than a loop op)");
 }
 
 void OpcodeExecutor::abandon_loop(const LoopSite& site) {

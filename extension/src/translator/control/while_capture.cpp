@@ -314,7 +314,7 @@ bool OpcodeExecutor::capture_while(const bytecode::Instruction& ins, bool jump_i
     abandon_loop(site);
     return false;
   }
-  python_numbers_loop(site);  // (a while loop of Python numbers: breaks the graph there)
+  scalar_loop(site);  // (a while loop of single elements: breaks the graph there)
   emit_loop_op(&site);
   next_ = site.exit;
   return true;
