@@ -305,6 +305,39 @@ Translation ask(Translator& translator, const FrameInfo& info) {
   }
 }
 
+// The first cache entry whose guard passes, or null; on a miss `failures` names every entry's
+// failing C++ guard, oldest first (when `explain_misses`). A Python guard that raises is recorded
+// and fails. (The entry pointed to is valid until the cache's entries change.)
+const CacheEntry* find_entry(CodeCache* cache, const FrameValues& values, PyCodeObject* co,
+                             bool explain_misses, std::string& failures) {
+  py::object locals;  // for Python guards, built on first need
+  for (const CacheEntry& entry : cache->entries) {
+    if (entry.guard.is_none()) {
+      return &entry;
+    }
+    if (entry.tree) {
+      std::string failure;
+      if (entry.tree->check(values, explain_misses ? &failure : nullptr)) {
+        return &entry;
+      }
+      failures += (failures.empty() ? "" : "; ") + failure;
+      continue;
+    }
+    if (!locals) {
+      locals = frame_locals(values, co);
+    }
+    PyObject* verdict = PyObject_CallOneArg(entry.guard.ptr(), locals.ptr());
+    const int passed = verdict != nullptr ? PyObject_IsTrue(verdict) : -1;
+    Py_XDECREF(verdict);
+    if (passed < 0) {
+      cache->record("guard raised: " + current_exception_text());
+    } else if (passed == 1) {
+      return &entry;
+    }
+  }
+  return nullptr;
+}
+
 PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   ThreadState* st = t_state;
   if (st == nullptr || st->scopes.empty() || st->busy > 0 || throw_flag != 0 ||
@@ -344,40 +377,11 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   const auto started =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   std::string failures;  // every entry's failing guard
-  py::object locals;     // for Python guards, built on first need
   // At the entry limit a miss only runs the original: no reason is worth describing the values.
   const bool explain_misses = static_cast<int>(cache->entries.size()) < g_cache_limit;
-  std::shared_ptr<EntryTiming> timing;  // the chosen entry's
-  for (const CacheEntry& entry : cache->entries) {
-    if (entry.guard.is_none()) {
-      chosen = entry.code.ptr();
-      timing = entry.timing;
-      break;
-    }
-    if (entry.tree) {
-      // On a miss the reason recorded names the failing guard of every entry, oldest first.
-      std::string failure;
-      if (entry.tree->check(values, explain_misses ? &failure : nullptr)) {
-        chosen = entry.code.ptr();
-        timing = entry.timing;
-        break;
-      }
-      failures += (failures.empty() ? "" : "; ") + failure;
-      continue;
-    }
-    if (!locals) {
-      locals = frame_locals(values, co);
-    }
-    PyObject* verdict = PyObject_CallOneArg(entry.guard.ptr(), locals.ptr());
-    const int passed = verdict != nullptr ? PyObject_IsTrue(verdict) : -1;
-    Py_XDECREF(verdict);
-    if (passed < 0) {
-      cache->record("guard raised: " + current_exception_text());
-    } else if (passed == 1) {
-      chosen = entry.code.ptr();
-      timing = entry.timing;
-      break;
-    }
+  const CacheEntry* entry = find_entry(cache, values, co, explain_misses, failures);
+  if (entry != nullptr) {
+    chosen = entry->code.ptr();
   }
   if (timed) {
     cache->counters.guard_ns +=
@@ -387,9 +391,11 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   }
   if (chosen != nullptr) {
     --st->busy;
-    if (!g_adaptive || !timing || (co->co_flags & kResumable) != 0) {
+    if (!g_adaptive || !entry->timing || (co->co_flags & kResumable) != 0) {
       return run(ts, f, throw_flag, chosen, cache, &cache->counters.hits);
     }
+    // (the timing stays alive through the run, which may add entries to the cache)
+    const std::shared_ptr<EntryTiming> timing = entry->timing;
     return run_hit(ts, f, throw_flag, chosen, cache, *timing);
   }
   ++cache->counters.misses;
