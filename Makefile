@@ -170,6 +170,7 @@ bench: build $(BUILD)/test-jupyter
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_fallback.py
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_jit_call.py
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_loops.py
+	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_loop_corpus.py
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(KPY) tests/bench/bench_report.py
 	$(TEST_JUPYTER_ENV) $(KPY) tests/bench/bench_output.py
 
@@ -182,6 +183,8 @@ bench-peers: build bench-peers-deps
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(VENV)/peers/bin/python3 tests/bench/peers/run.py --out $(BUILD)/bench-peers
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(VENV)/peers/bin/python3 tests/bench/bench_cpu.py --peers \
 	  --json $(BUILD)/bench-peers/cpu.json
+	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(VENV)/peers/bin/python3 tests/bench/bench_loop_corpus.py \
+	  --json $(BUILD)/bench-peers/loop_corpus.json
 
 # The differential program fuzzer (tests/fuzz_programs/README.md): random Python and NumPy programs, each run
 # plainly and through one translated function, failures shrunk and printed. FUZZ_PROGRAMS_SECONDS (default 3600)

@@ -1,0 +1,158 @@
+"""The loop corpus (loop_corpus.py) translated against plain CPython, and against numba's ``njit`` of the same
+source and ``jax.jit`` where they are importable (the peers environment, .venv/peers), in one run.
+
+    PYTHONPATH=build/python .venv/kernel/bin/python3 tests/bench/bench_loop_corpus.py [--only a,b] [--repeat N]
+        [--json FILE]
+
+For each program at its small and large size: the best of ``--repeat`` single calls (fresh copies of the inputs
+for each, made outside the timing: several programs write into their inputs) of plain, ours (``sot.jit``, the
+translation's own time: adaptive hits off unless --adaptive, tier B's kernels compiled before the timing) and numba (compiled
+before the timing; "-" where it does not compile the program). Ours must equal plain (exact types; floats within
+1e-9 relative): a difference is printed and counted. ``whole`` says whether the first call's translation held
+the whole function in graphs (graphs, no break, nothing run as is). The summary: per size, the geometric mean of
+ours / plain, the programs slower than 1.05x plain, and ours against numba on the programs both ran."""
+
+import argparse
+import copy
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import loop_corpus  # noqa: E402
+
+import sot  # noqa: E402
+from sot import capture as cap  # noqa: E402
+
+
+
+def best_of(fn, make_args, repeat):
+    best = math.inf
+    for _ in range(repeat):
+        args = make_args()
+        start = time.perf_counter()
+        fn(*args)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+cap.mark_do_not_translate(best_of)
+
+
+def same(a, b):
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray):
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return False
+        if a.dtype.kind in "fc":
+            return bool(np.allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True))
+        return bool(np.array_equal(a, b))
+    if isinstance(a, (float, np.floating)):
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+    return a == b
+
+
+def numba_of(fn):
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba.njit(cache=False)(fn)
+
+
+def run_one(entry, n, repeat, use_numba, warm=0):
+    fn, make = entry["fn"], entry["make"]
+    base = make(n)
+
+    def fresh():
+        return copy.deepcopy(base)
+
+    row = {"name": entry["name"], "kind": entry["kind"], "n": n}
+    want = fn(*fresh())
+    report = sot.explain(fn, *fresh())
+    row["whole"] = report.graph_count > 0 and report.graph_break_count == 0 and not report.fallbacks
+    row["breaks"] = [b.reason for b in report.break_reasons][:2]
+    jitted = sot.jit(fn)
+    got = jitted(*fresh())
+    sot._sot.graph.wait_for_kernels()
+    got = jitted(*fresh())
+    for _ in range(warm):  # (adaptive hits: past the first round, at the 64th hit)
+        jitted(*fresh())
+    row["correct"] = same(want, got)
+    row["plain"] = best_of(fn, fresh, repeat)
+    row["ours"] = best_of(jitted, fresh, repeat)
+    row["numba"] = None
+    if use_numba:
+        compiled = numba_of(fn)
+        try:
+            compiled(*fresh())
+            row["numba"] = best_of(compiled, fresh, repeat)
+        except Exception as exc:  # noqa: BLE001 (numba's typing errors and the like)
+            row["numba_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
+    return row
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default="")
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--json", default="")
+    ap.add_argument("--no-numba", action="store_true")
+    ap.add_argument("--adaptive", action="store_true",
+                    help="adaptive hits on, 96 calls before the timing (the user's time once the first round"
+                    " has chosen the faster code)")
+    opts = ap.parse_args()
+    sot.config.adaptive = opts.adaptive  # off: the translation's own time
+    only = set(opts.only.split(",")) if opts.only else None
+    use_numba = not opts.no_numba and numba_of(lambda: 0) is not None
+    print(f"python {sys.version.split()[0]}, numpy {np.__version__}, sot backend {sot.config.backend}, "
+          f"numba {'yes' if use_numba else 'not importable'}; best of {opts.repeat} calls")
+    print(f"{'program':22} {'kind':8} {'n':>7} {'plain ms':>9} {'ours ms':>9} {'ours/plain':>10} "
+          f"{'numba ms':>9} {'whole':>6}")
+    rows = []
+    for entry in loop_corpus.CORPUS:
+        if only and entry["name"] not in only:
+            continue
+        for n in entry["sizes"]:
+            row = run_one(entry, n, opts.repeat, use_numba, warm=96 if opts.adaptive else 0)
+            rows.append(row)
+            numba = f"{row['numba'] * 1e3:9.3f}" if row["numba"] else f"{'-':>9}"
+            flag = "" if row["correct"] else "  DIFFERS"
+            print(f"{row['name']:22} {row['kind']:8} {n:7} {row['plain'] * 1e3:9.3f} {row['ours'] * 1e3:9.3f} "
+                  f"{row['ours'] / row['plain']:10.2f} {numba} {'yes' if row['whole'] else 'no':>6}{flag}",
+                  flush=True)
+    for size, label in ((0, "small"), (1, "large")):
+        sized = [r for r in rows if r["n"] == next(e for e in loop_corpus.CORPUS if e["name"] == r["name"])
+                 ["sizes"][size]]
+        if not sized:
+            continue
+        ratio = geomean([r["ours"] / r["plain"] for r in sized])
+        slower = [r["name"] for r in sized if r["ours"] > 1.05 * r["plain"]]
+        both = [r for r in sized if r["numba"]]
+        print(f"{label}: ours/plain geometric mean {ratio:.2f} over {len(sized)} programs; slower than 1.05x plain: "
+              f"{len(slower)} {slower}")
+        if both:
+            print(f"  on the {len(both)} numba runs: ours/plain {geomean([r['ours'] / r['plain'] for r in both]):.2f}, "
+                  f"numba/plain {geomean([r['numba'] / r['plain'] for r in both]):.2f}")
+    print(f"whole functions in graphs: {sum(r['whole'] for r in rows)} of {len(rows)} runs; "
+          f"results differing from plain: {sum(not r['correct'] for r in rows)}")
+    if opts.json:
+        with open(opts.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+    return 0 if all(r["correct"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
