@@ -25,6 +25,11 @@ Environment variables:
 ``SOT_CPU_TIER_B``
     ``0`` turns off the ``cpu`` backend's tier B (kernels compiled to machine code in the background and cached
     on disk in ``SOT_CACHE_DIR``, default ``~/.cache/xeus-sot``); default ``1``.
+``SOT_CPU_TIER_C``
+    the ``cpu`` backend's tier C, a loop op as one native function (compiled as tier B's kernels are):
+    ``on`` (default: compiled in the background; the loop's own path runs until it is ready), ``sync``
+    (compiled before the loop's first run: every run native from the first, for tests) or ``off``. With
+    tier C off, a loop whose steps compute single elements or Python numbers is left to CPython.
 ``SOT_PROFILE``
     ``1`` times every group of the ``cpu`` backend (``compiled.plan()``, the ``%%sot`` report; default ``0``).
 ``SOT_ADAPTIVE``
@@ -53,6 +58,17 @@ def _parse_bool(name, text):
     if value in ("0", "false", "no", "off", ""):
         return False
     raise ConfigError(f"{name}={text!r}: expected 0 or 1")
+
+
+def _parse_tier_c(name, text):
+    value = text.strip().lower()
+    if value in ("1", "on", "true", "yes"):
+        return "on"
+    if value in ("0", "off", "false", "no", ""):
+        return "off"
+    if value == "sync":
+        return "sync"
+    raise ConfigError(f"{name}={text!r}: expected on, off or sync")
 
 
 def _parse_log(name, text):
@@ -108,6 +124,7 @@ class Config:
     cpu_block: int = 0
     cpu_threads: int = 0
     cpu_tier_b: bool = True
+    cpu_tier_c: str = "on"
     profile: bool = False
     adaptive: bool = True
 
@@ -123,15 +140,18 @@ class Config:
         "cpu_block": ("SOT_CPU_BLOCK", _parse_count),
         "cpu_threads": ("SOT_CPU_THREADS", _parse_count),
         "cpu_tier_b": ("SOT_CPU_TIER_B", _parse_bool),
+        "cpu_tier_c": ("SOT_CPU_TIER_C", _parse_tier_c),
         "profile": ("SOT_PROFILE", _parse_bool),
         "adaptive": ("SOT_ADAPTIVE", _parse_bool),
     }
     # fields the C++ backends read at run time: pushed to them when set
-    _CPU_FIELDS = ("cpu_block", "cpu_threads", "cpu_tier_b", "profile")
+    _CPU_FIELDS = ("cpu_block", "cpu_threads", "cpu_tier_b", "cpu_tier_c", "profile")
 
     def __setattr__(self, name, value):
         if name in ("cpu_block", "cpu_threads") and (not isinstance(value, int) or value < 0):
             raise ConfigError(f"{name}={value!r}: expected a non-negative integer")
+        if name == "cpu_tier_c" and value not in ("on", "off", "sync"):
+            raise ConfigError(f"{name}={value!r}: expected 'on', 'off' or 'sync'")
         super().__setattr__(name, value)
         if name in self._CPU_FIELDS and self is globals().get("config"):
             self.apply_cpu_options()
@@ -141,11 +161,13 @@ class Config:
             _sot.capture.set_adaptive(bool(value))
 
     def apply_cpu_options(self):
-        """Hands ``cpu_block``, ``cpu_threads``, ``cpu_tier_b`` and ``profile`` to the ``cpu`` backend."""
+        """Hands ``cpu_block``, ``cpu_threads``, ``cpu_tier_b``, ``cpu_tier_c`` and ``profile`` to the ``cpu``
+        backend."""
         from . import _sot
 
         _sot.graph.cpu_options(block_elements=self.cpu_block, profile=self.profile, threads=self.cpu_threads)
         _sot.graph.tier_b(self.cpu_tier_b)
+        _sot.graph.tier_c(self.cpu_tier_c)
 
     @classmethod
     def from_environ(cls, environ=None):

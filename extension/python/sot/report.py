@@ -79,6 +79,8 @@ def plan_lines(plan, kernels=True):
         if g.get("seconds"):
             line += f" - {g['seconds'] * 1e3:.3f} ms"
         lines.append(line)
+        for loop in g.get("loops", []):
+            lines.append(f"  tier C: {loop['status']} ({loop['runs']} native run{'s' if loop['runs'] != 1 else ''})")
         if kernels and g.get("kernel"):
             lines.append(f"  {plan['status_name']}: {g['status']}")
             lines.extend("  " + t for t in g["kernel"].splitlines())

@@ -9,6 +9,7 @@
 #include "graph/backends/cpu/block_executor.hpp"
 #include "graph/backends/cpu/cpu_threads.hpp"
 #include "graph/backends/cpu/native_cache.hpp"
+#include "graph/backends/cpu/whole/whole_runner.hpp"
 #include "graph/backends/cuda/cuda_check.hpp"
 #include "graph/exec/backend.hpp"
 #include "graph/exec/cond_op.hpp"
@@ -92,6 +93,24 @@ void bind_backend_settings(py::module_& g) {
       py::arg("enabled") = py::none(),
       "The CPU backend's tier B (kernels compiled to machine code): on or off (for kernels made "
       "from now on), and its disk cache's folder.");
+  g.def(
+      "tier_c",
+      [](const py::object& mode) {
+        graph::whole::WholeOptions& o = graph::whole::whole_options();
+        if (!mode.is_none()) {
+          const auto m = mode.cast<std::string>();
+          if (m != "on" && m != "off" && m != "sync") {
+            throw py::value_error("tier C's mode is 'on', 'off' or 'sync', not '" + m + "'");
+          }
+          o.enabled = m != "off";
+          o.sync = m == "sync";
+        }
+        return !o.enabled.load() ? "off" : o.sync.load() ? "sync" : "on";
+      },
+      py::arg("mode") = py::none(),
+      "The CPU backend's tier C (a loop op as one native function): 'on' (compiled in the "
+      "background), 'sync' (compiled before the loop's first run) or 'off', for loops compiled "
+      "from now on; returns the mode.");
   g.def(
       "cuda_check", [](bool on, const std::string& arch) { graph::set_cuda_check(on, arch); },
       py::arg("on"), py::arg("arch") = "sm_90",

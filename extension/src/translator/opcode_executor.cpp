@@ -36,6 +36,7 @@ OpcodeExecutor::OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs
     : code_(code), inputs_(inputs), guards_(guards) {
   own_shared_.shape_history = inputs.shape_history;
   own_shared_.dynamic_shapes = inputs.dynamic_shapes;
+  own_shared_.backend = inputs.backend;
   const auto names = py::reinterpret_borrow<py::tuple>(inputs.code->co_localsplusnames);
   const auto n = static_cast<std::size_t>(inputs.code->co_nlocalsplus);
   locals_.resize(n);

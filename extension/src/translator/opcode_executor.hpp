@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bytecode/bytecode.hpp"
+#include "graph/exec/loop_op.hpp"
 #include "graph/rules/rules.hpp"
 #include "translator/effects/side_effects.hpp"
 #include "translator/guards/guards.hpp"
@@ -81,6 +82,8 @@ struct FrameInputs {
   // dimensions may become dynamic.
   pybind11::dict shape_history;
   bool dynamic_shapes = true;
+  // The graph backend that will compile the graphs, by name (it may compile a loop natively).
+  std::string backend;
 };
 
 // The name `co` uses that looks at its own frame (locals, vars, super, sys._getframe, ...), or
@@ -114,6 +117,7 @@ class OpcodeExecutor {
     std::shared_ptr<ArrayState> arrays;
     pybind11::dict shape_history;
     bool dynamic_shapes = true;
+    std::string backend;  // (FrameInputs::backend)
     // Inlined calls made from an instruction inside a try or with block: an exception in the
     // callee must reach that block's handler.
     int calls_under_handler = 0;
@@ -243,20 +247,39 @@ class OpcodeExecutor {
   bool loop_state_ok(LoopSite* site);
   void abandon_loop(const LoopSite& site);
   // A loop whose body computes single elements only (Python numbers, NumPy scalars, one-element
-  // arrays) is not a loop op (loop_capture.cpp): true when it is to unroll (abandoned), a graph
-  // break at the loop when CPython is to run it; false otherwise.
+  // arrays) is not a loop op (loop_capture.cpp) unless the backend runs it as native code: true
+  // when it is to unroll (abandoned), a graph break at the loop when CPython is to run it; false
+  // otherwise (a loop op).
   bool scalar_loop(const LoopSite& site);
-  // x[i] or x[..., i, ...] with `i` the loop variable of a loop body being captured: the index as
-  // basic index items (checked in range on every step, else a break), the loop variable's value,
-  // and for a tuple key the tuple (None in its place) that getter()/setter() fill in when the
-  // graph runs; nullopt when `key` is no such key.
+  // What a loop's body computes (scalar_loop decides by it).
+  struct ElementWork {
+    bool elements = false;  // single elements only (else array work)
+    bool numbers = true;    // Python numbers only
+    bool constants = true;  // reading only constants from before the loop
+  };
+  ElementWork element_work(const LoopSite& site) const;
+  // The loop op of `site` as it would be made: its spec, the frame's values it takes (ids of the
+  // frame's graph as it is, the body's ops in it) and the kinds of its outputs.
+  struct BuiltLoop {
+    graph::LoopSpec spec;
+    std::vector<int> outer_args;
+    std::vector<graph::ValueInfo> out_infos;
+  };
+  BuiltLoop build_loop(const LoopSite& site) const;
+  // x[i] or x[..., i, ..., j, ...] with `i`, `j` loop variables of a loop body being captured, or
+  // ints computed from them (i - 1: any int of the graph whose range is known): the index as basic
+  // index items (checked in range over the whole range, else a break), the ints, and for a tuple
+  // key the tuple (None in their places) that getter()/setter() fill in when the graph runs;
+  // nullopt when `key` is no such key.
   struct LoopKey {
     std::vector<graph::IndexItem> items;
-    int index = -1;
-    int position = -1;
-    pybind11::tuple tuple;            // empty: the key is the loop variable itself
-    pybind11::object getter() const;  // fn(x, i): x[key]
-    pybind11::object setter() const;  // fn(x, i, v): x[key] = v
+    std::vector<int> indices;    // the ints of the graph at the key's places
+    std::vector<int> positions;  // their places in the key
+    pybind11::tuple tuple;       // empty: the key is one int itself
+    // The op's arguments: x, the template (a tuple key: None at the indices' places), the indices.
+    std::vector<graph::Arg> args(int x) const;
+    static pybind11::object getter();  // getitem_at(x, template, *indices): x[key]
+    static pybind11::object setter();  // setitem_at(x, template, *indices, v): x[key] = v
   };
   std::optional<LoopKey> loop_key(const VarPtr& container, const VarPtr& key);
   void emit_loop_op(LoopSite* site);

@@ -200,6 +200,7 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
   CodeData& data = code_data(cache);
   inputs.shape_history = data.shapes;
   inputs.dynamic_shapes = dynamic_shapes;
+  inputs.backend = backend;
   GuardSet guards;
   OpcodeExecutor executor(code, inputs, &guards);
   SimulationResult result = executor.run();

@@ -29,6 +29,23 @@ LEGACY = np.__version__.startswith("1.") and (
     not hasattr(np, "_get_promotion_state") or np._get_promotion_state() == "legacy")
 
 
+def native_loops():
+    """True where loops of single elements or Python numbers are loop ops run as native code (the cpu backend's
+    tier C on); elsewhere they are left to CPython (a graph break where they start)."""
+    return sot.config.backend == "cpu" and sot._sot.graph.tier_c() != "off"
+
+
+def native_runs(records):
+    """How many times the loop ops of the graphs in ``records`` (a translator's records) ran as native code."""
+    runs = 0
+    for r in records:
+        for g in r["graphs"]:
+            plan = g["compiled"].plan() if hasattr(g["compiled"], "plan") else {}
+            for group in plan.get("groups", []):
+                runs += sum(loop["runs"] for loop in group.get("loops", []))
+    return runs
+
+
 def _arrays_in(value, out):
     if isinstance(value, np.ndarray):
         out.append(value)

@@ -22,7 +22,7 @@ import sys
 
 import pytest
 from harness import in_child
-from numpy_differential import Outcome, check
+from numpy_differential import Outcome, check, native_loops
 
 import sot
 from sot import capture as cap
@@ -95,7 +95,7 @@ PINS = {
     "bilinear_resample": (1, 0, 0),
     "denoise_clip": (1, 0, 0),
     "autocorrelation": (1, 0, 0),
-    "goertzel": (1, 1, 0),  # (a loop over NumPy scalars alone: CPython runs it)
+    "goertzel": (1, 1, 0),  # (a loop over NumPy scalars alone: CPython runs it; tier C: a native loop op)
     "peak_detect": (1, 0, 0),
     "weighted_sum_genexpr": (1, 0, 0),
     "sgd_dict_params": (1, 0, 0),
@@ -116,11 +116,15 @@ PINS = {
 }
 
 # Entries that differ from PINS: on Python 3.12 and later ("py3.12+"), on one Python ("py3.13"), on NumPy 1.x
-# ("numpy1"); where several apply, the later key in this order wins.
+# ("numpy1"), where loops of single elements are native loop ops (the cpu backend's tier C on: "native loops");
+# where several apply, the later key in this order wins.
 PINS_BY_VERSION = {
     "py3.12+": {
     },
     "numpy1": {},
+    "native loops": {
+        "goertzel": (1, 0, 0),
+    },
 }
 
 
@@ -131,6 +135,8 @@ def version_keys():
     keys.append(f"py{sys.version_info[0]}.{sys.version_info[1]}")
     if np.__version__.startswith("1."):
         keys.append("numpy1")
+    if native_loops():
+        keys.append("native loops")
     return keys
 
 

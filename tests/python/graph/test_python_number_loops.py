@@ -1,15 +1,17 @@
 """Loops of Python numbers alone (no array in the body), and loops over single elements (NumPy scalars, x[i],
-out[i] = v; the second part of this file), are not loop ops, which would run each step as a graph
-call from Python objects, several times slower than CPython: a `for` loop of at most 256 steps on constants
-unrolls and folds; any other (longer, reading a number computed from an array, a `while`) breaks the graph where
-it starts with the reason "a loop over Python numbers only", and CPython runs it. (A frame with no array at all
-is simulated as before: a loop within the step limit folds, a longer one fails and runs as is.) Loops with array work stay loop
-ops. Every case runs plainly and translated (first call, cached, other arguments) and must agree.
+out[i] = v; the second part of this file). A `for` loop of at most 256 steps of Python numbers on constants
+unrolls and folds. Any other is a loop op only where the backend runs the whole loop as native code (the cpu
+backend's tier C: ``native_loops()``); elsewhere a loop op would run each step as a graph call from Python
+objects, several times slower than CPython, so the loop breaks the graph where it starts with the reason "a loop
+over Python numbers only" and CPython runs it. (A frame with no array at all is simulated as before: a loop within
+the step limit folds, a longer one fails and runs as is.) Loops with array work stay loop ops. Every case runs
+plainly and translated (first call, cached, other arguments) and must agree; with tier C compiled before the
+first run (``SOT_CPU_TIER_C=sync``) its native code must have run.
 PYTEST_DONT_REWRITE"""
 
 import pytest
 
-from numpy_differential import case, check, run_cases
+from numpy_differential import case, check, native_loops, native_runs, run_cases
 
 np = pytest.importorskip("numpy")
 sot = pytest.importorskip("sot")
@@ -84,13 +86,29 @@ CASES = [
 ]
 
 
+def expected_counts(graphs, breaks):
+    """A loop left to CPython (a break) is one native loop op instead where the backend compiles it."""
+    if native_loops() and breaks:
+        return 1, breaks - 1
+    return graphs, breaks
+
+
+def assert_native_ran(records):
+    if native_loops() and sot._sot.graph.tier_c() == "sync":
+        assert native_runs(records) > 0, "tier C's code never ran"
+
+
 @run_cases(CASES)
 def test_python_number_loops(fn, args, kwargs, graphs, breaks, fallbacks):
+    native = native_loops() and breaks > 0
+    graphs, breaks = expected_counts(graphs, breaks)
     records = check(fn, *args, graphs=graphs, breaks=breaks, fallbacks=fallbacks, **kwargs)
     reasons = [b["reason"] for r in records for b in r["breaks"]]
     assert all(REASON in why for why in reasons) == (breaks > 0 or not reasons), reasons
     texts = [g["text"] for r in records if r["transformed"] is not None for g in r["graphs"]]
-    assert any("= loop(" in t for t in texts) == (fn is array_loop_stays), texts
+    assert any("= loop(" in t for t in texts) == (fn is array_loop_stays or native), texts
+    if native:
+        assert_native_ran(records)
 
 
 # ---- loops over single elements: NumPy scalars, x[i], out[i] = v ------------------------------------------------
@@ -167,10 +185,14 @@ ELEMENT_CASES = [
 
 @run_cases(ELEMENT_CASES)
 def test_single_element_loops_are_left_to_cpython(fn, args, kwargs, graphs, breaks, fallbacks):
-    """A loop whose steps compute single elements alone breaks the graph where it starts (a loop op ran 180 ns a
-    step against CPython's 50 on `s += float(v)`); a step reading or writing more than one element of an array
-    keeps the loop op."""
+    """A loop whose steps compute single elements alone is a native loop op, or breaks the graph where it starts
+    where the backend has no native loops (a loop op ran 180 ns a step against CPython's 50 on `s += float(v)`); a
+    step reading or writing more than one element of an array keeps the loop op."""
+    native = native_loops() and breaks > 0
+    graphs, breaks = expected_counts(graphs, breaks)
     records = check(fn, *args, graphs=graphs, breaks=breaks, fallbacks=fallbacks, **kwargs)
+    if native:
+        assert_native_ran(records)
     reasons = [b["reason"] for r in records for b in r["breaks"]]
     assert all(ELEMENTS in why for why in reasons) and len(reasons) == breaks, reasons
     texts = [g["text"] for r in records if r["transformed"] is not None for g in r["graphs"]]

@@ -15,6 +15,9 @@
 
 namespace sot::graph {
 
+struct LoopSpec;
+class LoopCode;
+
 // A backend that cannot compile graphs here (the cuda backend without a device): the translation
 // fails with this reason and the function runs as is.
 class BackendError : public std::runtime_error {
@@ -36,6 +39,22 @@ class Backend {
   // scalar or array) and raise AssertionError on a difference (for tests).
   virtual pybind11::object compile(const Graph& graph, const std::vector<int>& outputs,
                                    bool check) = 0;
+  // A loop op's whole run as native code (graph/exec/loop_code.hpp), for `spec` with its body
+  // as compiled; nullptr where this backend has none for it.
+  virtual std::shared_ptr<LoopCode> compile_loop(const LoopSpec& spec) {
+    (void)spec;
+    return nullptr;
+  }
+  // Whether this backend makes native code of loops at all (now: tier C may be turned off).
+  virtual bool compiles_loops() const { return false; }
+  // Whether compile_loop would make native code of `spec` (else `why`): the translator keeps a
+  // loop op whose steps compute single elements or Python numbers only where it would, since a
+  // step run as a graph call from Python objects is slower than CPython's own loop.
+  virtual bool native_loop(const LoopSpec& spec, std::string* why) {
+    (void)spec;
+    *why = "the " + name() + " backend compiles no loop natively";
+    return false;
+  }
 };
 
 // The backend called `name`, or nullptr.

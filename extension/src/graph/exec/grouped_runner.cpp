@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "graph/exec/group_steps.hpp"
+#include "graph/exec/loop_op.hpp"
 
 namespace py = pybind11;
 
@@ -95,6 +96,20 @@ py::dict GroupedRunner::plan() const {
   for (const Segment& s : segments_) {
     py::dict g = group_plan(s.group, s.op_names, s.counts.runs);
     g["seconds"] = s.counts.seconds;
+    py::list loops;  // (the loop ops' native code, where the backend gave them one)
+    for (const int k : s.group.ops) {
+      const LoopBody* body = loop_body_of(p_->steps[static_cast<std::size_t>(k)].fn);
+      if (body != nullptr && body->native()) {
+        py::dict l;
+        l["status"] = body->native()->status();
+        l["runs"] = body->native()->runs();
+        l["gave_up"] = body->native()->gave_up();
+        loops.append(l);
+      }
+    }
+    if (!loops.empty()) {
+      g["loops"] = loops;
+    }
     if (s.kernel) {
       g["kernel"] = s.kernel->kernel().text();
       g["path_runs"] = s.counts.path_runs;

@@ -22,7 +22,11 @@ void LoopBody::compile(Backend* backend, bool check,
   compile_loops(body, backend, check, current);
   std::vector<int> outs = spec_.outputs;
   const Graph g = body.optimized(&outs);
+  current_ = spec_;
+  current_.body = g;
+  current_.outputs = outs;
   compiled_ = backend->compile(g, outs, check);
+  native_ = backend->compile_loop(current_);
 }
 
 namespace {
@@ -77,6 +81,21 @@ py::object step_value(std::int64_t first, std::int64_t step, std::int64_t k) {
 }  // namespace
 
 PyObject* LoopBody::run(PyObject* const* args, std::size_t nargs) {
+  if (native_ && native_->ready()) {
+    PyObject* result = nullptr;
+    switch (native_->run(args, nargs, &result)) {
+      case LoopCode::Outcome::kDone:
+        return result;
+      case LoopCode::Outcome::kError:
+        return nullptr;
+      case LoopCode::Outcome::kGaveUp:
+        break;  // (the steps below, as plain Python computes them)
+    }
+  }
+  return run_steps(args, nargs);
+}
+
+PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
   if (!compiled_) {
     try {
       compile(find_backend("numpy"), false, [](ValueInfo info) { return info; });
@@ -187,6 +206,23 @@ void bind_loop_type(py::module_& m) {
       .def_property_readonly("carried", [](const LoopBody& body) { return body.spec().ncarried; })
       .def_property_readonly("ops",
                              [](const LoopBody& body) { return body.spec().body.ops().size(); })
+      .def_property_readonly(
+          "native",
+          [](const LoopBody& body) -> py::object {
+            const std::shared_ptr<LoopCode>& n = body.native();
+            if (!n) {
+              return py::none();
+            }
+            py::dict d;
+            d["status"] = n->status();
+            d["ready"] = n->ready();
+            d["runs"] = n->runs();
+            d["gave_up"] = n->gave_up();
+            return std::move(d);
+          },
+          "The whole loop as native code (the cpu backend's tier C): its status, whether it "
+          "runs, how many runs it made and how many times it gave up; None when the backend has "
+          "none.")
       .def("__repr__", [](const LoopBody& body) {
         const std::int64_t trips = body.spec().trips;
         return "<sot loop body: " +

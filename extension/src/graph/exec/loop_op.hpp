@@ -15,9 +15,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "graph/exec/loop_code.hpp"
 #include "graph/ir/graph.hpp"
 #include "graph/ir/subgraph.hpp"
 
@@ -51,18 +53,28 @@ class LoopBody final : public SubgraphOp {
  public:
   explicit LoopBody(LoopSpec spec) : spec_(std::move(spec)) {}
   const LoopSpec& spec() const { return spec_; }
+  // The spec as compiled (the body optimized, with the sizes of the translation), or as captured
+  // before compile().
+  const LoopSpec& current_spec() const { return compiled_ ? current_ : spec_; }
   // Compiles the body (and the loops inside it) with `backend`; `current` gives each value's
-  // description as the translation left it (symbols specialized on the way become sizes).
+  // description as the translation left it (symbols specialized on the way become sizes). The
+  // backend may give the whole loop as native code too (graph/exec/loop_code.hpp).
   void compile(Backend* backend, bool check, const std::function<ValueInfo(ValueInfo)>& current);
   // Runs the loop on the op's arguments: a tuple of the outputs (new reference; nullptr with an
-  // error set when a step raises). Compiles with the reference backend when nothing has.
+  // error set when a step raises): the native code when it is ready and does not give up, else a
+  // graph call per step. Compiles with the reference backend when nothing has.
   PyObject* run(PyObject* const* args, std::size_t nargs) override;
+  const std::shared_ptr<LoopCode>& native() const { return native_; }
   // The body as text, each line after `indent`.
   std::string text(const std::string& indent) const override;
 
  private:
+  PyObject* run_steps(PyObject* const* args, std::size_t nargs);
+
   LoopSpec spec_;
+  LoopSpec current_;
   pybind11::object compiled_;
+  std::shared_ptr<LoopCode> native_;
 };
 
 // The callable of a loop op (a Python object holding the LoopBody).

@@ -23,6 +23,7 @@
 #include "bytecode/opcode_table.hpp"
 #include "bytecode/operands.hpp"
 #include "core/loaded_module.hpp"
+#include "graph/exec/backend.hpp"
 #include "graph/exec/loop_op.hpp"
 #include "graph/ir/arg_values.hpp"
 #include "translator/control/loop_site.hpp"
@@ -108,8 +109,16 @@ bool OpcodeExecutor::range_loop_bounds(const VarPtr& it, LoopSite* site) {
   }
   const Py_ssize_t pos = it->position();
   const Py_ssize_t n = PyObject_Length(range);
-  if (n - pos <= kLoopUnrollMax) {
+  if (n < 0) {
     PyErr_Clear();
+    return false;
+  }
+  // (a short loop unrolls, but for one of single elements the backend compiles natively: tried as
+  // a loop op, unrolled when it is not one)
+  graph::Backend* backend = graph::find_backend(shared_->backend);
+  site->short_loop = n - pos <= kLoopUnrollMax;
+  if (site->short_loop &&
+      (pos > 0 || n - pos < 2 || backend == nullptr || !backend->compiles_loops())) {
     return false;
   }
   site->trips = n - pos;
@@ -408,10 +417,11 @@ bool OpcodeExecutor::loop_state_ok(LoopSite* site) {
 // starts, and CPython runs it and the rest of the frame as written. A step that writes more than
 // one element of an array (one element of a 1-d array, out[i] = v, is element work), or makes or
 // reads an array of more than one element, keeps the loop op.
-bool OpcodeExecutor::scalar_loop(const LoopSite& site) {
-  const graph::Graph& g = arrays().graph;
-  bool constants = true;  // every value the body reads from before the loop is a constant
-  bool numbers = true;    // every value the body makes is a Python number
+OpcodeExecutor::ElementWork OpcodeExecutor::element_work(const LoopSite& site) const {
+  ElementWork w;
+  const graph::Graph& g = shared_->arrays->graph;
+  bool& constants = w.constants;  // every value the body reads from before the loop is a constant
+  bool& numbers = w.numbers;      // every value the body makes is a Python number
   const auto before = [&](int v) {
     if (v >= 0 && static_cast<std::size_t>(v) < site.values &&
         g.value(v).source != graph::Value::Source::kConst) {
@@ -434,7 +444,7 @@ bool OpcodeExecutor::scalar_loop(const LoopSite& site) {
   };
   for (const LoopSite::Carried& c : site.carried) {
     if (!single(g.value(c.placeholder).info)) {
-      return false;  // an array carried
+      return w;  // an array carried
     }
     before(c.outer);
   }
@@ -469,24 +479,47 @@ bool OpcodeExecutor::scalar_loop(const LoopSite& site) {
       continue;
     }
     if (op.mutates || (op.result >= 0 && !single(g.value(op.result).info))) {
-      return false;  // array work
+      return w;  // array work
     }
     for (const graph::Arg& arg : op.args) {
       if (!element_of(arg.value, op) || !std::all_of(arg.values.begin(), arg.values.end(),
                                                      [&](int v) { return element_of(v, op); })) {
-        return false;
+        return w;
       }
       before(arg.value);
       std::for_each(arg.values.begin(), arg.values.end(), before);
     }
   }
-  abandon_loop(site);
-  if (numbers && !site.is_while && constants && site.trips <= kPythonUnrollMax) {
+  w.elements = true;
+  return w;
+}
+
+bool OpcodeExecutor::scalar_loop(const LoopSite& site) {
+  const ElementWork w = element_work(site);
+  if (!w.elements) {
+    if (site.short_loop) {  // (short loops of array work unroll)
+      abandon_loop(site);
+      return true;
+    }
+    return false;
+  }
+  if (w.numbers && !site.is_while && w.constants && site.trips <= kPythonUnrollMax) {
+    abandon_loop(site);
     return true;
   }
-  graph_break(numbers ? "a loop over Python numbers only (CPython runs it faster than a loop op)"
-                      : "a loop over single elements only, NumPy scalars and Python numbers "
-                        "(CPython runs it faster than a loop op)");
+  // (the backend's native code runs the whole loop: a loop op, as fast as its arithmetic)
+  graph::Backend* backend = graph::find_backend(shared_->backend);
+  std::string why;
+  if (backend != nullptr && backend->native_loop(build_loop(site).spec, &why)) {
+    return false;
+  }
+  abandon_loop(site);
+  if (site.short_loop) {
+    return true;
+  }
+  graph_break(w.numbers ? "a loop over Python numbers only (CPython runs it faster than a loop op)"
+                        : "a loop over single elements only, NumPy scalars and Python numbers "
+                          "(CPython runs it faster than a loop op)");
 }
 
 void OpcodeExecutor::abandon_loop(const LoopSite& site) {
@@ -505,16 +538,16 @@ void OpcodeExecutor::abandon_loop(const LoopSite& site) {
   break_stack_ = nullptr;
 }
 
-void OpcodeExecutor::emit_loop_op(LoopSite* site) {
-  ArrayState& a = arrays();
-  const graph::Graph g = a.graph;  // the frame's graph with the body's ops
+OpcodeExecutor::BuiltLoop OpcodeExecutor::build_loop(const LoopSite& site) const {
+  const graph::Graph& g = shared_->arrays->graph;  // the frame's graph with the body's ops
   const std::size_t nvalues = g.values().size();
-  graph::LoopSpec spec;
-  spec.trips = site->is_while ? -1 : site->trips;
+  BuiltLoop built;
+  graph::LoopSpec& spec = built.spec;
+  std::vector<int>& outer_args = built.outer_args;  // body input k -> the frame's value
+  spec.trips = site.is_while ? -1 : site.trips;
   std::vector<int> body_id(nvalues, -1);
-  std::vector<int> outer_args;  // body input k -> the frame's value (ids of `g`)
   std::vector<int> placeholder_of(nvalues, -1);
-  for (const LoopSite::Carried& c : site->carried) {
+  for (const LoopSite::Carried& c : site.carried) {
     placeholder_of[static_cast<std::size_t>(c.placeholder)] = c.outer;
     if (c.out >= 0) {
       const graph::Value& v = g.value(c.placeholder);
@@ -523,18 +556,18 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
     }
   }
   spec.ncarried = outer_args.size();
-  if (site->index >= 0) {
-    const graph::Value& v = g.value(site->index);
-    body_id[static_cast<std::size_t>(site->index)] = spec.body.add_input(v.info, v.name);
+  if (site.index >= 0) {
+    const graph::Value& v = g.value(site.index);
+    body_id[static_cast<std::size_t>(site.index)] = spec.body.add_input(v.info, v.name);
     spec.index_input = static_cast<int>(spec.ncarried);
-    spec.start = site->start;
-    spec.step = site->step;
+    spec.start = site.start;
+    spec.step = site.step;
   }
-  if (site->counter_index >= 0) {
-    const graph::Value& v = g.value(site->counter_index);
-    spec.counter_input = static_cast<int>(spec.ncarried) + (site->index >= 0 ? 1 : 0);
-    body_id[static_cast<std::size_t>(site->counter_index)] = spec.body.add_input(v.info, v.name);
-    spec.counter_start = site->counter_start;
+  if (site.counter_index >= 0) {
+    const graph::Value& v = g.value(site.counter_index);
+    spec.counter_input = static_cast<int>(spec.ncarried) + (site.index >= 0 ? 1 : 0);
+    body_id[static_cast<std::size_t>(site.counter_index)] = spec.body.add_input(v.info, v.name);
+    spec.counter_start = site.counter_start;
   }
   auto body_value = [&](int v) {
     const auto k = static_cast<std::size_t>(v);
@@ -542,7 +575,7 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
       return body_id[k];
     }
     const graph::Value& value = g.value(v);
-    if (k >= site->values && value.source == graph::Value::Source::kConst) {
+    if (k >= site.values && value.source == graph::Value::Source::kConst) {
       body_id[k] = spec.body.add_constant(value.constant, value.info);
     } else {
       body_id[k] = spec.body.add_input(value.info, value.name.empty() ? "loop input" : value.name);
@@ -550,22 +583,34 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
     }
     return body_id[k];
   };
-  graph::copy_ops(g, site->ops, g.ops().size(), &spec.body, &body_id, body_value);
-  std::vector<ValueInfo> out_infos;
-  for (const LoopSite::Carried& c : site->carried) {
+  graph::copy_ops(g, site.ops, g.ops().size(), &spec.body, &body_id, body_value);
+  for (const LoopSite::Carried& c : site.carried) {
     if (c.out >= 0) {
       spec.outputs.push_back(body_value(c.out));
-      out_infos.push_back(g.value(c.placeholder).info);
+      built.out_infos.push_back(g.value(c.placeholder).info);
     }
   }
-  for (const auto& [slot, v] : site->last) {
+  for (const auto& [slot, v] : site.last) {
     spec.outputs.push_back(body_value(v));
-    out_infos.push_back(g.value(v).info);
+    built.out_infos.push_back(g.value(v).info);
   }
-  for (const LoopSite::Test& t : site->step_tests) {  // (outputs of the body, not of the op)
+  for (const LoopSite::Test& t : site.step_tests) {  // (outputs of the body, not of the op)
     spec.outputs.push_back(body_value(t.value));
     spec.step_go_on_if.push_back(t.go_on_if);
   }
+  for (const LoopSite::Test& t : site.entry_tests) {  // (arguments of the op, not of the body)
+    spec.entry_go_on_if.push_back(t.go_on_if);
+  }
+  return built;
+}
+
+void OpcodeExecutor::emit_loop_op(LoopSite* site) {
+  ArrayState& a = arrays();
+  const graph::Graph g = a.graph;  // the frame's graph with the body's ops
+  BuiltLoop built = build_loop(*site);
+  graph::LoopSpec& spec = built.spec;
+  const std::vector<int>& outer_args = built.outer_args;
+  const std::vector<ValueInfo>& out_infos = built.out_infos;
   // The frame's graph without the body: the inputs the body found stay inputs of the frame.
   const std::vector<int> moved = a.cut_back(g, {site->values, site->ops, site->inputs});
   graph::Op loop;
@@ -576,7 +621,6 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
   }
   for (const LoopSite::Test& t : site->entry_tests) {  // (arguments of the op, not of the body)
     loop.args.push_back(Arg::of(t.value));
-    spec.entry_go_on_if.push_back(t.go_on_if);
   }
   const std::size_t line_pc = site->is_while ? site->test_pc : site->for_pc;
   loop.line = code_.instructions()[line_pc].position.line;
@@ -635,46 +679,50 @@ namespace sot::translator {
 
 std::optional<OpcodeExecutor::LoopKey> OpcodeExecutor::loop_key(const VarPtr& container,
                                                                 const VarPtr& key) {
+  // (a loop variable, or an int computed from one whose range is known: i - 1, 2 * j + 1)
   auto is_index = [&](const VarPtr& v) {
     return v->kind() == Variable::Kind::kArray && shared_->arrays &&
-           arrays().is_loop_index(v->graph_id());
+           arrays().int_range(v->graph_id()).has_value();
   };
   LoopKey k;
-  py::list parts;  // the key, the loop variable's place None
+  py::list parts;  // the key, each index's place None
   if (is_index(key)) {
-    k.index = key->graph_id();
+    k.indices.push_back(key->graph_id());
+    k.positions.push_back(0);
     parts.append(py::none());
-    k.position = 0;
   } else if (key->kind() == Variable::Kind::kTuple && !key->tracker().is_input()) {
     for (std::size_t j = 0; j < key->items().size(); ++j) {
       const VarPtr& item = key->items()[j];
-      if (is_index(item) && k.index < 0) {
-        k.index = item->graph_id();
-        k.position = static_cast<int>(j);
+      if (is_index(item)) {
+        k.indices.push_back(item->graph_id());
+        k.positions.push_back(static_cast<int>(j));
         parts.append(py::none());
         continue;
       }
       const py::object c = constant_value(item);
       if (!c || c.ptr() == Py_Ellipsis || c.is_none()) {
-        return std::nullopt;  // (an axis the loop variable's position cannot tell)
+        return std::nullopt;  // (an axis an index's position cannot tell)
       }
       parts.append(c);
     }
   }
-  if (k.index < 0) {
+  if (k.indices.empty()) {
     return std::nullopt;
   }
-  const ArrayState::LoopIndex range = arrays().loop_indices.at(k.index);
   const ArrayOperand x = array_operand(container);
-  const ValueInfo in = static_info(x.id);  // (the bounds need the indexed dimension's size)
-  if (in.scalar || in.ndim() <= k.position) {
-    graph_break("indexing a NumPy value with the loop variable past its dimensions");
+  const ValueInfo in = static_info(x.id);  // (the bounds need the indexed dimensions' sizes)
+  for (std::size_t j = 0; j < k.indices.size(); ++j) {
+    const auto pos = static_cast<std::size_t>(k.positions[j]);
+    const ArrayState::LoopIndex range = *arrays().int_range(k.indices[j]);
+    if (in.scalar || in.ndim() <= static_cast<int>(pos)) {
+      graph_break("indexing a NumPy value with the loop variable past its dimensions");
+    }
+    const std::int64_t size = in.shape[pos];
+    if (range.lo < -size || range.hi >= size) {
+      graph_break("the loop variable indexes past the array's dimension (IndexError)");
+    }
+    parts[pos] = py::int_(range.lo);
   }
-  const std::int64_t size = in.shape[static_cast<std::size_t>(k.position)];
-  if (range.lo < -size || range.hi >= size) {
-    graph_break("the loop variable indexes past the array's dimension (IndexError)");
-  }
-  parts[static_cast<std::size_t>(k.position)] = py::int_(range.lo);
   const auto items =
       index_items(key->kind() == Variable::Kind::kTuple ? py::object(py::tuple(parts)) : parts[0]);
   if (!items) {
@@ -682,31 +730,55 @@ std::optional<OpcodeExecutor::LoopKey> OpcodeExecutor::loop_key(const VarPtr& co
   }
   k.items = *items;
   if (key->kind() == Variable::Kind::kTuple) {
-    parts[static_cast<std::size_t>(k.position)] = py::none();
+    for (const int pos : k.positions) {
+      parts[static_cast<std::size_t>(pos)] = py::none();
+    }
     k.tuple = py::tuple(parts);
   }
   return k;
 }
 
-py::object OpcodeExecutor::LoopKey::getter() const {
-  const py::tuple tmpl = tuple;
-  const auto pos = static_cast<std::size_t>(position);
-  return py::cpp_function([tmpl, pos](const py::object& x, const py::object& i) {
-    py::list key(tmpl);
-    key[pos] = i;
-    return x[py::tuple(key)];
-  });
+namespace {
+
+// The key of getitem_at/setitem_at's arguments `a`: the template a[1] with its None places filled
+// by a[2], a[3], ... in turn (`count` of them).
+py::tuple filled_key(const py::args& a, std::size_t count) {
+  py::list key(a[1]);
+  std::size_t next = 2;
+  for (std::size_t j = 0; j < key.size() && next < 2 + count; ++j) {
+    if (key[j].is_none()) {
+      key[j] = a[next++];
+    }
+  }
+  return py::tuple(key);
 }
 
-py::object OpcodeExecutor::LoopKey::setter() const {
-  const py::tuple tmpl = tuple;
-  const auto pos = static_cast<std::size_t>(position);
-  return py::cpp_function(
-      [tmpl, pos](const py::object& x, const py::object& i, const py::object& v) {
-        py::list key(tmpl);
-        key[pos] = i;
-        x[py::tuple(key)] = v;
-      });
+}  // namespace
+
+std::vector<Arg> OpcodeExecutor::LoopKey::args(int x) const {
+  std::vector<Arg> a = {Arg::of(x)};
+  if (tuple.size() > 0) {
+    a.push_back(Arg::constant_of(tuple));
+  }
+  for (const int i : indices) {
+    a.push_back(Arg::of(i));
+  }
+  return a;
+}
+
+py::object OpcodeExecutor::LoopKey::getter() {
+  // getitem_at(x, template, *indices): x[template with the indices in its None places] (made once,
+  // kept for the process)
+  static const py::object& fn = *new py::object(py::cpp_function(
+      [](const py::args& a) -> py::object { return a[0][filled_key(a, a.size() - 2)]; }));
+  return fn;
+}
+
+py::object OpcodeExecutor::LoopKey::setter() {
+  // setitem_at(x, template, *indices, v): x[...] = v
+  static const py::object& fn = *new py::object(py::cpp_function(
+      [](const py::args& a) { a[0][filled_key(a, a.size() - 3)] = a[a.size() - 1]; }));
+  return fn;
 }
 
 }  // namespace sot::translator

@@ -35,6 +35,13 @@ void OpcodeExecutor::op_for_iter(const bytecode::Instruction& ins) {
     next_ = code_.index_of(ins.target) + bytecode::operand::for_iter_exit_skip();
     return;
   }
+  if (it->iter_kind() == Variable::IterKind::kConstSeq && it->position() >= 0 &&
+      PyRange_Check(it->value().ptr())) {
+    const Py_ssize_t n = PyObject_Length(it->value().ptr());
+    if (n - it->position() > static_cast<Py_ssize_t>(kMaxSteps)) {
+      graph_break("iteration over " + it->describe() + " (too long to unroll)");
+    }
+  }
   std::vector<VarPtr> one = take(it, false);
   VarPtr item = one.empty() ? nullptr : one[0];
   if (!item) {
@@ -129,7 +136,8 @@ VarPtr OpcodeExecutor::make_iterator(const VarPtr& v) {
         return nullptr;
       }
       const Py_ssize_t n = PyObject_Length(o);
-      if (n < 0 || static_cast<std::size_t>(n) > kMaxSteps) {
+      // (a long range may still be one loop op: FOR_ITER breaks where it is not)
+      if (n < 0 || (static_cast<std::size_t>(n) > kMaxSteps && !PyRange_Check(o))) {
         PyErr_Clear();
         return nullptr;
       }

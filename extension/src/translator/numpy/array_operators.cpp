@@ -372,10 +372,11 @@ bool OpcodeExecutor::array_subscript(std::size_t n) {
   graph::Op g;
   g.name = "getitem";
   g.fn = operator_fn("getitem");
-  g.args = {Arg::of(x.id), at_index ? Arg::of(at_index->index) : Arg::constant_of(key)};
+  g.args = {Arg::of(x.id), at_index ? Arg::of(at_index->indices[0]) : Arg::constant_of(key)};
   if (at_index && at_index->tuple.size() > 0) {
     g.name = "getitem_at";  // x[..., i, ...]: the key made when the op runs
-    g.fn = at_index->getter();
+    g.fn = LoopKey::getter();
+    g.args = at_index->args(x.id);
   }
   g.view = !info->scalar;
   VarPtr r = add_array_op(std::move(g), *info);
@@ -445,11 +446,15 @@ bool OpcodeExecutor::array_store_subscr() {
   graph::Op g;
   g.name = "setitem";
   g.fn = operator_fn("setitem");
-  g.args = {Arg::of(x.id), at_index ? Arg::of(at_index->index) : Arg::constant_of(k),
-            v.kind == ArrayOperand::Kind::kPython ? Arg::constant_of(v.constant) : Arg::of(v.id)};
+  const Arg value_arg =
+      v.kind == ArrayOperand::Kind::kPython ? Arg::constant_of(v.constant) : Arg::of(v.id);
+  g.args = {Arg::of(x.id), at_index ? Arg::of(at_index->indices[0]) : Arg::constant_of(k),
+            value_arg};
   if (at_index && at_index->tuple.size() > 0) {
     g.name = "setitem_at";  // x[..., i, ...] = v: the key made when the op runs
-    g.fn = at_index->setter();
+    g.fn = LoopKey::setter();
+    g.args = at_index->args(x.id);
+    g.args.push_back(value_arg);
   }
   g.mutates = true;
   add_array_op(std::move(g), target);

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "graph/backends/cpu/block_executor.hpp"
+#include "graph/backends/cpu/whole/whole_emitter.hpp"
+#include "graph/backends/cpu/whole/whole_runner.hpp"
 #include "graph/exec/backend.hpp"
 #include "graph/exec/grouped_runner.hpp"
 #include "graph/exec/program.hpp"
@@ -142,6 +144,21 @@ class CpuBackend final : public Backend {
   py::object compile(const Graph& graph, const std::vector<int>& outputs, bool check) override {
     return make_compiled(std::make_unique<GroupedRunner>(
         build_program(graph, outputs, check), graph, outputs, std::make_unique<CpuGroups>()));
+  }
+
+  // Tier C: the whole loop as one native function (graph/backends/cpu/whole/).
+  std::shared_ptr<LoopCode> compile_loop(const LoopSpec& spec) override {
+    return whole::native_loop(spec);
+  }
+
+  bool compiles_loops() const override { return whole::whole_options().enabled.load(); }
+
+  bool native_loop(const LoopSpec& spec, std::string* why) override {
+    if (!whole::whole_options().enabled.load()) {
+      *why = "tier C is off (SOT_CPU_TIER_C=0)";
+      return false;
+    }
+    return whole::emit_loop(spec, why).has_value();
   }
 };
 

@@ -102,6 +102,9 @@ void registry_after_fork_in_child() {
     new (&g_registry->mutex) std::mutex();
     new (&g_registry->done) std::condition_variable();
     g_registry->compiling = 0;
+    for (auto& entry : g_registry->by_key) {
+      entry.second->lost_at_fork();
+    }
   }
 }
 
@@ -121,7 +124,8 @@ NativeOptions& native_options() {
   return options;
 }
 
-void NativeKernel::build(const NativeSource& source, const std::string& key_hex, bool compile) {
+void NativeKernel::build(const std::string& code, const std::string& symbol,
+                         const std::string& key_hex, bool compile) {
   const auto start = std::chrono::steady_clock::now();
   const std::string dir = kernel_cache_dir();
   path_ = dir + "/" + key_hex + ".so";
@@ -134,7 +138,7 @@ void NativeKernel::build(const NativeSource& source, const std::string& key_hex,
     // Written under names of this process, renamed into place: another process compiling the same
     // kernel at once does not see a half-written file.
     const std::string stem = dir + "/" + key_hex + "." + std::to_string(::getpid());
-    std::ofstream(stem + ".cpp") << source.code;
+    std::ofstream(stem + ".cpp") << code;
     if (!run_compiler(stem + ".cpp", stem + ".so", stem + ".log")) {
       std::ifstream log(stem + ".log");
       error_ = "compiler failed: " + std::string(std::istreambuf_iterator<char>(log), {});
@@ -147,19 +151,31 @@ void NativeKernel::build(const NativeSource& source, const std::string& key_hex,
   }
   from_disk_ = !compile;
   void* handle = ::dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
-  void* symbol = handle != nullptr ? ::dlsym(handle, "sot_kernel") : nullptr;
-  if (symbol == nullptr) {
+  void* found = handle != nullptr ? ::dlsym(handle, symbol.c_str()) : nullptr;
+  if (found == nullptr) {
     const char* e = ::dlerror();
-    error_ = std::string("cannot load ") + path_ + ": " + (e != nullptr ? e : "no sot_kernel");
+    error_ = std::string("cannot load ") + path_ + ": " + (e != nullptr ? e : "no " + symbol);
     state_.store(static_cast<int>(State::kFailed), std::memory_order_release);
     return;
   }
-  fn_ = reinterpret_cast<NativeFn>(symbol);  // NOLINT: dlsym's documented use
+  symbol_ = found;
   seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   state_.store(static_cast<int>(State::kReady), std::memory_order_release);
 }
 
+void NativeKernel::lost_at_fork() {
+  if (state() == State::kCompiling) {
+    error_ = "its compile was running in the parent of this forked process";
+    state_.store(static_cast<int>(State::kFailed), std::memory_order_release);
+  }
+}
+
 std::shared_ptr<NativeKernel> native_kernel(const NativeSource& source) {
+  return native_kernel(source.code, "sot_kernel");
+}
+
+std::shared_ptr<NativeKernel> native_kernel(const std::string& code, const std::string& symbol,
+                                            bool wait) {
   static const std::string environment = [] {
     std::string text = compiler();
     for (const std::string& f : compile_flags()) {
@@ -167,25 +183,36 @@ std::shared_ptr<NativeKernel> native_kernel(const NativeSource& source) {
     }
     return text + "\n" + cpu_features();
   }();
-  const std::string key = cache_key(environment + source.code);
+  const std::string key = cache_key(environment + code);
   Registry& r = registry();
   std::unique_lock<std::mutex> lock(r.mutex);
   const auto found = r.by_key.find(key);
   if (found != r.by_key.end()) {
-    return found->second;
+    const std::shared_ptr<NativeKernel> known = found->second;
+    if (wait) {  // (compiling in another thread: its end is told through `done`)
+      r.done.wait(lock, [&] { return known->state() != NativeKernel::State::kCompiling; });
+    }
+    return known;
   }
   auto kernel = std::make_shared<NativeKernel>();
   r.by_key[key] = kernel;
   struct stat st {};
   if (::stat((kernel_cache_dir() + "/" + key + ".so").c_str(), &st) == 0) {
     lock.unlock();
-    kernel->build(source, key, false);  // a warm start: only dlopen
+    kernel->build(code, symbol, key, false);  // a warm start: only dlopen
+    return kernel;
+  }
+  if (wait) {
+    lock.unlock();
+    kernel->build(code, symbol, key, true);
+    const std::lock_guard<std::mutex> guard(r.mutex);
+    r.done.notify_all();
     return kernel;
   }
   ++r.compiling;
   lock.unlock();
-  std::thread([kernel, source, key] {
-    kernel->build(source, key, true);
+  std::thread([kernel, code, symbol, key] {
+    kernel->build(code, symbol, key, true);
     Registry& reg = registry();
     const std::lock_guard<std::mutex> guard(reg.mutex);
     --reg.compiling;

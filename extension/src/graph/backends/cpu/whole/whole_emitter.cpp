@@ -1,0 +1,367 @@
+// Tier C's emitter (whole_emitter.hpp): the loop op's function, its steps and nested loops as C++
+// loops, each op through its handler (whole_ops.hpp).
+#include "graph/backends/cpu/whole/whole_emitter.hpp"
+
+#include <cstddef>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/backends/cpu/whole/whole_ops.hpp"
+#include "graph/backends/cpu/whole/whole_prelude.hpp"
+
+namespace py = pybind11;
+
+namespace sot::graph::whole {
+
+namespace {
+
+// A refusal: the reason travels up as the emitter's `why`.
+struct Refused {
+  std::string why;
+};
+
+// The slot field a value of kind `t` travels in between the runner and the code.
+std::string slot_field(const WType& t) {
+  if (t.kind == Kind::kArray) {
+    return "a";
+  }
+  if (t.c_kind() == 'f') {
+    return t.dtype == DType::kFloat32 && t.kind == Kind::kScalar ? "f32" : "f";
+  }
+  return t.dtype == DType::kUInt64 ? "u" : "i";
+}
+
+class Emitter {
+ public:
+  WholeSource run(const LoopSpec& spec);
+
+ private:
+  struct Scope {
+    const Graph* graph = nullptr;
+    std::vector<Val> vals;  // by value id (an empty expr: not made yet)
+    std::vector<bool> has;
+  };
+
+  void line(const std::string& text) { out_ << std::string(2 * indent_, ' ') << text << "\n"; }
+  std::string fresh(const char* stem) { return stem + std::to_string(serial_++); }
+  [[noreturn]] static void refuse(const std::string& why) { throw Refused{why}; }
+
+  void bind(Scope& s, int id, Val v) {
+    s.vals[static_cast<std::size_t>(id)] = std::move(v);
+    s.has[static_cast<std::size_t>(id)] = true;
+  }
+  static Val value(const Scope& s, int id);
+  static Val constant(const py::handle& c);
+  std::vector<Val> operands(const Scope& s, const Op& op);
+  void ops(Scope& s);
+  void op(Scope& s, const Op& op);
+  // A loop op: its outputs bound as tuple items of `result` (loop_output ops read them).
+  void loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args, int result);
+  std::vector<Val> loop_body(const LoopSpec& spec, const std::vector<Val>& inputs);
+
+  std::ostringstream out_;
+  int indent_ = 1;
+  int serial_ = 0;
+  WholeSource src_;
+  std::vector<std::vector<Val>> tuples_;  // loop results, by the index recorded in a Val's arg
+};
+
+Val Emitter::value(const Scope& s, int id) {
+  const auto k = static_cast<std::size_t>(id);
+  if (s.has[k]) {
+    return s.vals[k];
+  }
+  const Value& v = s.graph->value(id);
+  if (v.source == Value::Source::kConst) {
+    return constant(v.constant);
+  }
+  refuse("a value used before it is made");
+}
+
+Val Emitter::constant(const py::handle& c) {
+  std::string why;
+  const auto lit = literal(c, &why);
+  if (!lit) {
+    refuse(why);
+  }
+  return Val{lit->expr, lit->type, -1};
+}
+
+// The op's operands: values and constants in order; a getitem/setitem key becomes its indices (a
+// tuple constant's items; getitem_at/setitem_at's template with the index values in its None
+// places).
+std::vector<Val> Emitter::operands(const Scope& s, const Op& op) {
+  std::vector<Val> vals;
+  if (!op.kwargs.empty()) {
+    refuse(op.name + " with keyword arguments");
+  }
+  const bool indexes = op.name == "getitem" || op.name == "setitem";
+  const bool at = op.name == "getitem_at" || op.name == "setitem_at";
+  std::size_t first = 0;
+  if (at) {
+    if (op.args.size() < 3 || op.args[0].kind != Arg::Kind::kValue ||
+        op.args[1].kind != Arg::Kind::kConst || !PyTuple_Check(op.args[1].constant.ptr())) {
+      refuse(op.name + " of another form");
+    }
+    vals.push_back(value(s, op.args[0].value));
+    std::size_t next = 2;
+    for (const py::handle item : py::reinterpret_borrow<py::tuple>(op.args[1].constant)) {
+      if (!item.is_none()) {
+        vals.push_back(constant(item));
+        continue;
+      }
+      if (next >= op.args.size() || op.args[next].kind != Arg::Kind::kValue) {
+        refuse(op.name + " with too few indices");
+      }
+      vals.push_back(value(s, op.args[next++].value));
+    }
+    first = next;
+  }
+  for (std::size_t k = first; k < op.args.size(); ++k) {
+    const Arg& a = op.args[k];
+    if (a.kind == Arg::Kind::kValue) {
+      vals.push_back(value(s, a.value));
+    } else if (a.kind == Arg::Kind::kConst) {
+      if (indexes && k == 1 && PyTuple_Check(a.constant.ptr())) {
+        for (const py::handle item : py::reinterpret_borrow<py::tuple>(a.constant)) {
+          vals.push_back(constant(item));
+        }
+      } else {
+        vals.push_back(constant(a.constant));
+      }
+    } else {
+      for (const int v : a.values) {
+        vals.push_back(value(s, v));
+      }
+    }
+  }
+  return vals;
+}
+
+void Emitter::ops(Scope& s) {
+  for (const Op& o : s.graph->ops()) {
+    op(s, o);
+  }
+}
+
+void Emitter::op(Scope& s, const Op& o) {
+  std::string why;
+  const auto result = type_of(s.graph->value(o.result).info, &why);
+  if (o.name == "loop") {
+    const LoopBody* body = loop_body_of(o.fn);
+    if (body == nullptr) {
+      refuse("a loop op without its body");
+    }
+    loop(s, body->current_spec(), operands(s, o), o.result);
+    return;
+  }
+  if (o.name == "loop_output") {
+    const Val tuple = value(s, o.args[0].value);
+    const auto k = o.args[1].constant.cast<std::size_t>();
+    bind(s, o.result, tuples_.at(static_cast<std::size_t>(tuple.arg)).at(k));
+    return;
+  }
+  if (!result) {
+    refuse(o.name + ": " + why);
+  }
+  const Handler h = handler_for(o.name, s.graph->value(o.result).info.python != 0);
+  if (h == nullptr) {
+    refuse("no native form of " + o.name);
+  }
+  OpCtx c;
+  c.op = &o;
+  c.args = operands(s, o);
+  c.result = *result;
+  c.name = fresh("v");
+  c.give_up = static_cast<int>(src_.ops.size());
+  c.out = Val{c.name, *result, -1};
+  if (!h(c)) {
+    refuse(o.name + ": " + c.why);
+  }
+  src_.ops.push_back(o.name + " (line " + std::to_string(o.line) + ")");
+  for (const std::string& l : c.lines) {
+    line(l);
+  }
+  for (const int w : c.written) {
+    src_.written.push_back(w);
+  }
+  bind(s, o.result, c.out);
+}
+
+std::vector<Val> Emitter::loop_body(const LoopSpec& spec, const std::vector<Val>& inputs) {
+  Scope body;
+  body.graph = &spec.body;
+  body.vals.resize(spec.body.values().size());
+  body.has.resize(spec.body.values().size(), false);
+  for (std::size_t j = 0; j < inputs.size(); ++j) {
+    bind(body, spec.body.inputs()[j], inputs[j]);
+  }
+  ops(body);
+  std::vector<Val> outs;
+  for (const int o : spec.outputs) {
+    outs.push_back(value(body, o));
+  }
+  return outs;
+}
+
+void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args, int result) {
+  const bool is_while = spec.trips < 0;
+  const std::size_t ntests = spec.entry_go_on_if.size();
+  const std::size_t nvalues = spec.outputs.size() - spec.step_go_on_if.size();
+  const std::size_t nargs = args.size() - ntests;
+  // The carried values as variables, the last values declared before the loop.
+  std::vector<Val> vars;
+  std::vector<std::string> decl;
+  for (std::size_t k = 0; k < nvalues; ++k) {
+    std::string why;
+    const int out = spec.outputs[k];
+    const auto t = type_of(spec.body.value(out).info, &why);
+    if (!t || !t->number()) {
+      refuse(t ? "a loop that carries an array" : why);
+    }
+    const std::string name = fresh("c");
+    const std::string init = k < spec.ncarried ? " = " + args.at(k).expr : "{}";
+    line(t->c_type() + " " + name + init + ";");
+    vars.push_back(Val{name, *t, -1});
+  }
+  const std::string go = fresh("go");
+  std::string test = "true";
+  for (std::size_t k = 0; k < ntests; ++k) {
+    test += std::string(" && ") + (spec.entry_go_on_if[k] ? "" : "!") + "static_cast<bool>(" +
+            args[nargs + k].expr + ")";
+  }
+  line("bool " + go + " = " + test + ";");
+  const std::string step = fresh("k");
+  line(is_while ? "for (long long " + step + " = 0; " + go + "; ++" + step + ") {"
+                : "for (long long " + step + " = 0; " + step + " < " + std::to_string(spec.trips) +
+                      "LL; ++" + step + ") {");
+  ++indent_;
+  line("if (--env_tick < 0) { env_tick = 65536; if (env->signals() < 0) return 2; }");
+  // The body's inputs: carried, the loop variable and the counter, then the op's other arguments.
+  std::vector<Val> inputs;
+  std::size_t next_arg = spec.ncarried;
+  for (std::size_t j = 0; j < spec.body.inputs().size(); ++j) {
+    if (j < spec.ncarried) {
+      inputs.push_back(vars[j]);
+    } else if (static_cast<int>(j) == spec.index_input || static_cast<int>(j) == spec.counter_input) {
+      const bool index = static_cast<int>(j) == spec.index_input;
+      const std::string name = fresh(index ? "i" : "n");
+      const std::int64_t first = index ? spec.start : spec.counter_start;
+      const std::int64_t by = index ? spec.step : 1;
+      // (every value is a 64-bit int: the capture checked the range)
+      line("const long long " + name + " = " + std::to_string(first) + "LL + " +
+           std::to_string(by) + "LL * " + step + ";");
+      WType t;
+      t.kind = Kind::kPyInt;
+      inputs.push_back(Val{name, t, -1});
+    } else {
+      inputs.push_back(args.at(next_arg++));
+    }
+  }
+  const std::vector<Val> outs = loop_body(spec, inputs);
+  // The step's outputs first (a swap reads the old values), then the carried and last values.
+  std::vector<std::string> next;
+  for (std::size_t k = 0; k < nvalues; ++k) {
+    const std::string n = fresh("t");
+    line("const " + vars[k].type.c_type() + " " + n + " = " + outs[k].expr + ";");
+    next.push_back(n);
+  }
+  for (std::size_t k = 0; k < nvalues; ++k) {
+    line(vars[k].expr + " = " + next[k] + ";");
+  }
+  if (is_while) {
+    std::string again = "true";
+    for (std::size_t k = 0; k < spec.step_go_on_if.size(); ++k) {
+      again += std::string(" && ") + (spec.step_go_on_if[k] ? "" : "!") + "static_cast<bool>(" +
+               outs[nvalues + k].expr + ")";
+    }
+    line(go + " = " + again + ";");
+  }
+  --indent_;
+  line("}");
+  tuples_.push_back(vars);
+  WType tuple;
+  Val t{"", tuple, static_cast<int>(tuples_.size() - 1)};
+  bind(s, result, t);
+}
+
+WholeSource Emitter::run(const LoopSpec& spec) {
+  // The function's arguments are the loop op's: the carried values, the read-only ones, the
+  // entry tests; the body's inputs say their kinds.
+  std::vector<Val> args;
+  std::size_t j = 0;
+  const std::size_t nargs = spec.body.inputs().size() - (spec.index_input >= 0 ? 1 : 0) -
+                            (spec.counter_input >= 0 ? 1 : 0);
+  for (std::size_t k = 0; k < spec.body.inputs().size(); ++k) {
+    if (static_cast<int>(k) == spec.index_input || static_cast<int>(k) == spec.counter_input) {
+      continue;
+    }
+    std::string why;
+    const auto t = type_of(spec.body.value(spec.body.inputs()[k]).info, &why);
+    if (!t) {
+      refuse("loop input: " + why);
+    }
+    const std::string name = fresh("a");
+    const std::string in = "in[" + std::to_string(j) + "]";
+    if (t->kind == Kind::kArray) {
+      line("const SotArr* const " + name + " = " + in + ".a;");
+    } else {
+      line("const " + t->c_type() + " " + name + " = static_cast<" + t->c_type() + ">(" + in +
+           "." + slot_field(*t) + ");");
+    }
+    args.push_back(Val{name, *t, t->kind == Kind::kArray ? static_cast<int>(j) : -1});
+    src_.args.push_back(*t);
+    ++j;
+  }
+  if (j != nargs) {
+    refuse("the loop's inputs do not match its arguments");
+  }
+  for (std::size_t k = 0; k < spec.entry_go_on_if.size(); ++k) {
+    // (the entry tests: the frame's values, Python bools or NumPy booleans)
+    WType t;
+    t.kind = Kind::kPyBool;
+    const std::string name = fresh("e");
+    line("const bool " + name + " = in[" + std::to_string(j) + "].i != 0;");
+    args.push_back(Val{name, t, -1});
+    src_.args.push_back(t);
+    ++src_.tests;
+    ++j;
+  }
+  Graph top;
+  Scope s;
+  s.graph = &top;
+  s.vals.resize(1);
+  s.has.resize(1, false);
+  loop(s, spec, args, 0);
+  const std::vector<Val>& outs = tuples_.at(static_cast<std::size_t>(s.vals[0].arg));
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    line("out[" + std::to_string(k) + "]." + slot_field(outs[k].type) + " = " + outs[k].expr + ";");
+    src_.outputs.push_back(outs[k].type);
+  }
+  line("return 0;");
+  std::ostringstream code;
+  code << prelude();
+  code << "extern \"C\" int sot_whole(const SotSlot* in, SotSlot* out, SotEnv* env) {\n";
+  code << "  long long env_tick = 65536;\n";
+  code << out_.str() << "}\n";
+  src_.code = code.str();
+  return std::move(src_);
+}
+
+}  // namespace
+
+std::optional<WholeSource> emit_loop(const LoopSpec& spec, std::string* why) {
+  try {
+    Emitter e;
+    return e.run(spec);
+  } catch (const Refused& r) {
+    *why = r.why;
+  } catch (py::error_already_set& e) {
+    *why = std::string("a Python error: ") + e.what();
+  }
+  return std::nullopt;
+}
+
+}  // namespace sot::graph::whole

@@ -1,0 +1,257 @@
+// Tier C's op handlers (whole_ops.hpp), in tables by the kind of the result: Python numbers, then
+// NumPy scalars and elements.
+#include "graph/backends/cpu/whole/whole_ops.hpp"
+
+#include <cstring>
+#include <map>
+#include <string>
+
+namespace sot::graph::whole {
+
+namespace {
+
+std::string give_up(const OpCtx& c) {
+  return "SOT_GIVE_UP(" + std::to_string(c.give_up) + ");";
+}
+
+void declare(OpCtx& c, const std::string& value) {
+  c.lines.push_back("const " + c.result.c_type() + " " + c.name + " = " + value + ";");
+}
+
+bool refuse(OpCtx& c, const std::string& why) {
+  c.why = why;
+  return false;
+}
+
+// ---- Python numbers ---------------------------------------------------------------------------
+
+// The operand as a double, as CPython mixes an int (or bool) into float arithmetic.
+std::string as_double(const Val& v) {
+  return v.type.c_kind() == 'f' && v.type.kind != Kind::kScalar ? v.expr
+                                                                : "static_cast<double>(" + v.expr + ")";
+}
+
+std::string as_int(const Val& v) {
+  return v.type.kind == Kind::kPyInt ? v.expr : "static_cast<long long>(" + v.expr + ")";
+}
+
+// Python ints and bools only (a NumPy value in Python arithmetic is not captured so).
+bool int_operands(const OpCtx& c) {
+  for (const Val& v : c.args) {
+    if (v.type.kind != Kind::kPyInt && v.type.kind != Kind::kPyBool) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool python_operands(const OpCtx& c) {
+  for (const Val& v : c.args) {
+    if (!v.type.python()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool py_arith(OpCtx& c, const char* builtin, char symbol) {
+  if (c.args.size() != 2 || !python_operands(c)) {
+    return refuse(c, "operands that are not Python numbers");
+  }
+  if (c.result.kind == Kind::kPyInt && int_operands(c)) {
+    c.lines.push_back("long long " + c.name + ";");
+    c.lines.push_back(std::string("if (") + builtin + "(" + as_int(c.args[0]) + ", " +
+                      as_int(c.args[1]) + ", &" + c.name + ")) " + give_up(c));
+    return true;
+  }
+  if (c.result.kind != Kind::kPyFloat) {
+    return refuse(c, "a Python result that is neither an int nor a float");
+  }
+  declare(c, as_double(c.args[0]) + " " + symbol + " " + as_double(c.args[1]));
+  return true;
+}
+
+bool py_add(OpCtx& c) {
+  return py_arith(c, "__builtin_add_overflow", '+');
+}
+bool py_sub(OpCtx& c) {
+  return py_arith(c, "__builtin_sub_overflow", '-');
+}
+bool py_mul(OpCtx& c) {
+  return py_arith(c, "__builtin_mul_overflow", '*');
+}
+
+bool py_truediv(OpCtx& c) {
+  if (c.args.size() != 2 || !python_operands(c) || c.result.kind != Kind::kPyFloat) {
+    return refuse(c, "operands that are not Python numbers");
+  }
+  const Val& a = c.args[0];
+  const Val& b = c.args[1];
+  if (int_operands(c)) {
+    // (CPython divides ints exactly representable as doubles in doubles; others otherwise)
+    c.lines.push_back("if (" + as_int(b) + " == 0 || !sot_exact_double(" + as_int(a) +
+                      ") || !sot_exact_double(" + as_int(b) + ")) " + give_up(c));
+  } else {
+    c.lines.push_back("if (" + as_double(b) + " == 0.0) " + give_up(c));
+  }
+  declare(c, as_double(a) + " / " + as_double(b));
+  return true;
+}
+
+bool py_floor_or_mod(OpCtx& c, bool floor) {
+  if (c.args.size() != 2 || !python_operands(c)) {
+    return refuse(c, "operands that are not Python numbers");
+  }
+  const Val& a = c.args[0];
+  const Val& b = c.args[1];
+  if (c.result.kind == Kind::kPyInt && int_operands(c)) {
+    c.lines.push_back("long long " + c.name + ";");
+    c.lines.push_back(std::string("if (!") + (floor ? "sot_int_floordiv(" : "sot_int_mod(") +
+                      as_int(a) + ", " + as_int(b) + ", &" + c.name + ")) " + give_up(c));
+    return true;
+  }
+  if (c.result.kind != Kind::kPyFloat) {
+    return refuse(c, "a Python result that is neither an int nor a float");
+  }
+  c.lines.push_back("if (" + as_double(b) + " == 0.0) " + give_up(c));
+  declare(c, std::string(floor ? "sot_float_floordiv(" : "sot_float_mod(") + as_double(a) + ", " +
+                 as_double(b) + ")");
+  return true;
+}
+
+bool py_floordiv(OpCtx& c) {
+  return py_floor_or_mod(c, true);
+}
+bool py_mod(OpCtx& c) {
+  return py_floor_or_mod(c, false);
+}
+
+// a < b of Python numbers: ints exactly, floats quietly, an int and a float only where the int
+// is exactly a double (CPython compares the mathematical values).
+bool py_compare(OpCtx& c, const char* int_op, const char* float_macro) {
+  if (c.args.size() != 2 || !python_operands(c)) {
+    return refuse(c, "operands that are not Python numbers");
+  }
+  const Val& a = c.args[0];
+  const Val& b = c.args[1];
+  if (int_operands(c)) {
+    declare(c, as_int(a) + " " + int_op + " " + as_int(b));
+    return true;
+  }
+  for (const Val& v : c.args) {
+    if (v.type.c_kind() != 'f') {
+      c.lines.push_back("if (!sot_exact_double(" + as_int(v) + ")) " + give_up(c));
+    }
+  }
+  declare(c, std::string(float_macro) + "(" + as_double(a) + ", " + as_double(b) + ")");
+  return true;
+}
+
+bool py_lt(OpCtx& c) {
+  return py_compare(c, "<", "SOT_LT");
+}
+bool py_le(OpCtx& c) {
+  return py_compare(c, "<=", "SOT_LE");
+}
+bool py_gt(OpCtx& c) {
+  return py_compare(c, ">", "SOT_GT");
+}
+bool py_ge(OpCtx& c) {
+  return py_compare(c, ">=", "SOT_GE");
+}
+bool py_eq(OpCtx& c) {
+  return py_compare(c, "==", "SOT_EQ");
+}
+bool py_ne(OpCtx& c) {
+  return py_compare(c, "!=", "SOT_NE");
+}
+
+// int() of a NumPy scalar: a float truncated (a NaN, an infinity or past 64 bits: give up), an
+// int as it is (an unsigned one past 63 bits: give up).
+bool py_int(OpCtx& c) {
+  if (c.args.size() != 1 || c.args[0].type.kind != Kind::kScalar) {
+    return refuse(c, "int() of something other than a NumPy scalar");
+  }
+  const Val& a = c.args[0];
+  const char k = a.type.c_kind();
+  if (k == 'f') {
+    c.lines.push_back("long long " + c.name + ";");
+    c.lines.push_back("if (!sot_trunc_int(static_cast<double>(" + a.expr + "), &" + c.name +
+                      ")) " + give_up(c));
+    return true;
+  }
+  if (k == 'u' && a.type.dtype == DType::kUInt64) {
+    c.lines.push_back("if (" + a.expr + " > 9223372036854775807ULL) " + give_up(c));
+  }
+  declare(c, "static_cast<long long>(" + a.expr + ")");
+  return true;
+}
+
+bool py_float(OpCtx& c) {
+  if (c.args.size() != 1 || c.args[0].type.kind != Kind::kScalar) {
+    return refuse(c, "float() of something other than a NumPy scalar");
+  }
+  declare(c, "static_cast<double>(" + c.args[0].expr + ")");
+  return true;
+}
+
+bool py_abs(OpCtx& c) {
+  if (c.args.size() != 1 || !python_operands(c)) {
+    return refuse(c, "abs() of something other than a Python number");
+  }
+  const Val& a = c.args[0];
+  if (c.result.kind == Kind::kPyInt) {
+    c.lines.push_back("if (" + as_int(a) + " == INT64_MIN) " + give_up(c));
+    declare(c, as_int(a) + " < 0 ? -" + as_int(a) + " : " + as_int(a));
+    return true;
+  }
+  declare(c, "std::fabs(" + as_double(a) + ")");
+  return true;
+}
+
+// max(a, b, ...) / min(...) of Python numbers of one kind: the first greatest (least) item, as
+// the builtin keeps it (a NaN first stays; a later one never replaces).
+bool py_extreme(OpCtx& c, bool greatest) {
+  if (c.args.empty() || !python_operands(c)) {
+    return refuse(c, "max()/min() of something other than Python numbers");
+  }
+  const bool ints = c.result.kind == Kind::kPyInt;
+  const char* cmp = ints ? (greatest ? ">" : "<") : (greatest ? "SOT_GT" : "SOT_LT");
+  c.lines.push_back(c.result.c_type() + " " + c.name + " = " + c.args[0].expr + ";");
+  for (std::size_t k = 1; k < c.args.size(); ++k) {
+    const std::string& x = c.args[k].expr;
+    const std::string test =
+        ints ? x + " " + cmp + " " + c.name : std::string(cmp) + "(" + x + ", " + c.name + ")";
+    c.lines.push_back("if (" + test + ") " + c.name + " = " + x + ";");
+  }
+  return true;
+}
+
+bool py_max(OpCtx& c) {
+  return py_extreme(c, true);
+}
+bool py_min(OpCtx& c) {
+  return py_extreme(c, false);
+}
+
+}  // namespace
+
+// The NumPy handlers are in whole_ops_numpy.cpp.
+Handler numpy_handler_for(const std::string& name);
+
+Handler handler_for(const std::string& name, bool python) {
+  static const std::map<std::string, Handler> kPython = {
+      {"add", py_add},     {"sub", py_sub},   {"mul", py_mul}, {"truediv", py_truediv},
+      {"floordiv", py_floordiv}, {"mod", py_mod}, {"lt", py_lt}, {"le", py_le},
+      {"gt", py_gt},       {"ge", py_ge},     {"eq", py_eq},   {"ne", py_ne},
+      {"int", py_int},     {"float", py_float}, {"abs", py_abs}, {"max", py_max},
+      {"min", py_min},
+  };
+  if (python) {
+    const auto found = kPython.find(name);
+    return found == kPython.end() ? nullptr : found->second;
+  }
+  return numpy_handler_for(name);
+}
+
+}  // namespace sot::graph::whole

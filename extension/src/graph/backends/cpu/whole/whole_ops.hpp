@@ -1,0 +1,52 @@
+// Tier C's handlers: one per op name, each writing the lines that compute one op of a body from
+// its operands' expressions (whole_emitter.cpp resolves them), as CPython computes Python numbers
+// and NumPy computes scalars and elements. The exactness rule of each class:
+//   - Python ints: 64-bit ints, every +, -, * checked for overflow, // and % with Python's floor
+//     rules; past 64 bits, a zero divisor, and the function gives up (the loop op's own path then
+//     computes with Python's ints, or raises);
+//   - Python floats: IEEE doubles, the operations CPython's float object makes (// and % as its
+//     float_floor_div and float_rem); an int meets a float as CPython converts it (rounded to
+//     nearest), compared with one only where the double holds it exactly (else give up);
+//   - NumPy scalars: the operands cast to the result's dtype (the graph's rule for it) and the
+//     IEEE operation in that type; an integer overflow gives up (NumPy warns), and a floating-point
+//     flag an operation raises (overflow, division by zero, invalid) is seen by the runner, which
+//     then gives up as well (NumPy warns there);
+//   - elements: x[i], x[i, j] read and written through the array's strides, the index wrapped as
+//     Python's and checked (out of range: give up, the op's own path raises IndexError); a value
+//     written is cast to the array's dtype only where that cast is exact or NumPy's C cast.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/backends/cpu/whole/whole_types.hpp"
+#include "graph/ir/graph.hpp"
+
+namespace sot::graph::whole {
+
+// An operand or result in the generated code: an expression, its kind, and for an array the
+// function argument it views (-1: none).
+struct Val {
+  std::string expr;
+  WType type;
+  int arg = -1;
+};
+
+struct OpCtx {
+  const Op* op = nullptr;
+  std::vector<Val> args;  // the op's operands (a tuple argument's items in turn)
+  WType result;           // the kind of the op's result
+  std::string name;       // the variable the handler declares for the result
+  int give_up = 0;        // the op's number for SOT_GIVE_UP
+  std::vector<std::string> lines;
+  std::string why;        // set when the handler refuses the op
+  Val out;                // what the result is (`name` of `result`, or an alias: setitem's array)
+  std::vector<int> written;  // the arguments the op writes into
+};
+
+using Handler = bool (*)(OpCtx& c);
+
+// The handler of op `name` whose result is a Python number (`python`) or NumPy's, or nullptr.
+Handler handler_for(const std::string& name, bool python);
+
+}  // namespace sot::graph::whole

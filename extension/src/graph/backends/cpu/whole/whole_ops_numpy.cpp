@@ -1,0 +1,301 @@
+// Tier C's handlers of NumPy ops (whole_ops.hpp): arithmetic and comparisons of scalars, element
+// reads and writes.
+#include <map>
+#include <string>
+
+#include "graph/backends/cpu/whole/whole_ops.hpp"
+
+namespace sot::graph::whole {
+
+namespace {
+
+std::string give_up(const OpCtx& c) {
+  return "SOT_GIVE_UP(" + std::to_string(c.give_up) + ");";
+}
+
+bool refuse(OpCtx& c, const std::string& why) {
+  c.why = why;
+  return false;
+}
+
+void declare(OpCtx& c, const std::string& value) {
+  c.lines.push_back("const " + c.result.c_type() + " " + c.name + " = " + value + ";");
+}
+
+// The largest magnitude of an int a float dtype holds exactly (a Python int operand past it
+// gives up: NumPy's conversion of it is not asserted here).
+const char* exact_int_limit(DType t) {
+  return t == DType::kFloat32 ? "16777216LL" : "9007199254740992LL";
+}
+
+// Operand `v` cast to the computation's dtype `t` as NumPy casts it into the loop, with the
+// checks that keep that cast exact where NumPy's own is not asserted (a Python int into a float or
+// a narrower int). False when the operand is not a number tier C casts so.
+bool operand_as(OpCtx& c, const Val& v, DType t, std::string* expr) {
+  if (!v.type.number()) {
+    return false;
+  }
+  const char to = kind(t);
+  if (v.type.kind == Kind::kPyInt) {
+    if (to == 'f') {
+      c.lines.push_back("if (" + v.expr + " > " + exact_int_limit(t) + " || " + v.expr + " < -" +
+                        exact_int_limit(t) + ") " + give_up(c));
+    } else if (t != DType::kInt64) {
+      c.lines.push_back("if (static_cast<long long>(static_cast<" + c_type(t) + ">(" + v.expr +
+                        ")) != " + v.expr + ") " + give_up(c));
+    }
+  } else if (v.type.kind == Kind::kPyFloat && to != 'f') {
+    return false;
+  }
+  *expr = cast_to(v.expr, v.type, t);
+  return true;
+}
+
+bool operands_as(OpCtx& c, DType t, std::vector<std::string>* exprs) {
+  for (const Val& v : c.args) {
+    std::string e;
+    if (!operand_as(c, v, t, &e)) {
+      return false;
+    }
+    exprs->push_back(e);
+  }
+  return true;
+}
+
+bool scalar_result(OpCtx& c) {
+  if (c.result.kind != Kind::kScalar) {
+    return refuse(c, "a NumPy op whose result is an array");
+  }
+  return true;
+}
+
+// a + b, a - b, a * b of NumPy scalars (and Python numbers): floats in the result's type, ints
+// checked for overflow (NumPy warns and wraps: give up).
+bool arith(OpCtx& c, const char* builtin, char symbol) {
+  std::vector<std::string> e;
+  if (!scalar_result(c) || c.args.size() != 2 || !operands_as(c, c.result.dtype, &e)) {
+    return refuse(c, "operands that are not numbers");
+  }
+  const char k = c.result.c_kind();
+  if (k == 'f') {
+    declare(c, e[0] + " " + symbol + " " + e[1]);
+    return true;
+  }
+  if (k != 'i' && k != 'u') {
+    return refuse(c, "arithmetic on booleans");
+  }
+  c.lines.push_back(c.result.c_type() + " " + c.name + ";");
+  c.lines.push_back(std::string("if (") + builtin + "(" + e[0] + ", " + e[1] + ", &" + c.name +
+                    ")) " + give_up(c));
+  return true;
+}
+
+bool add(OpCtx& c) {
+  return arith(c, "__builtin_add_overflow", '+');
+}
+bool subtract(OpCtx& c) {
+  return arith(c, "__builtin_sub_overflow", '-');
+}
+bool multiply(OpCtx& c) {
+  return arith(c, "__builtin_mul_overflow", '*');
+}
+
+bool true_divide(OpCtx& c) {
+  std::vector<std::string> e;
+  if (!scalar_result(c) || c.args.size() != 2 || c.result.c_kind() != 'f' ||
+      !operands_as(c, c.result.dtype, &e)) {
+    return refuse(c, "operands that are not numbers");
+  }
+  declare(c, e[0] + " / " + e[1]);  // (by zero: the flag, seen by the runner)
+  return true;
+}
+
+bool unary_float(OpCtx& c, const std::string& fn) {
+  std::vector<std::string> e;
+  if (!scalar_result(c) || c.args.size() != 1 || c.result.c_kind() != 'f' ||
+      !operands_as(c, c.result.dtype, &e)) {
+    return refuse(c, "an operand that is not a float");
+  }
+  declare(c, fn + "(" + e[0] + ")");
+  return true;
+}
+
+bool negative(OpCtx& c) {
+  if (c.result.c_kind() == 'i' && c.args.size() == 1) {
+    std::vector<std::string> e;
+    if (!scalar_result(c) || !operands_as(c, c.result.dtype, &e)) {
+      return refuse(c, "an operand that is not a number");
+    }
+    c.lines.push_back(c.result.c_type() + " " + c.name + ";");
+    c.lines.push_back("if (__builtin_sub_overflow(static_cast<" + c.result.c_type() + ">(0), " +
+                      e[0] + ", &" + c.name + ")) " + give_up(c));
+    return true;
+  }
+  return unary_float(c, "-");
+}
+bool absolute(OpCtx& c) {
+  return unary_float(c, "std::fabs");
+}
+bool sqrt_op(OpCtx& c) {
+  return unary_float(c, "std::sqrt");
+}
+bool square(OpCtx& c) {
+  std::vector<std::string> e;
+  if (!scalar_result(c) || c.args.size() != 1 || c.result.c_kind() != 'f' ||
+      !operands_as(c, c.result.dtype, &e)) {
+    return refuse(c, "an operand that is not a float");
+  }
+  declare(c, e[0] + " * " + e[0]);
+  return true;
+}
+
+// The dtype NumPy compares two operands in, where tier C asserts it: two scalars of one dtype, or
+// a float64/int64 scalar and a Python number (float64, or int64 for two ints).
+bool compare_type(const OpCtx& c, DType* t) {
+  const Val& a = c.args[0];
+  const Val& b = c.args[1];
+  if (a.type.kind == Kind::kScalar && b.type.kind == Kind::kScalar) {
+    *t = a.type.dtype;
+    return a.type.dtype == b.type.dtype;
+  }
+  const Val& s = a.type.kind == Kind::kScalar ? a : b;
+  const Val& p = a.type.kind == Kind::kScalar ? b : a;
+  if (s.type.kind != Kind::kScalar || !p.type.python() ||
+      (s.type.dtype != DType::kFloat64 && s.type.dtype != DType::kInt64)) {
+    return false;
+  }
+  *t = s.type.dtype == DType::kInt64 && p.type.kind != Kind::kPyFloat ? DType::kInt64
+                                                                      : DType::kFloat64;
+  return true;
+}
+
+bool compare(OpCtx& c, const char* int_op, const char* float_macro) {
+  DType t = DType::kFloat64;
+  std::vector<std::string> e;
+  if (!scalar_result(c) || c.args.size() != 2 || c.result.dtype != DType::kBool ||
+      !compare_type(c, &t) || !operands_as(c, t, &e)) {
+    return refuse(c, "a comparison of values of other dtypes");
+  }
+  declare(c, kind(t) == 'f' ? std::string(float_macro) + "(" + e[0] + ", " + e[1] + ")"
+                            : e[0] + " " + int_op + " " + e[1]);
+  return true;
+}
+
+bool less(OpCtx& c) {
+  return compare(c, "<", "SOT_LT");
+}
+bool less_equal(OpCtx& c) {
+  return compare(c, "<=", "SOT_LE");
+}
+bool greater(OpCtx& c) {
+  return compare(c, ">", "SOT_GT");
+}
+bool greater_equal(OpCtx& c) {
+  return compare(c, ">=", "SOT_GE");
+}
+bool equal(OpCtx& c) {
+  return compare(c, "==", "SOT_EQ");
+}
+bool not_equal(OpCtx& c) {
+  return compare(c, "!=", "SOT_NE");
+}
+
+// The byte offset of element `indices` of array `a` (each index a Python int, wrapped and checked:
+// out of range gives up), declared as `name`.
+bool element_offset(OpCtx& c, const Val& a, const std::vector<Val>& indices,
+                    const std::string& name) {
+  if (a.type.kind != Kind::kArray || static_cast<int>(indices.size()) != a.type.ndim) {
+    return refuse(c, "an index that is not one int per dimension");
+  }
+  std::string offset = "0";
+  for (std::size_t d = 0; d < indices.size(); ++d) {
+    const Val& i = indices[d];
+    if (i.type.kind != Kind::kPyInt) {
+      return refuse(c, "an index that is not a Python int");
+    }
+    const std::string at = name + "_" + std::to_string(d);
+    const std::string dim = std::to_string(d);
+    c.lines.push_back("long long " + at + ";");
+    c.lines.push_back("if (!sot_index(" + i.expr + ", " + a.expr + "->shape[" + dim + "], &" + at +
+                      ")) " + give_up(c));
+    offset += " + " + at + " * " + a.expr + "->strides[" + dim + "]";
+  }
+  c.lines.push_back("char* const " + name + " = " + a.expr + "->data + (" + offset + ");");
+  return true;
+}
+
+bool getitem(OpCtx& c) {
+  if (c.args.size() < 2 || c.result.kind != Kind::kScalar || c.args[0].type.dtype != c.result.dtype) {
+    return refuse(c, "indexing that makes an array");
+  }
+  const std::vector<Val> indices(c.args.begin() + 1, c.args.end());
+  const std::string at = c.name + "_at";
+  if (!element_offset(c, c.args[0], indices, at)) {
+    return false;
+  }
+  c.lines.push_back(c.result.c_type() + " " + c.name + ";");
+  c.lines.push_back("std::memcpy(&" + c.name + ", " + at + ", sizeof " + c.name + ");");
+  return true;
+}
+
+// x[i] = v, one element: the value cast to the array's dtype where the cast is NumPy's C cast (a
+// number into a float array; an int or bool into an int64 one; a bool into a bool one).
+bool setitem(OpCtx& c) {
+  if (c.args.size() < 3) {
+    return refuse(c, "an assignment of more than one element");
+  }
+  const Val& a = c.args[0];
+  const Val& v = c.args.back();
+  const std::vector<Val> indices(c.args.begin() + 1, c.args.end() - 1);
+  if (a.type.kind != Kind::kArray || !v.type.number()) {
+    return refuse(c, "an assignment of more than one element");
+  }
+  const char to = kind(a.type.dtype);
+  const char from = v.type.c_kind();
+  const bool exact = to == 'f' || (a.type.dtype == DType::kInt64 && (from == 'i' || from == 'b') &&
+                                   v.type.dtype != DType::kUInt64) ||
+                     (to == 'b' && from == 'b');
+  if (!exact || a.arg < 0) {
+    return refuse(c, "an assignment whose cast tier C does not assert");
+  }
+  const std::string at = c.name + "_at";
+  if (!element_offset(c, a, indices, at)) {
+    return false;
+  }
+  const std::string value = c.name + "_v";
+  c.lines.push_back("const " + c_type(a.type.dtype) + " " + value + " = " +
+                    cast_to(v.expr, v.type, a.type.dtype) + ";");
+  c.lines.push_back("std::memcpy(" + at + ", &" + value + ", sizeof " + value + ");");
+  c.out = a;  // (the op's result is the array itself)
+  c.written.push_back(a.arg);
+  return true;
+}
+
+}  // namespace
+
+Handler numpy_handler_for(const std::string& name) {
+  static const std::map<std::string, Handler> kNumpy = {
+      {"add", add},
+      {"subtract", subtract},
+      {"multiply", multiply},
+      {"true_divide", true_divide},
+      {"negative", negative},
+      {"absolute", absolute},
+      {"sqrt", sqrt_op},
+      {"square", square},
+      {"less", less},
+      {"less_equal", less_equal},
+      {"greater", greater},
+      {"greater_equal", greater_equal},
+      {"equal", equal},
+      {"not_equal", not_equal},
+      {"getitem", getitem},
+      {"getitem_at", getitem},
+      {"setitem", setitem},
+      {"setitem_at", setitem},
+  };
+  const auto found = kNumpy.find(name);
+  return found == kNumpy.end() ? nullptr : found->second;
+}
+
+}  // namespace sot::graph::whole

@@ -1,0 +1,369 @@
+// Tier C's runner (whole_runner.hpp).
+#include "graph/backends/cpu/whole/whole_runner.hpp"
+
+#include <algorithm>
+#include <cfenv>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#include "core/array_fields.hpp"
+#include "core/loaded_module.hpp"
+#include "graph/rules/fp_state.hpp"
+
+namespace py = pybind11;
+
+namespace sot::graph::whole {
+
+// The layout the generated code declares (whole_prelude.cpp: SotArr, SotSlot, SotEnv).
+struct SlotArray {
+  char* data;
+  const long long* shape;
+  const long long* strides;
+  long long nd;
+};
+struct Env {
+  int (*signals)();
+  long long why;
+};
+using WholeFn = int (*)(const unsigned long long* in, unsigned long long* out, Env* env);
+static_assert(sizeof(Py_ssize_t) == sizeof(long long), "NumPy's npy_intp is 64 bits here");
+
+namespace {
+
+int check_signals() {
+  return PyErr_CheckSignals();
+}
+
+// The bits of a NumPy scalar of dtype `t` (its value follows the object's header, as NumPy's
+// scalar objects lay it out) in a slot: floats as the code reads them (.f, .f32), ints widened.
+unsigned long long scalar_bits(PyObject* obj, DType t) {
+  const char* value = reinterpret_cast<const char*>(obj) + sizeof(PyObject);
+  unsigned long long bits = 0;
+  auto widen = [&](auto sample) {
+    decltype(sample) v;
+    std::memcpy(&v, value, sizeof v);
+    const auto wide = static_cast<long long>(v);
+    std::memcpy(&bits, &wide, sizeof bits);
+  };
+  switch (t) {
+    case DType::kFloat64:
+    case DType::kUInt64:
+    case DType::kInt64:
+      std::memcpy(&bits, value, 8);
+      break;
+    case DType::kFloat32:
+      std::memcpy(&bits, value, 4);
+      break;
+    case DType::kBool:
+      bits = *reinterpret_cast<const unsigned char*>(value) != 0 ? 1 : 0;
+      break;
+    case DType::kInt8:
+      widen(std::int8_t{});
+      break;
+    case DType::kInt16:
+      widen(std::int16_t{});
+      break;
+    case DType::kInt32:
+      widen(std::int32_t{});
+      break;
+    case DType::kUInt8:
+      widen(std::uint8_t{});
+      break;
+    case DType::kUInt16:
+      widen(std::uint16_t{});
+      break;
+    case DType::kUInt32:
+      widen(std::uint32_t{});
+      break;
+    default:
+      break;
+  }
+  return bits;
+}
+
+// A NumPy scalar of type `type` (dtype `t`) holding the slot's value.
+PyObject* make_scalar(const py::object& type, DType t, unsigned long long bits) {
+  PyObject* number = nullptr;
+  const char k = kind(t);
+  if (k == 'f') {
+    double d = 0;
+    if (t == DType::kFloat32) {
+      float f = 0;
+      std::memcpy(&f, &bits, sizeof f);
+      d = f;
+    } else {
+      std::memcpy(&d, &bits, sizeof d);
+    }
+    number = PyFloat_FromDouble(d);
+  } else if (k == 'b') {
+    number = PyBool_FromLong(bits != 0 ? 1 : 0);
+  } else if (t == DType::kUInt64) {
+    number = PyLong_FromUnsignedLongLong(bits);
+  } else {
+    long long i = 0;
+    std::memcpy(&i, &bits, sizeof i);
+    number = PyLong_FromLongLong(i);
+  }
+  if (number == nullptr) {
+    return nullptr;
+  }
+  PyObject* r = PyObject_CallOneArg(type.ptr(), number);
+  Py_DECREF(number);
+  return r;
+}
+
+}  // namespace
+
+WholeOptions& whole_options() {
+  static WholeOptions options;
+  return options;
+}
+
+WholeLoop::WholeLoop(WholeSource source) : source_(std::move(source)) {
+  const py::object numpy = loaded_module("numpy");
+  ndarray_ = numpy.attr("ndarray");
+  auto type_of_kind = [&](const WType& t) {
+    return t.kind == Kind::kScalar
+               ? py::object(numpy.attr("dtype")(std::string(name(t.dtype))).attr("type"))
+               : py::object();
+  };
+  for (const WType& t : source_.args) {
+    types_.push_back(type_of_kind(t));
+    descrs_.push_back(t.kind == Kind::kArray ? numpy.attr("dtype")(std::string(name(t.dtype)))
+                                             : py::object());
+  }
+  for (const WType& t : source_.outputs) {
+    types_.push_back(type_of_kind(t));
+  }
+  std::sort(source_.written.begin(), source_.written.end());
+  source_.written.erase(std::unique(source_.written.begin(), source_.written.end()),
+                        source_.written.end());
+  kernel_ = native_kernel(source_.code, "sot_whole", whole_options().sync.load());
+}
+
+bool WholeLoop::ready() const {
+  return gave_up_ < kGiveUpLimit && kernel_->state() == NativeKernel::State::kReady;
+}
+
+bool WholeLoop::read_args(PyObject* const* args, std::size_t nargs,
+                          std::vector<unsigned long long>* in,
+                          std::vector<SlotArray>* arrays) const {
+  if (nargs != source_.args.size()) {
+    return false;
+  }
+  const std::size_t first_test = nargs - source_.tests;
+  for (std::size_t k = 0; k < nargs; ++k) {
+    PyObject* a = args[k];
+    const WType& t = source_.args[k];
+    unsigned long long& slot = (*in)[k];
+    if (k >= first_test) {
+      const int truth = PyObject_IsTrue(a);
+      if (truth < 0) {
+        PyErr_Clear();
+        return false;
+      }
+      slot = static_cast<unsigned long long>(truth);
+      continue;
+    }
+    switch (t.kind) {
+      case Kind::kPyInt: {
+        if (!PyLong_CheckExact(a)) {
+          return false;
+        }
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(a, &overflow);
+        if (overflow != 0) {
+          return false;
+        }
+        std::memcpy(&slot, &v, sizeof slot);
+        break;
+      }
+      case Kind::kPyFloat: {
+        if (!PyFloat_CheckExact(a)) {
+          return false;
+        }
+        const double v = PyFloat_AS_DOUBLE(a);
+        std::memcpy(&slot, &v, sizeof slot);
+        break;
+      }
+      case Kind::kPyBool:
+        if (!PyBool_Check(a)) {
+          return false;
+        }
+        slot = a == Py_True ? 1 : 0;
+        break;
+      case Kind::kScalar:
+        if (Py_TYPE(a) != reinterpret_cast<PyTypeObject*>(types_[k].ptr())) {
+          return false;
+        }
+        slot = scalar_bits(a, t.dtype);
+        break;
+      case Kind::kArray: {
+        if (Py_TYPE(a) != reinterpret_cast<PyTypeObject*>(ndarray_.ptr())) {
+          return false;
+        }
+        const ArrayFields* f = array_fields(a);
+        if (f->nd != t.ndim || (f->descr != descrs_[k].ptr() &&
+                                PyObject_RichCompareBool(f->descr, descrs_[k].ptr(), Py_EQ) != 1)) {
+          PyErr_Clear();
+          return false;
+        }
+        if ((f->flags & kArrayWriteable) == 0 &&
+            std::find(source_.written.begin(), source_.written.end(), static_cast<int>(k)) !=
+                source_.written.end()) {
+          return false;  // (a read-only array written: the op's own path raises)
+        }
+        arrays->push_back(SlotArray{f->data, reinterpret_cast<const long long*>(f->dimensions),
+                                    reinterpret_cast<const long long*>(f->strides), f->nd});
+        break;
+      }
+    }
+  }
+  // (pointers into `arrays` once it has stopped growing)
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < first_test; ++k) {
+    if (source_.args[k].kind == Kind::kArray) {
+      const SlotArray* p = &(*arrays)[next++];
+      std::memcpy(&(*in)[k], &p, sizeof p);
+    }
+  }
+  return true;
+}
+
+PyObject* WholeLoop::outputs(const std::vector<unsigned long long>& out) const {
+  const std::size_t n = source_.outputs.size();
+  PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(n));
+  if (tuple == nullptr) {
+    return nullptr;
+  }
+  for (std::size_t k = 0; k < n; ++k) {
+    const WType& t = source_.outputs[k];
+    PyObject* v = nullptr;
+    long long i = 0;
+    double d = 0;
+    std::memcpy(&i, &out[k], sizeof i);
+    std::memcpy(&d, &out[k], sizeof d);
+    switch (t.kind) {
+      case Kind::kPyInt:
+        v = PyLong_FromLongLong(i);
+        break;
+      case Kind::kPyFloat:
+        v = PyFloat_FromDouble(d);
+        break;
+      case Kind::kPyBool:
+        v = PyBool_FromLong(i != 0 ? 1 : 0);
+        break;
+      case Kind::kScalar:
+        v = make_scalar(types_[source_.args.size() + k], t.dtype, out[k]);
+        break;
+      case Kind::kArray:
+        PyErr_SetString(PyExc_SystemError, "tier C made an array output");
+        break;
+    }
+    if (v == nullptr) {
+      Py_DECREF(tuple);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(k), v);
+  }
+  return tuple;
+}
+
+void WholeLoop::note_give_up(const std::string& why) {
+  ++gave_up_;
+  last_give_up_ = why;
+}
+
+LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObject** result) {
+  std::vector<unsigned long long> in(nargs);
+  std::vector<SlotArray> arrays;
+  arrays.reserve(nargs);
+  if (!read_args(args, nargs, &in, &arrays)) {
+    note_give_up("arguments of other kinds than the translation saw");
+    return Outcome::kGaveUp;
+  }
+  // A copy of every array the code writes, to put back if it gives up.
+  std::vector<std::pair<PyObject*, py::object>> saved;
+  for (const int w : source_.written) {
+    PyObject* copy = PyObject_CallMethod(args[w], "copy", nullptr);
+    if (copy == nullptr) {
+      return Outcome::kError;
+    }
+    saved.emplace_back(args[w], py::reinterpret_steal<py::object>(copy));
+  }
+  std::vector<unsigned long long> out(source_.outputs.size() + 1);
+  Env env{check_signals, -1};
+  clear_fe_flags();
+  const auto fn = reinterpret_cast<WholeFn>(kernel_->symbol());  // NOLINT: dlsym's symbol
+  const int rc = fn(in.data(), out.data(), &env);
+  const int flags = std::fetestexcept(numpy_fe_flags());
+  if (flags != 0) {
+    clear_fe_flags();
+  }
+  if (rc == 2) {
+    return Outcome::kError;
+  }
+  const int reported = flags != 0 ? reported_fe_flags(flags) : 0;
+  if (rc == 1 || reported != 0) {
+    for (auto& [array, copy] : saved) {
+      if (PyObject_SetItem(array, Py_Ellipsis, copy.ptr()) < 0) {
+        return Outcome::kError;
+      }
+    }
+    note_give_up(rc == 1 && env.why >= 0 &&
+                         static_cast<std::size_t>(env.why) < source_.ops.size()
+                     ? "at " + source_.ops[static_cast<std::size_t>(env.why)]
+                     : "a floating-point flag NumPy reports");
+    return Outcome::kGaveUp;
+  }
+  *result = outputs(out);
+  if (*result == nullptr) {
+    return Outcome::kError;
+  }
+  ++runs_;
+  return Outcome::kDone;
+}
+
+std::string WholeLoop::status() const {
+  std::string s;
+  switch (kernel_->state()) {
+    case NativeKernel::State::kCompiling:
+      return "compiling";
+    case NativeKernel::State::kFailed:
+      return "failed: " + kernel_->error();
+    case NativeKernel::State::kReady:
+      break;
+  }
+  char text[96];
+  if (kernel_->from_disk()) {
+    std::snprintf(text, sizeof text, "ready (loaded from the disk cache in %.2f ms)",
+                  kernel_->compile_seconds() * 1e3);
+  } else {
+    std::snprintf(text, sizeof text, "ready (compiled in %.2f s)", kernel_->compile_seconds());
+  }
+  s = text;
+  if (gave_up_ > 0) {
+    s += ", gave up " + std::to_string(gave_up_) + " time" + (gave_up_ > 1 ? "s" : "") +
+         " (last: " + last_give_up_ + ")";
+    if (gave_up_ >= kGiveUpLimit) {
+      s += "; not run again";
+    }
+  }
+  return s;
+}
+
+std::shared_ptr<LoopCode> native_loop(const LoopSpec& spec) {
+  if (!whole_options().enabled.load()) {
+    return nullptr;
+  }
+  std::string why;
+  auto source = emit_loop(spec, &why);
+  if (!source) {
+    return std::make_shared<UnemittedLoop>(why);
+  }
+  return std::make_shared<WholeLoop>(std::move(*source));
+}
+
+}  // namespace sot::graph::whole

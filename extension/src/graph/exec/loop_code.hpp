@@ -1,0 +1,40 @@
+// A loop op's whole run as native code: what a backend may give a loop op (the cpu backend's tier
+// C, graph/backends/cpu/whole/) so that its steps cost their arithmetic and not a graph call each
+// from Python objects. The loop op runs it when it is ready; where it gives up (a Python int past
+// 64 bits, a floating-point flag NumPy would warn of, an index out of range, arguments of other
+// kinds), every array it wrote is put back as it was and the loop op runs its own path, which
+// computes (or raises) as plain Python does.
+#pragma once
+
+#include <Python.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace sot::graph {
+
+class LoopCode {
+ public:
+  enum class Outcome : std::uint8_t { kDone, kGaveUp, kError };
+
+  LoopCode() = default;
+  virtual ~LoopCode() = default;
+  LoopCode(const LoopCode&) = delete;
+  LoopCode& operator=(const LoopCode&) = delete;
+  LoopCode(LoopCode&&) = delete;
+  LoopCode& operator=(LoopCode&&) = delete;
+
+  // Compiled and not given up on.
+  virtual bool ready() const = 0;
+  // The whole loop on the op's arguments: kDone with `*result` the op's tuple (a new reference),
+  // kGaveUp with nothing changed, kError with a Python error set (a signal handler raised).
+  virtual Outcome run(PyObject* const* args, std::size_t nargs, PyObject** result) = 0;
+  // "ready (compiled in 0.21 s)", "compiling", "gave up 3 times (int overflow in add, line 4)".
+  virtual std::string status() const = 0;
+  // How many runs were native, and how many gave up.
+  virtual long runs() const = 0;
+  virtual long gave_up() const = 0;
+};
+
+}  // namespace sot::graph
