@@ -90,9 +90,10 @@ test-python: $(BUILD)/test-jupyter
 	@echo "== NumPy suites on the numpy reference backend"
 	$(TEST_JUPYTER_ENV) SOT_BACKEND=numpy $(PYTEST) tests/python/graph
 	@echo "== NumPy suites on the cpu backend (blocks of 64 elements: every group crosses blocks and threads), every"
-	@echo "   kernel also emitted as CUDA C++ and compiled by NVRTC for sm_90 (the CUDA compile check)"
-	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_BLOCK=64 SOT_CUDA_CHECK=1 $(PYTEST) tests/python/graph
-	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_BLOCK=64 $(NP124_PY) -m pytest -c tests/pytest.ini tests/python/graph
+	@echo "   kernel also emitted as CUDA C++ and compiled by NVRTC for sm_90 (the CUDA compile check), tier C's"
+	@echo "   native loops compiled before their first run (every run of them native)"
+	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_BLOCK=64 SOT_CUDA_CHECK=1 SOT_CPU_TIER_C=sync $(PYTEST) tests/python/graph
+	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_BLOCK=64 SOT_CPU_TIER_C=sync $(NP124_PY) -m pytest -c tests/pytest.ini tests/python/graph
 	@echo "== NumPy suites under NumPy 1.24 (legacy value-based promotion)"
 	$(TEST_JUPYTER_ENV) $(NP124_PY) -m pytest -c tests/pytest.ini tests/python/graph
 	@echo "== NumPy suites under NumPy 1.24 with NEP 50 promotion ('weak' state), on the numpy reference backend"

@@ -239,6 +239,8 @@ class OpcodeExecutor {
   bool range_loop_bounds(const VarPtr& it, LoopSite* site);
   bool rows_loop_bounds(const VarPtr& it, LoopSite* site);
   bool loop_shape(const bytecode::Instruction& ins, LoopSite* site) const;
+  // Whether an instruction of [from, to) yields (a generator's loop is never a loop op).
+  bool yields_in(std::size_t from, std::size_t to) const;
   bool loop_targets(LoopSite* site) const;
   void slots_stored(std::size_t from, std::size_t to, LoopSite* site) const;
   void loop_numbers(LoopSite* site);
@@ -258,6 +260,8 @@ class OpcodeExecutor {
     bool constants = true;  // reading only constants from before the loop
   };
   ElementWork element_work(const LoopSite& site) const;
+  // A body holding a cond op that the backend's native code would not run: abandoned (true).
+  bool conds_need_native(const LoopSite& site);
   // The loop op of `site` as it would be made: its spec, the frame's values it takes (ids of the
   // frame's graph as it is, the body's ops in it) and the kinds of its outputs.
   struct BuiltLoop {
@@ -297,6 +301,7 @@ class OpcodeExecutor {
   bool simulate_way(IfSite* site, std::size_t start, bool first);
   bool way_ok(const IfSite& site) const;
   bool never_read(int slot) const;
+  bool cond_output(IfSite* site, const std::array<VarPtr, 2>& way, int slot, int stack);
   bool cond_outputs(IfSite* site);
   bool way_value(const VarPtr& v, int* id, graph::ValueInfo* info, pybind11::object* constant);
   bool build_cond(IfSite* site, graph::CondSpec* spec, std::vector<int>* outer);
@@ -440,6 +445,7 @@ class OpcodeExecutor {
   bool python_number_compare(int op);
   VarPtr python_number_builtin(const char* name, const std::vector<VarPtr>& args);
   VarPtr builtin_max(const std::vector<VarPtr>& args);
+  VarPtr scalar_extreme(const char* name, const std::vector<VarPtr>& args);
   VarPtr builtin_min(const std::vector<VarPtr>& args);
   VarPtr builtin_abs(const std::vector<VarPtr>& args);
   // Formatting in the graph (python_numbers.cpp): FORMAT_VALUE and 3.13's forms of a NumPy scalar

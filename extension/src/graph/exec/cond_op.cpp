@@ -15,6 +15,7 @@ namespace sot::graph {
 
 void CondBody::compile(Backend* backend, bool check,
                        const std::function<ValueInfo(ValueInfo)>& current) {
+  current_ = spec_;
   for (std::size_t way = 0; way < 2; ++way) {
     Graph body = spec_.body[way];
     for (std::size_t i = 0; i < body.values().size(); ++i) {
@@ -23,6 +24,8 @@ void CondBody::compile(Backend* backend, bool check,
     compile_loops(body, backend, check, current);
     std::vector<int> outs = spec_.outputs[way];
     const Graph g = body.optimized(&outs);
+    current_.body[way] = g;
+    current_.outputs[way] = outs;
     compiled_[way] = backend->compile(g, outs, check);
   }
 }

@@ -32,6 +32,9 @@ class CondBody final : public SubgraphOp {
  public:
   explicit CondBody(CondSpec spec) : spec_(std::move(spec)) {}
   const CondSpec& spec() const { return spec_; }
+  // The spec as compiled (each way optimized, with the sizes of the translation), or as captured
+  // before compile().
+  const CondSpec& current_spec() const { return compiled_[0] ? current_ : spec_; }
   // Compiles both ways (and the loops and conds inside them) with `backend`.
   void compile(Backend* backend, bool check, const std::function<ValueInfo(ValueInfo)>& current);
   // Runs the way the test (args[0]) picks: a tuple of its outputs (new reference; nullptr with an
@@ -42,6 +45,7 @@ class CondBody final : public SubgraphOp {
 
  private:
   CondSpec spec_;
+  CondSpec current_;
   std::array<pybind11::object, 2> compiled_;
 };
 

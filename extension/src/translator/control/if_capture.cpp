@@ -12,9 +12,13 @@
 //   shape and kind both ways; a way that did not change one hands on the value it had;
 // - each way's ops move out of the frame's graph into a graph of their own.
 // Anything else puts every value back as it was at the jump, which then breaks the graph as before.
-// An `if` inside a way is not captured (the outer attempt ends), nor one inside a loop, captured or
-// unrolled (each step would pay for the op: slower than plain Python's branch).
+// An `if` inside a way is not captured (the outer attempt ends), nor one inside an unrolled loop
+// (each step would pay for the op: slower than plain Python's branch). One inside a loop body
+// captured as a loop op is, where the backend compiles loops natively: the loop op then stays only
+// where its native code holds the cond op (loop_capture.cpp, conds_need_native).
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <map>
 #include <string>
 #include <utility>
@@ -22,6 +26,7 @@
 
 #include "bytecode/opcode_table.hpp"
 #include "core/loaded_module.hpp"
+#include "graph/exec/backend.hpp"
 #include "graph/exec/cond_op.hpp"
 #include "graph/ir/arg_values.hpp"
 #include "translator/control/loop_site.hpp"
@@ -51,15 +56,21 @@ struct OpcodeExecutor::IfSite {
   // the locals it left.
   std::array<std::size_t, 2> ops_from{}, ops_to{}, values_from{}, values_to{};
   std::array<std::vector<VarPtr>, 2> way_locals;
-  // The outputs: the local's slot, and in each way the value (a graph id) or a constant.
+  // The values a way leaves on the stack above `stack_after` (a conditional expression's: `a if t
+  // else b`), the same count both ways.
+  std::array<std::vector<VarPtr>, 2> way_stack;
+  // The outputs: the local's slot (or, with `stack` >= 0, the way's stack value there), and in each
+  // way the value (a graph id) or a constant.
   struct Output {
     int slot = -1;
+    int stack = -1;
     ValueInfo info;
     std::array<int, 2> id{-1, -1};
     std::array<py::object, 2> constant;
   };
   std::vector<Output> outputs;
   std::vector<std::pair<int, VarPtr>> same;  // locals both ways set to one constant
+  std::vector<VarPtr> stack_values;          // the values left on the stack (null: an output's)
 };
 
 namespace {
@@ -146,7 +157,10 @@ bool OpcodeExecutor::never_read(int slot) const {
 }
 
 bool OpcodeExecutor::way_ok(const IfSite& site) const {
-  return stack_ == site.stack_after && cleared_.size() == site.mark.cleared &&
+  // (the stack as at the jump, with the values of a conditional expression above it)
+  return stack_.size() >= site.stack_after.size() &&
+         std::equal(site.stack_after.begin(), site.stack_after.end(), stack_.begin()) &&
+         cleared_.size() == site.mark.cleared &&
          !effects().changed_since(site.mark.effects, site.serial);
 }
 
@@ -181,6 +195,26 @@ bool OpcodeExecutor::way_value(const VarPtr& v, int* id, ValueInfo* info, py::ob
   return !info->is_tuple();
 }
 
+bool OpcodeExecutor::cond_output(IfSite* site, const std::array<VarPtr, 2>& way, int slot,
+                                 int stack) {
+  // One output: both ways' values handed on as one (false when they cannot be).
+  IfSite::Output out;
+  out.slot = slot;
+  out.stack = stack;
+  std::array<ValueInfo, 2> infos;
+  for (std::size_t w = 0; w < 2; ++w) {
+    if (!way_value(way[w], &out.id[w], &infos[w], &out.constant[w])) {
+      return false;
+    }
+  }
+  if (!same_array_info(infos[0], infos[1])) {
+    return false;
+  }
+  out.info = infos[0];
+  site->outputs.push_back(std::move(out));
+  return true;
+}
+
 bool OpcodeExecutor::cond_outputs(IfSite* site) {
   // The locals either way changed, each a value both ways can hand on as one.
   for (std::size_t slot = 0; slot < site->locals.size(); ++slot) {
@@ -198,19 +232,25 @@ bool OpcodeExecutor::cond_outputs(IfSite* site) {
       site->same.emplace_back(static_cast<int>(slot), nullptr);  // (`for _ in ...` in one way)
       continue;
     }
-    IfSite::Output out;
-    out.slot = static_cast<int>(slot);
-    std::array<ValueInfo, 2> infos;
-    for (std::size_t w = 0; w < 2; ++w) {
-      if (!way_value(way[w], &out.id[w], &infos[w], &out.constant[w])) {
-        return false;
-      }
-    }
-    if (!same_array_info(infos[0], infos[1])) {
+    if (!cond_output(site, way, static_cast<int>(slot), -1)) {
       return false;
     }
-    out.info = infos[0];
-    site->outputs.push_back(std::move(out));
+  }
+  // The values a conditional expression leaves on the stack, as many both ways.
+  if (site->way_stack[0].size() != site->way_stack[1].size()) {
+    return false;
+  }
+  for (std::size_t k = 0; k < site->way_stack[0].size(); ++k) {
+    const std::array<VarPtr, 2> way = {site->way_stack[0][k], site->way_stack[1][k]};
+    if (way[0] == way[1] || (way[0]->is_const() && way[1]->is_const() &&
+                             same_constant(way[0]->value(), way[1]->value()))) {
+      site->stack_values.push_back(way[0]);
+      continue;
+    }
+    site->stack_values.push_back(nullptr);
+    if (!cond_output(site, way, -1, static_cast<int>(k))) {
+      return false;
+    }
   }
   return !site->outputs.empty();
 }
@@ -290,22 +330,33 @@ void OpcodeExecutor::emit_cond_op(IfSite* site) {
     out.line = code_.instructions()[site->jump].position.line;
     const ValueInfo& info = site->outputs[k].info;
     const int id = a.graph.add_op(std::move(out), info);
-    locals_[static_cast<std::size_t>(site->outputs[k].slot)] = Variable::array(id, info.text());
+    const int stack = site->outputs[k].stack;
+    if (stack >= 0) {
+      site->stack_values[static_cast<std::size_t>(stack)] = Variable::array(id, info.text());
+    } else {
+      locals_[static_cast<std::size_t>(site->outputs[k].slot)] = Variable::array(id, info.text());
+    }
   }
   for (const auto& [slot, v] : site->same) {
     locals_[static_cast<std::size_t>(slot)] = v;
   }
   stack_ = site->stack_after;
+  for (const VarPtr& v : site->stack_values) {
+    push(v);
+  }
   next_ = site->join;
 }
 
 bool OpcodeExecutor::capture_if(const bytecode::Instruction& ins, bool jump_if) {
+  // (in a loop only while its body is captured for a backend with native loops: a cond op run on
+  // every step from Python costs more than plain Python's own branch, 1.5-1.8x plain time on the
+  // corpus's row_iteration)
+  const graph::Backend* backend = graph::find_backend(shared_->backend);
+  const bool loop_body = shared_->loop_depth > 0 && backend != nullptr && backend->compiles_loops();
   if (numpy_module().is_none() || !shared_->arrays || depth_ >= kMaxInlineDepth ||
       under_handler(ins) || shared_->calls_under_handler > 0 || arrays().errors_raise ||
-      shared_->cond_depth > 0 || shared_->loop_depth > 0 || in_loop(code_, pc_) ||
+      shared_->cond_depth > 0 || (!loop_body && (shared_->loop_depth > 0 || in_loop(code_, pc_))) ||
       !while_test_value(peek(1))) {
-    // (not in a loop yet, captured or unrolled: a cond op run on every step costs more than plain
-    // Python's own branch, 1.5-1.8x plain time on the corpus's row_iteration)
     return false;
   }
   IfSite site;
@@ -340,6 +391,10 @@ bool OpcodeExecutor::capture_if(const bytecode::Instruction& ins, bool jump_if) 
         site.ops_to[w] = a.graph.ops().size();
         site.values_to[w] = a.graph.values().size();
         site.way_locals[w] = locals_;
+        if (stack_.size() >= site.stack_after.size()) {
+          site.way_stack[w].assign(
+              stack_.begin() + static_cast<std::ptrdiff_t>(site.stack_after.size()), stack_.end());
+        }
         locals_ = site.locals;
         stack_ = site.stack_after;
       }

@@ -130,8 +130,8 @@ bool OpcodeExecutor::while_shape(LoopSite* site) const {
       }
     }
   }
-  if (back == none || name_of(code[body]) == "FOR_ITER") {
-    return false;  // (no loop, or a `for` loop's jump back)
+  if (back == none || name_of(code[body]) == "FOR_ITER" || yields_in(std::min(body, j), back + 1)) {
+    return false;  // (no loop, a `for` loop's jump back, or a generator's loop)
   }
   site->for_pc = body;
   site->top = std::min(body, j);
@@ -315,6 +315,9 @@ bool OpcodeExecutor::capture_while(const bytecode::Instruction& ins, bool jump_i
     return false;
   }
   scalar_loop(site);  // (a while loop of single elements: breaks the graph there)
+  if (conds_need_native(site)) {
+    return false;
+  }
   emit_loop_op(&site);
   next_ = site.exit;
   return true;

@@ -290,12 +290,44 @@ VarPtr OpcodeExecutor::python_number_builtin(const char* name, const std::vector
                       python_info(numbers.front().kind));
 }
 
+VarPtr OpcodeExecutor::scalar_extreme(const char* name, const std::vector<VarPtr>& args) {
+  // max(a, b, ...) / min(...) of NumPy scalars of the graph, all of one float or int dtype: the
+  // builtin called where the graph runs (it compares with NumPy's `<` and hands on the first
+  // greatest or least item itself, a scalar of that dtype).
+  std::vector<VarPtr> items = args;
+  if (args.size() < 2 || !shared_->arrays) {
+    return nullptr;
+  }
+  std::vector<int> ids;
+  graph::ValueInfo first;
+  for (const VarPtr& v : items) {
+    if (v->kind() != Variable::Kind::kArray) {
+      return nullptr;
+    }
+    const graph::ValueInfo info = arrays().graph.value(v->graph_id()).info;
+    const char k = graph::kind(info.dtype);
+    if (!info.scalar || info.python != 0 || arrays().is_loop_index(v->graph_id()) ||
+        (k != 'f' && k != 'i') || (!ids.empty() && info.dtype != first.dtype)) {
+      return nullptr;
+    }
+    if (ids.empty()) {
+      first = info;
+    }
+    ids.push_back(v->graph_id());
+  }
+  const py::object fn =
+      py::reinterpret_borrow<py::object>(PyDict_GetItemString(inputs_.builtins, name));
+  return add_array_op(python_op(name, fn, {graph::Arg::sequence(ids, true)}), first);
+}
+
 VarPtr OpcodeExecutor::builtin_max(const std::vector<VarPtr>& args) {
-  return python_number_builtin("max", args);
+  VarPtr r = python_number_builtin("max", args);
+  return r ? r : scalar_extreme("max", args);
 }
 
 VarPtr OpcodeExecutor::builtin_min(const std::vector<VarPtr>& args) {
-  return python_number_builtin("min", args);
+  VarPtr r = python_number_builtin("min", args);
+  return r ? r : scalar_extreme("min", args);
 }
 
 VarPtr OpcodeExecutor::builtin_abs(const std::vector<VarPtr>& args) {

@@ -10,6 +10,7 @@
 
 #include "graph/backends/cpu/whole/whole_ops.hpp"
 #include "graph/backends/cpu/whole/whole_prelude.hpp"
+#include "graph/exec/cond_op.hpp"
 
 namespace py = pybind11;
 
@@ -59,7 +60,14 @@ class Emitter {
   void op(Scope& s, const Op& op);
   // A loop op: its outputs bound as tuple items of `result` (loop_output ops read them).
   void loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args, int result);
-  std::vector<Val> loop_body(const LoopSpec& spec, const std::vector<Val>& inputs);
+  // A cond op: each way in a branch of an `if` on its test, its outputs bound as loop's are.
+  void cond(Scope& s, const CondSpec& spec, const std::vector<Val>& args, int result);
+  // The ops of `g` with its inputs bound to `inputs`: the values of `outputs`.
+  std::vector<Val> body(const Graph& g, const std::vector<Val>& inputs,
+                        const std::vector<int>& outputs);
+  // Number variables for the outputs `outputs` of `g` (a loop's carried and last values, a cond's).
+  std::vector<Val> output_vars(const Graph& g, const std::vector<int>& outputs, std::size_t count,
+                               const char* what);
 
   std::ostringstream out_;
   int indent_ = 1;
@@ -157,7 +165,15 @@ void Emitter::op(Scope& s, const Op& o) {
     loop(s, body->current_spec(), operands(s, o), o.result);
     return;
   }
-  if (o.name == "loop_output") {
+  if (o.name == "cond") {
+    const CondBody* body = cond_body_of(o.fn);
+    if (body == nullptr) {
+      refuse("a cond op without its ways");
+    }
+    cond(s, body->current_spec(), operands(s, o), o.result);
+    return;
+  }
+  if (o.name == "loop_output" || o.name == "cond_output") {
     const Val tuple = value(s, o.args[0].value);
     const auto k = o.args[1].constant.cast<std::size_t>();
     bind(s, o.result, tuples_.at(static_cast<std::size_t>(tuple.arg)).at(k));
@@ -190,20 +206,62 @@ void Emitter::op(Scope& s, const Op& o) {
   bind(s, o.result, c.out);
 }
 
-std::vector<Val> Emitter::loop_body(const LoopSpec& spec, const std::vector<Val>& inputs) {
-  Scope body;
-  body.graph = &spec.body;
-  body.vals.resize(spec.body.values().size());
-  body.has.resize(spec.body.values().size(), false);
+std::vector<Val> Emitter::body(const Graph& g, const std::vector<Val>& inputs,
+                               const std::vector<int>& outputs) {
+  Scope b;
+  b.graph = &g;
+  b.vals.resize(g.values().size());
+  b.has.resize(g.values().size(), false);
   for (std::size_t j = 0; j < inputs.size(); ++j) {
-    bind(body, spec.body.inputs()[j], inputs[j]);
+    bind(b, g.inputs()[j], inputs[j]);
   }
-  ops(body);
+  ops(b);
   std::vector<Val> outs;
-  for (const int o : spec.outputs) {
-    outs.push_back(value(body, o));
+  for (const int o : outputs) {
+    outs.push_back(value(b, o));
   }
   return outs;
+}
+
+std::vector<Val> Emitter::output_vars(const Graph& g, const std::vector<int>& outputs,
+                                      std::size_t count, const char* what) {
+  std::vector<Val> vars;
+  for (std::size_t k = 0; k < count; ++k) {
+    std::string why;
+    const auto t = type_of(g.value(outputs[k]).info, &why);
+    if (!t || !t->number()) {
+      refuse(t ? std::string("a ") + what + " that hands on an array" : why);
+    }
+    vars.push_back(Val{fresh("c"), *t, -1});
+  }
+  return vars;
+}
+
+void Emitter::cond(Scope& s, const CondSpec& spec, const std::vector<Val>& args, int result) {
+  if (args.empty() || !args[0].type.number()) {
+    refuse("a cond op whose test is an array");
+  }
+  const std::vector<Val> vars =
+      output_vars(spec.body[0], spec.outputs[0], spec.outputs[0].size(), "cond op");
+  for (const Val& v : vars) {
+    line(v.type.c_type() + " " + v.expr + "{};");
+  }
+  for (std::size_t way = 0; way < 2; ++way) {
+    line(way == 0 ? "if (static_cast<bool>(" + args[0].expr + ")) {" : "} else {");
+    ++indent_;
+    std::vector<Val> inputs;
+    for (const int k : spec.args[way]) {
+      inputs.push_back(args.at(static_cast<std::size_t>(k) + 1));
+    }
+    const std::vector<Val> outs = body(spec.body[way], inputs, spec.outputs[way]);
+    for (std::size_t k = 0; k < vars.size(); ++k) {
+      line(vars[k].expr + " = " + outs[k].expr + ";");
+    }
+    --indent_;
+  }
+  line("}");
+  tuples_.push_back(vars);
+  bind(s, result, Val{"", WType{}, static_cast<int>(tuples_.size() - 1)});
 }
 
 void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args, int result) {
@@ -212,19 +270,10 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
   const std::size_t nvalues = spec.outputs.size() - spec.step_go_on_if.size();
   const std::size_t nargs = args.size() - ntests;
   // The carried values as variables, the last values declared before the loop.
-  std::vector<Val> vars;
-  std::vector<std::string> decl;
+  const std::vector<Val> vars = output_vars(spec.body, spec.outputs, nvalues, "loop");
   for (std::size_t k = 0; k < nvalues; ++k) {
-    std::string why;
-    const int out = spec.outputs[k];
-    const auto t = type_of(spec.body.value(out).info, &why);
-    if (!t || !t->number()) {
-      refuse(t ? "a loop that carries an array" : why);
-    }
-    const std::string name = fresh("c");
     const std::string init = k < spec.ncarried ? " = " + args.at(k).expr : "{}";
-    line(t->c_type() + " " + name + init + ";");
-    vars.push_back(Val{name, *t, -1});
+    line(vars[k].type.c_type() + " " + vars[k].expr + init + ";");
   }
   const std::string go = fresh("go");
   std::string test = "true";
@@ -245,7 +294,8 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
   for (std::size_t j = 0; j < spec.body.inputs().size(); ++j) {
     if (j < spec.ncarried) {
       inputs.push_back(vars[j]);
-    } else if (static_cast<int>(j) == spec.index_input || static_cast<int>(j) == spec.counter_input) {
+    } else if (static_cast<int>(j) == spec.index_input ||
+               static_cast<int>(j) == spec.counter_input) {
       const bool index = static_cast<int>(j) == spec.index_input;
       const std::string name = fresh(index ? "i" : "n");
       const std::int64_t first = index ? spec.start : spec.counter_start;
@@ -260,7 +310,7 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
       inputs.push_back(args.at(next_arg++));
     }
   }
-  const std::vector<Val> outs = loop_body(spec, inputs);
+  const std::vector<Val> outs = body(spec.body, inputs, spec.outputs);
   // The step's outputs first (a swap reads the old values), then the carried and last values.
   std::vector<std::string> next;
   for (std::size_t k = 0; k < nvalues; ++k) {
@@ -308,8 +358,8 @@ WholeSource Emitter::run(const LoopSpec& spec) {
     if (t->kind == Kind::kArray) {
       line("const SotArr* const " + name + " = " + in + ".a;");
     } else {
-      line("const " + t->c_type() + " " + name + " = static_cast<" + t->c_type() + ">(" + in +
-           "." + slot_field(*t) + ");");
+      line("const " + t->c_type() + " " + name + " = static_cast<" + t->c_type() + ">(" + in + "." +
+           slot_field(*t) + ");");
     }
     args.push_back(Val{name, *t, t->kind == Kind::kArray ? static_cast<int>(j) : -1});
     src_.args.push_back(*t);

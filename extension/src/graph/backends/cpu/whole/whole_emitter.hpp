@@ -19,10 +19,10 @@ namespace sot::graph::whole {
 struct WholeSource {
   // Defines extern "C" int sot_whole(const SotSlot* in, SotSlot* out, SotEnv* env).
   std::string code;
-  std::vector<WType> args;     // the loop op's arguments, in order
-  std::size_t tests = 0;       // of which the last are a while loop's entry tests (truths)
-  std::vector<WType> outputs;  // the loop op's outputs (its carried, then its last values)
-  std::vector<int> written;    // the arguments (arrays) whose elements the code writes
+  std::vector<WType> args;       // the loop op's arguments, in order
+  std::size_t tests = 0;         // of which the last are a while loop's entry tests (truths)
+  std::vector<WType> outputs;    // the loop op's outputs (its carried, then its last values)
+  std::vector<int> written;      // the arguments (arrays) whose elements the code writes
   std::vector<std::string> ops;  // the text of each op an `env->why` may name
 };
 

@@ -27,8 +27,9 @@ bool refuse(OpCtx& c, const std::string& why) {
 
 // The operand as a double, as CPython mixes an int (or bool) into float arithmetic.
 std::string as_double(const Val& v) {
-  return v.type.c_kind() == 'f' && v.type.kind != Kind::kScalar ? v.expr
-                                                                : "static_cast<double>(" + v.expr + ")";
+  return v.type.c_kind() == 'f' && v.type.kind != Kind::kScalar
+             ? v.expr
+             : "static_cast<double>(" + v.expr + ")";
 }
 
 std::string as_int(const Val& v) {
@@ -176,8 +177,8 @@ bool py_int(OpCtx& c) {
   const char k = a.type.c_kind();
   if (k == 'f') {
     c.lines.push_back("long long " + c.name + ";");
-    c.lines.push_back("if (!sot_trunc_int(static_cast<double>(" + a.expr + "), &" + c.name +
-                      ")) " + give_up(c));
+    c.lines.push_back("if (!sot_trunc_int(static_cast<double>(" + a.expr + "), &" + c.name + ")) " +
+                      give_up(c));
     return true;
   }
   if (k == 'u' && a.type.dtype == DType::kUInt64) {
@@ -241,10 +242,22 @@ Handler numpy_handler_for(const std::string& name);
 
 Handler handler_for(const std::string& name, bool python) {
   static const std::map<std::string, Handler> kPython = {
-      {"add", py_add},     {"sub", py_sub},   {"mul", py_mul}, {"truediv", py_truediv},
-      {"floordiv", py_floordiv}, {"mod", py_mod}, {"lt", py_lt}, {"le", py_le},
-      {"gt", py_gt},       {"ge", py_ge},     {"eq", py_eq},   {"ne", py_ne},
-      {"int", py_int},     {"float", py_float}, {"abs", py_abs}, {"max", py_max},
+      {"add", py_add},
+      {"sub", py_sub},
+      {"mul", py_mul},
+      {"truediv", py_truediv},
+      {"floordiv", py_floordiv},
+      {"mod", py_mod},
+      {"lt", py_lt},
+      {"le", py_le},
+      {"gt", py_gt},
+      {"ge", py_ge},
+      {"eq", py_eq},
+      {"ne", py_ne},
+      {"int", py_int},
+      {"float", py_float},
+      {"abs", py_abs},
+      {"max", py_max},
       {"min", py_min},
   };
   if (python) {

@@ -39,8 +39,8 @@ struct OpCtx {
   std::string name;       // the variable the handler declares for the result
   int give_up = 0;        // the op's number for SOT_GIVE_UP
   std::vector<std::string> lines;
-  std::string why;        // set when the handler refuses the op
-  Val out;                // what the result is (`name` of `result`, or an alias: setitem's array)
+  std::string why;  // set when the handler refuses the op
+  Val out;          // what the result is (`name` of `result`, or an alias: setitem's array)
   std::vector<int> written;  // the arguments the op writes into
 };
 

@@ -149,6 +149,55 @@ bool square(OpCtx& c) {
   return true;
 }
 
+// np.float32(0.5), np.int64(3): a NumPy scalar type called on a Python number (a constant the
+// translation tried: it does not raise), cast as NumPy converts it; a float into an int type is
+// not emitted (NumPy truncates and raises on NaN there).
+bool scalar_of(OpCtx& c) {
+  std::string e;
+  if (!scalar_result(c) || c.args.size() != 1 || !c.args[0].type.python() ||
+      (c.args[0].type.kind == Kind::kPyFloat && c.result.c_kind() != 'f')) {
+    return refuse(c, "a NumPy scalar made from something other than a Python number");
+  }
+  if (c.result.c_kind() == 'b') {
+    declare(c, "static_cast<bool>(" + c.args[0].expr + ")");
+    return true;
+  }
+  if (!operand_as(c, c.args[0], c.result.dtype, &e)) {
+    return refuse(c, "a NumPy scalar made from something other than a Python number");
+  }
+  declare(c, e);
+  return true;
+}
+
+// max(a, b, ...) / min(...) of NumPy scalars of one dtype: the builtin's first greatest (least)
+// item, compared with NumPy's quiet `<`.
+bool scalar_extreme(OpCtx& c, bool greatest) {
+  if (!scalar_result(c) || c.args.size() < 2) {
+    return refuse(c, "max()/min() of something other than NumPy scalars");
+  }
+  for (const Val& v : c.args) {
+    if (v.type.kind != Kind::kScalar || v.type.dtype != c.result.dtype) {
+      return refuse(c, "max()/min() of NumPy scalars of several dtypes");
+    }
+  }
+  const bool floats = c.result.c_kind() == 'f';
+  const char* cmp = floats ? (greatest ? "SOT_GT" : "SOT_LT") : (greatest ? ">" : "<");
+  c.lines.push_back(c.result.c_type() + " " + c.name + " = " + c.args[0].expr + ";");
+  for (std::size_t k = 1; k < c.args.size(); ++k) {
+    const std::string& x = c.args[k].expr;
+    const std::string test =
+        floats ? std::string(cmp) + "(" + x + ", " + c.name + ")" : x + " " + cmp + " " + c.name;
+    c.lines.push_back("if (" + test + ") " + c.name + " = " + x + ";");
+  }
+  return true;
+}
+bool scalar_max(OpCtx& c) {
+  return scalar_extreme(c, true);
+}
+bool scalar_min(OpCtx& c) {
+  return scalar_extreme(c, false);
+}
+
 // The dtype NumPy compares two operands in, where tier C asserts it: two scalars of one dtype, or
 // a float64/int64 scalar and a Python number (float64, or int64 for two ints).
 bool compare_type(const OpCtx& c, DType* t) {
@@ -225,7 +274,8 @@ bool element_offset(OpCtx& c, const Val& a, const std::vector<Val>& indices,
 }
 
 bool getitem(OpCtx& c) {
-  if (c.args.size() < 2 || c.result.kind != Kind::kScalar || c.args[0].type.dtype != c.result.dtype) {
+  if (c.args.size() < 2 || c.result.kind != Kind::kScalar ||
+      c.args[0].type.dtype != c.result.dtype) {
     return refuse(c, "indexing that makes an array");
   }
   const std::vector<Val> indices(c.args.begin() + 1, c.args.end());
@@ -252,8 +302,9 @@ bool setitem(OpCtx& c) {
   }
   const char to = kind(a.type.dtype);
   const char from = v.type.c_kind();
-  const bool exact = to == 'f' || (a.type.dtype == DType::kInt64 && (from == 'i' || from == 'b') &&
-                                   v.type.dtype != DType::kUInt64) ||
+  const bool exact = to == 'f' ||
+                     (a.type.dtype == DType::kInt64 && (from == 'i' || from == 'b') &&
+                      v.type.dtype != DType::kUInt64) ||
                      (to == 'b' && from == 'b');
   if (!exact || a.arg < 0) {
     return refuse(c, "an assignment whose cast tier C does not assert");
@@ -289,6 +340,9 @@ Handler numpy_handler_for(const std::string& name) {
       {"greater_equal", greater_equal},
       {"equal", equal},
       {"not_equal", not_equal},
+      {"scalar", scalar_of},
+      {"max", scalar_max},
+      {"min", scalar_min},
       {"getitem", getitem},
       {"getitem_at", getitem},
       {"setitem", setitem},

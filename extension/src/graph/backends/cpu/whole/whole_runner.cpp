@@ -312,8 +312,7 @@ LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObj
         return Outcome::kError;
       }
     }
-    note_give_up(rc == 1 && env.why >= 0 &&
-                         static_cast<std::size_t>(env.why) < source_.ops.size()
+    note_give_up(rc == 1 && env.why >= 0 && static_cast<std::size_t>(env.why) < source_.ops.size()
                      ? "at " + source_.ops[static_cast<std::size_t>(env.why)]
                      : "a floating-point flag NumPy reports");
     return Outcome::kGaveUp;

@@ -51,7 +51,7 @@ class WholeLoop final : public LoopCode {
 
   WholeSource source_;
   std::shared_ptr<NativeKernel> kernel_;
-  std::vector<pybind11::object> types_;  // per argument and output: a NumPy scalar's type
+  std::vector<pybind11::object> types_;   // per argument and output: a NumPy scalar's type
   std::vector<pybind11::object> descrs_;  // per argument: an array's dtype
   pybind11::object ndarray_;
   long runs_ = 0;

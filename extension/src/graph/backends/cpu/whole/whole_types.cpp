@@ -175,10 +175,10 @@ std::optional<Literal> literal(const py::handle& value, std::string* why) {
                std::to_string(value.attr("__int__")().cast<unsigned long long>()) + "ULL)";
   } else {
     const long long i = value.attr("__int__")().cast<long long>();
-    lit.expr = "static_cast<" + whole::c_type(*t) + ">(" +
-               (i == INT64_MIN ? std::string("(-9223372036854775807LL - 1)")
-                               : std::to_string(i) + "LL") +
-               ")";
+    lit.expr =
+        "static_cast<" + whole::c_type(*t) + ">(" +
+        (i == INT64_MIN ? std::string("(-9223372036854775807LL - 1)") : std::to_string(i) + "LL") +
+        ")";
   }
   return lit;
 }

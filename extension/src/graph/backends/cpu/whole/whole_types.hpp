@@ -23,7 +23,9 @@ struct WType {
   int ndim = 0;                 // kArray
 
   bool number() const { return kind != Kind::kArray; }
-  bool python() const { return kind == Kind::kPyInt || kind == Kind::kPyFloat || kind == Kind::kPyBool; }
+  bool python() const {
+    return kind == Kind::kPyInt || kind == Kind::kPyFloat || kind == Kind::kPyBool;
+  }
   // The C type of a number's value, or of an array's elements.
   std::string c_type() const;
   // 'b', 'i', 'u' or 'f' of the value (a Python int: 'i', a float: 'f', a bool: 'b').

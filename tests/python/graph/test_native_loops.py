@@ -1,0 +1,287 @@
+"""Tier C: loop ops of Python numbers, NumPy scalars and single elements run as one native function (the cpu
+backend, graph/backends/cpu/whole/). Every case runs plainly and translated - first call, from the cache, and
+with other arguments of the same types - with tier C compiled before the loop's first run (``sync``), and the
+two must agree in value and exact type, in the arguments after the call, in the exception raised and in the
+warnings. Where native code cannot match plain Python (an int past 64 bits, a division by zero, an index out of
+range, a floating-point flag NumPy warns of), it gives up: the arrays it wrote are put back and the loop op's own
+path computes or raises as plain Python does; the cases below reach each of those.
+PYTEST_DONT_REWRITE"""
+
+import math
+import warnings
+
+import pytest
+from numpy_differential import check, native_runs, same
+
+np = pytest.importorskip("numpy")
+sot = pytest.importorskip("sot")
+from sot import capture as cap  # noqa: E402
+
+pytestmark = pytest.mark.skipif(sot.config.backend != "cpu", reason="tier C is the cpu backend's")
+
+
+@pytest.fixture(autouse=True)
+def tier_c_sync():
+    before = sot._sot.graph.tier_c()
+    sot._sot.graph.tier_c("sync")
+    yield
+    sot._sot.graph.tier_c(before)
+
+
+# ---- programs ---------------------------------------------------------------------------------------------------
+
+
+def counter(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+
+
+def float_steps(n, x0):
+    x = x0
+    t = 0.0
+    for i in range(n):
+        x = x * 0.999 + 0.5 / (i + 1)
+        t += 0.25
+    return x, t
+
+
+def floor_and_mod(n, m):
+    a = 0
+    b = 0.0
+    for i in range(-n, n):
+        a += i // m + i % m
+        b += (i * 0.7) // (m * 0.3) + (i * 0.7) % (m * 0.3)
+    return a, b
+
+
+def while_mixed(x, big, limit):
+    y = x * 2.0  # (arrays in the frame: the while loop is not simulated to its end)
+    k = 0
+    s = 0.0
+    while k + big < limit:  # an int past 2**53 meeting a float: compared exactly by Python (give up)
+        s += 0.5
+        k += 1
+    return y, k, s
+
+
+def running_mean(x):
+    out = np.empty_like(x)
+    acc = 0.0
+    for i in range(x.shape[0]):
+        acc += x[i]
+        out[i] = acc / (i + 1)
+    return out
+
+
+def ema(x, alpha):
+    out = np.empty_like(x)
+    m = x[0]
+    for i in range(x.shape[0]):
+        m = alpha * x[i] + (1 - alpha) * m
+        out[i] = m
+    return out
+
+
+def sor(u, f, omega, sweeps):
+    for _ in range(sweeps):
+        for i in range(1, u.shape[0] - 1):
+            u[i] = (1 - omega) * u[i] + omega * 0.5 * (u[i - 1] + u[i + 1] - f[i])
+    return u
+
+
+def gauss_seidel(u, f, sweeps):
+    n = u.shape[0]
+    for _ in range(sweeps):
+        for i in range(1, n - 1):
+            for j in range(1, n - 1):
+                u[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - f[i, j])
+    return u
+
+
+def trapezoid(x, y):
+    total = 0.0
+    for i in range(1, x.shape[0]):
+        total += 0.5 * (x[i] - x[i - 1]) * (y[i] + y[i - 1])
+    return total
+
+
+def int_elements(a, scale):
+    total = 0
+    for i in range(a.shape[0]):
+        total += int(a[i]) * scale
+        a[i] = a[i] + 1
+    return total, a
+
+
+def divide_by(x, d):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += float(x[i]) / d
+    return s
+
+
+def shifted(x, k):
+    s = 0.0
+    for i in range(20):
+        s += x[i - k]
+    return s
+
+
+def grows(u, factor):
+    for i in range(1, u.shape[0]):
+        u[i] = u[i - 1] * factor  # overflows to inf past some step: NumPy warns there
+    return u
+
+
+def int_of(x):
+    total = 0
+    for i in range(x.shape[0]):
+        total += int(x[i])
+    return total
+
+
+def float32_steps(x):
+    out = np.empty_like(x)
+    m = x[0]
+    for i in range(x.shape[0]):
+        m = m * np.float32(0.5) + x[i]
+        out[i] = m
+    return out
+
+
+RNG = np.random.default_rng(11)
+X = RNG.standard_normal(200)
+U2 = RNG.standard_normal((12, 12))
+
+CASES = [
+    (counter, (1000,), [((50,), {}), ((5_000_000,), {})]),  # (the second passes 2**63: give up, Python's ints)
+    (float_steps, (300, 1.0), [((20, -3.5), {})]),
+    (floor_and_mod, (200, 7), [((200, -7), {}), ((300, 0), {})]),  # (m = 0: ZeroDivisionError, as plain)
+    (while_mixed, (np.ones(3), 3, 300.5), [((np.ones(2), 2**60, 2.0**60 + 100), {})]),
+    (running_mean, (X,), [((X[:17],), {}), ((X.astype(np.float32),), {})]),
+    (ema, (X, 0.1), [((X[:40], 0.7), {}), ((np.full(30, 1e308), 3.0), {})]),  # (overflow: a warning)
+    (sor, (np.zeros(40), X[:40] * 0.01, 1.5, 6), [((np.ones(9), X[:9], 1.2, 2), {})]),
+    (gauss_seidel, (np.zeros((12, 12)), U2 * 0.01, 3), [((np.ones((5, 5)), U2[:5, :5], 2), {})]),
+    (trapezoid, (np.linspace(0.0, 1.0, 64), X[:64]), [((np.linspace(0.0, 2.0, 9), X[:9]), {})]),
+    (int_elements, (np.arange(30), 3), [((np.arange(9) - 4, 2**61), {})]),  # (a product past 2**63)
+    (divide_by, (X, 2.0), [((X, 0.0), {})]),  # (ZeroDivisionError on the first step)
+    (shifted, (np.arange(40.0), 0), [((np.arange(40.0), 25), {})]),  # (x[-25 ...] then IndexError)
+    (grows, (np.ones(40), 2.0), [((np.ones(40), 1e200), {})]),  # (inf and the overflow warning)
+    (int_of, (X * 10,), [((np.array([1.0, np.nan, 2.0]),), {})]),  # (int(nan): ValueError)
+    (float32_steps, (X.astype(np.float32),), [((X[:9].astype(np.float32),), {})]),
+]
+
+
+def run_plainly(fn, args):
+    """The result (or the exception), the arguments after the call and the warnings of one call."""
+    args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = fn(*args)
+            error = None
+        except Exception as exc:  # noqa: BLE001 - every exception is compared
+            value, error = None, (type(exc), str(exc))
+    return value, error, args, [(w.category, str(w.message)) for w in caught]
+
+
+@pytest.mark.parametrize("fn,args,variants", CASES, ids=[c[0].__name__ for c in CASES])
+def test_native_loops(fn, args, variants):
+    records = check(fn, *args, variants=variants)
+    assert native_runs(records) > 0, "tier C's code never ran"
+    # every call again with the warnings compared too (the check above compares the rest)
+    jitted = sot.jit(fn)
+    for call_args in [args] + [v[0] for v in variants]:
+        for _ in range(3):
+            want = run_plainly(fn, call_args)
+            got = run_plainly(jitted, call_args)
+            assert same(got[0], want[0]) and got[1] == want[1], (got[:2], want[:2])
+            assert same(tuple(got[2]), tuple(want[2])), "the arguments after the call differ"
+            assert got[3] == want[3], f"warnings {got[3]} != {want[3]}"
+
+
+def loops_of(fn, *args):
+    """The tier C entries (status, runs, gave_up) of the loop ops of fn's graphs after one translated call."""
+    sot.reset()
+    cap.clear(fn)
+    translator = sot.translate.new_translator(records=True)
+    with cap.capture(translator):
+        fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    loops = []
+    for r in translator.records():
+        for g in r["graphs"]:
+            for group in g["compiled"].plan().get("groups", []):
+                loops.extend(group.get("loops", []))
+    return loops
+
+
+def test_gives_up_then_runs_its_own_path():
+    """An int past 64 bits: the native code gives up (counted, the op named), the loop op's own path makes the big
+    int; the written arrays of a give-up are put back first (grows: the overflow is seen after the loop)."""
+    loops = loops_of(counter, 5_000_000)
+    assert len(loops) == 1 and loops[0]["gave_up"] == 1 and loops[0]["runs"] == 0, loops
+    assert "gave up 1 time (last: at add" in loops[0]["status"], loops
+    loops = loops_of(grows, np.ones(40), 1e200)
+    assert loops[0]["gave_up"] == 1 and "floating-point flag" in loops[0]["status"], loops
+    loops = loops_of(counter, 1000)
+    assert loops[0]["runs"] == 1 and loops[0]["gave_up"] == 0 and loops[0]["status"].startswith("ready"), loops
+
+
+def test_not_run_again_after_the_limit():
+    jitted = sot.jit(counter)
+    sot.reset()
+    cap.clear(counter)
+    for _ in range(6):
+        assert jitted(5_000_000) == counter(5_000_000)
+    assert jitted(10) == 285
+
+
+def test_unemitted_loops_say_why():
+    """A loop op tier C has no form for keeps its own path and says why (an array carried from step to step)."""
+
+    def carried_array(x, n):
+        for _ in range(n):
+            x = x * 0.5 + 1.0
+        return x
+
+    loops = loops_of(carried_array, np.ones(3), 40)
+    assert len(loops) == 1 and loops[0]["status"].startswith("not emitted: a loop that hands on an array"), loops
+    assert loops[0]["runs"] == 0
+
+
+def test_mode_setting():
+    assert sot._sot.graph.tier_c() == "sync"
+    with pytest.raises(ValueError, match="'on', 'off' or 'sync'"):
+        sot._sot.graph.tier_c("fast")
+    sot.config.cpu_tier_c = "off"
+    try:
+        assert sot._sot.graph.tier_c() == "off"
+        assert counter(300) == sot.jit(counter)(300)
+    finally:
+        sot.config.cpu_tier_c = "sync"
+    with pytest.raises(ValueError, match="expected 'on', 'off' or 'sync'"):
+        sot.config.cpu_tier_c = "fast"
+
+
+def test_python_semantics_of_numbers():
+    """Floor division and remainder of negative ints and floats, int/float comparisons past 2**53, min/max with
+    NaN: as CPython, native or given up on."""
+
+    def numbers(n, m, w):
+        a = 0
+        b = 0.0
+        c = 0
+        for i in range(-n, n):
+            a += (i * 7) // m - (i * 5) % m
+            b += (i * 0.3) // w + (i * 0.3) % w + abs(i * 0.5)
+            c += max(i, -i) + min(i, 3) + abs(i)
+        return a, b, c
+
+    jitted = sot.jit(numbers)
+    for args in [(30, 4, 0.7), (30, -4, -0.7), (25, 3, 2.5), (10, 1, 1e-300)]:
+        want = numbers(*args)
+        got = jitted(*args)
+        assert same(got, want), (args, got, want)
+        assert all(math.copysign(1.0, x) == math.copysign(1.0, y) for x, y in [(got[1], want[1])])
