@@ -6,8 +6,9 @@ source and ``jax.jit`` where they are importable (the peers environment, .venv/p
 
 For each program at its small and large size: the best of ``--repeat`` single calls (fresh copies of the inputs
 for each, made outside the timing: several programs write into their inputs) of plain, ours (``sot.jit``, the
-translation's own time: adaptive hits off unless --adaptive, tier B's kernels compiled before the timing) and numba (compiled
-before the timing; "-" where it does not compile the program). Ours must equal plain (exact types; floats within
+translation's own time: adaptive hits off unless --adaptive, tier B's kernels and tier C's loops compiled before the
+timing), numba (compiled before the timing; "-" where it does not compile the program) and jax.jit (of the same
+source with jax.numpy for np, on the whole-array time steps and iterations; "-" where it does not trace). Ours must equal plain (exact types; floats within
 1e-9 relative): a difference is printed and counted. ``whole`` says whether the first call's translation held
 the whole function in graphs (graphs, no break, nothing run as is). The summary: per size, the geometric mean of
 ours / plain, the programs slower than 1.05x plain, and ours against numba on the programs both ran."""
@@ -67,7 +68,36 @@ def numba_of(fn):
     return numba.njit(cache=False)(fn)
 
 
-def run_one(entry, n, repeat, use_numba, warm=0):
+# jax.jit of the same source, its ``np`` bound to jax.numpy and its arrays made jax arrays: only the programs of
+# whole-array time steps and iterations are expressible so (the others write single elements or slices in place,
+# which jax arrays refuse, or trace a Python loop of thousands of scalar steps); trip counts stay Python ints.
+JAX_KINDS = ("steps", "iterate")
+
+
+def jax_of(fn):
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    import types
+
+    jax.config.update("jax_enable_x64", True)
+    source = types.FunctionType(fn.__code__, {**fn.__globals__, "np": jnp}, fn.__name__, fn.__defaults__,
+                                fn.__closure__)
+    compiled = {}  # by the positions of the Python-number arguments (static: loop counts)
+
+    def call(*args):
+        numbers = tuple(i for i, a in enumerate(args) if not isinstance(a, np.ndarray))
+        if numbers not in compiled:
+            compiled[numbers] = jax.jit(source, static_argnums=numbers)
+        out = compiled[numbers](*[jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args])
+        return jax.block_until_ready(out)
+
+    return call
+
+
+def run_one(entry, n, repeat, use_numba, warm=0, use_jax=False):
     fn, make = entry["fn"], entry["make"]
     base = make(n)
 
@@ -96,6 +126,14 @@ def run_one(entry, n, repeat, use_numba, warm=0):
             row["numba"] = best_of(compiled, fresh, repeat)
         except Exception as exc:  # noqa: BLE001 (numba's typing errors and the like)
             row["numba_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
+    row["jax"] = None
+    if use_jax and entry["kind"] in JAX_KINDS:
+        compiled = jax_of(fn)
+        try:
+            compiled(*fresh())  # (compiled for these shapes and Python numbers)
+            row["jax"] = best_of(compiled, fresh, repeat)
+        except Exception as exc:  # noqa: BLE001 (tracer errors: not expressible so)
+            row["jax_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
     return row
 
 
@@ -110,6 +148,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--json", default="")
     ap.add_argument("--no-numba", action="store_true")
+    ap.add_argument("--no-jax", action="store_true")
     ap.add_argument("--adaptive", action="store_true",
                     help="adaptive hits on, 96 calls before the timing (the user's time once the first round"
                     " has chosen the faster code)")
@@ -117,21 +156,24 @@ def main():
     sot.config.adaptive = opts.adaptive  # off: the translation's own time
     only = set(opts.only.split(",")) if opts.only else None
     use_numba = not opts.no_numba and numba_of(lambda: 0) is not None
+    use_jax = not opts.no_jax and jax_of(lambda: 0) is not None
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, sot backend {sot.config.backend}, "
-          f"numba {'yes' if use_numba else 'not importable'}; best of {opts.repeat} calls")
+          f"numba {'yes' if use_numba else 'not importable'}, jax {'yes' if use_jax else 'not importable'}; "
+          f"best of {opts.repeat} calls")
     print(f"{'program':22} {'kind':8} {'n':>7} {'plain ms':>9} {'ours ms':>9} {'ours/plain':>10} "
-          f"{'numba ms':>9} {'whole':>6}")
+          f"{'numba ms':>9} {'jax ms':>9} {'whole':>6}")
     rows = []
     for entry in loop_corpus.CORPUS:
         if only and entry["name"] not in only:
             continue
         for n in entry["sizes"]:
-            row = run_one(entry, n, opts.repeat, use_numba, warm=96 if opts.adaptive else 0)
+            row = run_one(entry, n, opts.repeat, use_numba, warm=96 if opts.adaptive else 0, use_jax=use_jax)
             rows.append(row)
             numba = f"{row['numba'] * 1e3:9.3f}" if row["numba"] else f"{'-':>9}"
+            jaxt = f"{row['jax'] * 1e3:9.3f}" if row["jax"] else f"{'-':>9}"
             flag = "" if row["correct"] else "  DIFFERS"
             print(f"{row['name']:22} {row['kind']:8} {n:7} {row['plain'] * 1e3:9.3f} {row['ours'] * 1e3:9.3f} "
-                  f"{row['ours'] / row['plain']:10.2f} {numba} {'yes' if row['whole'] else 'no':>6}{flag}",
+                  f"{row['ours'] / row['plain']:10.2f} {numba} {jaxt} {'yes' if row['whole'] else 'no':>6}{flag}",
                   flush=True)
     for size, label in ((0, "small"), (1, "large")):
         sized = [r for r in rows if r["n"] == next(e for e in loop_corpus.CORPUS if e["name"] == r["name"])
@@ -145,7 +187,14 @@ def main():
               f"{len(slower)} {slower}")
         if both:
             print(f"  on the {len(both)} numba runs: ours/plain {geomean([r['ours'] / r['plain'] for r in both]):.2f}, "
-                  f"numba/plain {geomean([r['numba'] / r['plain'] for r in both]):.2f}")
+                  f"numba/plain {geomean([r['numba'] / r['plain'] for r in both]):.2f}; ours faster on "
+                  f"{sum(r['ours'] < r['numba'] for r in both)}")
+        with_jax = [r for r in sized if r.get("jax")]
+        if with_jax:
+            print(f"  on the {len(with_jax)} jax runs: ours/plain "
+                  f"{geomean([r['ours'] / r['plain'] for r in with_jax]):.2f}, jax/plain "
+                  f"{geomean([r['jax'] / r['plain'] for r in with_jax]):.2f}; ours faster on "
+                  f"{sum(r['ours'] < r['jax'] for r in with_jax)}")
     print(f"whole functions in graphs: {sum(r['whole'] for r in rows)} of {len(rows)} runs; "
           f"results differing from plain: {sum(not r['correct'] for r in rows)}")
     if opts.json:

@@ -814,10 +814,17 @@ namespace sot::translator {
 
 std::optional<OpcodeExecutor::LoopKey> OpcodeExecutor::loop_key(const VarPtr& container,
                                                                 const VarPtr& key) {
-  // (a loop variable, or an int computed from one whose range is known: i - 1, 2 * j + 1)
+  // (a loop variable, an int computed from one whose range is known: i - 1, 2 * j + 1, or any other
+  // Python int of the graph - a counter carried by a while loop - while no side effect waits to be
+  // replayed after the graph: out of range, the op raises IndexError where the graph runs, as the
+  // plain code would there)
   auto is_index = [&](const VarPtr& v) {
-    return v->kind() == Variable::Kind::kArray && shared_->arrays &&
-           arrays().int_range(v->graph_id()).has_value();
+    if (v->kind() != Variable::Kind::kArray || !shared_->arrays) {
+      return false;
+    }
+    const graph::ValueInfo& info = arrays().graph.value(v->graph_id()).info;
+    return arrays().int_range(v->graph_id()).has_value() ||
+           (info.python == 'i' && !effects().pending());
   };
   LoopKey k;
   py::list parts;  // the key, each index's place None
@@ -848,15 +855,15 @@ std::optional<OpcodeExecutor::LoopKey> OpcodeExecutor::loop_key(const VarPtr& co
   const ValueInfo in = static_info(x.id);  // (the bounds need the indexed dimensions' sizes)
   for (std::size_t j = 0; j < k.indices.size(); ++j) {
     const auto pos = static_cast<std::size_t>(k.positions[j]);
-    const ArrayState::LoopIndex range = *arrays().int_range(k.indices[j]);
     if (in.scalar || in.ndim() <= static_cast<int>(pos)) {
       graph_break("indexing a NumPy value with the loop variable past its dimensions");
     }
     const std::int64_t size = in.shape[pos];
-    if (range.lo < -size || range.hi >= size) {
+    const auto range = arrays().int_range(k.indices[j]);
+    if (range ? (range->lo < -size || range->hi >= size) : size == 0) {
       graph_break("the loop variable indexes past the array's dimension (IndexError)");
     }
-    parts[pos] = py::int_(range.lo);
+    parts[pos] = py::int_(range ? range->lo : 0);
   }
   const auto items =
       index_items(key->kind() == Variable::Kind::kTuple ? py::object(py::tuple(parts)) : parts[0]);

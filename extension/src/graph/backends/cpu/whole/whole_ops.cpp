@@ -206,7 +206,7 @@ bool py_abs(OpCtx& c) {
     declare(c, as_int(a) + " < 0 ? -" + as_int(a) + " : " + as_int(a));
     return true;
   }
-  declare(c, "std::fabs(" + as_double(a) + ")");
+  declare(c, "sot_fabs(" + as_double(a) + ")");
   return true;
 }
 

@@ -134,10 +134,10 @@ bool negative(OpCtx& c) {
   return unary_float(c, "-");
 }
 bool absolute(OpCtx& c) {
-  return unary_float(c, "std::fabs");
+  return unary_float(c, "sot_fabs");
 }
 bool sqrt_op(OpCtx& c) {
-  return unary_float(c, "std::sqrt");
+  return unary_float(c, "sot_sqrt");
 }
 bool square(OpCtx& c) {
   std::vector<std::string> e;
@@ -284,7 +284,7 @@ bool getitem(OpCtx& c) {
     return false;
   }
   c.lines.push_back(c.result.c_type() + " " + c.name + ";");
-  c.lines.push_back("std::memcpy(&" + c.name + ", " + at + ", sizeof " + c.name + ");");
+  c.lines.push_back("__builtin_memcpy(&" + c.name + ", " + at + ", sizeof " + c.name + ");");
   return true;
 }
 
@@ -316,7 +316,7 @@ bool setitem(OpCtx& c) {
   const std::string value = c.name + "_v";
   c.lines.push_back("const " + c_type(a.type.dtype) + " " + value + " = " +
                     cast_to(v.expr, v.type, a.type.dtype) + ";");
-  c.lines.push_back("std::memcpy(" + at + ", &" + value + ", sizeof " + value + ");");
+  c.lines.push_back("__builtin_memcpy(" + at + ", &" + value + ", sizeof " + value + ");");
   c.out = a;  // (the op's result is the array itself)
   c.written.push_back(a.arg);
   return true;
