@@ -45,7 +45,9 @@ class Emitter {
     std::vector<bool> has;
   };
 
-  void line(const std::string& text) { out_ << std::string(2 * indent_, ' ') << text << "\n"; }
+  void line(const std::string& text) {
+    out_ << std::string(2 * static_cast<std::size_t>(indent_), ' ') << text << "\n";
+  }
   std::string fresh(const char* stem) { return stem + std::to_string(serial_++); }
   [[noreturn]] static void refuse(const std::string& why) { throw Refused{why}; }
 
@@ -217,6 +219,7 @@ std::vector<Val> Emitter::body(const Graph& g, const std::vector<Val>& inputs,
   }
   ops(b);
   std::vector<Val> outs;
+  outs.reserve(outputs.size());
   for (const int o : outputs) {
     outs.push_back(value(b, o));
   }
@@ -301,8 +304,9 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
       const std::int64_t first = index ? spec.start : spec.counter_start;
       const std::int64_t by = index ? spec.step : 1;
       // (every value is a 64-bit int: the capture checked the range)
-      line("const long long " + name + " = " + std::to_string(first) + "LL + " +
-           std::to_string(by) + "LL * " + step + ";");
+      std::string text = "const long long " + name + " = " + std::to_string(first) + "LL + ";
+      text += std::to_string(by) + "LL * " + step + ";";
+      line(text);
       WType t;
       t.kind = Kind::kPyInt;
       inputs.push_back(Val{name, t, -1});
@@ -356,10 +360,13 @@ WholeSource Emitter::run(const LoopSpec& spec) {
     const std::string name = fresh("a");
     const std::string in = "in[" + std::to_string(j) + "]";
     if (t->kind == Kind::kArray) {
-      line("const SotArr* const " + name + " = " + in + ".a;");
+      std::string text = "const SotArr* const " + name;
+      text += " = " + in + ".a;";
+      line(text);
     } else {
-      line("const " + t->c_type() + " " + name + " = static_cast<" + t->c_type() + ">(" + in + "." +
-           slot_field(*t) + ");");
+      std::string text = "const " + t->c_type() + " " + name + " = static_cast<" + t->c_type();
+      text += ">(" + in + "." + slot_field(*t) + ");";
+      line(text);
     }
     args.push_back(Val{name, *t, t->kind == Kind::kArray ? static_cast<int>(j) : -1});
     src_.args.push_back(*t);

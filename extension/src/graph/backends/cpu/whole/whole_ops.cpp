@@ -221,9 +221,11 @@ bool py_extreme(OpCtx& c, bool greatest) {
   c.lines.push_back(c.result.c_type() + " " + c.name + " = " + c.args[0].expr + ";");
   for (std::size_t k = 1; k < c.args.size(); ++k) {
     const std::string& x = c.args[k].expr;
-    const std::string test =
-        ints ? x + " " + cmp + " " + c.name : std::string(cmp) + "(" + x + ", " + c.name + ")";
-    c.lines.push_back("if (" + test + ") " + c.name + " = " + x + ";");
+    std::string l = "if (";
+    l += ints ? x + " " + cmp + " " + c.name : std::string(cmp) + "(" + x + ", " + c.name + ")";
+    l += ") " + c.name + " = ";
+    l += x + ";";
+    c.lines.push_back(l);
   }
   return true;
 }

@@ -185,9 +185,11 @@ bool scalar_extreme(OpCtx& c, bool greatest) {
   c.lines.push_back(c.result.c_type() + " " + c.name + " = " + c.args[0].expr + ";");
   for (std::size_t k = 1; k < c.args.size(); ++k) {
     const std::string& x = c.args[k].expr;
-    const std::string test =
-        floats ? std::string(cmp) + "(" + x + ", " + c.name + ")" : x + " " + cmp + " " + c.name;
-    c.lines.push_back("if (" + test + ") " + c.name + " = " + x + ";");
+    std::string l = "if (";
+    l += floats ? std::string(cmp) + "(" + x + ", " + c.name + ")" : x + " " + cmp + " " + c.name;
+    l += ") " + c.name + " = ";
+    l += x + ";";
+    c.lines.push_back(l);
   }
   return true;
 }
@@ -265,9 +267,11 @@ bool element_offset(OpCtx& c, const Val& a, const std::vector<Val>& indices,
     const std::string at = name + "_" + std::to_string(d);
     const std::string dim = std::to_string(d);
     c.lines.push_back("long long " + at + ";");
-    c.lines.push_back("if (!sot_index(" + i.expr + ", " + a.expr + "->shape[" + dim + "], &" + at +
-                      ")) " + give_up(c));
-    offset += " + " + at + " * " + a.expr + "->strides[" + dim + "]";
+    std::string check = "if (!sot_index(" + i.expr + ", " + a.expr + "->shape[" + dim + "], &";
+    check += at + ")) " + give_up(c);
+    c.lines.push_back(check);
+    offset += " + " + at + " * ";
+    offset += a.expr + "->strides[" + dim + "]";
   }
   c.lines.push_back("char* const " + name + " = " + a.expr + "->data + (" + offset + ");");
   return true;

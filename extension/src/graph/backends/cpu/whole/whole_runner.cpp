@@ -44,7 +44,8 @@ unsigned long long scalar_bits(PyObject* obj, DType t) {
   auto widen = [&](auto sample) {
     decltype(sample) v;
     std::memcpy(&v, value, sizeof v);
-    const auto wide = static_cast<long long>(v);
+    const auto wide =
+        static_cast<long long>(v);  // NOLINT(bugprone-signed-char-misuse): int8 is signed
     std::memcpy(&bits, &wide, sizeof bits);
   };
   switch (t) {
@@ -226,7 +227,7 @@ bool WholeLoop::read_args(PyObject* const* args, std::size_t nargs,
   for (std::size_t k = 0; k < first_test; ++k) {
     if (source_.args[k].kind == Kind::kArray) {
       const SlotArray* p = &(*arrays)[next++];
-      std::memcpy(&(*in)[k], &p, sizeof p);
+      (*in)[k] = reinterpret_cast<std::uintptr_t>(p);  // (the slot's pointer, SotSlot.a)
     }
   }
   return true;
