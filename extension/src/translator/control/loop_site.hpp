@@ -29,9 +29,9 @@ struct OpcodeExecutor::LoopSite {
   std::int64_t counter_start = 0;  // and its value on the first step
   VarPtr second_rows;              // zip(a, b) with b an array: b (the counter indexes its rows)
   bool zip = false;                // zip(a, b): the first target takes a's item, the second b's
+  bool short_loop = false;  // of kLoopUnrollMax steps or fewer: tried only for native element work
   std::int64_t start = 0, step = 1, last_index = 0;  // the variable's first and last values
   std::int64_t trips = 0;
-  bool short_loop = false;  // of kLoopUnrollMax steps or fewer: tried only for native element work
   pybind11::object first, final;  // the range's first and last items
   VarPtr rows;                    // a loop over an array's rows: the array (else a range loop)
   std::set<int> stored;           // the slots the body stores

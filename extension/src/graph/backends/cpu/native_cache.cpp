@@ -188,7 +188,7 @@ std::shared_ptr<NativeKernel> native_kernel(const std::string& code, const std::
   std::unique_lock<std::mutex> lock(r.mutex);
   const auto found = r.by_key.find(key);
   if (found != r.by_key.end()) {
-    const std::shared_ptr<NativeKernel> known = found->second;
+    std::shared_ptr<NativeKernel> known = found->second;
     if (wait) {  // (compiling in another thread: its end is told through `done`)
       r.done.wait(lock, [&] { return known->state() != NativeKernel::State::kCompiling; });
     }
