@@ -72,6 +72,7 @@ def numba_of(fn):
 # whole-array time steps and iterations are expressible so (the others write single elements or slices in place,
 # which jax arrays refuse, or trace a Python loop of thousands of scalar steps); trip counts stay Python ints.
 JAX_KINDS = ("steps", "iterate")
+JAX_SECONDS = 60
 
 
 def jax_of(fn):
@@ -125,16 +126,37 @@ def run_one(entry, n, repeat, use_numba, warm=0, use_jax=False):
             compiled(*fresh())
             row["numba"] = best_of(compiled, fresh, repeat)
         except Exception as exc:  # noqa: BLE001 (numba's typing errors and the like)
-            row["numba_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
+            row["numba_error"] = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:100]}"
     row["jax"] = None
     if use_jax and entry["kind"] in JAX_KINDS:
-        compiled = jax_of(fn)
-        try:
-            compiled(*fresh())  # (compiled for these shapes and Python numbers)
-            row["jax"] = best_of(compiled, fresh, repeat)
-        except Exception as exc:  # noqa: BLE001 (tracer errors: not expressible so)
-            row["jax_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
+        row["jax"], row["jax_error"] = jax_in_child(entry["name"], n, repeat)
     return row
+
+
+def jax_timing(name, n, repeat):
+    """(best time, error) of jax.jit of program ``name`` at size ``n`` (run in a spawned child)."""
+    entry = next(e for e in loop_corpus.CORPUS if e["name"] == name)
+    base = entry["make"](n)
+    compiled = jax_of(entry["fn"])
+    try:
+        compiled(*copy.deepcopy(base))  # (compiled for these shapes and Python numbers)
+        return best_of(compiled, lambda: copy.deepcopy(base), repeat), None
+    except Exception as exc:  # noqa: BLE001 (tracer errors: not expressible so)
+        return None, f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:100]}"
+
+
+def jax_in_child(name, n, repeat, timeout=JAX_SECONDS):
+    """jax_timing in a spawned process, given up after ``timeout`` seconds (XLA compiles a traced loop of
+    hundreds of steps for minutes)."""
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        job = pool.apply_async(jax_timing, (name, n, repeat))
+        try:
+            return job.get(timeout=timeout)
+        except multiprocessing.TimeoutError:
+            pool.terminate()
+            return None, f"not compiled within {timeout} s"
 
 
 def geomean(values):
