@@ -151,7 +151,16 @@ def float32_steps(x):
     return out
 
 
+def writes_then_overflows(big, n, scale):
+    total = 0
+    for i in range(n):
+        big[i] = big[i] + 1
+        total += int(big[i]) * scale  # (past 2**63 after a few steps with a large scale: give up)
+    return total
+
+
 RNG = np.random.default_rng(11)
+BIG = np.zeros(3_000_000, dtype=np.int64)  # 24 MB: written elements logged, not the array copied
 X = RNG.standard_normal(200)
 U2 = RNG.standard_normal((12, 12))
 
@@ -171,6 +180,7 @@ CASES = [
     (grows, (np.ones(40), 2.0), [((np.ones(40), 1e200), {})]),  # (inf and the overflow warning)
     (int_of, (X * 10,), [((np.array([1.0, np.nan, 2.0]),), {})]),  # (int(nan): ValueError)
     (float32_steps, (X.astype(np.float32),), [((X[:9].astype(np.float32),), {})]),
+    (writes_then_overflows, (BIG, 40, 3), [((BIG, 40, 2**62), {}), ((np.zeros(50, dtype=np.int64), 30, 2**62), {})]),
 ]
 
 
@@ -225,6 +235,10 @@ def test_gives_up_then_runs_its_own_path():
     assert "gave up 1 time (last: at add" in loops[0]["status"], loops
     loops = loops_of(grows, np.ones(40), 1e200)
     assert loops[0]["gave_up"] == 1 and "floating-point flag" in loops[0]["status"], loops
+    # (24 MB written into: its elements logged and put back, not the array copied; the arguments after the
+    # call are compared with plain ones by test_native_loops[writes_then_overflows])
+    loops = loops_of(writes_then_overflows, BIG, 40, 2**62)
+    assert loops[0]["gave_up"] == 1 and "gave up 1 time (last: at add" in loops[0]["status"], loops
     loops = loops_of(counter, 1000)
     assert loops[0]["runs"] == 1 and loops[0]["gave_up"] == 0 and loops[0]["status"].startswith("ready"), loops
 

@@ -320,6 +320,7 @@ bool setitem(OpCtx& c) {
   const std::string value = c.name + "_v";
   c.lines.push_back("const " + c_type(a.type.dtype) + " " + value + " = " +
                     cast_to(v.expr, v.type, a.type.dtype) + ";");
+  c.lines.push_back("if (!sot_log(env, " + at + ", sizeof " + value + ")) " + give_up(c));
   c.lines.push_back("__builtin_memcpy(" + at + ", &" + value + ", sizeof " + value + ");");
   c.out = a;  // (the op's result is the array itself)
   c.written.push_back(a.arg);

@@ -25,9 +25,19 @@ union SotSlot {
   unsigned long long u;
   const SotArr* a;
 };
+struct SotUndo {  // an element's address, size and bytes before a write
+  char* at;
+  unsigned long long old;
+  unsigned long size;
+};
 struct SotEnv {
   int (*signals)();  // PyErr_CheckSignals: -1 when a signal handler raised
   long long why;     // the op that gave up (deoptimised), for the report
+  // The undo log of element writes (null: the runner copied the written arrays instead); `grow`
+  // makes room for more (false: no more room, the function gives up).
+  SotUndo* log;
+  long long used, room;
+  bool (*grow)(SotEnv*);
 };
 #define SOT_GIVE_UP(op) \
   do {                  \
@@ -43,6 +53,21 @@ static inline float sot_f32(unsigned int bits) {
   float f;
   __builtin_memcpy(&f, &bits, sizeof f);
   return f;
+}
+// Logs the `size` bytes at `at` before they are written (false: the log has no more room).
+static inline bool sot_log(SotEnv* env, char* at, unsigned long size) {
+  if (env->log == nullptr) {
+    return true;
+  }
+  if (env->used == env->room && !env->grow(env)) {
+    return false;
+  }
+  SotUndo& u = env->log[env->used++];
+  u.at = at;
+  u.old = 0;
+  u.size = size;
+  __builtin_memcpy(&u.old, at, size);
+  return true;
 }
 // Python's index rules: a negative index counts from the end; false when out of range.
 static inline bool sot_index(long long i, long long n, long long* at) {

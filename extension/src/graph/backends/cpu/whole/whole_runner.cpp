@@ -23,9 +23,17 @@ struct SlotArray {
   const long long* strides;
   long long nd;
 };
+struct Undo {
+  char* at;
+  unsigned long long old;
+  unsigned long size;
+};
 struct Env {
   int (*signals)();
   long long why;
+  Undo* log;
+  long long used, room;
+  bool (*grow)(Env*);
 };
 using WholeFn = int (*)(const unsigned long long* in, unsigned long long* out, Env* env);
 static_assert(sizeof(Py_ssize_t) == sizeof(long long), "NumPy's npy_intp is 64 bits here");
@@ -35,6 +43,24 @@ namespace {
 int check_signals() {
   return PyErr_CheckSignals();
 }
+
+// The undo log's storage: doubled when full, up to kUndoLimitBytes (then the function gives up).
+constexpr long long kUndoLimitBytes = 256LL << 20;
+thread_local std::vector<Undo> t_undo;
+
+bool grow_log(Env* env) {
+  const long long room = std::max<long long>(1024, 2 * env->room);
+  if (room * static_cast<long long>(sizeof(Undo)) > kUndoLimitBytes) {
+    return false;
+  }
+  t_undo.resize(static_cast<std::size_t>(room));
+  env->log = t_undo.data();
+  env->room = room;
+  return true;
+}
+
+// The arrays' bytes at or under which a run copies them rather than logging each write.
+constexpr long long kCopyLimitBytes = 16LL << 20;
 
 // The bits of a NumPy scalar of dtype `t` (its value follows the object's header, as NumPy's
 // scalar objects lay it out) in a slot: floats as the code reads them (.f, .f32), ints widened.
@@ -285,9 +311,20 @@ LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObj
     note_give_up("arguments of other kinds than the translation saw");
     return Outcome::kGaveUp;
   }
-  // A copy of every array the code writes, to put back if it gives up.
-  std::vector<std::pair<PyObject*, py::object>> saved;
+  // What puts back the arrays the code writes if it gives up: copies of them where they are small,
+  // else a log of each element written (a few writes into a large array).
+  long long written_bytes = 0;
   for (const int w : source_.written) {
+    const ArrayFields* f = array_fields(args[w]);
+    long long n = itemsize(source_.args[static_cast<std::size_t>(w)].dtype);
+    for (int d = 0; d < f->nd; ++d) {
+      n *= f->dimensions[d];
+    }
+    written_bytes += n;
+  }
+  const bool copies = written_bytes <= kCopyLimitBytes;
+  std::vector<std::pair<PyObject*, py::object>> saved;
+  for (const int w : copies ? source_.written : std::vector<int>{}) {
     PyObject* copy = PyObject_CallMethod(args[w], "copy", nullptr);
     if (copy == nullptr) {
       return Outcome::kError;
@@ -295,7 +332,14 @@ LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObj
     saved.emplace_back(args[w], py::reinterpret_steal<py::object>(copy));
   }
   std::vector<unsigned long long> out(source_.outputs.size() + 1);
-  Env env{check_signals, -1};
+  Env env{check_signals, -1, nullptr, 0, 0, grow_log};
+  if (!copies && !source_.written.empty()) {
+    env.log = t_undo.data();
+    env.room = static_cast<long long>(t_undo.size());
+    if (env.room == 0 && !grow_log(&env)) {
+      return Outcome::kGaveUp;
+    }
+  }
   clear_fe_flags();
   const auto fn = reinterpret_cast<WholeFn>(kernel_->symbol());  // NOLINT: dlsym's symbol
   const int rc = fn(in.data(), out.data(), &env);
@@ -308,6 +352,10 @@ LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObj
   }
   const int reported = flags != 0 ? reported_fe_flags(flags) : 0;
   if (rc == 1 || reported != 0) {
+    for (long long k = env.used - 1; k >= 0; --k) {  // (the log, last write first)
+      const Undo& u = env.log[k];
+      std::memcpy(u.at, &u.old, u.size);
+    }
     for (auto& [array, copy] : saved) {
       if (PyObject_SetItem(array, Py_Ellipsis, copy.ptr()) < 0) {
         return Outcome::kError;
