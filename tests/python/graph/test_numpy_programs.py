@@ -166,6 +166,12 @@ def int_of_argmax(x):
     return i, x[i]
 
 
+def index_past_the_end(x):
+    i = int(x.argmax()) + x.shape[0]
+    y = x * 2.0
+    return y[i]  # (IndexError where the graph runs, as plain)
+
+
 def print_between(x):
     y = x * 2
     print("y computed")
@@ -347,7 +353,10 @@ CASES = [
     case(item_of_reduction, V, graphs=2, breaks=1),
     case(instance_with_arrays, V),
     case(instance_with_arrays, V.astype(np.float32)),
-    case(int_of_argmax, V, graphs=1, breaks=1),  # (x[i] needs the Python int's value)
+    # (x[i] with i a Python int of the graph: an op of the graph, raising IndexError where it runs when i is out
+    # of range, while no side effect waits to be replayed)
+    case(int_of_argmax, V, graphs=1, breaks=0),
+    case(index_past_the_end, V, graphs=1, breaks=0),
     case(print_between, X, graphs=2, breaks=2),
     case(print_array, X, graphs=2, breaks=1),
     case(loop_over_range, X),
