@@ -260,8 +260,9 @@ class OpcodeExecutor {
     bool constants = true;  // reading only constants from before the loop
   };
   ElementWork element_work(const LoopSite& site) const;
-  // A body holding a cond op that the backend's native code would not run: abandoned (true).
-  bool conds_need_native(const LoopSite& site);
+  // A body holding a cond op, or a slice of its ints (L[i, :i]), that the backend's native code
+  // would not run: abandoned (true).
+  bool body_needs_native(const LoopSite& site);
   // The loop op of `site` as it would be made: its spec, the frame's values it takes (ids of the
   // frame's graph as it is, the body's ops in it) and the kinds of its outputs.
   struct BuiltLoop {
@@ -277,15 +278,27 @@ class OpcodeExecutor {
   // nullopt when `key` is no such key.
   struct LoopKey {
     std::vector<graph::IndexItem> items;
-    std::vector<int> indices;    // the ints of the graph at the key's places
-    std::vector<int> positions;  // their places in the key
+    std::vector<int> indices;    // the ints of the graph at the key's places, in order
+    std::vector<int> positions;  // their places in the key (-1: a part of a slice)
     pybind11::tuple tuple;       // empty: the key is one int itself
+    // Slices with parts of the graph (L[i, :i]): each one's dimension of the result and the runtime
+    // symbol of its length (-1 - n: n items every step, x[i:i + 4]). Parts: Ellipsis in the template.
+    std::vector<std::pair<int, int>> sliced;
     // The op's arguments: x, the template (a tuple key: None at the indices' places), the indices.
     std::vector<graph::Arg> args(int x) const;
     static pybind11::object getter();  // getitem_at(x, template, *indices): x[key]
     static pybind11::object setter();  // setitem_at(x, template, *indices, v): x[key] = v
   };
   std::optional<LoopKey> loop_key(const VarPtr& container, const VarPtr& key);
+  // A Python int of the graph whose range is known (a loop variable, i + 1).
+  bool ranged_int(const VarPtr& v);
+  // slice(start, stop[, step]) as a kSlice Variable when a start or stop is such an int (the rest
+  // constants: None or ints), else nullptr.
+  VarPtr ranged_slice(const std::vector<VarPtr>& parts);
+  // The text of how the Python int `id` was made (`add(v12,1)`), and the largest id it names.
+  std::string int_form(int id, int* max_id);
+  bool slice_places(const graph::ValueInfo& in, const std::vector<VarPtr>& slices,
+                    pybind11::list* parts, std::vector<pybind11::object>* templates, LoopKey* k);
   void emit_loop_op(LoopSite* site);
   void loop_locals_after(const LoopSite& site, const std::vector<int>& outs,
                          const std::vector<graph::ValueInfo>& out_infos);

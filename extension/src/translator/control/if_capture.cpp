@@ -15,7 +15,7 @@
 // An `if` inside a way is not captured (the outer attempt ends), nor one inside an unrolled loop
 // (each step would pay for the op: slower than plain Python's branch). One inside a loop body
 // captured as a loop op is, where the backend compiles loops natively: the loop op then stays only
-// where its native code holds the cond op (loop_capture.cpp, conds_need_native).
+// where its native code holds the cond op (loop_capture.cpp, body_needs_native).
 #include <algorithm>
 #include <array>
 #include <cstddef>

@@ -256,7 +256,7 @@ bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr
     abandon_loop(site);
     return false;
   }
-  if (scalar_loop(site) || conds_need_native(site)) {
+  if (scalar_loop(site) || body_needs_native(site)) {
     return false;  // (unrolled)
   }
   emit_loop_op(&site);

@@ -161,14 +161,34 @@ class ElementScan {
 
 namespace {
 
-bool has_cond(const graph::Graph& g, std::size_t first) {
+// A getitem_at whose key holds a slice of values of the graph (L[i, :i]: Ellipsis parts in its
+// template).
+bool ranged_slice_op(const graph::Op& op) {
+  if (op.name != "getitem_at" || op.args.size() < 2 ||
+      op.args[1].kind != graph::Arg::Kind::kConst || !PyTuple_Check(op.args[1].constant.ptr())) {
+    return false;
+  }
+  for (const py::handle item : py::reinterpret_borrow<py::tuple>(op.args[1].constant)) {
+    if (PySlice_Check(item.ptr()) != 0) {
+      auto* s = reinterpret_cast<PySliceObject*>(item.ptr());
+      if (s->start == Py_Ellipsis || s->stop == Py_Ellipsis || s->step == Py_Ellipsis) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Whether the ops of `g` from `first` on (nested loops' and cond ops' included) hold a cond op or a
+// slice of values of the graph.
+bool needs_native(const graph::Graph& g, std::size_t first) {
   for (std::size_t k = first; k < g.ops().size(); ++k) {
     const graph::Op& op = g.ops()[k];
-    if (op.name == "cond") {
+    if (op.name == "cond" || ranged_slice_op(op)) {
       return true;
     }
     const graph::LoopBody* body = op.name == "loop" ? graph::loop_body_of(op.fn) : nullptr;
-    if (body != nullptr && has_cond(body->spec().body, 0)) {
+    if (body != nullptr && needs_native(body->spec().body, 0)) {
       return true;
     }
   }
@@ -177,11 +197,12 @@ bool has_cond(const graph::Graph& g, std::size_t first) {
 
 }  // namespace
 
-bool OpcodeExecutor::conds_need_native(const LoopSite& site) {
+bool OpcodeExecutor::body_needs_native(const LoopSite& site) {
   // A body with a cond op (captured only for a backend with native loops) stays a loop op only
   // where that backend's native code runs it: from Python, each step's cond op is slower than the
-  // branch.
-  if (!has_cond(shared_->arrays->graph, site.ops)) {
+  // branch. So does a body with slices of its ints (L[i, :i] @ x[:i]): their sizes change every
+  // step, which only native code takes in its stride (the loop unrolls elsewhere).
+  if (!needs_native(shared_->arrays->graph, site.ops)) {
     return false;
   }
   graph::Backend* backend = graph::find_backend(shared_->backend);
@@ -216,8 +237,12 @@ OpcodeExecutor::ElementWork OpcodeExecutor::element_work(const LoopSite& site) c
 
 bool OpcodeExecutor::scalar_loop(const LoopSite& site) {
   const ElementWork w = element_work(site);
+  graph::Backend* backend = graph::find_backend(shared_->backend);
+  std::string why;
   if (!w.elements) {
-    if (site.short_loop) {  // (short loops of array work unroll)
+    // (short loops of array work unroll, unless the backend runs them natively: views and dot
+    // products of rows and slices, A[i] @ x, L[i, :i] @ x[:i])
+    if (site.short_loop && (backend == nullptr || !backend->native_loop(build_loop(site).spec, &why))) {
       abandon_loop(site);
       return true;
     }
@@ -228,8 +253,6 @@ bool OpcodeExecutor::scalar_loop(const LoopSite& site) {
     return true;
   }
   // (the backend's native code runs the whole loop: a loop op, as fast as its arithmetic)
-  graph::Backend* backend = graph::find_backend(shared_->backend);
-  std::string why;
   if (backend != nullptr && backend->native_loop(build_loop(site).spec, &why)) {
     return false;
   }

@@ -1,9 +1,12 @@
 // Element keys in loop bodies: x[i], x[i - 1], u[i, j] with ints of the graph as indices, checked in
 // range over the ints' ranges where those are known; getitem_at/setitem_at fill a key's template
 // where the graph runs.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "translator/control/loop_site.hpp"
@@ -16,6 +19,70 @@ namespace sot::translator {
 
 using graph::Arg;
 using graph::ValueInfo;
+
+bool OpcodeExecutor::ranged_int(const VarPtr& v) {
+  return v->kind() == Variable::Kind::kArray && shared_->arrays &&
+         arrays().int_range(v->graph_id()).has_value();
+}
+
+VarPtr OpcodeExecutor::ranged_slice(const std::vector<VarPtr>& parts) {
+  bool ranged = false;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i]->is_const()) {
+      continue;
+    }
+    if (i < 2 && ranged_int(parts[i])) {  // (a start or stop: the step stays a constant)
+      ranged = true;
+      continue;
+    }
+    return nullptr;
+  }
+  if (!ranged) {
+    return nullptr;
+  }
+  std::vector<VarPtr> items;
+  for (std::size_t i = 0; i < 3; ++i) {
+    VarPtr v = i < parts.size() ? parts[i] : Variable::constant(py::none());
+    if (v->is_const()) {
+      guards_->value(v);
+      if (!v->value().is_none() && !PyLong_CheckExact(v->value().ptr())) {
+        graph_break("a slice of " + v->describe() + " and values of the graph");
+      }
+    }
+    items.push_back(std::move(v));
+  }
+  return Variable::slice(std::move(items));
+}
+
+std::string OpcodeExecutor::int_form(int id, int* max_id) {
+  // (the Python int ops are pure: the same op of the same forms makes the same int)
+  const graph::Graph& g = arrays().graph;
+  const graph::Value& v = g.value(id);
+  if (v.source == graph::Value::Source::kConst) {
+    return py::repr(v.constant).cast<std::string>();
+  }
+  if (v.source == graph::Value::Source::kOp && v.info.python == 'i') {
+    const graph::Op& op = g.ops()[static_cast<std::size_t>(v.op)];
+    const bool pure = op.name == "add" || op.name == "sub" || op.name == "mul" ||
+                      op.name == "floordiv" || op.name == "mod";
+    if (pure && op.kwargs.empty()) {
+      std::string form = op.name + "(";
+      for (const Arg& a : op.args) {
+        if (a.kind == Arg::Kind::kValue) {
+          form += int_form(a.value, max_id) + ",";
+        } else if (a.kind == Arg::Kind::kConst) {
+          form += py::repr(a.constant).cast<std::string>() + ",";
+        } else {
+          form += "?" + std::to_string(id) + ",";
+          *max_id = std::max(*max_id, id);
+        }
+      }
+      return form + ")";
+    }
+  }
+  *max_id = std::max(*max_id, id);
+  return "v" + std::to_string(id);
+}
 
 std::optional<OpcodeExecutor::LoopKey> OpcodeExecutor::loop_key(const VarPtr& container,
                                                                 const VarPtr& key) {
@@ -32,14 +99,22 @@ std::optional<OpcodeExecutor::LoopKey> OpcodeExecutor::loop_key(const VarPtr& co
            (info.python == 'i' && !effects().pending());
   };
   LoopKey k;
-  py::list parts;  // the key, each index's place None
+  py::list parts;  // the key, each index's place None, each slice's parts of the graph Ellipsis
+  std::vector<VarPtr> slices;  // (by place in the key; nullptr where no such slice)
+  const bool one_slice = key->kind() == Variable::Kind::kSlice;  // x[i:j] is x[(i:j,)]
   if (is_index(key)) {
     k.indices.push_back(key->graph_id());
     k.positions.push_back(0);
     parts.append(py::none());
-  } else if (key->kind() == Variable::Kind::kTuple && !key->tracker().is_input()) {
-    for (std::size_t j = 0; j < key->items().size(); ++j) {
-      const VarPtr& item = key->items()[j];
+  } else if ((key->kind() == Variable::Kind::kTuple && !key->tracker().is_input()) || one_slice) {
+    const std::vector<VarPtr> items = one_slice ? std::vector<VarPtr>{key} : key->items();
+    for (std::size_t j = 0; j < items.size(); ++j) {
+      const VarPtr& item = items[j];
+      slices.push_back(item->kind() == Variable::Kind::kSlice ? item : nullptr);
+      if (slices.back()) {
+        parts.append(py::none());  // (its template below)
+        continue;
+      }
       if (is_index(item)) {
         k.indices.push_back(item->graph_id());
         k.positions.push_back(static_cast<int>(j));
@@ -53,7 +128,8 @@ std::optional<OpcodeExecutor::LoopKey> OpcodeExecutor::loop_key(const VarPtr& co
       parts.append(c);
     }
   }
-  if (k.indices.empty()) {
+  if (k.indices.empty() && std::none_of(slices.begin(), slices.end(),
+                                        [](const VarPtr& v) { return v != nullptr; })) {
     return std::nullopt;
   }
   const ArrayOperand x = array_operand(container);
@@ -70,15 +146,27 @@ std::optional<OpcodeExecutor::LoopKey> OpcodeExecutor::loop_key(const VarPtr& co
     }
     parts[pos] = py::int_(range ? range->lo : 0);
   }
-  const auto items =
-      index_items(key->kind() == Variable::Kind::kTuple ? py::object(py::tuple(parts)) : parts[0]);
+  std::vector<py::object> templates(slices.size());
+  if (!slices.empty() && !slice_places(in, slices, &parts, &templates, &k)) {
+    return std::nullopt;
+  }
+  const auto items = index_items(key->kind() == Variable::Kind::kTuple || one_slice
+                                     ? py::object(py::tuple(parts))
+                                     : parts[0]);
   if (!items) {
     return std::nullopt;
   }
   k.items = *items;
-  if (key->kind() == Variable::Kind::kTuple) {
+  if (key->kind() == Variable::Kind::kTuple || one_slice) {
     for (const int pos : k.positions) {
-      parts[static_cast<std::size_t>(pos)] = py::none();
+      if (pos >= 0) {
+        parts[static_cast<std::size_t>(pos)] = py::none();
+      }
+    }
+    for (std::size_t j = 0; j < templates.size(); ++j) {
+      if (templates[j]) {
+        parts[j] = templates[j];
+      }
     }
     k.tuple = py::tuple(parts);
   }
@@ -87,15 +175,181 @@ std::optional<OpcodeExecutor::LoopKey> OpcodeExecutor::loop_key(const VarPtr& co
 
 namespace {
 
+// An int constant that is a 64-bit int (false for other objects and bigger ints).
+bool int64_of(const py::object& o, std::int64_t* out) {
+  if (!o || PyLong_CheckExact(o.ptr()) == 0) {
+    return false;
+  }
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(o.ptr(), &overflow);
+  if (overflow != 0 || (v == -1 && PyErr_Occurred() != nullptr)) {
+    PyErr_Clear();
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+// x[i:i + 4] over i in [0, n - 4]: the start and stop are one int plus constants (`form_of` the
+// text of an int without them), both within [0, size] over their ranges (Python's slice rules
+// change neither), the step 1: as many items on every step. -1 where that is not shown.
+std::int64_t fixed_length(const ArrayState& arrays, const std::vector<VarPtr>& parts,
+                          std::int64_t size, const std::function<std::string(int)>& form_of) {
+  if (!parts[2]->value().is_none()) {
+    return -1;
+  }
+  struct Linear {
+    std::string base;  // "" for a constant
+    std::int64_t offset = 0;
+    std::int64_t lo = 0, hi = 0;
+  };
+  const auto linear = [&](const VarPtr& v, std::int64_t none, Linear* out) {
+    if (v->is_const()) {
+      out->offset = none;
+      if (!v->value().is_none() && !int64_of(v->value(), &out->offset)) {
+        return false;
+      }
+      out->lo = out->hi = out->offset;
+      return true;
+    }
+    const auto range = arrays.int_range(v->graph_id());
+    if (!range) {
+      return false;
+    }
+    out->lo = range->lo;
+    out->hi = range->hi;
+    int id = v->graph_id();
+    const graph::Graph& g = arrays.graph;
+    for (;;) {  // (`+ c` and `- c` peeled off: i + 4 is i's form and 4)
+      const graph::Value& val = g.value(id);
+      if (val.source != graph::Value::Source::kOp) {
+        break;
+      }
+      const graph::Op& op = g.ops()[static_cast<std::size_t>(val.op)];
+      if ((op.name != "add" && op.name != "sub") || op.args.size() != 2 ||
+          op.args[0].kind != Arg::Kind::kValue) {
+        break;
+      }
+      const Arg& k = op.args[1];  // (a constant argument, or a value of the graph that is one)
+      const py::object c_obj =
+          k.kind == Arg::Kind::kConst ? k.constant
+          : k.kind == Arg::Kind::kValue && g.value(k.value).source == graph::Value::Source::kConst
+              ? g.value(k.value).constant
+              : py::object();
+      std::int64_t c = 0;
+      if (!int64_of(c_obj, &c) || c == INT64_MIN ||
+          __builtin_add_overflow(out->offset, op.name == "add" ? c : -c, &out->offset)) {
+        return false;
+      }
+      id = op.args[0].value;
+    }
+    out->base = form_of(id);
+    return true;
+  };
+  Linear a;
+  Linear b;
+  if (!linear(parts[0], 0, &a) || !linear(parts[1], size, &b) || a.base != b.base || a.lo < 0 ||
+      b.lo < 0 || a.hi > size || b.hi > size) {
+    return -1;
+  }
+  return std::max<std::int64_t>(0, b.offset - a.offset);
+}
+
+}  // namespace
+
+bool OpcodeExecutor::slice_places(const ValueInfo& in, const std::vector<VarPtr>& slices,
+                                  py::list* parts, std::vector<py::object>* templates,
+                                  LoopKey* k) {
+  // Each slice of values of the graph: its template (Ellipsis for those parts, whose ids go to the
+  // key's indices in their order), a whole dimension for the static result, and a runtime symbol
+  // for its length, shared by the slices of one form over dimensions of one size.
+  if (in.scalar || static_cast<int>(slices.size()) > in.ndim()) {
+    return false;
+  }
+  // The indices in the key's order: the ints' and the slices' parts interleaved as their places.
+  std::vector<int> indices;
+  std::vector<int> positions;
+  std::size_t next_int = 0;
+  int out_dim = 0;
+  for (std::size_t j = 0; j < slices.size(); ++j) {
+    const bool is_int = next_int < k->positions.size() &&
+                        k->positions[next_int] == static_cast<int>(j);
+    if (is_int) {
+      indices.push_back(k->indices[next_int]);
+      positions.push_back(k->positions[next_int++]);
+      continue;
+    }
+    if (!slices[j]) {
+      const py::object c = (*parts)[j];
+      out_dim += PySlice_Check(c.ptr()) != 0 ? 1 : 0;
+      continue;
+    }
+    const std::vector<VarPtr>& p = slices[j]->items();
+    const py::object step = p[2]->value();
+    std::int64_t step_value = 1;
+    if (!step.is_none() && int64_of(step, &step_value) && step_value == 0) {
+      graph_break("a slice step of zero (raises ValueError)");
+    }
+    py::object made[3];
+    int max_id = -1;
+    std::string form;
+    for (std::size_t q = 0; q < 3; ++q) {
+      if (p[q]->is_const()) {
+        made[q] = p[q]->value();
+        form += py::repr(made[q]).cast<std::string>() + ":";
+        continue;
+      }
+      made[q] = py::reinterpret_borrow<py::object>(Py_Ellipsis);
+      indices.push_back(p[q]->graph_id());
+      positions.push_back(-1);
+      form += int_form(p[q]->graph_id(), &max_id) + ":";
+    }
+    (*templates)[j] = py::reinterpret_steal<py::object>(
+        PySlice_New(made[0].ptr(), made[1].ptr(), made[2].ptr()));
+    (*parts)[j] = py::reinterpret_steal<py::object>(PySlice_New(nullptr, nullptr, nullptr));
+    form += "/" + std::to_string(in.shape[j]);
+    const std::int64_t n = fixed_length(arrays(), p, in.shape[j], [&](int id) {
+      int ignored = -1;
+      return int_form(id, &ignored);
+    });
+    k->sliced.emplace_back(out_dim++, n >= 0 && n < (1 << 30) ? static_cast<int>(-1 - n)
+                                             : arrays().slice_symbol(form, max_id));
+  }
+  k->indices = std::move(indices);
+  k->positions = std::move(positions);
+  return true;
+}
+
+namespace {
+
 // The key of getitem_at/setitem_at's arguments `a`: the template a[1] with its None places filled
 // by a[2], a[3], ... in turn (`count` of them).
 py::tuple filled_key(const py::args& a, std::size_t count) {
+  // (a slice's parts that are Ellipsis take the next indices too: L[i, :i])
   py::list key(a[1]);
   std::size_t next = 2;
-  for (std::size_t j = 0; j < key.size() && next < 2 + count; ++j) {
+  const std::size_t end = 2 + count;
+  for (std::size_t j = 0; j < key.size() && next < end; ++j) {
     if (key[j].is_none()) {
       key[j] = a[next++];
+      continue;
     }
+    if (PySlice_Check(key[j].ptr()) == 0) {
+      continue;
+    }
+    auto* s = reinterpret_cast<PySliceObject*>(key[j].ptr());
+    PyObject* parts[3] = {s->start, s->stop, s->step};
+    if (parts[0] != Py_Ellipsis && parts[1] != Py_Ellipsis && parts[2] != Py_Ellipsis) {
+      continue;
+    }
+    py::object filled[3];
+    for (std::size_t q = 0; q < 3; ++q) {
+      filled[q] = parts[q] == Py_Ellipsis && next < end
+                      ? py::reinterpret_borrow<py::object>(a[next++])
+                      : py::reinterpret_borrow<py::object>(parts[q]);
+    }
+    key[j] = py::reinterpret_steal<py::object>(
+        PySlice_New(filled[0].ptr(), filled[1].ptr(), filled[2].ptr()));
   }
   return py::tuple(key);
 }

@@ -315,7 +315,7 @@ bool OpcodeExecutor::capture_while(const bytecode::Instruction& ins, bool jump_i
     return false;
   }
   scalar_loop(site);  // (a while loop of single elements: breaks the graph there)
-  if (conds_need_native(site)) {
+  if (body_needs_native(site)) {
     return false;
   }
   emit_loop_op(&site);

@@ -111,9 +111,19 @@ void OpcodeExecutor::op_list_to_tuple(const bytecode::Instruction& /*ins*/) {
 }
 
 void OpcodeExecutor::op_build_slice(const bytecode::Instruction& ins) {
-  std::vector<py::object> parts;
+  std::vector<VarPtr> vars;
   for (int i = 0; i < ins.arg; ++i) {
-    const VarPtr& v = peek(static_cast<std::size_t>(ins.arg - i));
+    vars.push_back(peek(static_cast<std::size_t>(ins.arg - i)));
+  }
+  if (VarPtr s = ranged_slice(vars)) {  // L[i, :i] in a loop body (loop_keys.cpp)
+    for (int i = 0; i < ins.arg; ++i) {
+      pop();
+    }
+    push(std::move(s));
+    return;
+  }
+  std::vector<py::object> parts;
+  for (const VarPtr& v : vars) {
     if (!v->is_const()) {
       graph_break("a slice of " + v->describe());
     }

@@ -321,7 +321,14 @@ bool OpcodeExecutor::array_subscript(std::size_t n) {
   }
   py::object key;
   std::optional<std::vector<graph::IndexItem>> items;
-  const std::optional<LoopKey> at_index = n == 2 ? loop_key(container, peek(1)) : std::nullopt;
+  std::optional<LoopKey> at_index = n == 2 ? loop_key(container, peek(1)) : std::nullopt;
+  const VarPtr ranged = n == 3 ? ranged_slice({peek(2), peek(1)}) : nullptr;
+  if (ranged) {  // x[:i] in a loop body (3.12's BINARY_SLICE)
+    at_index = loop_key(container, ranged);
+    if (!at_index) {
+      graph_break("a slice of a NumPy array with " + ranged->describe());
+    }
+  }
   if (at_index) {
     items = at_index->items;
     key = py::none();  // (x[i] with the loop variable: the op takes the index as a value)
@@ -369,6 +376,17 @@ bool OpcodeExecutor::array_subscript(std::size_t n) {
   if (!info) {
     graph_break("numpy indexing: " + why);
   }
+  if (at_index && !at_index->sliced.empty()) {  // L[i, :i]: lengths known where the graph runs
+    info->symbols.resize(info->shape.size(), -1);
+    for (const auto& [dim, symbol] : at_index->sliced) {
+      const auto d = static_cast<std::size_t>(dim);
+      info->symbols[d] = std::max(symbol, -1);
+      info->shape[d] = symbol >= 0 ? std::max<std::int64_t>(info->shape[d], 2) : -1 - symbol;
+    }
+    if (std::all_of(info->symbols.begin(), info->symbols.end(), [](int s) { return s < 0; })) {
+      info->symbols.clear();
+    }
+  }
   graph::Op g;
   g.name = "getitem";
   g.fn = operator_fn("getitem");
@@ -410,6 +428,9 @@ bool OpcodeExecutor::array_store_subscr() {
   const std::optional<LoopKey> at_index =
       loop_key(container, key);  // x[i] = v, i the loop variable
   std::optional<std::vector<graph::IndexItem>> items;
+  if (at_index && !at_index->sliced.empty()) {
+    graph_break("a store into a slice whose bounds are values of the graph");
+  }
   if (at_index) {
     items = at_index->items;
   }

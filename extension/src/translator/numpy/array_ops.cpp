@@ -43,6 +43,25 @@ std::optional<ArrayState::LoopIndex> ArrayState::int_range(int id) const {
 void ArrayState::forget_from(std::size_t first) {
   loop_indices.erase(loop_indices.lower_bound(static_cast<int>(first)), loop_indices.end());
   int_ranges.erase(int_ranges.lower_bound(static_cast<int>(first)), int_ranges.end());
+  for (auto it = slice_symbols.begin(); it != slice_symbols.end();) {
+    if (it->second.max_id >= static_cast<int>(first)) {
+      it = slice_symbols.erase(it);  // (its ids may be other values' next)
+    } else {
+      ++it;
+    }
+  }
+}
+
+int ArrayState::slice_symbol(const std::string& form, int max_id) {
+  const auto it = slice_symbols.find(form);
+  if (it != slice_symbols.end()) {
+    return it->second.symbol;
+  }
+  const int sym = static_cast<int>(specialized.size());
+  specialized.push_back(false);
+  runtime.push_back(sym);
+  slice_symbols[form] = SliceSymbol{sym, max_id};
+  return sym;
 }
 
 std::vector<int> ArrayState::cut_back(const graph::Graph& before, const Mark& m) {

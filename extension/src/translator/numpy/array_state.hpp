@@ -53,6 +53,16 @@ struct ArrayState {
   std::vector<int> runtime;        // the symbols
   std::map<int, int> mask_symbol;  // mask value -> its count's symbol
   int count_symbol(int mask);
+  // The lengths of slices made in loop bodies (L[i, :i], x[k + 1:]): a runtime symbol per slice
+  // form - its start, stop and step as texts of constants and of the Python int ops that made them
+  // (i + 1 twice is one form), over a dimension of a given size: slices of one form have as many
+  // items. Forgotten with the largest value id the form names (forget_from).
+  struct SliceSymbol {
+    int symbol = -1;
+    int max_id = -1;
+  };
+  std::map<std::string, SliceSymbol> slice_symbols;
+  int slice_symbol(const std::string& form, int max_id);
   bool has_runtime(const graph::ValueInfo& info) const;
   // The symbols of `info` are static from now on.
   void specialize(const graph::ValueInfo& info);

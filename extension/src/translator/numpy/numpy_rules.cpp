@@ -160,7 +160,20 @@ VarPtr OpcodeExecutor::NumpyCall::cumulative() {
 
 VarPtr OpcodeExecutor::NumpyCall::dot() {
   no_out();
-  return result(graph::dot_result(array_param(params[0]), array_param(params[1]), &why));
+  // (shape symbols kept where the rule takes them - slices of one form, L[i, :i] and x[:i] - and
+  // specialized otherwise, as the @ operator does)
+  int ids[2] = {-1, -1};
+  for (int k = 0; k < 2; ++k) {
+    const VarPtr v = get(params[k]);
+    if (!v || !ex.is_array_like(v)) {
+      refuse(std::string("a non-array ") + params[k] + (v ? " (" + v->describe() + ")" : ""));
+    }
+    ids[k] = ex.array_operand(v).id;
+  }
+  return result(ex.retry_static({ids[0], ids[1]}, [&] {
+    why.clear();
+    return graph::dot_result(ex.array_info(ids[0]), ex.array_info(ids[1]), &why);
+  }));
 }
 
 VarPtr OpcodeExecutor::NumpyCall::reshape() {

@@ -58,6 +58,12 @@ VarPtr Variable::tuple(std::vector<VarPtr> items) {
   return v;
 }
 
+VarPtr Variable::slice(std::vector<VarPtr> parts) {
+  auto v = std::make_shared<Variable>(Kind::kSlice, py::none(), Tracker{});
+  v->items_ = std::move(parts);
+  return v;
+}
+
 VarPtr Variable::list(std::vector<VarPtr> items) {
   auto v = std::make_shared<Variable>(Kind::kList, py::none(), Tracker{});
   v->items_ = std::move(items);
@@ -173,6 +179,8 @@ std::string Variable::describe() const {
       return "set of " + std::to_string(keys_.size());
     case Kind::kSuper:
       return "super()";
+    case Kind::kSlice:
+      return "slice of values of the graph";
     case Kind::kInstance:
       return std::string(reinterpret_cast<PyTypeObject*>(initial_->value().ptr())->tp_name) +
              " instance made in the frame";

@@ -76,6 +76,8 @@ class Variable {
     kInstance,  // an instance of a plain class made in the frame (instances.cpp): `cls()` the
                 // class, `keys()` the names of its attributes (in the order they were first set)
                 // and `items` their values; `value` is None (no object exists yet)
+    kSlice,     // slice(start, stop, step) made in a loop body, a part a Python int of the graph
+                // whose range is known (L[i, :i]): `items` the three parts (constants or values)
   };
 
   // What a kIter iterates over.
@@ -104,6 +106,8 @@ class Variable {
   static VarPtr object(pybind11::object value, Tracker tracker);
   static VarPtr null();
   static VarPtr tuple(std::vector<VarPtr> items);
+  // A slice of `parts` (start, stop, step: constants, None included, or Python ints of the graph).
+  static VarPtr slice(std::vector<VarPtr> parts);
   static VarPtr list(std::vector<VarPtr> items);
   static VarPtr iter(pybind11::object sequence, Py_ssize_t position);
   // An iterator of `kind` over `parts` (see IterKind).

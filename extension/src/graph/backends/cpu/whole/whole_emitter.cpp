@@ -3,6 +3,7 @@
 #include "graph/backends/cpu/whole/whole_emitter.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -57,6 +58,8 @@ class Emitter {
   }
   static Val value(const Scope& s, int id);
   static Val constant(const py::handle& c);
+  // A slice item of a key: its constant parts, and the values `index` gives for its Ellipsis parts.
+  static Val slice(const py::handle& item, const std::function<Val()>& index);
   std::vector<Val> operands(const Scope& s, const Op& op);
   void ops(Scope& s);
   void op(Scope& s, const Op& op);
@@ -90,6 +93,27 @@ Val Emitter::value(const Scope& s, int id) {
   refuse("a value used before it is made");
 }
 
+Val Emitter::slice(const py::handle& item, const std::function<Val()>& index) {
+  // (a part that is Ellipsis stands for the next index value: getitem_at's template)
+  Val v;
+  for (const char* part : {"start", "stop", "step"}) {
+    const py::object p = item.attr(part);
+    if (p.is_none()) {
+      v.slice.emplace_back();
+      continue;
+    }
+    const Val x = p.ptr() == Py_Ellipsis ? index() : constant(p);
+    if (x.type.kind != Kind::kPyInt || x.is_slice()) {
+      refuse("a slice of something other than Python ints");
+    }
+    v.slice.push_back(x.expr);
+  }
+  if (v.slice[2] == "0LL" || v.slice[2] == "0") {
+    refuse("a slice step of zero");
+  }
+  return v;
+}
+
 Val Emitter::constant(const py::handle& c) {
   std::string why;
   const auto lit = literal(c, &why);
@@ -117,15 +141,18 @@ std::vector<Val> Emitter::operands(const Scope& s, const Op& op) {
     }
     vals.push_back(value(s, op.args[0].value));
     std::size_t next = 2;
-    for (const py::handle item : py::reinterpret_borrow<py::tuple>(op.args[1].constant)) {
-      if (!item.is_none()) {
-        vals.push_back(constant(item));
-        continue;
-      }
+    const auto index = [&]() {  // the next index value of the op's arguments
       if (next >= op.args.size() || op.args[next].kind != Arg::Kind::kValue) {
         refuse(op.name + " with too few indices");
       }
-      vals.push_back(value(s, op.args[next++].value));
+      return value(s, op.args[next++].value);
+    };
+    for (const py::handle item : py::reinterpret_borrow<py::tuple>(op.args[1].constant)) {
+      if (PySlice_Check(item.ptr()) != 0) {
+        vals.push_back(slice(item, index));
+      } else {
+        vals.push_back(item.is_none() ? index() : constant(item));
+      }
     }
     first = next;
   }
@@ -134,10 +161,13 @@ std::vector<Val> Emitter::operands(const Scope& s, const Op& op) {
     if (a.kind == Arg::Kind::kValue) {
       vals.push_back(value(s, a.value));
     } else if (a.kind == Arg::Kind::kConst) {
+      const auto no_index = []() -> Val { refuse("a slice of values in a constant key"); };
       if (indexes && k == 1 && PyTuple_Check(a.constant.ptr())) {
         for (const py::handle item : py::reinterpret_borrow<py::tuple>(a.constant)) {
-          vals.push_back(constant(item));
+          vals.push_back(PySlice_Check(item.ptr()) != 0 ? slice(item, no_index) : constant(item));
         }
+      } else if (indexes && k == 1 && PySlice_Check(a.constant.ptr()) != 0) {
+        vals.push_back(slice(a.constant, no_index));
       } else {
         vals.push_back(constant(a.constant));
       }

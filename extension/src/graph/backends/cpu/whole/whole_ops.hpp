@@ -13,10 +13,16 @@
 //     then gives up as well (NumPy warns there);
 //   - elements: x[i], x[i, j] read and written through the array's strides, the index wrapped as
 //     Python's and checked (out of range: give up, the op's own path raises IndexError); a value
-//     written is cast to the array's dtype only where that cast is exact or NumPy's C cast.
+//     written is cast to the array's dtype only where that cast is exact or NumPy's C cast;
+//   - views: A[i], L[i, :i], x[k + 1:] (ints and slices of Python ints, by Python's slice rules)
+//     are the argument's data, shape and strides, copied from nothing;
+//   - dot products: `a @ b` and np.dot(a, b) of two vectors are NumPy's dot for them (whole_blas.hpp: float64
+//     through the BLAS NumPy calls, with its rule for when it does; int64 in order, an overflow
+//     gives up); vectors of other lengths give up (NumPy raises).
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/backends/cpu/whole/whole_types.hpp"
@@ -27,9 +33,16 @@ namespace sot::graph::whole {
 // An operand or result in the generated code: an expression, its kind, and for an array the
 // function argument it views (-1: none).
 struct Val {
+  Val() = default;
+  Val(std::string e, WType t, int a) : expr(std::move(e)), type(t), arg(a) {}
+
   std::string expr;
   WType type;
   int arg = -1;
+  // A slice of an index key (x[a:b], L[i, :i]): the expressions of its start, stop and step, ""
+  // for None (`expr` is then empty).
+  std::vector<std::string> slice;
+  bool is_slice() const { return !slice.empty(); }
 };
 
 struct OpCtx {
@@ -45,6 +58,11 @@ struct OpCtx {
 };
 
 using Handler = bool (*)(OpCtx& c);
+
+// whole_ops_views.cpp: a getitem whose result is an array (a view), a matmul of two vectors.
+bool array_view(OpCtx& c);
+bool matmul_vectors(OpCtx& c);
+bool dot_vectors(OpCtx& c);
 
 // The handler of op `name` whose result is a Python number (`python`) or NumPy's, or nullptr.
 Handler handler_for(const std::string& name, bool python);

@@ -261,7 +261,7 @@ bool element_offset(OpCtx& c, const Val& a, const std::vector<Val>& indices,
   std::string offset = "0";
   for (std::size_t d = 0; d < indices.size(); ++d) {
     const Val& i = indices[d];
-    if (i.type.kind != Kind::kPyInt) {
+    if (i.is_slice() || i.type.kind != Kind::kPyInt) {
       return refuse(c, "an index that is not a Python int");
     }
     const std::string at = name + "_" + std::to_string(d);
@@ -278,6 +278,9 @@ bool element_offset(OpCtx& c, const Val& a, const std::vector<Val>& indices,
 }
 
 bool getitem(OpCtx& c) {
+  if (c.result.kind == Kind::kArray) {
+    return array_view(c);
+  }
   if (c.args.size() < 2 || c.result.kind != Kind::kScalar ||
       c.args[0].type.dtype != c.result.dtype) {
     return refuse(c, "indexing that makes an array");
@@ -348,6 +351,8 @@ Handler numpy_handler_for(const std::string& name) {
       {"scalar", scalar_of},
       {"max", scalar_max},
       {"min", scalar_min},
+      {"matmul", matmul_vectors},
+      {"dot", dot_vectors},
       {"getitem", getitem},
       {"getitem_at", getitem},
       {"setitem", setitem},

@@ -42,6 +42,8 @@ struct SotEnv {
   SotUndo* log;
   long long used, room;
   bool (*grow)(SotEnv*);
+  // NumPy's cblas_ddot (whole_blas.hpp): n and strides in elements
+  double (*ddot)(long long, const double*, long long, const double*, long long);
 };
 #define SOT_GIVE_UP(op) \
   do {                  \
@@ -149,6 +151,85 @@ static inline bool sot_trunc_int(double v, long long* r) {
     return false;
   }
   *r = static_cast<long long>(v);
+  return true;
+}
+// Python's slice rules (PySlice_Unpack, then PySlice_AdjustIndices) over `n` items: the first
+// index and the length of [start:stop:step], a part absent (`has_` false) being None.
+static inline void sot_slice(long long n, bool has_start, long long start, bool has_stop,
+                             long long stop, long long step, long long* first, long long* len) {
+  if (!has_start) {
+    start = step < 0 ? INT64_MAX : 0;
+  }
+  if (!has_stop) {
+    stop = step < 0 ? INT64_MIN : INT64_MAX;
+  }
+  if (start < 0) {
+    start += n;
+    if (start < 0) {
+      start = step < 0 ? -1 : 0;
+    }
+  } else if (start >= n) {
+    start = step < 0 ? n - 1 : n;
+  }
+  if (stop < 0) {
+    stop += n;
+    if (stop < 0) {
+      stop = step < 0 ? -1 : 0;
+    }
+  } else if (stop >= n) {
+    stop = step < 0 ? n - 1 : n;
+  }
+  long long count = 0;
+  if (step < 0) {
+    if (stop < start) {
+      count = (start - stop - 1) / (-step) + 1;
+    }
+  } else if (start < stop) {
+    count = (stop - start - 1) / step + 1;
+  }
+  *first = start;
+  *len = count;
+}
+// NumPy's dot of two float64 vectors (its DOUBLE_dot, which `a @ b` calls): its BLAS where both
+// strides are positive multiples of the item (0.0 plus cblas_ddot), else a sum in order; false
+// (give up) for sizes past what is asserted here (2**30 items, strides of 2**31 items).
+static inline bool sot_ddot(SotEnv* env, long long n, const char* x, long long sx, const char* y,
+                            long long sy, double* r) {
+  const long long big = 2147483647LL;
+  if (n > 1073741824LL || sx > 8 * big || sy > 8 * big || sx < -8 * big || sy < -8 * big) {
+    return false;
+  }
+  double sum = 0.;
+  if (sx > 0 && sx % 8 == 0 && sy > 0 && sy % 8 == 0) {
+    if (n > 0) {
+      sum += env->ddot(n, reinterpret_cast<const double*>(x), sx / 8,
+                       reinterpret_cast<const double*>(y), sy / 8);
+    }
+    *r = sum;
+    return true;
+  }
+  for (long long k = 0; k < n; ++k) {
+    double a, b;
+    __builtin_memcpy(&a, x + k * sx, sizeof a);
+    __builtin_memcpy(&b, y + k * sy, sizeof b);
+    sum += a * b;
+  }
+  *r = sum;
+  return true;
+}
+// NumPy's dot of two int64 vectors (a sum in order; false on an overflow, where NumPy wraps).
+static inline bool sot_ldot(long long n, const char* x, long long sx, const char* y, long long sy,
+                            long long* r) {
+  long long sum = 0;
+  for (long long k = 0; k < n; ++k) {
+    long long a, b, p;
+    __builtin_memcpy(&a, x + k * sx, sizeof a);
+    __builtin_memcpy(&b, y + k * sy, sizeof b);
+    if (__builtin_mul_overflow(a, b, &p) || __builtin_add_overflow(sum, p, &sum)) {
+      return false;
+    }
+  }
+  *r = sum;
   return true;
 }
 // Quiet comparisons: a NaN compares false and raises no invalid flag.

@@ -10,6 +10,7 @@
 
 #include "core/array_fields.hpp"
 #include "core/loaded_module.hpp"
+#include "graph/backends/cpu/whole/whole_blas.hpp"
 #include "graph/rules/fp_state.hpp"
 
 namespace py = pybind11;
@@ -34,6 +35,7 @@ struct Env {
   Undo* log;
   long long used, room;
   bool (*grow)(Env*);
+  DdotFn ddot;
 };
 using WholeFn = int (*)(const unsigned long long* in, unsigned long long* out, Env* env);
 static_assert(sizeof(Py_ssize_t) == sizeof(long long), "NumPy's npy_intp is 64 bits here");
@@ -237,6 +239,9 @@ bool WholeLoop::read_args(PyObject* const* args, std::size_t nargs,
           PyErr_Clear();
           return false;
         }
+        if ((f->flags & kArrayAligned) == 0) {
+          return false;  // (NumPy's loops copy an unaligned array first: their sums' order differs)
+        }
         if ((f->flags & kArrayWriteable) == 0 &&
             std::find(source_.written.begin(), source_.written.end(), static_cast<int>(k)) !=
                 source_.written.end()) {
@@ -332,7 +337,7 @@ LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObj
     saved.emplace_back(args[w], py::reinterpret_steal<py::object>(copy));
   }
   std::vector<unsigned long long> out(source_.outputs.size() + 1);
-  Env env{check_signals, -1, nullptr, 0, 0, grow_log};
+  Env env{check_signals, -1, nullptr, 0, 0, grow_log, numpy_ddot(nullptr)};
   if (!copies && !source_.written.empty()) {
     env.log = t_undo.data();
     env.room = static_cast<long long>(t_undo.size());

@@ -1,0 +1,142 @@
+// Tier C's handlers of views and dot products (whole_ops.hpp): A[i], L[i, :i], x[k + 1:] as views
+// of the arrays the runner passes, and `a @ b` of two vectors as NumPy computes it.
+#include <string>
+
+#include "graph/backends/cpu/whole/whole_blas.hpp"
+#include "graph/backends/cpu/whole/whole_ops.hpp"
+
+namespace sot::graph::whole {
+
+namespace {
+
+std::string give_up(const OpCtx& c) {
+  return "SOT_GIVE_UP(" + std::to_string(c.give_up) + ");";
+}
+
+bool refuse(OpCtx& c, const std::string& why) {
+  c.why = why;
+  return false;
+}
+
+// An int of the key: a Python int (a value or a literal).
+bool is_int(const Val& v) {
+  return !v.is_slice() && v.type.kind == Kind::kPyInt;
+}
+
+}  // namespace
+
+// x[key]: each int of the key picks an item of its dimension (wrapped as Python's and checked: out
+// of range gives up, the op's own path raises IndexError), each slice keeps its dimension's items
+// by Python's slice rules, the dimensions after the key stay whole.
+bool array_view(OpCtx& c) {
+  const Val& a = c.args.empty() ? Val{} : c.args[0];
+  if (a.type.kind != Kind::kArray || a.type.dtype != c.result.dtype) {
+    return refuse(c, "indexing that makes an array of something other than an array");
+  }
+  const std::string& n = c.name;
+  std::vector<std::string> shape;
+  std::vector<std::string> strides;
+  c.lines.push_back("char* " + n + "_data = " + a.expr + "->data;");
+  int d = 0;  // the dimension of `a` the next key item indexes
+  for (std::size_t k = 1; k < c.args.size(); ++k, ++d) {
+    const Val& item = c.args[k];
+    if (d >= a.type.ndim) {
+      return refuse(c, "an index past the array's dimensions");
+    }
+    const std::string dim = a.expr + "->shape[" + std::to_string(d) + "]";
+    const std::string stride = a.expr + "->strides[" + std::to_string(d) + "]";
+    const std::string at = n + "_" + std::to_string(d);
+    if (is_int(item)) {
+      c.lines.push_back("long long " + at + ";");
+      c.lines.push_back("if (!sot_index(" + item.expr + ", " + dim + ", &" + at + ")) " +
+                        give_up(c));
+      c.lines.push_back(n + "_data += " + at + " * " + stride + ";");
+      continue;
+    }
+    if (!item.is_slice() || item.slice.size() != 3) {
+      return refuse(c, "an index that is neither a Python int nor a slice");
+    }
+    const std::string& start = item.slice[0];
+    const std::string& stop = item.slice[1];
+    const std::string step = item.slice[2].empty() ? "1LL" : item.slice[2];
+    c.lines.push_back("long long " + at + ", " + at + "_n;");
+    std::string call = "sot_slice(" + dim + ", " + (start.empty() ? "false, 0" : "true, " + start);
+    call += ", " + (stop.empty() ? std::string("false, 0") : "true, " + stop) + ", " + step;
+    c.lines.push_back(call + ", &" + at + ", &" + at + "_n);");
+    c.lines.push_back(n + "_data += " + at + " * " + stride + ";");
+    shape.push_back(at + "_n");
+    strides.push_back(stride + " * (" + step + ")");
+  }
+  for (; d < a.type.ndim; ++d) {
+    shape.push_back(a.expr + "->shape[" + std::to_string(d) + "]");
+    strides.push_back(a.expr + "->strides[" + std::to_string(d) + "]");
+  }
+  if (static_cast<int>(shape.size()) != c.result.ndim || shape.empty()) {
+    return refuse(c, "a view of another number of dimensions");
+  }
+  std::string dims = "{";
+  std::string steps = "{";
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    dims += (k > 0 ? ", " : "") + shape[k];
+    steps += (k > 0 ? ", " : "") + strides[k];
+  }
+  c.lines.push_back("const long long " + n + "_shape[] = " + dims + "};");
+  c.lines.push_back("const long long " + n + "_strides[] = " + steps + "};");
+  c.lines.push_back("const SotArr " + n + "_view = {" + n + "_data, " + n + "_shape, " + n +
+                    "_strides, " + std::to_string(shape.size()) + "};");
+  c.lines.push_back("const SotArr* const " + n + " = &" + n + "_view;");
+  c.out = Val{n, c.result, a.arg};  // (a write into it writes into the argument)
+  return true;
+}
+
+namespace {
+
+// a @ b or np.dot(a, b) of two vectors of the result's dtype: NumPy's dot of them (float64:
+// whole_blas.hpp). np.dot of float64 vectors copies one of "bad strides" (negative, not a
+// multiple of the item, 0 over several items) before its BLAS: such vectors give up there.
+bool dot_of_vectors(OpCtx& c, bool copies_bad_strides) {
+  if (c.args.size() != 2 || c.result.kind != Kind::kScalar) {
+    return refuse(c, "a matmul whose result is not a scalar");
+  }
+  const Val& a = c.args[0];
+  const Val& b = c.args[1];
+  for (const Val* v : {&a, &b}) {
+    if (v->type.kind != Kind::kArray || v->type.ndim != 1 || v->type.dtype != c.result.dtype) {
+      return refuse(c, "a matmul of something other than two vectors of its dtype");
+    }
+  }
+  std::string why;
+  if (c.result.dtype == DType::kFloat64 && numpy_ddot(&why) == nullptr) {
+    return refuse(c, "a float64 dot product without NumPy's BLAS (" + why + ")");
+  }
+  if (c.result.dtype != DType::kFloat64 && c.result.dtype != DType::kInt64) {
+    return refuse(c, "a dot product of a dtype other than float64 and int64");
+  }
+  const std::string n = a.expr + "->shape[0]";
+  c.lines.push_back("if (" + n + " != " + b.expr + "->shape[0]) " + give_up(c));
+  if (copies_bad_strides && c.result.dtype == DType::kFloat64) {
+    for (const Val* v : {&a, &b}) {
+      const std::string st = v->expr + "->strides[0]";
+      c.lines.push_back("if (" + st + " < 0 || " + st + " % 8 != 0 || (" + st + " == 0 && " + n +
+                        " > 1)) " + give_up(c));
+    }
+  }
+  c.lines.push_back(c.result.c_type() + " " + c.name + ";");
+  const std::string fn = c.result.dtype == DType::kFloat64 ? "sot_ddot(env, " : "sot_ldot(";
+  c.lines.push_back("if (!" + fn + n + ", " + a.expr + "->data, " + a.expr + "->strides[0], " +
+                    b.expr + "->data, " + b.expr + "->strides[0], &" + c.name + ")) " +
+                    give_up(c));
+  return true;
+}
+
+}  // namespace
+
+bool matmul_vectors(OpCtx& c) {
+  return dot_of_vectors(c, false);
+}
+
+bool dot_vectors(OpCtx& c) {
+  return dot_of_vectors(c, true);
+}
+
+}  // namespace sot::graph::whole
