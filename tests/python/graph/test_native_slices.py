@@ -275,3 +275,73 @@ def test_without_tier_c_the_loop_unrolls():
     assert loops == [], loops
     got = sot.jit(forward_substitution)(lower(30, 70), rng(71).standard_normal(30))
     assert np.array_equal(got, forward_substitution(lower(30, 70), rng(71).standard_normal(30)))
+
+
+def random_slice_programs(count, seed):
+    """Loops whose bodies take dot products of slices with random parts (the loop variable plus or minus a
+    constant, constants, None; steps of 1, 2, -1), random rows and random ranges, short and long: most lengths
+    agree, some do not (NumPy raises ValueError), some indices fall outside (IndexError)."""
+    r = np.random.default_rng(seed)
+    parts = ["None", "i", "i + 1", "i - 1", "i + 3", "2", "-2", "i - 4"]
+    steps = ["", "", "", ":2", ":-1"]
+    for k in range(count):
+        a = f"{r.choice(parts)}:{r.choice(parts)}{r.choice(steps)}"
+        b = a if r.random() < 0.6 else f"{r.choice(parts)}:{r.choice(parts)}{r.choice(steps)}"
+        row = r.choice(["i", "i - 1", "-1 - i", "0"])
+        lo, hi = sorted(r.integers(0, 30, 2))
+        step = r.choice([1, 1, 2])
+        body = (f"        s += A[{row}, {a}] @ x[{b}]\n" if k % 2 else
+                f"        out[i] = A[{row}, {a}] @ x[{b}]\n")
+        src = (f"def prog_{k}(A, x):\n"
+               f"    s = np.float64(0.0)\n"
+               f"    out = np.zeros(A.shape[0])\n"
+               f"    for i in range({lo}, {hi + 1}, {step}):\n"
+               f"{body}"
+               f"    return s, out\n")
+        scope = {"np": np}
+        exec(compile(src, f"<prog_{k}>", "exec"), scope)
+        yield src, scope[f"prog_{k}"]
+
+
+def outcome(fn, *args):
+    try:
+        return ("value", fn(*args))
+    except Exception as e:  # noqa: BLE001 - the exception itself is compared
+        return ("raised", type(e), str(e))
+
+
+def agree(got, want):
+    if got[0] != want[0]:
+        return False
+    if got[0] == "raised":
+        return got[1:] == want[1:]
+    return all(type(g) is type(w) and np.array_equal(g, w, equal_nan=True) for g, w in zip(got[1], want[1]))
+
+
+def test_random_slices_agree_with_plain():
+    """Each program plainly and translated (first call, from the cache, then on arrays of another size), bit for
+    bit; on the cpu backend most of them run natively."""
+    arrays = [(rng(80).standard_normal((32, 32)), rng(81).standard_normal(32)),
+              (rng(83).standard_normal((27, 27)), rng(84).standard_normal(27))]
+    native = 0
+    for src, fn in random_slice_programs(80, 82):
+        jitted = sot.jit(fn)
+        for A, x in [arrays[0], arrays[0], arrays[1]]:
+            want = outcome(fn, A, x)
+            got = outcome(jitted, A, x)
+            assert agree(got, want), (src, got, want)
+        native += native_runs_of(fn, *arrays[0])
+    if sot.config.backend == "cpu":
+        assert native >= 20, native
+
+
+def native_runs_of(fn, *args):
+    sot.reset()
+    cap.clear(fn)
+    translator = sot.translate.new_translator(records=True)
+    try:
+        with cap.capture(translator):
+            fn(*args)
+    except (ValueError, IndexError):
+        pass
+    return native_runs(translator.records())
