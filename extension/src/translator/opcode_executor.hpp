@@ -282,7 +282,7 @@ class OpcodeExecutor {
     std::vector<int> positions;  // their places in the key (-1: a part of a slice)
     pybind11::tuple tuple;       // empty: the key is one int itself
     // Slices with parts of the graph (L[i, :i]): each one's dimension of the result and the runtime
-    // symbol of its length (-1 - n: n items every step, x[i:i + 4]). Parts: Ellipsis in the template.
+    // symbol of its length (-1 - n: n items each step, x[i:i + 4]); parts Ellipsis in the template.
     std::vector<std::pair<int, int>> sliced;
     // The op's arguments: x, the template (a tuple key: None at the indices' places), the indices.
     std::vector<graph::Arg> args(int x) const;

@@ -242,7 +242,8 @@ bool OpcodeExecutor::scalar_loop(const LoopSite& site) {
   if (!w.elements) {
     // (short loops of array work unroll, unless the backend runs them natively: views and dot
     // products of rows and slices, A[i] @ x, L[i, :i] @ x[:i])
-    if (site.short_loop && (backend == nullptr || !backend->native_loop(build_loop(site).spec, &why))) {
+    if (site.short_loop &&
+        (backend == nullptr || !backend->native_loop(build_loop(site).spec, &why))) {
       abandon_loop(site);
       return true;
     }

@@ -1,6 +1,7 @@
-// Element keys in loop bodies: x[i], x[i - 1], u[i, j] with ints of the graph as indices, checked in
-// range over the ints' ranges where those are known; getitem_at/setitem_at fill a key's template
-// where the graph runs.
+// Element keys in loop bodies: x[i], x[i - 1], u[i, j] with ints of the graph as indices, checked
+// in range over the ints' ranges where those are known; slices of such ints (L[i, :i], x[i + 1:]),
+// their lengths runtime symbols by form; getitem_at/setitem_at fill a key's template where the
+// graph runs.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -84,6 +85,44 @@ std::string OpcodeExecutor::int_form(int id, int* max_id) {
   return "v" + std::to_string(id);
 }
 
+namespace {
+
+// Where a tuple key's items go: the ints of the graph (their ids and places), the key with None at
+// their places, and the slices of values of the graph by place (nullptr elsewhere).
+struct KeyItems {
+  std::vector<int>* indices;
+  std::vector<int>* positions;
+  py::list* parts;
+  std::vector<VarPtr>* slices;
+};
+
+// False when an item is neither such an int, nor such a slice, nor a constant that tells its axis.
+bool key_items(const std::vector<VarPtr>& items, const std::function<bool(const VarPtr&)>& is_index,
+               const std::function<py::object(const VarPtr&)>& constant, KeyItems* out) {
+  for (std::size_t j = 0; j < items.size(); ++j) {
+    const VarPtr& item = items[j];
+    out->slices->push_back(item->kind() == Variable::Kind::kSlice ? item : nullptr);
+    if (out->slices->back()) {
+      out->parts->append(py::none());  // (its template: slice_places)
+      continue;
+    }
+    if (is_index(item)) {
+      out->indices->push_back(item->graph_id());
+      out->positions->push_back(static_cast<int>(j));
+      out->parts->append(py::none());
+      continue;
+    }
+    const py::object c = constant(item);
+    if (!c || c.ptr() == Py_Ellipsis || c.is_none()) {
+      return false;  // (an axis an index's position cannot tell)
+    }
+    out->parts->append(c);
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<OpcodeExecutor::LoopKey> OpcodeExecutor::loop_key(const VarPtr& container,
                                                                 const VarPtr& key) {
   // (a loop variable, an int computed from one whose range is known: i - 1, 2 * j + 1, or any other
@@ -107,29 +146,15 @@ std::optional<OpcodeExecutor::LoopKey> OpcodeExecutor::loop_key(const VarPtr& co
     k.positions.push_back(0);
     parts.append(py::none());
   } else if ((key->kind() == Variable::Kind::kTuple && !key->tracker().is_input()) || one_slice) {
-    const std::vector<VarPtr> items = one_slice ? std::vector<VarPtr>{key} : key->items();
-    for (std::size_t j = 0; j < items.size(); ++j) {
-      const VarPtr& item = items[j];
-      slices.push_back(item->kind() == Variable::Kind::kSlice ? item : nullptr);
-      if (slices.back()) {
-        parts.append(py::none());  // (its template below)
-        continue;
-      }
-      if (is_index(item)) {
-        k.indices.push_back(item->graph_id());
-        k.positions.push_back(static_cast<int>(j));
-        parts.append(py::none());
-        continue;
-      }
-      const py::object c = constant_value(item);
-      if (!c || c.ptr() == Py_Ellipsis || c.is_none()) {
-        return std::nullopt;  // (an axis an index's position cannot tell)
-      }
-      parts.append(c);
+    KeyItems items{&k.indices, &k.positions, &parts, &slices};
+    if (!key_items(
+            one_slice ? std::vector<VarPtr>{key} : key->items(), is_index,
+            [&](const VarPtr& v) { return constant_value(v); }, &items)) {
+      return std::nullopt;
     }
   }
-  if (k.indices.empty() && std::none_of(slices.begin(), slices.end(),
-                                        [](const VarPtr& v) { return v != nullptr; })) {
+  if (k.indices.empty() &&
+      std::none_of(slices.begin(), slices.end(), [](const VarPtr& v) { return v != nullptr; })) {
     return std::nullopt;
   }
   const ArrayOperand x = array_operand(container);
@@ -150,9 +175,8 @@ std::optional<OpcodeExecutor::LoopKey> OpcodeExecutor::loop_key(const VarPtr& co
   if (!slices.empty() && !slice_places(in, slices, &parts, &templates, &k)) {
     return std::nullopt;
   }
-  const auto items = index_items(key->kind() == Variable::Kind::kTuple || one_slice
-                                     ? py::object(py::tuple(parts))
-                                     : parts[0]);
+  const auto items = index_items(
+      key->kind() == Variable::Kind::kTuple || one_slice ? py::object(py::tuple(parts)) : parts[0]);
   if (!items) {
     return std::nullopt;
   }
@@ -258,8 +282,7 @@ std::int64_t fixed_length(const ArrayState& arrays, const std::vector<VarPtr>& p
 }  // namespace
 
 bool OpcodeExecutor::slice_places(const ValueInfo& in, const std::vector<VarPtr>& slices,
-                                  py::list* parts, std::vector<py::object>* templates,
-                                  LoopKey* k) {
+                                  py::list* parts, std::vector<py::object>* templates, LoopKey* k) {
   // Each slice of values of the graph: its template (Ellipsis for those parts, whose ids go to the
   // key's indices in their order), a whole dimension for the static result, and a runtime symbol
   // for its length, shared by the slices of one form over dimensions of one size.
@@ -272,8 +295,8 @@ bool OpcodeExecutor::slice_places(const ValueInfo& in, const std::vector<VarPtr>
   std::size_t next_int = 0;
   int out_dim = 0;
   for (std::size_t j = 0; j < slices.size(); ++j) {
-    const bool is_int = next_int < k->positions.size() &&
-                        k->positions[next_int] == static_cast<int>(j);
+    const bool is_int =
+        next_int < k->positions.size() && k->positions[next_int] == static_cast<int>(j);
     if (is_int) {
       indices.push_back(k->indices[next_int]);
       positions.push_back(k->positions[next_int++]);
@@ -304,16 +327,17 @@ bool OpcodeExecutor::slice_places(const ValueInfo& in, const std::vector<VarPtr>
       positions.push_back(-1);
       form += int_form(p[q]->graph_id(), &max_id) + ":";
     }
-    (*templates)[j] = py::reinterpret_steal<py::object>(
-        PySlice_New(made[0].ptr(), made[1].ptr(), made[2].ptr()));
+    (*templates)[j] =
+        py::reinterpret_steal<py::object>(PySlice_New(made[0].ptr(), made[1].ptr(), made[2].ptr()));
     (*parts)[j] = py::reinterpret_steal<py::object>(PySlice_New(nullptr, nullptr, nullptr));
     form += "/" + std::to_string(in.shape[j]);
     const std::int64_t n = fixed_length(arrays(), p, in.shape[j], [&](int id) {
       int ignored = -1;
       return int_form(id, &ignored);
     });
-    k->sliced.emplace_back(out_dim++, n >= 0 && n < (1 << 30) ? static_cast<int>(-1 - n)
-                                             : arrays().slice_symbol(form, max_id));
+    k->sliced.emplace_back(out_dim++, n >= 0 && n < (1 << 30)
+                                          ? static_cast<int>(-1 - n)
+                                          : arrays().slice_symbol(form, max_id));
   }
   k->indices = std::move(indices);
   k->positions = std::move(positions);

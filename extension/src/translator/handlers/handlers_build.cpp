@@ -112,6 +112,7 @@ void OpcodeExecutor::op_list_to_tuple(const bytecode::Instruction& /*ins*/) {
 
 void OpcodeExecutor::op_build_slice(const bytecode::Instruction& ins) {
   std::vector<VarPtr> vars;
+  vars.reserve(static_cast<std::size_t>(ins.arg));
   for (int i = 0; i < ins.arg; ++i) {
     vars.push_back(peek(static_cast<std::size_t>(ins.arg - i)));
   }

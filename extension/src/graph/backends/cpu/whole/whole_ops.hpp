@@ -16,7 +16,8 @@
 //     written is cast to the array's dtype only where that cast is exact or NumPy's C cast;
 //   - views: A[i], L[i, :i], x[k + 1:] (ints and slices of Python ints, by Python's slice rules)
 //     are the argument's data, shape and strides, copied from nothing;
-//   - dot products: `a @ b` and np.dot(a, b) of two vectors are NumPy's dot for them (whole_blas.hpp: float64
+//   - dot products: `a @ b` and np.dot(a, b) of two vectors are NumPy's dot for them
+//   (whole_blas.hpp: float64
 //     through the BLAS NumPy calls, with its rule for when it does; int64 in order, an overflow
 //     gives up); vectors of other lengths give up (NumPy raises).
 #pragma once

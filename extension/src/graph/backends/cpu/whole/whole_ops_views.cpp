@@ -1,6 +1,8 @@
 // Tier C's handlers of views and dot products (whole_ops.hpp): A[i], L[i, :i], x[k + 1:] as views
 // of the arrays the runner passes, and `a @ b` of two vectors as NumPy computes it.
+#include <initializer_list>
 #include <string>
+#include <string_view>
 
 #include "graph/backends/cpu/whole/whole_blas.hpp"
 #include "graph/backends/cpu/whole/whole_ops.hpp"
@@ -16,6 +18,15 @@ std::string give_up(const OpCtx& c) {
 bool refuse(OpCtx& c, const std::string& why) {
   c.why = why;
   return false;
+}
+
+// The parts joined (the lines of a loop's items, without temporaries).
+std::string cat(std::initializer_list<std::string_view> parts) {
+  std::string s;
+  for (const std::string_view p : parts) {
+    s += p;
+  }
+  return s;
 }
 
 // An int of the key: a Python int (a value or a literal).
@@ -43,14 +54,14 @@ bool array_view(OpCtx& c) {
     if (d >= a.type.ndim) {
       return refuse(c, "an index past the array's dimensions");
     }
-    const std::string dim = a.expr + "->shape[" + std::to_string(d) + "]";
-    const std::string stride = a.expr + "->strides[" + std::to_string(d) + "]";
-    const std::string at = n + "_" + std::to_string(d);
+    const std::string dim = cat({a.expr, "->shape[", std::to_string(d), "]"});
+    const std::string stride = cat({a.expr, "->strides[", std::to_string(d), "]"});
+    const std::string at = cat({n, "_", std::to_string(d)});
     if (is_int(item)) {
-      c.lines.push_back("long long " + at + ";");
-      c.lines.push_back("if (!sot_index(" + item.expr + ", " + dim + ", &" + at + ")) " +
-                        give_up(c));
-      c.lines.push_back(n + "_data += " + at + " * " + stride + ";");
+      c.lines.push_back(cat({"long long ", at, ";"}));
+      c.lines.push_back(
+          cat({"if (!sot_index(", item.expr, ", ", dim, ", &", at, ")) ", give_up(c)}));
+      c.lines.push_back(cat({n, "_data += ", at, " * ", stride, ";"}));
       continue;
     }
     if (!item.is_slice() || item.slice.size() != 3) {
@@ -59,17 +70,17 @@ bool array_view(OpCtx& c) {
     const std::string& start = item.slice[0];
     const std::string& stop = item.slice[1];
     const std::string step = item.slice[2].empty() ? "1LL" : item.slice[2];
-    c.lines.push_back("long long " + at + ", " + at + "_n;");
-    std::string call = "sot_slice(" + dim + ", " + (start.empty() ? "false, 0" : "true, " + start);
-    call += ", " + (stop.empty() ? std::string("false, 0") : "true, " + stop) + ", " + step;
-    c.lines.push_back(call + ", &" + at + ", &" + at + "_n);");
-    c.lines.push_back(n + "_data += " + at + " * " + stride + ";");
+    c.lines.push_back(cat({"long long ", at, ", ", at, "_n;"}));
+    c.lines.push_back(cat({"sot_slice(", dim, ", ", start.empty() ? "false, 0" : "true, ", start,
+                           ", ", stop.empty() ? "false, 0" : "true, ", stop, ", ", step, ", &", at,
+                           ", &", at, "_n);"}));
+    c.lines.push_back(cat({n, "_data += ", at, " * ", stride, ";"}));
     shape.push_back(at + "_n");
-    strides.push_back(stride + " * (" + step + ")");
+    strides.push_back(cat({stride, " * (", step, ")"}));
   }
   for (; d < a.type.ndim; ++d) {
-    shape.push_back(a.expr + "->shape[" + std::to_string(d) + "]");
-    strides.push_back(a.expr + "->strides[" + std::to_string(d) + "]");
+    shape.push_back(cat({a.expr, "->shape[", std::to_string(d), "]"}));
+    strides.push_back(cat({a.expr, "->strides[", std::to_string(d), "]"}));
   }
   if (static_cast<int>(shape.size()) != c.result.ndim || shape.empty()) {
     return refuse(c, "a view of another number of dimensions");
@@ -116,16 +127,15 @@ bool dot_of_vectors(OpCtx& c, bool copies_bad_strides) {
   c.lines.push_back("if (" + n + " != " + b.expr + "->shape[0]) " + give_up(c));
   if (copies_bad_strides && c.result.dtype == DType::kFloat64) {
     for (const Val* v : {&a, &b}) {
-      const std::string st = v->expr + "->strides[0]";
-      c.lines.push_back("if (" + st + " < 0 || " + st + " % 8 != 0 || (" + st + " == 0 && " + n +
-                        " > 1)) " + give_up(c));
+      const std::string st = cat({v->expr, "->strides[0]"});
+      c.lines.push_back(cat({"if (", st, " < 0 || ", st, " % 8 != 0 || (", st, " == 0 && ", n,
+                             " > 1)) ", give_up(c)}));
     }
   }
   c.lines.push_back(c.result.c_type() + " " + c.name + ";");
   const std::string fn = c.result.dtype == DType::kFloat64 ? "sot_ddot(env, " : "sot_ldot(";
   c.lines.push_back("if (!" + fn + n + ", " + a.expr + "->data, " + a.expr + "->strides[0], " +
-                    b.expr + "->data, " + b.expr + "->strides[0], &" + c.name + ")) " +
-                    give_up(c));
+                    b.expr + "->data, " + b.expr + "->strides[0], &" + c.name + ")) " + give_up(c));
   return true;
 }
 
