@@ -8,8 +8,6 @@
 
 namespace sot::graph::whole {
 
-namespace {
-
 std::string give_up(const OpCtx& c) {
   return "SOT_GIVE_UP(" + std::to_string(c.give_up) + ");";
 }
@@ -22,6 +20,8 @@ bool refuse(OpCtx& c, const std::string& why) {
   c.why = why;
   return false;
 }
+
+namespace {
 
 // ---- Python numbers ---------------------------------------------------------------------------
 

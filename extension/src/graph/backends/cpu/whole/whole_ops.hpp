@@ -60,6 +60,12 @@ struct OpCtx {
 
 using Handler = bool (*)(OpCtx& c);
 
+// For the handler files: the line that gives up at the op, a refusal (false, `why` set), and the
+// result declared as `value`.
+std::string give_up(const OpCtx& c);
+bool refuse(OpCtx& c, const std::string& why);
+void declare(OpCtx& c, const std::string& value);
+
 // whole_ops_views.cpp: a getitem whose result is an array (a view), a matmul of two vectors.
 bool array_view(OpCtx& c);
 bool matmul_vectors(OpCtx& c);

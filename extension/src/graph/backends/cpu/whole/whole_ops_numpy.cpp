@@ -9,19 +9,6 @@ namespace sot::graph::whole {
 
 namespace {
 
-std::string give_up(const OpCtx& c) {
-  return "SOT_GIVE_UP(" + std::to_string(c.give_up) + ");";
-}
-
-bool refuse(OpCtx& c, const std::string& why) {
-  c.why = why;
-  return false;
-}
-
-void declare(OpCtx& c, const std::string& value) {
-  c.lines.push_back("const " + c.result.c_type() + " " + c.name + " = " + value + ";");
-}
-
 // The largest magnitude of an int a float dtype holds exactly (a Python int operand past it
 // gives up: NumPy's conversion of it is not asserted here).
 const char* exact_int_limit(DType t) {

@@ -11,15 +11,6 @@ namespace sot::graph::whole {
 
 namespace {
 
-std::string give_up(const OpCtx& c) {
-  return "SOT_GIVE_UP(" + std::to_string(c.give_up) + ");";
-}
-
-bool refuse(OpCtx& c, const std::string& why) {
-  c.why = why;
-  return false;
-}
-
 // The parts joined (the lines of a loop's items, without temporaries).
 std::string cat(std::initializer_list<std::string_view> parts) {
   std::string s;

@@ -153,6 +153,18 @@ static inline bool sot_trunc_int(double v, long long* r) {
   *r = static_cast<long long>(v);
   return true;
 }
+// A slice's start or stop over `n` items as PySlice_AdjustIndices places it.
+static inline long long sot_slice_bound(long long v, long long n, long long step) {
+  if (v < 0) {
+    v += n;
+    if (v < 0) {
+      v = step < 0 ? -1 : 0;
+    }
+  } else if (v >= n) {
+    v = step < 0 ? n - 1 : n;
+  }
+  return v;
+}
 // Python's slice rules (PySlice_Unpack, then PySlice_AdjustIndices) over `n` items: the first
 // index and the length of [start:stop:step], a part absent (`has_` false) being None.
 static inline void sot_slice(long long n, bool has_start, long long start, bool has_stop,
@@ -163,22 +175,8 @@ static inline void sot_slice(long long n, bool has_start, long long start, bool 
   if (!has_stop) {
     stop = step < 0 ? INT64_MIN : INT64_MAX;
   }
-  if (start < 0) {
-    start += n;
-    if (start < 0) {
-      start = step < 0 ? -1 : 0;
-    }
-  } else if (start >= n) {
-    start = step < 0 ? n - 1 : n;
-  }
-  if (stop < 0) {
-    stop += n;
-    if (stop < 0) {
-      stop = step < 0 ? -1 : 0;
-    }
-  } else if (stop >= n) {
-    stop = step < 0 ? n - 1 : n;
-  }
+  start = sot_slice_bound(start, n, step);
+  stop = sot_slice_bound(stop, n, step);
   long long count = 0;
   if (step < 0) {
     if (stop < start) {
