@@ -35,15 +35,35 @@ def native_loops():
     return sot.config.backend == "cpu" and sot._sot.graph.tier_c() != "off"
 
 
-def native_runs(records):
-    """How many times the loop ops of the graphs in ``records`` (a translator's records) ran as native code."""
-    runs = 0
+def _loop_entries(records):
+    """The tier C entries (status, runs, gave_up) of the loop ops of the graphs in ``records``."""
+    loops = []
     for r in records:
         for g in r["graphs"]:
             plan = g["compiled"].plan() if hasattr(g["compiled"], "plan") else {}
             for group in plan.get("groups", []):
-                runs += sum(loop["runs"] for loop in group.get("loops", []))
-    return runs
+                loops.extend(group.get("loops", []))
+    return loops
+
+
+def native_runs(records):
+    """How many times the loop ops of the graphs in ``records`` (a translator's records) ran as native code."""
+    return sum(loop["runs"] for loop in _loop_entries(records))
+
+
+def tier_c_loops(fn, *args, raises=()):
+    """One translated call of ``fn`` (on copies of its array arguments; an exception of the types ``raises`` is let
+    pass): the tier C entries of its graphs' loop ops, and the translator's records."""
+    sot.reset()
+    cap.clear(fn)
+    translator = sot.translate.new_translator(records=True)
+    try:
+        with cap.capture(translator):
+            fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    except raises:
+        pass
+    records = translator.records()
+    return _loop_entries(records), records
 
 
 def _arrays_in(value, out):

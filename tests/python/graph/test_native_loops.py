@@ -11,7 +11,7 @@ import math
 import warnings
 
 import pytest
-from numpy_differential import check, native_runs, same
+from numpy_differential import check, native_runs, same, tier_c_loops
 
 np = pytest.importorskip("numpy")
 sot = pytest.importorskip("sot")
@@ -214,17 +214,7 @@ def test_native_loops(fn, args, variants):
 
 def loops_of(fn, *args):
     """The tier C entries (status, runs, gave_up) of the loop ops of fn's graphs after one translated call."""
-    sot.reset()
-    cap.clear(fn)
-    translator = sot.translate.new_translator(records=True)
-    with cap.capture(translator):
-        fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
-    loops = []
-    for r in translator.records():
-        for g in r["graphs"]:
-            for group in g["compiled"].plan().get("groups", []):
-                loops.extend(group.get("loops", []))
-    return loops
+    return tier_c_loops(fn, *args)[0]
 
 
 def test_gives_up_then_runs_its_own_path():

@@ -10,7 +10,7 @@ PYTEST_DONT_REWRITE"""
 import warnings
 
 import pytest
-from numpy_differential import check, native_runs
+from numpy_differential import check, native_runs, tier_c_loops
 
 np = pytest.importorskip("numpy")
 sot = pytest.importorskip("sot")
@@ -174,20 +174,6 @@ def test_dot_products_are_numpys_bit_for_bit():
     exact(dot_calls, rng(36).standard_normal((50, 50)), rng(37).standard_normal(50))
 
 
-def loops_of(fn, *args):
-    sot.reset()
-    cap.clear(fn)
-    translator = sot.translate.new_translator(records=True)
-    with cap.capture(translator):
-        fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
-    loops = []
-    for r in translator.records():
-        for g in r["graphs"]:
-            for group in g["compiled"].plan().get("groups", []):
-                loops.extend(group.get("loops", []))
-    return loops, translator.records()
-
-
 @cpu_only
 def test_a_zero_pivot_gives_up_and_warns_as_plain():
     """A division by zero raises NumPy's flag: the native run gives up, the arrays it wrote are put back, and the
@@ -206,7 +192,7 @@ def test_a_zero_pivot_gives_up_and_warns_as_plain():
         got = jitted(L.copy(), b.copy())
     assert np.array_equal(got, want, equal_nan=True)
     assert [str(w.message) for w in got_w] == [str(w.message) for w in plain_w]
-    loops, _ = loops_of(forward_substitution, L, b)
+    loops, _ = tier_c_loops(forward_substitution, L, b)
     assert loops and loops[0]["gave_up"] == 1, loops
 
 
@@ -271,7 +257,7 @@ def test_what_tier_c_does_not_hold_unrolls():
 @cpu_only
 def test_without_tier_c_the_loop_unrolls():
     sot._sot.graph.tier_c("off")
-    loops, records = loops_of(forward_substitution, lower(30, 70), rng(71).standard_normal(30))
+    loops, records = tier_c_loops(forward_substitution, lower(30, 70), rng(71).standard_normal(30))
     assert loops == [], loops
     got = sot.jit(forward_substitution)(lower(30, 70), rng(71).standard_normal(30))
     assert np.array_equal(got, forward_substitution(lower(30, 70), rng(71).standard_normal(30)))
@@ -330,18 +316,6 @@ def test_random_slices_agree_with_plain():
             want = outcome(fn, A, x)
             got = outcome(jitted, A, x)
             assert agree(got, want), (src, got, want)
-        native += native_runs_of(fn, *arrays[0])
+        native += native_runs(tier_c_loops(fn, *arrays[0], raises=(ValueError, IndexError))[1])
     if sot.config.backend == "cpu":
         assert native >= 20, native
-
-
-def native_runs_of(fn, *args):
-    sot.reset()
-    cap.clear(fn)
-    translator = sot.translate.new_translator(records=True)
-    try:
-        with cap.capture(translator):
-            fn(*args)
-    except (ValueError, IndexError):
-        pass
-    return native_runs(translator.records())
