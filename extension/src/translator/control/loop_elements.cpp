@@ -161,10 +161,10 @@ class ElementScan {
 
 namespace {
 
-// A getitem_at whose key holds a slice of values of the graph (L[i, :i]: Ellipsis parts in its
-// template).
+// A getitem_at or setitem_at whose key holds a slice of values of the graph (L[i, :i]: Ellipsis
+// parts in its template).
 bool ranged_slice_op(const graph::Op& op) {
-  if (op.name != "getitem_at" || op.args.size() < 2 ||
+  if ((op.name != "getitem_at" && op.name != "setitem_at") || op.args.size() < 2 ||
       op.args[1].kind != graph::Arg::Kind::kConst || !PyTuple_Check(op.args[1].constant.ptr())) {
     return false;
   }

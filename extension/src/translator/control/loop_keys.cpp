@@ -214,69 +214,106 @@ bool int64_of(const py::object& o, std::int64_t* out) {
   return true;
 }
 
-// x[i:i + 4] over i in [0, n - 4]: the start and stop are one int plus constants (`form_of` the
-// text of an int without them), both within [0, size] over their ranges (Python's slice rules
-// change neither), the step 1: as many items on every step. -1 where that is not shown.
-std::int64_t fixed_length(const ArrayState& arrays, const std::vector<VarPtr>& parts,
-                          std::int64_t size, const std::function<std::string(int)>& form_of) {
+// The length of a slice over a dimension of `size` items whose start and stop are one int times
+// +1 or -1 plus constants (x[i:i + 4], x[:n - i], x[i:]), both within [0, size] over their ranges
+// (Python's slice rules change neither) and the stop never before the start, the step 1: `fixed`
+// items on every step, or `form` (the text of coefficient * int + constant: slices of one form have
+// one length). Neither where that is not shown.
+struct SliceLength {
+  std::int64_t fixed = -1;
+  std::string form;
+};
+
+SliceLength slice_length(const ArrayState& arrays, const std::vector<VarPtr>& parts,
+                         std::int64_t size, const std::function<std::string(int)>& form_of) {
+  SliceLength out;
   if (!parts[2]->value().is_none()) {
-    return -1;
+    return out;
   }
   struct Linear {
-    std::string base;  // "" for a constant
-    std::int64_t offset = 0;
+    int base = -1;  // the int's id (-1: a constant)
+    std::int64_t coef = 0, offset = 0;
     std::int64_t lo = 0, hi = 0;
   };
-  const auto linear = [&](const VarPtr& v, std::int64_t none, Linear* out) {
+  const graph::Graph& g = arrays.graph;
+  // (a constant argument, or a value of the graph that is one)
+  const auto constant_of = [&](const Arg& k, std::int64_t* c) {
+    const py::object o =
+        k.kind == Arg::Kind::kConst ? k.constant
+        : k.kind == Arg::Kind::kValue && g.value(k.value).source == graph::Value::Source::kConst
+            ? g.value(k.value).constant
+            : py::object();
+    return int64_of(o, c) && *c != INT64_MIN;
+  };
+  const auto linear = [&](const VarPtr& v, std::int64_t none, Linear* l) {
     if (v->is_const()) {
-      out->offset = none;
-      if (!v->value().is_none() && !int64_of(v->value(), &out->offset)) {
+      l->offset = none;
+      if (!v->value().is_none() && !int64_of(v->value(), &l->offset)) {
         return false;
       }
-      out->lo = out->hi = out->offset;
+      l->lo = l->hi = l->offset;
       return true;
     }
     const auto range = arrays.int_range(v->graph_id());
     if (!range) {
       return false;
     }
-    out->lo = range->lo;
-    out->hi = range->hi;
+    l->lo = range->lo;
+    l->hi = range->hi;
+    l->coef = 1;
     int id = v->graph_id();
-    const graph::Graph& g = arrays.graph;
-    for (;;) {  // (`+ c` and `- c` peeled off: i + 4 is i's form and 4)
+    for (;;) {  // (`+ c`, `c +`, `- c` and `c -` peeled off: n - i is -1 times i plus n)
       const graph::Value& val = g.value(id);
       if (val.source != graph::Value::Source::kOp) {
         break;
       }
       const graph::Op& op = g.ops()[static_cast<std::size_t>(val.op)];
-      if ((op.name != "add" && op.name != "sub") || op.args.size() != 2 ||
-          op.args[0].kind != Arg::Kind::kValue) {
+      if ((op.name != "add" && op.name != "sub") || op.args.size() != 2) {
         break;
       }
-      const Arg& k = op.args[1];  // (a constant argument, or a value of the graph that is one)
-      const py::object c_obj =
-          k.kind == Arg::Kind::kConst ? k.constant
-          : k.kind == Arg::Kind::kValue && g.value(k.value).source == graph::Value::Source::kConst
-              ? g.value(k.value).constant
-              : py::object();
       std::int64_t c = 0;
-      if (!int64_of(c_obj, &c) || c == INT64_MIN ||
-          __builtin_add_overflow(out->offset, op.name == "add" ? c : -c, &out->offset)) {
+      int next = -1;
+      std::int64_t sign = 1;
+      if (op.args[0].kind == Arg::Kind::kValue && constant_of(op.args[1], &c)) {
+        next = op.args[0].value;
+        c = op.name == "add" ? c : -c;
+      } else if (op.args[1].kind == Arg::Kind::kValue && constant_of(op.args[0], &c)) {
+        next = op.args[1].value;
+        sign = op.name == "add" ? 1 : -1;
+      } else {
+        break;
+      }
+      std::int64_t term = 0;
+      if (__builtin_mul_overflow(l->coef, c, &term) ||
+          __builtin_add_overflow(l->offset, term, &l->offset)) {
         return false;
       }
-      id = op.args[0].value;
+      l->coef *= sign;
+      id = next;
     }
-    out->base = form_of(id);
+    l->base = id;
     return true;
   };
   Linear a;
   Linear b;
-  if (!linear(parts[0], 0, &a) || !linear(parts[1], size, &b) || a.base != b.base || a.lo < 0 ||
-      b.lo < 0 || a.hi > size || b.hi > size) {
-    return -1;
+  if (!linear(parts[0], 0, &a) || !linear(parts[1], size, &b) ||
+      (a.base >= 0 && b.base >= 0 && a.base != b.base) || a.lo < 0 || b.lo < 0 || a.hi > size ||
+      b.hi > size) {
+    return out;
   }
-  return std::max<std::int64_t>(0, b.offset - a.offset);
+  const int base = a.base >= 0 ? a.base : b.base;
+  const std::int64_t coef = b.coef - a.coef;
+  const std::int64_t offset = b.offset - a.offset;
+  if (base < 0 || coef == 0) {
+    out.fixed = std::max<std::int64_t>(0, offset);
+    return out;
+  }
+  const auto range = arrays.int_range(base);  // (the stop never before the start)
+  if (!range || coef * range->lo + offset < 0 || coef * range->hi + offset < 0) {
+    return out;
+  }
+  out.form = std::to_string(coef) + "*" + form_of(base) + "+" + std::to_string(offset);
+  return out;
 }
 
 }  // namespace
@@ -331,13 +368,15 @@ bool OpcodeExecutor::slice_places(const ValueInfo& in, const std::vector<VarPtr>
         py::reinterpret_steal<py::object>(PySlice_New(made[0].ptr(), made[1].ptr(), made[2].ptr()));
     (*parts)[j] = py::reinterpret_steal<py::object>(PySlice_New(nullptr, nullptr, nullptr));
     form += "/" + std::to_string(in.shape[j]);
-    const std::int64_t n = fixed_length(arrays(), p, in.shape[j], [&](int id) {
-      int ignored = -1;
-      return int_form(id, &ignored);
-    });
-    k->sliced.emplace_back(out_dim++, n >= 0 && n < (1 << 30)
-                                          ? static_cast<int>(-1 - n)
-                                          : arrays().slice_symbol(form, max_id));
+    int length_max_id = -1;
+    const SliceLength length = slice_length(arrays(), p, in.shape[j],
+                                            [&](int id) { return int_form(id, &length_max_id); });
+    const std::int64_t n = length.fixed;
+    k->sliced.emplace_back(out_dim++,
+                           n >= 0 && n < (1 << 30) ? static_cast<int>(-1 - n)
+                           : length.form.empty()
+                               ? arrays().slice_symbol(form, max_id)
+                               : arrays().slice_symbol("length " + length.form, length_max_id));
   }
   k->indices = std::move(indices);
   k->positions = std::move(positions);

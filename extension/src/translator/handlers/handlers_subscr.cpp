@@ -169,11 +169,13 @@ void OpcodeExecutor::op_store_slice(const bytecode::Instruction& /*ins*/) {
   // [value, container, start, stop]: container[start:stop] = value, as STORE_SUBSCR with the slice
   // (a break reports the instruction's own stack).
   const std::vector<VarPtr> original = stack_;
-  const py::object key = subscript_key(true);
+  // (x[i:i + 4] = v in a loop body: a slice of values of the graph, as BINARY_SLICE's)
+  VarPtr ranged = is_array_like(peek(3)) ? ranged_slice({peek(2), peek(1)}) : nullptr;
+  VarPtr key = ranged ? std::move(ranged) : Variable::constant(subscript_key(true));
   break_stack_ = &original;
   pop();
   pop();
-  push(Variable::constant(key));
+  push(std::move(key));
   store_subscr();
   break_stack_ = nullptr;
 }

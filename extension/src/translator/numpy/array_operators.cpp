@@ -34,6 +34,24 @@ using graph::ValueInfo;
 
 namespace {
 
+// L[i, :i]: the dimensions of `info` that slices of values of the graph keep (`sliced`: a loop
+// key's), sized as the key says (a length the same on every step, or a runtime symbol: known
+// where the graph runs).
+void sliced_sizes(const std::vector<std::pair<int, int>>& sliced, graph::ValueInfo* info) {
+  if (sliced.empty()) {
+    return;
+  }
+  info->symbols.resize(info->shape.size(), -1);
+  for (const auto& [dim, symbol] : sliced) {
+    const auto d = static_cast<std::size_t>(dim);
+    info->symbols[d] = std::max(symbol, -1);
+    info->shape[d] = symbol >= 0 ? std::max<std::int64_t>(info->shape[d], 2) : -1 - symbol;
+  }
+  if (std::all_of(info->symbols.begin(), info->symbols.end(), [](int s) { return s < 0; })) {
+    info->symbols.clear();
+  }
+}
+
 constexpr int kMatmul = 4;
 constexpr int kPower = 8;
 
@@ -376,16 +394,8 @@ bool OpcodeExecutor::array_subscript(std::size_t n) {
   if (!info) {
     graph_break("numpy indexing: " + why);
   }
-  if (at_index && !at_index->sliced.empty()) {  // L[i, :i]: lengths known where the graph runs
-    info->symbols.resize(info->shape.size(), -1);
-    for (const auto& [dim, symbol] : at_index->sliced) {
-      const auto d = static_cast<std::size_t>(dim);
-      info->symbols[d] = std::max(symbol, -1);
-      info->shape[d] = symbol >= 0 ? std::max<std::int64_t>(info->shape[d], 2) : -1 - symbol;
-    }
-    if (std::all_of(info->symbols.begin(), info->symbols.end(), [](int s) { return s < 0; })) {
-      info->symbols.clear();
-    }
+  if (at_index) {
+    sliced_sizes(at_index->sliced, &*info);
   }
   graph::Op g;
   g.name = "getitem";
@@ -428,9 +438,6 @@ bool OpcodeExecutor::array_store_subscr() {
   const std::optional<LoopKey> at_index =
       loop_key(container, key);  // x[i] = v, i the loop variable
   std::optional<std::vector<graph::IndexItem>> items;
-  if (at_index && !at_index->sliced.empty()) {
-    graph_break("a store into a slice whose bounds are values of the graph");
-  }
   if (at_index) {
     items = at_index->items;
   }
@@ -449,6 +456,9 @@ bool OpcodeExecutor::array_store_subscr() {
   const auto region = retry_static({x.id, v.id}, [&]() -> std::optional<ValueInfo> {
     why.clear();
     auto r = graph::index_result(array_info(x.id), *items, &why);
+    if (r && at_index) {
+      sliced_sizes(at_index->sliced, &*r);  // (x[i:i + 4] = v: the region's lengths as a getitem's)
+    }
     if (!r || v.kind != ArrayOperand::Kind::kValue) {
       return r;
     }

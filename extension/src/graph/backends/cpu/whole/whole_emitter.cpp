@@ -77,6 +77,7 @@ class Emitter {
   std::ostringstream out_;
   int indent_ = 1;
   int serial_ = 0;
+  int arrays_ = 0;  // the ops so far that made arrays (a step that makes any releases them)
   WholeSource src_;
   std::vector<std::vector<Val>> tuples_;  // loop results, by the index recorded in a Val's arg
 };
@@ -225,8 +226,14 @@ void Emitter::op(Scope& s, const Op& o) {
   c.name = fresh("v");
   c.give_up = static_cast<int>(src_.ops.size());
   c.out = Val{c.name, *result, -1};
-  if (!h(c)) {
+  const bool made =
+      result->kind == Kind::kArray && elementwise_op(o.name) ? elementwise(c, h) : h(c);
+  if (!made) {
     refuse(o.name + ": " + c.why);
+  }
+  if (c.makes_array) {
+    ++arrays_;
+    src_.makes_arrays = true;
   }
   src_.ops.push_back(o.name + " (line " + std::to_string(o.line) + ")");
   for (const std::string& l : c.lines) {
@@ -321,6 +328,10 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
                       "LL; ++" + step + ") {");
   ++indent_;
   line("if (--env_tick < 0) { env_tick = 65536; if (env->signals() < 0) return 2; }");
+  // (the step's lines apart, to release the arrays it makes at its end)
+  std::ostringstream head;
+  head.swap(out_);
+  const int arrays_before = arrays_;
   // The body's inputs: carried, the loop variable and the counter, then the op's other arguments.
   std::vector<Val> inputs;
   std::size_t next_arg = spec.ncarried;
@@ -362,6 +373,19 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
                outs[nvalues + k].expr + ")";
     }
     line(go + " = " + again + ";");
+  }
+  if (arrays_ > arrays_before) {
+    const std::string mark = fresh("m");
+    line("sot_release(env, " + mark + ");");
+    std::ostringstream step_lines;
+    step_lines.swap(out_);
+    out_.swap(head);
+    line("const SotMark " + mark + " = sot_mark(env);");
+    out_ << step_lines.str();
+  } else {
+    const std::string step_text = out_.str();
+    out_.swap(head);
+    out_ << step_text;
   }
   --indent_;
   line("}");

@@ -24,6 +24,7 @@ struct WholeSource {
   std::vector<WType> outputs;    // the loop op's outputs (its carried, then its last values)
   std::vector<int> written;      // the arguments (arrays) whose elements the code writes
   std::vector<std::string> ops;  // the text of each op an `env->why` may name
+  bool makes_arrays = false;     // the code makes arrays (the runner sets up the arena)
 };
 
 // The function of the loop op `spec` (its body with the sizes of this translation), or nullopt

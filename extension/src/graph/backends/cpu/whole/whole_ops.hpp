@@ -17,9 +17,18 @@
 //   - views: A[i], L[i, :i], x[k + 1:] (ints and slices of Python ints, by Python's slice rules)
 //     are the argument's data, shape and strides, copied from nothing;
 //   - dot products: `a @ b` and np.dot(a, b) of two vectors are NumPy's dot for them
-//   (whole_blas.hpp: float64
-//     through the BLAS NumPy calls, with its rule for when it does; int64 in order, an overflow
-//     gives up); vectors of other lengths give up (NumPy raises).
+//     (whole_blas.hpp: float64 through the BLAS NumPy calls, with its rule for when it does; int64
+//     in order, an overflow gives up); vectors of other lengths give up (NumPy raises);
+//   - arrays made in the code (a + b of rows and slices): each element as the scalar rule above
+//     computes it in the result's dtype (NumPy's loop for these ufuncs computes in it too), shapes
+//     broadcast as NumPy's (shapes that do not broadcast give up: NumPy raises); an in-place op
+//     (x += y) only where every operand has the target's dtype (or is a Python number), computed
+//     into a new array first and copied (overlapping operands read as NumPy's copies do);
+//   - assignments of arrays (S[i] = row, x[a:b] = 0.0): the value broadcast to the view, cast only
+//     as the element rule allows, copied first where it views an argument (overlap);
+//   - sums: float64 vectors as NumPy's pairwise sum (0.0 plus DOUBLE_pairwise_sum, up to 8192
+//     items: past them NumPy may sum buffered parts, so tier C gives up), int64 in order with an
+//     overflow giving up (NumPy wraps); mean as that sum over the count.
 #pragma once
 
 #include <string>
@@ -56,6 +65,7 @@ struct OpCtx {
   std::string why;  // set when the handler refuses the op
   Val out;          // what the result is (`name` of `result`, or an alias: setitem's array)
   std::vector<int> written;  // the arguments the op writes into
+  bool makes_array = false;  // the op's lines take an array from the arena (sot_alloc)
 };
 
 using Handler = bool (*)(OpCtx& c);
@@ -70,6 +80,18 @@ void declare(OpCtx& c, const std::string& value);
 bool array_view(OpCtx& c);
 bool matmul_vectors(OpCtx& c);
 bool dot_vectors(OpCtx& c);
+
+// whole_ops_arrays.cpp: an elementwise op whose result is an array (each element by `scalar`, the
+// op's handler of NumPy scalars), an assignment into a view of an array (x[i] = row, x[a:b] = v),
+// the sum and mean of a vector.
+bool elementwise(OpCtx& c, Handler scalar);
+bool store(OpCtx& c);
+bool sum_vector(OpCtx& c);
+bool mean_vector(OpCtx& c);
+
+// Whether NumPy op `name` is elementwise (its handler computes one element: elementwise() makes
+// arrays of it).
+bool elementwise_op(const std::string& name);
 
 // The handler of op `name` whose result is a Python number (`python`) or NumPy's, or nullptr.
 Handler handler_for(const std::string& name, bool python);

@@ -291,8 +291,15 @@ bool setitem(OpCtx& c) {
   const Val& a = c.args[0];
   const Val& v = c.args.back();
   const std::vector<Val> indices(c.args.begin() + 1, c.args.end() - 1);
-  if (a.type.kind != Kind::kArray || !v.type.number()) {
-    return refuse(c, "an assignment of more than one element");
+  bool element = v.type.number() && static_cast<int>(indices.size()) == a.type.ndim;
+  for (const Val& i : indices) {
+    element = element && !i.is_slice();
+  }
+  if (a.type.kind != Kind::kArray) {
+    return refuse(c, "an assignment into something other than an array");
+  }
+  if (!element) {
+    return store(c);  // (rows, slices, arrays: whole_ops_arrays.cpp)
   }
   const char to = kind(a.type.dtype);
   const char from = v.type.c_kind();
@@ -317,36 +324,52 @@ bool setitem(OpCtx& c) {
   return true;
 }
 
+struct NumpyOp {
+  Handler handler;
+  bool elementwise;  // the handler computes one element (elementwise() makes arrays of it)
+};
+
+const std::map<std::string, NumpyOp>& numpy_ops() {
+  static const std::map<std::string, NumpyOp> kNumpy = {
+      {"add", {add, true}},
+      {"subtract", {subtract, true}},
+      {"multiply", {multiply, true}},
+      {"true_divide", {true_divide, true}},
+      {"negative", {negative, true}},
+      {"absolute", {absolute, true}},
+      {"sqrt", {sqrt_op, true}},
+      {"square", {square, true}},
+      {"less", {less, true}},
+      {"less_equal", {less_equal, true}},
+      {"greater", {greater, true}},
+      {"greater_equal", {greater_equal, true}},
+      {"equal", {equal, true}},
+      {"not_equal", {not_equal, true}},
+      {"scalar", {scalar_of, false}},
+      {"max", {scalar_max, false}},
+      {"min", {scalar_min, false}},
+      {"matmul", {matmul_vectors, false}},
+      {"dot", {dot_vectors, false}},
+      {"sum", {sum_vector, false}},
+      {"mean", {mean_vector, false}},
+      {"getitem", {getitem, false}},
+      {"getitem_at", {getitem, false}},
+      {"setitem", {setitem, false}},
+      {"setitem_at", {setitem, false}},
+  };
+  return kNumpy;
+}
+
 }  // namespace
 
 Handler numpy_handler_for(const std::string& name) {
-  static const std::map<std::string, Handler> kNumpy = {
-      {"add", add},
-      {"subtract", subtract},
-      {"multiply", multiply},
-      {"true_divide", true_divide},
-      {"negative", negative},
-      {"absolute", absolute},
-      {"sqrt", sqrt_op},
-      {"square", square},
-      {"less", less},
-      {"less_equal", less_equal},
-      {"greater", greater},
-      {"greater_equal", greater_equal},
-      {"equal", equal},
-      {"not_equal", not_equal},
-      {"scalar", scalar_of},
-      {"max", scalar_max},
-      {"min", scalar_min},
-      {"matmul", matmul_vectors},
-      {"dot", dot_vectors},
-      {"getitem", getitem},
-      {"getitem_at", getitem},
-      {"setitem", setitem},
-      {"setitem_at", setitem},
-  };
-  const auto found = kNumpy.find(name);
-  return found == kNumpy.end() ? nullptr : found->second;
+  const auto found = numpy_ops().find(name);
+  return found == numpy_ops().end() ? nullptr : found->second.handler;
+}
+
+bool elementwise_op(const std::string& name) {
+  const auto found = numpy_ops().find(name);
+  return found != numpy_ops().end() && found->second.elementwise;
 }
 
 }  // namespace sot::graph::whole

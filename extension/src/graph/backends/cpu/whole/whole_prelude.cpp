@@ -44,7 +44,35 @@ struct SotEnv {
   bool (*grow)(SotEnv*);
   // NumPy's cblas_ddot (whole_blas.hpp): n and strides in elements
   double (*ddot)(long long, const double*, long long, const double*, long long);
+  // The arrays the code makes (a step's temporaries): bumped out of the current chunk; `chunk_at`
+  // moves to chunk `k` with room for `bytes` more (false: past the limit, the function gives up).
+  char* chunk;
+  long long arena_used, chunk_room, chunk_index;
+  bool (*chunk_at)(SotEnv*, long long k, long long bytes);
 };
+// A place in the arena (sot_mark), to come back to when a step's arrays are dead (sot_release).
+struct SotMark {
+  long long chunk, used;
+};
+static inline SotMark sot_mark(const SotEnv* env) { return SotMark{env->chunk_index, env->arena_used}; }
+static inline void sot_release(SotEnv* env, SotMark m) {
+  if (env->chunk_index != m.chunk) {
+    env->chunk_at(env, m.chunk, 0);
+  }
+  env->arena_used = m.used;
+}
+// `bytes` of the arena, 64-byte aligned, or null (the function gives up).
+static inline char* sot_alloc(SotEnv* env, long long bytes) {
+  const long long size = (bytes + 63) & ~63LL;
+  if (bytes < 0 || size > env->chunk_room - env->arena_used) {
+    if (bytes < 0 || !env->chunk_at(env, env->chunk_index + 1, size)) {
+      return nullptr;
+    }
+  }
+  char* p = env->chunk + env->arena_used;
+  env->arena_used += size;
+  return p;
+}
 #define SOT_GIVE_UP(op) \
   do {                  \
     env->why = (op);    \
@@ -224,6 +252,65 @@ static inline bool sot_ldot(long long n, const char* x, long long sx, const char
     __builtin_memcpy(&a, x + k * sx, sizeof a);
     __builtin_memcpy(&b, y + k * sy, sizeof b);
     if (__builtin_mul_overflow(a, b, &p) || __builtin_add_overflow(sum, p, &sum)) {
+      return false;
+    }
+  }
+  *r = sum;
+  return true;
+}
+// NumPy's pairwise sum of float64 items (DOUBLE_pairwise_sum: eight partial sums up to 128 items,
+// halves past them).
+static double sot_pairwise(const char* a, long long n, long long stride) {
+  double x[8];
+  if (n < 8) {
+    double res = 0.;
+    for (long long i = 0; i < n; ++i) {
+      __builtin_memcpy(&x[0], a + i * stride, 8);
+      res += x[0];
+    }
+    return res;
+  }
+  if (n <= 128) {
+    double r[8];
+    for (int j = 0; j < 8; ++j) {
+      __builtin_memcpy(&r[j], a + j * stride, 8);
+    }
+    long long i = 8;
+    for (; i < n - (n % 8); i += 8) {
+      for (int j = 0; j < 8; ++j) {
+        __builtin_memcpy(&x[j], a + (i + j) * stride, 8);
+        r[j] += x[j];
+      }
+    }
+    double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) {
+      __builtin_memcpy(&x[0], a + i * stride, 8);
+      res += x[0];
+    }
+    return res;
+  }
+  long long n2 = n / 2;
+  n2 -= n2 % 8;
+  return sot_pairwise(a, n2, stride) + sot_pairwise(a + n2 * stride, n - n2, stride);
+}
+// NumPy's sum of a float64 vector: 0.0 plus the pairwise sum of its items; false (give up) past
+// 8192 items, where NumPy's buffered iteration may sum in parts.
+static inline bool sot_sum_f64(long long n, const char* a, long long stride, double* r) {
+  if (n > 8192) {
+    return false;
+  }
+  double sum = 0.;
+  sum += sot_pairwise(a, n, stride);
+  *r = sum;
+  return true;
+}
+// NumPy's sum of an int64 vector, in order (false on an overflow, where NumPy wraps).
+static inline bool sot_sum_i64(long long n, const char* a, long long stride, long long* r) {
+  long long sum = 0;
+  for (long long k = 0; k < n; ++k) {
+    long long v;
+    __builtin_memcpy(&v, a + k * stride, sizeof v);
+    if (__builtin_add_overflow(sum, v, &sum)) {
       return false;
     }
   }

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <utility>
 
 #include "core/array_fields.hpp"
@@ -36,6 +38,9 @@ struct Env {
   long long used, room;
   bool (*grow)(Env*);
   DdotFn ddot;
+  char* chunk;
+  long long arena_used, chunk_room, chunk_index;
+  bool (*chunk_at)(Env*, long long k, long long bytes);
 };
 using WholeFn = int (*)(const unsigned long long* in, unsigned long long* out, Env* env);
 static_assert(sizeof(Py_ssize_t) == sizeof(long long), "NumPy's npy_intp is 64 bits here");
@@ -59,6 +64,60 @@ bool grow_log(Env* env) {
   env->log = t_undo.data();
   env->room = room;
   return true;
+}
+
+// The arena of the arrays the code makes: chunks kept between runs (a thread's own), each at least
+// kChunkBytes, kArenaLimitBytes in all (past it the function gives up).
+constexpr long long kChunkBytes = 1LL << 20;
+constexpr long long kArenaLimitBytes = 1LL << 30;
+struct Chunk {
+  std::unique_ptr<char[]> data;
+  long long size = 0;
+};
+thread_local std::vector<Chunk> t_chunks;
+
+// Moves the arena to chunk `k` (made, or made larger while it holds nothing live, for `bytes`).
+bool chunk_at(Env* env, long long k, long long bytes) {
+  const auto at = static_cast<std::size_t>(k);
+  if (at > t_chunks.size() || k < 0) {
+    return false;
+  }
+  if (at == t_chunks.size() || t_chunks[at].size < bytes) {
+    long long total = 0;
+    for (std::size_t j = 0; j < t_chunks.size(); ++j) {
+      total += j == at ? 0 : t_chunks[j].size;
+    }
+    const long long size = std::max(kChunkBytes, bytes);
+    if (total + size > kArenaLimitBytes) {
+      return false;
+    }
+    Chunk c;
+    c.data.reset(new (std::nothrow) char[static_cast<std::size_t>(size) + 64]);
+    if (!c.data) {
+      return false;
+    }
+    c.size = size;
+    if (at == t_chunks.size()) {
+      t_chunks.push_back(std::move(c));
+    } else {
+      t_chunks[at] = std::move(c);
+    }
+  }
+  char* base = t_chunks[at].data.get();
+  const auto misalign = reinterpret_cast<std::uintptr_t>(base) % 64;
+  env->chunk = base + (misalign == 0 ? 0 : 64 - misalign);
+  env->chunk_room = t_chunks[at].size;
+  env->chunk_index = k;
+  env->arena_used = 0;
+  return true;
+}
+
+// After a run: the chunks past the first few given back (a large step's arrays are not kept).
+void trim_chunks() {
+  constexpr std::size_t kKept = 4;
+  if (t_chunks.size() > kKept) {
+    t_chunks.resize(kKept);
+  }
 }
 
 // The arrays' bytes at or under which a run copies them rather than logging each write.
@@ -337,7 +396,11 @@ LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObj
     saved.emplace_back(args[w], py::reinterpret_steal<py::object>(copy));
   }
   std::vector<unsigned long long> out(source_.outputs.size() + 1);
-  Env env{check_signals, -1, nullptr, 0, 0, grow_log, numpy_ddot(nullptr)};
+  Env env{check_signals,       -1,      nullptr, 0, 0,  grow_log,
+          numpy_ddot(nullptr), nullptr, 0,       0, -1, chunk_at};
+  if (source_.makes_arrays && !chunk_at(&env, 0, 0)) {
+    return Outcome::kGaveUp;
+  }
   if (!copies && !source_.written.empty()) {
     env.log = t_undo.data();
     env.room = static_cast<long long>(t_undo.size());
@@ -348,6 +411,7 @@ LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObj
   clear_fe_flags();
   const auto fn = reinterpret_cast<WholeFn>(kernel_->symbol());  // NOLINT: dlsym's symbol
   const int rc = fn(in.data(), out.data(), &env);
+  trim_chunks();
   const int flags = std::fetestexcept(numpy_fe_flags());
   if (flags != 0) {
     clear_fe_flags();

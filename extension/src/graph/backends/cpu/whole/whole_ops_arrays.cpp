@@ -1,0 +1,353 @@
+// Tier C's handlers of arrays made in the code (whole_ops.hpp): elementwise ops whose result is an
+// array, assignments into views, sums and means of vectors.
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "graph/backends/cpu/whole/whole_ops.hpp"
+
+namespace sot::graph::whole {
+
+namespace {
+
+// The most dimensions tier C makes arrays of.
+constexpr int kMaxDims = 8;
+
+// An array a loop nest walks: its first element and, per dimension of the nest, its byte stride
+// (0 along a broadcast dimension).
+struct Walked {
+  std::string data;
+  std::vector<std::string> strides;
+};
+
+// The element type's size, as the generated code writes it.
+std::string size_of(DType t) {
+  return "static_cast<long long>(sizeof(" + c_type(t) + "))";
+}
+
+// Array `a` walked over a nest of `rank` dimensions (its dimensions the last ones, NumPy's
+// broadcasting: a dimension of one item has stride 0); its strides declared as `name`_s<d>.
+Walked walk(OpCtx& c, const Val& a, int rank, const std::string& name) {
+  Walked w;
+  w.data = a.expr + "->data";
+  const int lead = rank - a.type.ndim;
+  for (int d = 0; d < rank; ++d) {
+    if (d < lead) {
+      w.strides.emplace_back("0LL");
+      continue;
+    }
+    const std::string e = std::to_string(d - lead);
+    const std::string s = name + "_s" + std::to_string(d);
+    c.lines.push_back("const long long " + s + " = " + a.expr + "->shape[" + e +
+                      "] == 1 ? 0LL : " + a.expr + "->strides[" + e + "];");
+    w.strides.push_back(s);
+  }
+  return w;
+}
+
+// A loop nest over `shape` (`rank` dimensions: `shape`[d]) whose innermost body, made by `body`
+// from the element pointers of `walked` (declared `name`_p<k>), goes into the op's lines.
+void nest(OpCtx& c, const std::string& shape, int rank, const std::vector<Walked>& walked,
+          const std::string& name,
+          const std::function<void(const std::vector<std::string>&)>& body) {
+  for (int d = 0; d < rank; ++d) {
+    const std::string i = name + "_i" + std::to_string(d);
+    c.lines.push_back("for (long long " + i + " = 0; " + i + " < " + shape + "[" +
+                      std::to_string(d) + "]; ++" + i + ") {");
+  }
+  std::vector<std::string> ptrs;
+  for (std::size_t k = 0; k < walked.size(); ++k) {
+    const std::string p = name + "_p" + std::to_string(k);
+    std::string at = walked[k].data;
+    for (int d = 0; d < rank; ++d) {
+      at += " + " + name + "_i" + std::to_string(d) + " * " +
+            walked[k].strides[static_cast<std::size_t>(d)];
+    }
+    c.lines.push_back("char* const " + p + " = " + at + ";");
+    ptrs.push_back(p);
+  }
+  body(ptrs);
+  for (int d = 0; d < rank; ++d) {
+    c.lines.emplace_back("}");
+  }
+}
+
+// A new array of dtype `t` and shape `shape` (`rank` dimensions) from the arena, C-ordered, as
+// `name` (a SotArr*), its data `name`_data and strides `name`_strides.
+void new_array(OpCtx& c, DType t, const std::string& shape, int rank, const std::string& name) {
+  const std::string count = name + "_count";
+  c.lines.push_back("long long " + count + " = 1;");
+  for (int d = 0; d < rank; ++d) {
+    c.lines.push_back("if (__builtin_mul_overflow(" + count + ", " + shape + "[" +
+                      std::to_string(d) + "], &" + count + ") || " + count + " > (1LL << 40)) " +
+                      give_up(c));
+  }
+  c.lines.push_back("char* const " + name + "_data = sot_alloc(env, " + count + " * " + size_of(t) +
+                    ");");
+  c.lines.push_back("if (" + name + "_data == nullptr) " + give_up(c));
+  const std::string strides = name + "_strides";
+  c.lines.push_back("long long " + strides + "[" + std::to_string(rank) + "];");
+  c.lines.push_back(strides + "[" + std::to_string(rank - 1) + "] = " + size_of(t) + ";");
+  for (int d = rank - 2; d >= 0; --d) {
+    const std::string next = std::to_string(d + 1);
+    c.lines.push_back(strides + "[" + std::to_string(d) + "] = " + strides + "[" + next + "] * " +
+                      shape + "[" + next + "];");
+  }
+  c.lines.push_back("const SotArr " + name + "_view = {" + name + "_data, " + shape + ", " +
+                    strides + ", " + std::to_string(rank) + "};");
+  c.lines.push_back("const SotArr* const " + name + " = &" + name + "_view;");
+  c.makes_array = true;
+}
+
+// The walked array of a new array made by new_array.
+Walked walk_new(const std::string& name, int rank) {
+  Walked w;
+  w.data = name + "_data";
+  for (int d = 0; d < rank; ++d) {
+    w.strides.push_back(name + "_strides[" + std::to_string(d) + "]");
+  }
+  return w;
+}
+
+// The element at `ptr` read into a new variable of `name` (dtype `t`): its Val, a NumPy scalar.
+Val load(OpCtx& c, const std::string& ptr, DType t, const std::string& name) {
+  c.lines.push_back(c_type(t) + " " + name + ";");
+  c.lines.push_back("__builtin_memcpy(&" + name + ", " + ptr + ", sizeof " + name + ");");
+  WType s;
+  s.kind = Kind::kScalar;
+  s.dtype = t;
+  return Val{name, s, -1};
+}
+
+// The value `v` written at `ptr` as dtype `t` (logged first where it writes into an argument).
+void put(OpCtx& c, const std::string& ptr, const Val& v, DType t, bool logged,
+         const std::string& name) {
+  c.lines.push_back("const " + c_type(t) + " " + name + " = " + cast_to(v.expr, v.type, t) + ";");
+  if (logged) {
+    c.lines.push_back("if (!sot_log(env, " + ptr + ", sizeof " + name + ")) " + give_up(c));
+  }
+  c.lines.push_back("__builtin_memcpy(" + ptr + ", &" + name + ", sizeof " + name + ");");
+}
+
+// A copy of array `a` from the arena (its elements as they are now), as `name`.
+Val copy_of(OpCtx& c, const Val& a, const std::string& name) {
+  const int rank = a.type.ndim;
+  new_array(c, a.type.dtype, a.expr + "->shape", rank, name);
+  const std::vector<Walked> walked = {walk(c, a, rank, name + "_from"), walk_new(name, rank)};
+  nest(c, a.expr + "->shape", rank, walked, name, [&](const std::vector<std::string>& p) {
+    const Val e = load(c, p[0], a.type.dtype, name + "_e");
+    put(c, p[1], e, a.type.dtype, false, name + "_w");
+  });
+  return Val{name, a.type, -1};
+}
+
+// Broadcasts the shapes of the arrays among `args` into `shape` (declared, `rank` dimensions, one
+// item each to start with); shapes that do not broadcast give up (NumPy raises).
+void broadcast(OpCtx& c, const std::vector<Val>& args, int rank, const std::string& shape) {
+  std::string init = "long long " + shape + "[" + std::to_string(rank) + "] = {";
+  for (int d = 0; d < rank; ++d) {
+    init += d > 0 ? ", 1" : "1";
+  }
+  c.lines.push_back(init + "};");
+  for (const Val& a : args) {
+    if (a.type.kind != Kind::kArray) {
+      continue;
+    }
+    for (int e = 0; e < a.type.ndim; ++e) {
+      const std::string n = a.expr + "->shape[" + std::to_string(e) + "]";
+      const std::string to = shape + "[" + std::to_string(rank - a.type.ndim + e) + "]";
+      c.lines.push_back("if (" + n + " != 1) { if (" + to + " == 1) " + to + " = " + n +
+                        "; else if (" + n + " != " + to + ") " + give_up(c) + " }");
+    }
+  }
+}
+
+// Whether a value of kind `from` is written into an array of dtype `to` by a cast tier C asserts
+// as NumPy's (the element rule of setitem).
+bool exact_store(const WType& from, DType to) {
+  const char k = kind(to);
+  const char f = from.c_kind();
+  return k == 'f' ||
+         (to == DType::kInt64 && (f == 'i' || f == 'b') && from.dtype != DType::kUInt64) ||
+         (k == 'b' && f == 'b');
+}
+
+// The operands of an in-place op all of the target's dtype (or Python numbers): NumPy's loop then
+// computes in it, as the element's handler does.
+bool in_place_operands(const OpCtx& c) {
+  for (const Val& v : c.args) {
+    if (!v.type.python() && v.type.dtype != c.result.dtype) {
+      return false;
+    }
+  }
+  return c.args[0].type.kind == Kind::kArray && c.args[0].type.ndim == c.result.ndim;
+}
+
+}  // namespace
+
+bool elementwise(OpCtx& c, Handler scalar) {
+  const int rank = c.result.ndim;
+  const bool in_place = c.op != nullptr && c.op->mutates;
+  if (c.result.kind != Kind::kArray || rank < 1 || rank > kMaxDims ||
+      c_type(c.result.dtype).empty()) {
+    return refuse(c, "an array result of another kind");
+  }
+  for (const Val& a : c.args) {
+    if (a.is_slice() || (a.type.kind == Kind::kArray && a.type.ndim > rank)) {
+      return refuse(c, "operands of more dimensions than the result");
+    }
+  }
+  if (in_place && !in_place_operands(c)) {
+    return refuse(c, "an in-place op whose operands have other dtypes than its target");
+  }
+  const std::string& n = c.name;
+  const std::string shape = n + "_shape";
+  broadcast(c, c.args, rank, shape);
+  if (in_place) {  // (NumPy's output does not broadcast)
+    for (int d = 0; d < rank; ++d) {
+      const std::string at = "[" + std::to_string(d) + "]";
+      c.lines.push_back("if (" + shape + at + " != " + c.args[0].expr + "->shape" + at + ") " +
+                        give_up(c));
+    }
+  }
+  new_array(c, c.result.dtype, shape, rank, n);
+  std::vector<Walked> walked;
+  std::vector<int> which;  // the operand each walked array is
+  for (std::size_t k = 0; k < c.args.size(); ++k) {
+    if (c.args[k].type.kind == Kind::kArray) {
+      walked.push_back(walk(c, c.args[k], rank, n + "_a" + std::to_string(k)));
+      which.push_back(static_cast<int>(k));
+    }
+  }
+  walked.push_back(walk_new(n, rank));
+  bool ok = true;
+  nest(c, shape, rank, walked, n, [&](const std::vector<std::string>& p) {
+    OpCtx e;
+    e.op = c.op;
+    e.args = c.args;
+    for (std::size_t j = 0; j < which.size(); ++j) {
+      const Val& a = c.args[static_cast<std::size_t>(which[j])];
+      e.args[static_cast<std::size_t>(which[j])] =
+          load(c, p[j], a.type.dtype, n + "_x" + std::to_string(which[j]));
+    }
+    e.result.kind = Kind::kScalar;
+    e.result.dtype = c.result.dtype;
+    e.name = n + "_e";
+    e.give_up = c.give_up;
+    if (!scalar(e)) {
+      ok = refuse(c, e.why);
+      return;
+    }
+    c.lines.insert(c.lines.end(), e.lines.begin(), e.lines.end());
+    c.lines.push_back("__builtin_memcpy(" + p.back() + ", &" + e.name + ", sizeof " + e.name +
+                      ");");
+  });
+  if (!ok) {
+    return false;
+  }
+  c.out = Val{n, c.result, -1};
+  if (!in_place) {
+    return true;
+  }
+  // (x += y: the new array copied into the target)
+  const Val& target = c.args[0];
+  const std::vector<Walked> back = {walk_new(n, rank), walk(c, target, rank, n + "_t")};
+  nest(c, shape, rank, back, n + "_c", [&](const std::vector<std::string>& p) {
+    const Val e = load(c, p[0], c.result.dtype, n + "_ce");
+    put(c, p[1], e, c.result.dtype, target.arg >= 0, n + "_cw");
+  });
+  c.out = target;
+  if (target.arg >= 0) {
+    c.written.push_back(target.arg);
+  }
+  return true;
+}
+
+bool store(OpCtx& c) {
+  if (c.args.size() < 3 || c.args[0].type.kind != Kind::kArray) {
+    return refuse(c, "an assignment into something other than an array");
+  }
+  const Val& a = c.args[0];
+  const Val& v = c.args.back();
+  int rank = a.type.ndim;
+  for (std::size_t k = 1; k + 1 < c.args.size(); ++k) {
+    rank -= c.args[k].is_slice() ? 0 : 1;
+  }
+  if (rank < 1 || rank > kMaxDims || !exact_store(v.type, a.type.dtype) || v.is_slice() ||
+      (v.type.kind == Kind::kArray && v.type.ndim > rank)) {
+    return refuse(c, "an assignment whose cast or shape tier C does not assert");
+  }
+  // The view written: x[key] as array_view makes it.
+  OpCtx view;
+  view.op = c.op;
+  view.args.assign(c.args.begin(), c.args.end() - 1);
+  view.result = WType{Kind::kArray, a.type.dtype, rank};
+  view.name = c.name + "_to";
+  view.give_up = c.give_up;
+  if (!array_view(view)) {
+    return refuse(c, view.why);
+  }
+  c.lines.insert(c.lines.end(), view.lines.begin(), view.lines.end());
+  const Val target{view.name, view.result, a.arg};
+  std::vector<Walked> walked = {walk(c, target, rank, c.name + "_w")};
+  Val from = v;
+  if (v.type.kind == Kind::kArray) {
+    for (int e = 0; e < v.type.ndim; ++e) {  // (the value broadcasts to the view, not beyond)
+      const std::string n = v.expr + "->shape[" + std::to_string(e) + "]";
+      const std::string to =
+          target.expr + "->shape[" + std::to_string(rank - v.type.ndim + e) + "]";
+      c.lines.push_back("if (" + n + " != 1 && " + n + " != " + to + ") " + give_up(c));
+    }
+    if (v.arg >= 0 || a.arg < 0) {  // (it may overlap the view: NumPy reads a copy then)
+      from = copy_of(c, v, c.name + "_v");
+    }
+    walked.push_back(walk(c, from, rank, c.name + "_r"));
+  }
+  const std::string& n = c.name;
+  nest(c, target.expr + "->shape", rank, walked, n, [&](const std::vector<std::string>& p) {
+    const Val e = from.type.kind == Kind::kArray ? load(c, p[1], from.type.dtype, n + "_e") : from;
+    put(c, p[0], e, a.type.dtype, a.arg >= 0, n + "_x");
+  });
+  c.out = a;
+  if (a.arg >= 0) {
+    c.written.push_back(a.arg);
+  }
+  return true;
+}
+
+namespace {
+
+bool vector_reduction(OpCtx& c, bool mean) {
+  if (c.args.size() != 1 || c.result.kind != Kind::kScalar) {
+    return refuse(c, "a reduction of another form");
+  }
+  const Val& a = c.args[0];
+  if (a.type.kind != Kind::kArray || a.type.ndim != 1 || a.type.dtype != c.result.dtype ||
+      (c.result.dtype != DType::kFloat64 && (mean || c.result.dtype != DType::kInt64))) {
+    return refuse(c, "a reduction of something other than a float64 or int64 vector");
+  }
+  const bool f = c.result.dtype == DType::kFloat64;
+  const std::string sum = mean ? c.name + "_sum" : c.name;
+  c.lines.push_back(c.result.c_type() + " " + sum + ";");
+  c.lines.push_back(std::string("if (!") + (f ? "sot_sum_f64(" : "sot_sum_i64(") + a.expr +
+                    "->shape[0], " + a.expr + "->data, " + a.expr + "->strides[0], &" + sum +
+                    ")) " + give_up(c));
+  if (mean) {  // (of no items: NumPy warns and makes a NaN)
+    c.lines.push_back("if (" + a.expr + "->shape[0] == 0) " + give_up(c));
+    declare(c, sum + " / static_cast<double>(" + a.expr + "->shape[0])");
+  }
+  return true;
+}
+
+}  // namespace
+
+bool sum_vector(OpCtx& c) {
+  return vector_reduction(c, false);
+}
+
+bool mean_vector(OpCtx& c) {
+  return vector_reduction(c, true);
+}
+
+}  // namespace sot::graph::whole

@@ -1,0 +1,331 @@
+"""Loops that make arrays of rows and slices (``S[i] = S[i - 1] + A[i]``, ``y += w[k] * x[k:k + n]``,
+``(x[:n - lag] * x[lag:]).sum()``): on the cpu backend tier C computes them natively - each element by NumPy's
+rule for its dtype, shapes broadcast as NumPy's, stores copied where they may overlap, sums as NumPy's pairwise
+sum - or gives up to the loop op's own path. Every case runs plainly and translated - first call, from the cache,
+and with other arguments of the same types - with tier C compiled before the loop's first run (``sync``): values
+and exact types, arguments after the call, exceptions and warnings must agree, bit for bit.
+PYTEST_DONT_REWRITE"""
+
+import warnings
+
+import pytest
+from numpy_differential import check, native_runs, tier_c_loops
+
+np = pytest.importorskip("numpy")
+sot = pytest.importorskip("sot")
+from sot import capture as cap  # noqa: E402
+
+cpu_only = pytest.mark.skipif(sot.config.backend != "cpu", reason="tier C is the cpu backend's")
+
+
+@pytest.fixture(autouse=True)
+def tier_c_sync():
+    if sot.config.backend != "cpu":
+        yield
+        return
+    before = sot._sot.graph.tier_c()
+    sot._sot.graph.tier_c("sync")
+    yield
+    sot._sot.graph.tier_c(before)
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+# ---- programs ---------------------------------------------------------------------------------------------------
+
+
+def prefix_rows(A):
+    S = np.empty_like(A)
+    S[0] = A[0]
+    for i in range(1, A.shape[0]):
+        S[i] = S[i - 1] + A[i]
+    return S
+
+
+def row_sweeps(u, sweeps):
+    for _ in range(sweeps):
+        for i in range(1, u.shape[0]):
+            u[i] = 0.5 * u[i] + 0.5 * u[i - 1]
+    return u
+
+
+def conv1d_taps(x, w):
+    n = x.shape[0] - w.shape[0] + 1
+    y = np.zeros(n)
+    for k in range(w.shape[0]):
+        y += w[k] * x[k:k + n]
+    return y
+
+
+def autocorrelation(x, max_lag):
+    n = x.shape[0]
+    x = x - x.mean()
+    denom = (x * x).sum()
+    ac = np.empty(max_lag)
+    for lag in range(max_lag):
+        ac[lag] = (x[:n - lag] * x[lag:]).sum() / denom
+    return ac
+
+
+def row_means(X):
+    out = np.zeros(X.shape[0])
+    for i in range(X.shape[0]):
+        out[i] = X[i].mean() + np.sum(X[i, ::2])
+    return out
+
+
+def clipped_rows(A, lo):
+    B = np.zeros_like(A)
+    for i in range(A.shape[0]):
+        B[i] = A[i] * (A[i] > lo)
+        B[i, 1:3] = -1.0
+    return B
+
+
+def shifted_copies(x):
+    for i in range(1, x.shape[0] - 4):
+        x[i:i + 4] = x[i - 1:i + 3] * 0.5  # (overlapping source and target: NumPy reads a copy)
+    return x
+
+
+def broadcast_rows(A, w):
+    out = np.empty_like(A)
+    for i in range(A.shape[0]):
+        out[i] = np.sqrt(np.abs(A[i] - w)) / (1.0 + w * w)
+    return out
+
+
+def int_rows(A):
+    S = np.zeros_like(A)
+    for i in range(1, A.shape[0]):
+        S[i] = S[i - 1] * 3 + A[i] - 1
+    return S
+
+
+def float32_rows(A):
+    S = np.zeros_like(A)
+    for i in range(1, A.shape[0]):
+        S[i] = S[i - 1] * 0.5 + A[i]
+    return S
+
+
+def mixed_in_place(y, x):
+    for k in range(4):
+        y += x[k:k + y.shape[0]]  # (float32 += float64: computed in float64 by NumPy, not emitted here)
+    return y
+
+
+def stored_compare(A, t):
+    M = np.zeros(A.shape, dtype=bool)
+    for i in range(A.shape[0]):
+        M[i] = A[i] >= t
+    return M
+
+
+# ---- cases ------------------------------------------------------------------------------------------------------
+
+
+def floats(seed, *shape):
+    return rng(seed).standard_normal(shape)
+
+
+CASES = [
+    (prefix_rows, (floats(1, 40, 16),), [((floats(2, 23, 5),), {}), ((floats(3, 9, 16),), {})]),
+    (prefix_rows, (floats(4, 12, 3),), None),  # (a short loop: native too)
+    (row_sweeps, (floats(5, 30, 8), 3), [((floats(6, 17, 4), 2), {})]),
+    (conv1d_taps, (floats(7, 200), floats(8, 9)), [((floats(9, 57), floats(10, 5)), {})]),
+    (autocorrelation, (floats(11, 300), 16), [((floats(12, 129), 20), {})]),
+    (row_means, (floats(13, 30, 20),), [((floats(14, 11, 7),), {})]),
+    (clipped_rows, (floats(15, 25, 6), 0.1), [((floats(16, 8, 9), -0.3), {})]),
+    (shifted_copies, (floats(17, 40),), [((floats(18, 19),), {})]),
+    (broadcast_rows, (floats(19, 30, 12), floats(20, 12)), [((floats(21, 6, 3), floats(22, 3)), {})]),
+    (int_rows, (rng(23).integers(-9, 9, (30, 6)),), [((rng(24).integers(-9, 9, (11, 4)),), {})]),
+    (float32_rows, (floats(25, 30, 6).astype(np.float32),), None),
+    (mixed_in_place, (floats(26, 20).astype(np.float32), floats(27, 30)), None),
+    (stored_compare, (floats(28, 20, 7), 0.25), [((floats(29, 5, 3), -1.0), {})]),
+]
+
+
+@pytest.mark.parametrize("fn, args, variants", CASES, ids=[c[0].__name__ for c in CASES])
+def test_native_arrays(fn, args, variants):
+    """On the cpu backend a native loop op (but for the in-place op of two dtypes); elsewhere unrolled or a loop
+    op of graph calls: all right."""
+    records = check(fn, *args, variants=variants)
+    if sot.config.backend == "cpu" and fn is not mixed_in_place:
+        assert native_runs(records) > 0, "tier C's code never ran"
+
+
+def exact(fn, *args):
+    """fn translated equals fn plain bit for bit, with the same warnings; the arguments end the same."""
+    plain_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    sot_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    with warnings.catch_warnings(record=True) as plain_w:
+        warnings.simplefilter("always")
+        want = fn(*plain_args)
+    sot.reset()
+    cap.clear(fn)
+    with warnings.catch_warnings(record=True) as got_w:
+        warnings.simplefilter("always")
+        got = sot.jit(fn)(*sot_args)
+    assert type(got) is type(want)
+    assert np.array_equal(np.asarray(got), np.asarray(want), equal_nan=True), (got, want)
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    for a, b in zip(sot_args, plain_args):
+        if isinstance(a, np.ndarray):
+            assert np.array_equal(a, b, equal_nan=True)
+    assert [str(w.message) for w in got_w] == [str(w.message) for w in plain_w]
+
+
+@cpu_only
+def test_sums_are_numpys_pairwise_sums():
+    """Lengths below, at and past each of the pairwise sum's blocks (8 and 128 items), strided and reversed
+    slices, and past 8192 items (given up: NumPy may sum buffered parts there)."""
+    def sums(x, step):
+        s = np.float64(0.0)
+        for k in range(1, x.shape[0] // 7, max(1, x.shape[0] // 60)):
+            s += x[:k * 7:step].sum() + x[::-1][:k].sum()
+        return s
+
+    for n in (3, 9, 17, 130, 300, 1000, 20000):
+        x = rng(n).standard_normal(n) * 10.0 ** rng(n + 1).integers(-6, 6, n)
+        for step in (1, 2, 3):
+            exact(sums, x, step)
+
+
+@cpu_only
+def test_int_overflow_gives_up_where_numpy_wraps():
+    A = np.full((8, 3), 2**61, dtype=np.int64)
+    exact(int_rows, A)
+
+
+@cpu_only
+def test_a_division_by_zero_warns_as_plain():
+    """NumPy's flag: the native run gives up, the rows it wrote are put back, and the loop op's own path warns."""
+    def divided(A, d):
+        out = np.zeros_like(A)
+        for i in range(A.shape[0]):
+            out[i] = A[i] / d[i]
+        return out
+
+    d = floats(30, 20, 4)
+    d[7, 2] = 0.0
+    exact(divided, floats(31, 20, 4), d)
+    loops, _ = tier_c_loops(divided, floats(31, 20, 4), d)
+    assert loops and loops[0]["gave_up"] == 1, loops
+
+
+def test_shapes_that_do_not_broadcast_raise_as_plain():
+    """The rows written before the error stay written, as plain NumPy leaves them."""
+    def bad(A, w):
+        for i in range(A.shape[0]):
+            A[i] = A[i] + w[: i + 3]
+        return A
+
+    A = floats(32, 10, 4)
+    w = floats(33, 20)
+    plain = A.copy()
+    with pytest.raises(ValueError) as want:
+        bad(plain, w)
+    got_a = A.copy()
+    with pytest.raises(ValueError) as got:
+        sot.jit(bad)(got_a, w)
+    assert str(got.value) == str(want.value)
+    assert np.array_equal(got_a, plain)
+
+
+def test_aliased_arguments_read_as_numpy_reads_them():
+    """Two arguments that are one array: a store reads a copy of its value, as NumPy does."""
+    def shift(a, b):
+        for i in range(1, 6):
+            a[i:] = b[:-i] + 1.0
+        return a
+
+    x = floats(34, 12)
+    plain = x.copy()
+    shift(plain, plain)
+    got = x.copy()
+    sot.jit(shift)(got, got)
+    assert np.array_equal(got, plain)
+
+
+def random_row_programs(count, seed):
+    """Loops whose bodies compute rows and slices of rows with random elementwise expressions (random operators,
+    constants, a comparison now and then) and store them into rows or slices of rows, add them in place, or sum
+    them; a few slices of other lengths than the target's (NumPy raises ValueError)."""
+    r = np.random.default_rng(seed)
+    terms = ["A[i, {p}]", "A[i - 1, {p}]", "B[i, {p}]", "A[i, ::-1][{p}]", "w[{p}]", "2.0", "3", "A[0, {p}]",
+             "np.sqrt(np.abs(B[i, {p}]))"]
+    ops = [" + ", " - ", " * ", " / "]
+    for k in range(count):
+        part = str(r.choice([":", "1:", ":2"]))
+
+        def term(arrays_only=False):
+            other = str(r.choice([":", "1:", ":2"])) if r.random() < 0.03 else part
+            return str(r.choice([t for t in terms if "{p}" in t] if arrays_only else terms)).format(p=other)
+
+        expr = term(arrays_only=True)
+        for _ in range(int(r.integers(1, 4))):
+            expr = f"({expr}{r.choice(ops)}{term()})"
+        if r.random() < 0.2:
+            expr = f"({expr} > 0.5)"
+        target = str(r.choice(["C[i, {p}]", "C[i, {p}]", "s"])).format(p=part)
+        if target == "s":
+            body = (f"        s += float(({expr})[0])\n" if "> 0.5" in expr else
+                    f"        s += ({expr}).sum()\n")
+        elif r.random() < 0.3:
+            body = f"        {target} += {expr}\n"
+        else:
+            body = f"        {target} = {expr}\n"
+        lo = int(r.integers(1, 3))
+        src = (f"def rows_{k}(A, B, w):\n"
+               f"    s = 0.0\n"
+               f"    C = np.zeros(A.shape, dtype=A.dtype)\n"
+               f"    for i in range({lo}, A.shape[0]):\n"
+               f"{body}"
+               f"    return s, C\n")
+        scope = {"np": np}
+        exec(compile(src, f"<rows_{k}>", "exec"), scope)
+        yield src, scope[f"rows_{k}"]
+
+
+def outcome(fn, *args):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            value = ("value", fn(*args))
+        except Exception as e:  # noqa: BLE001 - the exception itself is compared
+            value = ("raised", type(e), str(e))
+    return value, sorted(str(x.message) for x in w)
+
+
+def agree(got, want):
+    (g, gw), (w, ww) = got, want
+    if g[0] != w[0] or gw != ww:
+        return False
+    if g[0] == "raised":
+        return g[1:] == w[1:]
+    return all(type(a) is type(b) and np.asarray(a).dtype == np.asarray(b).dtype
+               and np.array_equal(a, b, equal_nan=True) for a, b in zip(g[1], w[1]))
+
+
+def test_random_row_programs_agree_with_plain():
+    """Each program plainly and translated (first call, from the cache, then on arrays of another size and
+    dtype), bit for bit with the same warnings; on the cpu backend most of them run natively."""
+    def arrays(seed, n, m, dtype):
+        r = rng(seed)
+        return (r.standard_normal((n, m)).astype(dtype), r.standard_normal((n, m)).astype(dtype),
+                r.standard_normal(m).astype(dtype))
+
+    sets = [arrays(90, 20, 6, np.float64), arrays(91, 13, 4, np.float64), arrays(92, 9, 5, np.float32)]
+    native = 0
+    for src, fn in random_row_programs(60, 93):
+        jitted = sot.jit(fn)
+        for A, B, w in [sets[0], sets[0], sets[1], sets[2]]:
+            want = outcome(fn, A.copy(), B.copy(), w.copy())
+            got = outcome(jitted, A.copy(), B.copy(), w.copy())
+            assert agree(got, want), (src, got, want)
+        native += native_runs(tier_c_loops(fn, *sets[0], raises=(ValueError, IndexError))[1])
+    if sot.config.backend == "cpu":
+        assert native >= 20, native
