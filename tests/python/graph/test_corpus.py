@@ -124,6 +124,7 @@ PINS_BY_VERSION = {
     "numpy1": {},
     "native loops": {
         "goertzel": (1, 0, 0),
+        "row_iteration": (1, 0, 0),  # (rows summed and squared in place: tier C's arrays)
     },
 }
 

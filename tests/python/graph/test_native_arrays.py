@@ -124,6 +124,50 @@ def stored_compare(A, t):
     return M
 
 
+def ema_rows(X, a):
+    m = X[0] * 1.0
+    for i in range(1, X.shape[0]):
+        m = a * X[i] + (1 - a) * m  # (a vector carried from step to step)
+    return m
+
+
+def gram_schmidt(A):
+    m, n = A.shape
+    Q = np.zeros((m, n))
+    for j in range(n):
+        v = A[:, j].copy()
+        for i in range(j):
+            v = v - (Q[:, i] @ A[:, j]) * Q[:, i]
+        Q[:, j] = v / np.linalg.norm(v)
+    return Q
+
+
+def halvings(v, t):
+    k = 0
+    while v[0] > t:  # (no step at all where the test fails at once: the result is the argument itself)
+        v = v * 0.5
+        k += 1
+    return v, k
+
+
+def shrinking(v, n):
+    for _ in range(n):
+        v = v[1:] + 1.0  # (a new length on every step: the native run gives up)
+    return v
+
+
+def carried_in_place(v, w, n):
+    for _ in range(n):
+        v += w  # (the argument itself changes: not a new array, left to the loop op's own path)
+    return v
+
+
+def int_walk(state, steps):
+    for _ in range(steps):
+        state = state * 3 + 1
+    return state
+
+
 # ---- cases ------------------------------------------------------------------------------------------------------
 
 
@@ -145,15 +189,23 @@ CASES = [
     (float32_rows, (floats(25, 30, 6).astype(np.float32),), None),
     (mixed_in_place, (floats(26, 20).astype(np.float32), floats(27, 30)), None),
     (stored_compare, (floats(28, 20, 7), 0.25), [((floats(29, 5, 3), -1.0), {})]),
+    (ema_rows, (floats(35, 40, 6), 0.3), [((floats(36, 9, 2), 0.9), {})]),
+    (gram_schmidt, (floats(37, 24, 12),), [((floats(38, 9, 5),), {})]),
+    (halvings, (np.abs(floats(39, 5)) + 64.0, 1.0), [((np.zeros(3), 1.0), {}), ((np.full(4, 3.0), 1.0), {})]),
+    (shrinking, (floats(40, 30), 20), [((floats(41, 12), 5), {})]),
+    (carried_in_place, (floats(42, 6), floats(43, 6), 30), None),
+    (int_walk, (np.arange(5), 20), [((np.arange(3), 50), {})]),  # (50 steps overflow: NumPy wraps)
 ]
+
+NOT_NATIVE = (mixed_in_place, shrinking, carried_in_place)
 
 
 @pytest.mark.parametrize("fn, args, variants", CASES, ids=[c[0].__name__ for c in CASES])
 def test_native_arrays(fn, args, variants):
-    """On the cpu backend a native loop op (but for the in-place op of two dtypes); elsewhere unrolled or a loop
-    op of graph calls: all right."""
+    """On the cpu backend a native loop op (but for those of NOT_NATIVE); elsewhere unrolled or a loop op of graph
+    calls: all right."""
     records = check(fn, *args, variants=variants)
-    if sot.config.backend == "cpu" and fn is not mixed_in_place:
+    if sot.config.backend == "cpu" and fn not in NOT_NATIVE:
         assert native_runs(records) > 0, "tier C's code never ran"
 
 
@@ -233,6 +285,27 @@ def test_shapes_that_do_not_broadcast_raise_as_plain():
         sot.jit(bad)(got_a, w)
     assert str(got.value) == str(want.value)
     assert np.array_equal(got_a, plain)
+
+
+def test_slices_of_one_length_form_share_a_length():
+    """x[:n - lag] and x[lag:] have one length on every step (one symbol: a native loop); x[lag + 1:] has one item
+    less, and the product raises as plain NumPy's does."""
+    def lagged(x, off):
+        n = x.shape[0]
+        out = np.zeros(12)
+        for lag in range(12):
+            out[lag] = (x[:n - lag] * x[lag + off:]).sum()
+        return out
+
+    x = floats(44, 50)
+    exact(lagged, x, 0)
+    with pytest.raises(ValueError) as want:
+        lagged(x, 1)
+    with pytest.raises(ValueError) as got:
+        sot.jit(lagged)(x, 1)
+    assert str(got.value) == str(want.value)
+    if sot.config.backend == "cpu":
+        assert native_runs(tier_c_loops(lagged, x, 0)[1]) > 0
 
 
 def test_aliased_arguments_read_as_numpy_reads_them():

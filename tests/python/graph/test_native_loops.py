@@ -243,14 +243,15 @@ def test_not_run_again_after_the_limit():
 
 
 def test_unemitted_loops_say_why():
-    """A loop op tier C has no form for keeps its own path and says why (an array carried from step to step)."""
+    """A loop op tier C has no form for keeps its own path and says why (a matrix carried from step to step:
+    tier C carries vectors only)."""
 
     def carried_array(x, n):
         for _ in range(n):
             x = x * 0.5 + 1.0
         return x
 
-    loops = loops_of(carried_array, np.ones(3), 40)
+    loops = loops_of(carried_array, np.ones((3, 2)), 40)
     assert len(loops) == 1 and loops[0]["status"].startswith("not emitted: a loop that hands on an array"), loops
     assert loops[0]["runs"] == 0
 

@@ -1,8 +1,8 @@
 """``if`` on values of the graph captured as cond ops: each way simulated to where the two meet, its ops a graph of
 its own, the locals either way changes handed on as the op's outputs; only the way the test picks runs. Ifs whose
 ways cannot be (a print, a list appended to, a ``break`` or ``return``, an if inside a way, values of other kinds
-each way), and ifs inside loops (a cond op on every step costs more than plain Python's branch), break at the jump as
-before. Every case is compared with plain NumPy on the first call, from the cache
+each way), and ifs inside loops (a cond op on every step costs more than plain Python's branch) but where the loop
+runs as native code (the cpu backend's tier C), break at the jump as before. Every case is compared with plain NumPy on the first call, from the cache
 and with other arguments (which take the other way).
 PYTEST_DONT_REWRITE"""
 
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from numpy_differential import case, check, isolated_check, run_cases
+from numpy_differential import case, check, isolated_check, native_loops, run_cases
 
 np = pytest.importorskip("numpy")
 
@@ -21,6 +21,12 @@ COPIES_RETURN = sys.version_info >= (3, 12)
 
 def pin(graphs_there):
     return {"graphs": graphs_there, "breaks": 1} if COPIES_RETURN else {}
+
+
+def in_a_loop():
+    """An if inside a loop over rows (tier C makes the rows' arrays): a cond op inside a native loop op, else a
+    break at its jump."""
+    return {"graphs": 1, "breaks": 0 if native_loops() else 1}
 
 
 rng = np.random.default_rng(5)
@@ -171,8 +177,8 @@ def if_inside_a_way_breaks(x):
 
 CASES = [
     # (an if inside a loop is no cond op yet: each step would pay for the op, slower than plain Python's branch)
-    case(rows_if_no_else, R, graphs=1, breaks=1),
-    case(rows_if_no_else, np.abs(R), graphs=1, breaks=1),
+    case(rows_if_no_else, R, **in_a_loop()),
+    case(rows_if_no_else, np.abs(R), **in_a_loop()),
     case(rows_if_else, R[:20], graphs=1, breaks=1),
     case(top_if_else, V),
     case(top_if_else, -np.abs(V)),
@@ -232,7 +238,7 @@ def test_one_cond_op(fn, args):
     assert text.count("= cond(") == 1, text
 
 
-def test_no_cond_op_inside_a_loop():
-    records = check(rows_if_no_else, R, graphs=1, breaks=1, variants=False)
+def test_cond_op_inside_a_loop_only_where_native():
+    records = check(rows_if_no_else, R, **in_a_loop(), variants=False)
     texts = [g["text"] for r in records if r["transformed"] is not None for g in r["graphs"]]
-    assert texts and not any("= cond(" in t for t in texts), texts
+    assert texts and any("= cond(" in t for t in texts) == native_loops(), texts

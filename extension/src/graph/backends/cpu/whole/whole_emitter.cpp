@@ -71,13 +71,20 @@ class Emitter {
   std::vector<Val> body(const Graph& g, const std::vector<Val>& inputs,
                         const std::vector<int>& outputs);
   // Number variables for the outputs `outputs` of `g` (a loop's carried and last values, a cond's).
+  // (the first `arrays` may be vectors: a loop's carried arrays)
   std::vector<Val> output_vars(const Graph& g, const std::vector<int>& outputs, std::size_t count,
-                               const char* what);
+                               std::size_t arrays, const char* what);
+  // A carried array: `var` (a SotArr*) starts as `init`, its buffer made before the loop; each
+  // step's new array (`out`) copied into the buffer at its end (carry_array).
+  void carried_array(Val* var, const Val& init);
+  void carry_array(const Val& var, const Val& out);
+  int carried_give_up();  // the give-up number of a carried array's checks
 
   std::ostringstream out_;
   int indent_ = 1;
   int serial_ = 0;
   int arrays_ = 0;  // the ops so far that made arrays (a step that makes any releases them)
+  int carried_op_ = -1;
   WholeSource src_;
   std::vector<std::vector<Val>> tuples_;  // loop results, by the index recorded in a Val's arg
 };
@@ -264,12 +271,12 @@ std::vector<Val> Emitter::body(const Graph& g, const std::vector<Val>& inputs,
 }
 
 std::vector<Val> Emitter::output_vars(const Graph& g, const std::vector<int>& outputs,
-                                      std::size_t count, const char* what) {
+                                      std::size_t count, std::size_t arrays, const char* what) {
   std::vector<Val> vars;
   for (std::size_t k = 0; k < count; ++k) {
     std::string why;
     const auto t = type_of(g.value(outputs[k]).info, &why);
-    if (!t || !t->number()) {
+    if (!t || (!t->number() && (k >= arrays || t->ndim != 1))) {
       refuse(t ? std::string("a ") + what + " that hands on an array" : why);
     }
     vars.push_back(Val{fresh("c"), *t, -1});
@@ -277,12 +284,50 @@ std::vector<Val> Emitter::output_vars(const Graph& g, const std::vector<int>& ou
   return vars;
 }
 
+void Emitter::carried_array(Val* var, const Val& init) {
+  // (its buffer: the input's length, C-ordered; each step's new array copied into it at the end)
+  if (!(init.type == var->type)) {
+    refuse("a carried array whose kind changes");
+  }
+  const std::string& c = var->expr;
+  const std::string item = "static_cast<long long>(sizeof(" + var->type.c_type() + "))";
+  line("const SotArr* " + c + " = " + init.expr + ";");
+  line("char* const " + c + "_buf = sot_alloc(env, " + init.expr + "->shape[0] * " + item + ");");
+  line("if (" + c + "_buf == nullptr) SOT_GIVE_UP(" + std::to_string(carried_give_up()) + ");");
+  line("const long long " + c + "_stride[1] = {" + item + "};");
+  line("const SotArr " + c + "_view = {" + c + "_buf, " + init.expr + "->shape, " + c +
+       "_stride, 1};");
+  var->arg = init.arg;  // (its first step's writes are the input's)
+  ++arrays_;
+  src_.makes_arrays = true;
+}
+
+void Emitter::carry_array(const Val& var, const Val& out) {
+  if (!out.fresh) {
+    refuse("a carried array that is not a new array on each step");
+  }
+  const std::string& c = var.expr;
+  line("if (" + out.expr + "->shape[0] != " + c + "_view.shape[0]) SOT_GIVE_UP(" +
+       std::to_string(carried_give_up()) + ");");
+  line("__builtin_memcpy(" + c + "_buf, " + out.expr + "->data, " + out.expr +
+       "->shape[0] * sizeof(" + var.type.c_type() + "));");
+  line(c + " = &" + c + "_view;");
+}
+
+int Emitter::carried_give_up() {
+  if (carried_op_ < 0) {
+    carried_op_ = static_cast<int>(src_.ops.size());
+    src_.ops.emplace_back("a carried array of another length, or no room for it");
+  }
+  return carried_op_;
+}
+
 void Emitter::cond(Scope& s, const CondSpec& spec, const std::vector<Val>& args, int result) {
   if (args.empty() || !args[0].type.number()) {
     refuse("a cond op whose test is an array");
   }
   const std::vector<Val> vars =
-      output_vars(spec.body[0], spec.outputs[0], spec.outputs[0].size(), "cond op");
+      output_vars(spec.body[0], spec.outputs[0], spec.outputs[0].size(), 0, "cond op");
   for (const Val& v : vars) {
     line(v.type.c_type() + " " + v.expr + "{};");
   }
@@ -310,8 +355,12 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
   const std::size_t nvalues = spec.outputs.size() - spec.step_go_on_if.size();
   const std::size_t nargs = args.size() - ntests;
   // The carried values as variables, the last values declared before the loop.
-  const std::vector<Val> vars = output_vars(spec.body, spec.outputs, nvalues, "loop");
+  std::vector<Val> vars = output_vars(spec.body, spec.outputs, nvalues, spec.ncarried, "loop");
   for (std::size_t k = 0; k < nvalues; ++k) {
+    if (vars[k].type.kind == Kind::kArray) {
+      carried_array(&vars[k], args.at(k));
+      continue;
+    }
     const std::string init = k < spec.ncarried ? " = " + args.at(k).expr : "{}";
     line(vars[k].type.c_type() + " " + vars[k].expr + init + ";");
   }
@@ -360,11 +409,17 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
   std::vector<std::string> next;
   for (std::size_t k = 0; k < nvalues; ++k) {
     const std::string n = fresh("t");
-    line("const " + vars[k].type.c_type() + " " + n + " = " + outs[k].expr + ";");
+    if (vars[k].type.kind != Kind::kArray) {
+      line("const " + vars[k].type.c_type() + " " + n + " = " + outs[k].expr + ";");
+    }
     next.push_back(n);
   }
   for (std::size_t k = 0; k < nvalues; ++k) {
-    line(vars[k].expr + " = " + next[k] + ";");
+    if (vars[k].type.kind == Kind::kArray) {
+      carry_array(vars[k], outs[k]);
+    } else {
+      line(vars[k].expr + " = " + next[k] + ";");
+    }
   }
   if (is_while) {
     std::string again = "true";
@@ -448,7 +503,13 @@ WholeSource Emitter::run(const LoopSpec& spec) {
   loop(s, spec, args, 0);
   const std::vector<Val>& outs = tuples_.at(static_cast<std::size_t>(s.vals[0].arg));
   for (std::size_t k = 0; k < outs.size(); ++k) {
-    line("out[" + std::to_string(k) + "]." + slot_field(outs[k].type) + " = " + outs[k].expr + ";");
+    const std::string slot = "out[" + std::to_string(k) + "].";
+    if (outs[k].type.kind == Kind::kArray) {  // (the buffer's data, or 0: the input itself)
+      line(slot + "u = " + outs[k].expr + " == &" + outs[k].expr +
+           "_view ? reinterpret_cast<unsigned long long>(" + outs[k].expr + "_buf) : 0ULL;");
+    } else {
+      line(slot + slot_field(outs[k].type) + " = " + outs[k].expr + ";");
+    }
     src_.outputs.push_back(outs[k].type);
   }
   line("return 0;");

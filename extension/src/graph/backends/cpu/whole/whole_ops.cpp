@@ -8,6 +8,14 @@
 
 namespace sot::graph::whole {
 
+std::string cat(std::initializer_list<std::string_view> parts) {
+  std::string s;
+  for (const std::string_view p : parts) {
+    s += p;
+  }
+  return s;
+}
+
 std::string give_up(const OpCtx& c) {
   return "SOT_GIVE_UP(" + std::to_string(c.give_up) + ");";
 }

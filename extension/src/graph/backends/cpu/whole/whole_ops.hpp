@@ -28,10 +28,13 @@
 //     as the element rule allows, copied first where it views an argument (overlap);
 //   - sums: float64 vectors as NumPy's pairwise sum (0.0 plus DOUBLE_pairwise_sum, up to 8192
 //     items: past them NumPy may sum buffered parts, so tier C gives up), int64 in order with an
-//     overflow giving up (NumPy wraps); mean as that sum over the count.
+//     overflow giving up (NumPy wraps); mean as that sum over the count; np.linalg.norm of a
+//     float64 vector as NumPy's: sqrt of the vector's dot with itself, made contiguous first.
 #pragma once
 
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -53,6 +56,9 @@ struct Val {
   // for None (`expr` is then empty).
   std::vector<std::string> slice;
   bool is_slice() const { return !slice.empty(); }
+  // An array made by this op alone (C-ordered, in the arena, no view of another): what a carried
+  // array may be on each step.
+  bool fresh = false;
 };
 
 struct OpCtx {
@@ -73,6 +79,8 @@ using Handler = bool (*)(OpCtx& c);
 // For the handler files: the line that gives up at the op, a refusal (false, `why` set), and the
 // result declared as `value`.
 std::string give_up(const OpCtx& c);
+// The parts joined (a line built in a loop, without temporaries).
+std::string cat(std::initializer_list<std::string_view> parts);
 bool refuse(OpCtx& c, const std::string& why);
 void declare(OpCtx& c, const std::string& value);
 
@@ -83,11 +91,13 @@ bool dot_vectors(OpCtx& c);
 
 // whole_ops_arrays.cpp: an elementwise op whose result is an array (each element by `scalar`, the
 // op's handler of NumPy scalars), an assignment into a view of an array (x[i] = row, x[a:b] = v),
-// the sum and mean of a vector.
+// the sum, mean, copy and norm of a vector.
 bool elementwise(OpCtx& c, Handler scalar);
 bool store(OpCtx& c);
 bool sum_vector(OpCtx& c);
 bool mean_vector(OpCtx& c);
+bool copy_vector(OpCtx& c);
+bool norm_vector(OpCtx& c);
 
 // Whether NumPy op `name` is elementwise (its handler computes one element: elementwise() makes
 // arrays of it).

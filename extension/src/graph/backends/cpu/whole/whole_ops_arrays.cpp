@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/backends/cpu/whole/whole_blas.hpp"
 #include "graph/backends/cpu/whole/whole_ops.hpp"
 
 namespace sot::graph::whole {
@@ -39,8 +40,8 @@ Walked walk(OpCtx& c, const Val& a, int rank, const std::string& name) {
     }
     const std::string e = std::to_string(d - lead);
     const std::string s = name + "_s" + std::to_string(d);
-    c.lines.push_back("const long long " + s + " = " + a.expr + "->shape[" + e +
-                      "] == 1 ? 0LL : " + a.expr + "->strides[" + e + "];");
+    c.lines.push_back(cat({"const long long ", s, " = ", a.expr, "->shape[", e,
+                           "] == 1 ? 0LL : ", a.expr, "->strides[", e, "];"}));
     w.strides.push_back(s);
   }
   return w;
@@ -53,8 +54,8 @@ void nest(OpCtx& c, const std::string& shape, int rank, const std::vector<Walked
           const std::function<void(const std::vector<std::string>&)>& body) {
   for (int d = 0; d < rank; ++d) {
     const std::string i = name + "_i" + std::to_string(d);
-    c.lines.push_back("for (long long " + i + " = 0; " + i + " < " + shape + "[" +
-                      std::to_string(d) + "]; ++" + i + ") {");
+    c.lines.push_back(cat({"for (long long ", i, " = 0; ", i, " < ", shape, "[", std::to_string(d),
+                           "]; ++", i, ") {"}));
   }
   std::vector<std::string> ptrs;
   for (std::size_t k = 0; k < walked.size(); ++k) {
@@ -64,7 +65,7 @@ void nest(OpCtx& c, const std::string& shape, int rank, const std::vector<Walked
       at += " + " + name + "_i" + std::to_string(d) + " * " +
             walked[k].strides[static_cast<std::size_t>(d)];
     }
-    c.lines.push_back("char* const " + p + " = " + at + ";");
+    c.lines.push_back(cat({"char* const ", p, " = ", at, ";"}));
     ptrs.push_back(p);
   }
   body(ptrs);
@@ -79,9 +80,9 @@ void new_array(OpCtx& c, DType t, const std::string& shape, int rank, const std:
   const std::string count = name + "_count";
   c.lines.push_back("long long " + count + " = 1;");
   for (int d = 0; d < rank; ++d) {
-    c.lines.push_back("if (__builtin_mul_overflow(" + count + ", " + shape + "[" +
-                      std::to_string(d) + "], &" + count + ") || " + count + " > (1LL << 40)) " +
-                      give_up(c));
+    c.lines.push_back(
+        cat({"if (__builtin_mul_overflow(", count, ", ", shape, "[", std::to_string(d), "], &",
+             count, ") || ", count, " > (1LL << 40)) ", give_up(c)}));
   }
   c.lines.push_back("char* const " + name + "_data = sot_alloc(env, " + count + " * " + size_of(t) +
                     ");");
@@ -91,8 +92,8 @@ void new_array(OpCtx& c, DType t, const std::string& shape, int rank, const std:
   c.lines.push_back(strides + "[" + std::to_string(rank - 1) + "] = " + size_of(t) + ";");
   for (int d = rank - 2; d >= 0; --d) {
     const std::string next = std::to_string(d + 1);
-    c.lines.push_back(strides + "[" + std::to_string(d) + "] = " + strides + "[" + next + "] * " +
-                      shape + "[" + next + "];");
+    c.lines.push_back(cat({strides, "[", std::to_string(d), "] = ", strides, "[", next, "] * ",
+                           shape, "[", next, "];"}));
   }
   c.lines.push_back("const SotArr " + name + "_view = {" + name + "_data, " + shape + ", " +
                     strides + ", " + std::to_string(rank) + "};");
@@ -157,8 +158,8 @@ void broadcast(OpCtx& c, const std::vector<Val>& args, int rank, const std::stri
     for (int e = 0; e < a.type.ndim; ++e) {
       const std::string n = a.expr + "->shape[" + std::to_string(e) + "]";
       const std::string to = shape + "[" + std::to_string(rank - a.type.ndim + e) + "]";
-      c.lines.push_back("if (" + n + " != 1) { if (" + to + " == 1) " + to + " = " + n +
-                        "; else if (" + n + " != " + to + ") " + give_up(c) + " }");
+      c.lines.push_back(cat({"if (", n, " != 1) { if (", to, " == 1) ", to, " = ", n, "; else if (",
+                             n, " != ", to, ") ", give_up(c), " }"}));
     }
   }
 }
@@ -207,8 +208,8 @@ bool elementwise(OpCtx& c, Handler scalar) {
   if (in_place) {  // (NumPy's output does not broadcast)
     for (int d = 0; d < rank; ++d) {
       const std::string at = "[" + std::to_string(d) + "]";
-      c.lines.push_back("if (" + shape + at + " != " + c.args[0].expr + "->shape" + at + ") " +
-                        give_up(c));
+      c.lines.push_back(
+          cat({"if (", shape, at, " != ", c.args[0].expr, "->shape", at, ") ", give_up(c)}));
     }
   }
   new_array(c, c.result.dtype, shape, rank, n);
@@ -247,6 +248,7 @@ bool elementwise(OpCtx& c, Handler scalar) {
     return false;
   }
   c.out = Val{n, c.result, -1};
+  c.out.fresh = !in_place;
   if (!in_place) {
     return true;
   }
@@ -297,7 +299,7 @@ bool store(OpCtx& c) {
       const std::string n = v.expr + "->shape[" + std::to_string(e) + "]";
       const std::string to =
           target.expr + "->shape[" + std::to_string(rank - v.type.ndim + e) + "]";
-      c.lines.push_back("if (" + n + " != 1 && " + n + " != " + to + ") " + give_up(c));
+      c.lines.push_back(cat({"if (", n, " != 1 && ", n, " != ", to, ") ", give_up(c)}));
     }
     if (v.arg >= 0 || a.arg < 0) {  // (it may overlap the view: NumPy reads a copy then)
       from = copy_of(c, v, c.name + "_v");
@@ -341,6 +343,45 @@ bool vector_reduction(OpCtx& c, bool mean) {
 }
 
 }  // namespace
+
+bool copy_vector(OpCtx& c) {
+  // (x.copy() of a vector: C order is every order of one dimension)
+  if (c.args.size() != 1 || c.args[0].type.kind != Kind::kArray || c.args[0].type.ndim != 1 ||
+      !(c.args[0].type == c.result)) {
+    return refuse(c, "a copy of something other than a vector");
+  }
+  c.out = copy_of(c, c.args[0], c.name);
+  c.out.fresh = true;
+  return true;
+}
+
+bool norm_vector(OpCtx& c) {
+  // np.linalg.norm(x) of a float64 vector: NumPy ravels it (a copy where it is not contiguous),
+  // then sqrt(x.dot(x)): its BLAS on contiguous items.
+  const Val& a = c.args.empty() ? Val{} : c.args[0];
+  if (c.args.size() != 1 || a.type.kind != Kind::kArray || a.type.ndim != 1 ||
+      a.type.dtype != DType::kFloat64 || c.result.kind != Kind::kScalar ||
+      c.result.dtype != DType::kFloat64) {
+    return refuse(c, "a norm of something other than a float64 vector");
+  }
+  std::string why;
+  if (numpy_ddot(&why) == nullptr) {
+    return refuse(c, "a norm without NumPy's BLAS (" + why + ")");
+  }
+  const std::string flat = c.name + "_flat";
+  c.lines.push_back("const SotArr* " + flat + " = " + a.expr + ";");
+  c.lines.push_back("if (" + a.expr + "->strides[0] != 8 && " + a.expr + "->shape[0] > 1) {");
+  const Val copy = copy_of(c, a, c.name + "_c");
+  c.lines.push_back(flat + " = " + copy.expr + ";");
+  c.lines.emplace_back("}");
+  const std::string sq = c.name + "_sq";
+  const std::string n = flat + "->shape[0]";
+  c.lines.push_back("double " + sq + ";");
+  c.lines.push_back("if (!sot_ddot(env, " + n + ", " + flat + "->data, " + flat + "->strides[0], " +
+                    flat + "->data, " + flat + "->strides[0], &" + sq + ")) " + give_up(c));
+  declare(c, "sot_sqrt(" + sq + ")");
+  return true;
+}
 
 bool sum_vector(OpCtx& c) {
   return vector_reduction(c, false);

@@ -352,6 +352,8 @@ const std::map<std::string, NumpyOp>& numpy_ops() {
       {"dot", {dot_vectors, false}},
       {"sum", {sum_vector, false}},
       {"mean", {mean_vector, false}},
+      {"copy", {copy_vector, false}},
+      {"linalg.norm", {norm_vector, false}},
       {"getitem", {getitem, false}},
       {"getitem_at", {getitem, false}},
       {"setitem", {setitem, false}},

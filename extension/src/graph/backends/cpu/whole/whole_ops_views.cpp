@@ -1,8 +1,6 @@
 // Tier C's handlers of views and dot products (whole_ops.hpp): A[i], L[i, :i], x[k + 1:] as views
 // of the arrays the runner passes, and `a @ b` of two vectors as NumPy computes it.
-#include <initializer_list>
 #include <string>
-#include <string_view>
 
 #include "graph/backends/cpu/whole/whole_blas.hpp"
 #include "graph/backends/cpu/whole/whole_ops.hpp"
@@ -10,15 +8,6 @@
 namespace sot::graph::whole {
 
 namespace {
-
-// The parts joined (the lines of a loop's items, without temporaries).
-std::string cat(std::initializer_list<std::string_view> parts) {
-  std::string s;
-  for (const std::string_view p : parts) {
-    s += p;
-  }
-  return s;
-}
 
 // An int of the key: a Python int (a value or a literal).
 bool is_int(const Val& v) {

@@ -212,6 +212,7 @@ WholeOptions& whole_options() {
 WholeLoop::WholeLoop(WholeSource source) : source_(std::move(source)) {
   const py::object numpy = loaded_module("numpy");
   ndarray_ = numpy.attr("ndarray");
+  empty_ = numpy.attr("empty");
   auto type_of_kind = [&](const WType& t) {
     return t.kind == Kind::kScalar
                ? py::object(numpy.attr("dtype")(std::string(name(t.dtype))).attr("type"))
@@ -323,7 +324,28 @@ bool WholeLoop::read_args(PyObject* const* args, std::size_t nargs,
   return true;
 }
 
-PyObject* WholeLoop::outputs(const std::vector<unsigned long long>& out) const {
+PyObject* WholeLoop::carried_array(PyObject* input, std::size_t k, unsigned long long data) const {
+  // (a carried array: the input itself where no step ran, else a new array of the input's length
+  // and dtype holding the buffer's items)
+  if (data == 0) {
+    Py_INCREF(input);
+    return input;
+  }
+  const ArrayFields* f = array_fields(input);
+  PyObject* made = PyObject_CallFunction(empty_.ptr(), "(n)O", f->dimensions[0], descrs_[k].ptr());
+  if (made == nullptr) {
+    return nullptr;
+  }
+  const ArrayFields* m = array_fields(made);
+  const char* from = nullptr;  // (the slot holds the buffer's address)
+  std::memcpy(&from, &data, sizeof from);
+  std::memcpy(m->data, from,
+              static_cast<std::size_t>(f->dimensions[0] * itemsize(source_.outputs[k].dtype)));
+  return made;
+}
+
+PyObject* WholeLoop::outputs(PyObject* const* args,
+                             const std::vector<unsigned long long>& out) const {
   const std::size_t n = source_.outputs.size();
   PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(n));
   if (tuple == nullptr) {
@@ -349,8 +371,8 @@ PyObject* WholeLoop::outputs(const std::vector<unsigned long long>& out) const {
       case Kind::kScalar:
         v = make_scalar(types_[source_.args.size() + k], t.dtype, out[k]);
         break;
-      case Kind::kArray:
-        PyErr_SetString(PyExc_SystemError, "tier C made an array output");
+      case Kind::kArray:  // (a carried array: the loop op's argument k its input)
+        v = carried_array(args[k], k, out[k]);
         break;
     }
     if (v == nullptr) {
@@ -411,11 +433,13 @@ LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObj
   clear_fe_flags();
   const auto fn = reinterpret_cast<WholeFn>(kernel_->symbol());  // NOLINT: dlsym's symbol
   const int rc = fn(in.data(), out.data(), &env);
-  trim_chunks();
   const int flags = std::fetestexcept(numpy_fe_flags());
   if (flags != 0) {
     clear_fe_flags();
   }
+  struct Trim {  // (after the outputs are made: carried arrays are read from the arena)
+    ~Trim() { trim_chunks(); }
+  } trim;
   if (rc == 2) {
     return Outcome::kError;
   }
@@ -435,7 +459,7 @@ LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObj
                      : "a floating-point flag NumPy reports");
     return Outcome::kGaveUp;
   }
-  *result = outputs(out);
+  *result = outputs(args, out);
   if (*result == nullptr) {
     return Outcome::kError;
   }

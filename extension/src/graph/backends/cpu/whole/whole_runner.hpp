@@ -46,7 +46,8 @@ class WholeLoop final : public LoopCode {
   // The arguments in `in` (arrays' views in `arrays`); false when one is of another kind.
   bool read_args(PyObject* const* args, std::size_t nargs, std::vector<unsigned long long>* in,
                  std::vector<SlotArray>* arrays) const;
-  PyObject* outputs(const std::vector<unsigned long long>& out) const;
+  PyObject* outputs(PyObject* const* args, const std::vector<unsigned long long>& out) const;
+  PyObject* carried_array(PyObject* input, std::size_t k, unsigned long long data) const;
   void note_give_up(const std::string& why);
 
   WholeSource source_;
@@ -54,6 +55,7 @@ class WholeLoop final : public LoopCode {
   std::vector<pybind11::object> types_;   // per argument and output: a NumPy scalar's type
   std::vector<pybind11::object> descrs_;  // per argument: an array's dtype
   pybind11::object ndarray_;
+  pybind11::object empty_;  // numpy.empty
   long runs_ = 0;
   long gave_up_ = 0;
   std::string last_give_up_;
