@@ -168,6 +168,18 @@ def int_walk(state, steps):
     return state
 
 
+def jacobi_steps(u, steps):
+    for _ in range(steps):  # (2-D slices: the inner rows contiguous, the columns strided)
+        u[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    return u
+
+
+def column_steps(u, steps):
+    for _ in range(steps):  # (columns: every array strided)
+        u[1:-1, 0] = 0.5 * (u[:-2, 1] + u[2:, 1])
+    return u
+
+
 # ---- cases ------------------------------------------------------------------------------------------------------
 
 
@@ -198,6 +210,11 @@ CASES = [
 ]
 
 NOT_NATIVE = (mixed_in_place, shrinking, carried_in_place)
+# (past 16,384 items an array is left to the loop op's own path: tier B's fused kernels)
+CASES += [
+    (jacobi_steps, (floats(45, 20, 24), 10), [((floats(46, 9, 5), 3), {}), ((floats(47, 140, 130), 2), {})]),
+    (column_steps, (floats(48, 30, 4), 5), [((floats(49, 7, 3), 2), {})]),
+]
 
 
 @pytest.mark.parametrize("fn, args, variants", CASES, ids=[c[0].__name__ for c in CASES])

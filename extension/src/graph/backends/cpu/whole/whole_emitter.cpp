@@ -233,6 +233,10 @@ void Emitter::op(Scope& s, const Op& o) {
   c.name = fresh("v");
   c.give_up = static_cast<int>(src_.ops.size());
   c.out = Val{c.name, *result, -1};
+  c.size_hint = 1;
+  for (const std::int64_t d : s.graph->value(o.result).info.shape) {
+    c.size_hint = d < 0 || c.size_hint < 0 ? -1 : c.size_hint * d;
+  }
   const bool made =
       result->kind == Kind::kArray && elementwise_op(o.name) ? elementwise(c, h) : h(c);
   if (!made) {

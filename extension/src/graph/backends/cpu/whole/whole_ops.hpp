@@ -72,6 +72,8 @@ struct OpCtx {
   Val out;          // what the result is (`name` of `result`, or an alias: setitem's array)
   std::vector<int> written;  // the arguments the op writes into
   bool makes_array = false;  // the op's lines take an array from the arena (sot_alloc)
+  long long size_hint =
+      -1;  // the result's items at most, as the translation sized it (-1: not known)
 };
 
 using Handler = bool (*)(OpCtx& c);
