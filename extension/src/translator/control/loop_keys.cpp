@@ -224,79 +224,85 @@ struct SliceLength {
   std::string form;
 };
 
+// A start or stop as a linear form: `coef` times int `base` (-1: none, a constant) plus `offset`,
+// with the range of its values.
+struct Linear {
+  int base = -1;
+  std::int64_t coef = 0, offset = 0;
+  std::int64_t lo = 0, hi = 0;
+};
+
+// An argument that is an int constant (a constant argument, or a value of the graph that is one).
+bool constant_arg(const graph::Graph& g, const Arg& k, std::int64_t* c) {
+  const py::object o =
+      k.kind == Arg::Kind::kConst ? k.constant
+      : k.kind == Arg::Kind::kValue && g.value(k.value).source == graph::Value::Source::kConst
+          ? g.value(k.value).constant
+          : py::object();
+  return int64_of(o, c) && *c != INT64_MIN;
+}
+
+// Part `v` of a slice (`none` where it is None) as a linear form; false where it is none.
+bool linear_of(const ArrayState& arrays, const VarPtr& v, std::int64_t none, Linear* l) {
+  if (v->is_const()) {
+    l->offset = none;
+    if (!v->value().is_none() && !int64_of(v->value(), &l->offset)) {
+      return false;
+    }
+    l->lo = l->hi = l->offset;
+    return true;
+  }
+  const auto range = arrays.int_range(v->graph_id());
+  if (!range) {
+    return false;
+  }
+  l->lo = range->lo;
+  l->hi = range->hi;
+  l->coef = 1;
+  const graph::Graph& g = arrays.graph;
+  int id = v->graph_id();
+  for (;;) {  // (`+ c`, `c +`, `- c` and `c -` peeled off: n - i is -1 times i plus n)
+    const graph::Value& val = g.value(id);
+    if (val.source != graph::Value::Source::kOp) {
+      break;
+    }
+    const graph::Op& op = g.ops()[static_cast<std::size_t>(val.op)];
+    if ((op.name != "add" && op.name != "sub") || op.args.size() != 2) {
+      break;
+    }
+    std::int64_t c = 0;
+    int next = -1;
+    std::int64_t sign = 1;
+    if (op.args[0].kind == Arg::Kind::kValue && constant_arg(g, op.args[1], &c)) {
+      next = op.args[0].value;
+      c = op.name == "add" ? c : -c;
+    } else if (op.args[1].kind == Arg::Kind::kValue && constant_arg(g, op.args[0], &c)) {
+      next = op.args[1].value;
+      sign = op.name == "add" ? 1 : -1;
+    } else {
+      break;
+    }
+    std::int64_t term = 0;
+    if (__builtin_mul_overflow(l->coef, c, &term) ||
+        __builtin_add_overflow(l->offset, term, &l->offset)) {
+      return false;
+    }
+    l->coef *= sign;
+    id = next;
+  }
+  l->base = id;
+  return true;
+}
+
 SliceLength slice_length(const ArrayState& arrays, const std::vector<VarPtr>& parts,
                          std::int64_t size, const std::function<std::string(int)>& form_of) {
   SliceLength out;
   if (!parts[2]->value().is_none()) {
     return out;
   }
-  struct Linear {
-    int base = -1;  // the int's id (-1: a constant)
-    std::int64_t coef = 0, offset = 0;
-    std::int64_t lo = 0, hi = 0;
-  };
-  const graph::Graph& g = arrays.graph;
-  // (a constant argument, or a value of the graph that is one)
-  const auto constant_of = [&](const Arg& k, std::int64_t* c) {
-    const py::object o =
-        k.kind == Arg::Kind::kConst ? k.constant
-        : k.kind == Arg::Kind::kValue && g.value(k.value).source == graph::Value::Source::kConst
-            ? g.value(k.value).constant
-            : py::object();
-    return int64_of(o, c) && *c != INT64_MIN;
-  };
-  const auto linear = [&](const VarPtr& v, std::int64_t none, Linear* l) {
-    if (v->is_const()) {
-      l->offset = none;
-      if (!v->value().is_none() && !int64_of(v->value(), &l->offset)) {
-        return false;
-      }
-      l->lo = l->hi = l->offset;
-      return true;
-    }
-    const auto range = arrays.int_range(v->graph_id());
-    if (!range) {
-      return false;
-    }
-    l->lo = range->lo;
-    l->hi = range->hi;
-    l->coef = 1;
-    int id = v->graph_id();
-    for (;;) {  // (`+ c`, `c +`, `- c` and `c -` peeled off: n - i is -1 times i plus n)
-      const graph::Value& val = g.value(id);
-      if (val.source != graph::Value::Source::kOp) {
-        break;
-      }
-      const graph::Op& op = g.ops()[static_cast<std::size_t>(val.op)];
-      if ((op.name != "add" && op.name != "sub") || op.args.size() != 2) {
-        break;
-      }
-      std::int64_t c = 0;
-      int next = -1;
-      std::int64_t sign = 1;
-      if (op.args[0].kind == Arg::Kind::kValue && constant_of(op.args[1], &c)) {
-        next = op.args[0].value;
-        c = op.name == "add" ? c : -c;
-      } else if (op.args[1].kind == Arg::Kind::kValue && constant_of(op.args[0], &c)) {
-        next = op.args[1].value;
-        sign = op.name == "add" ? 1 : -1;
-      } else {
-        break;
-      }
-      std::int64_t term = 0;
-      if (__builtin_mul_overflow(l->coef, c, &term) ||
-          __builtin_add_overflow(l->offset, term, &l->offset)) {
-        return false;
-      }
-      l->coef *= sign;
-      id = next;
-    }
-    l->base = id;
-    return true;
-  };
   Linear a;
   Linear b;
-  if (!linear(parts[0], 0, &a) || !linear(parts[1], size, &b) ||
+  if (!linear_of(arrays, parts[0], 0, &a) || !linear_of(arrays, parts[1], size, &b) ||
       (a.base >= 0 && b.base >= 0 && a.base != b.base) || a.lo < 0 || b.lo < 0 || a.hi > size ||
       b.hi > size) {
     return out;
