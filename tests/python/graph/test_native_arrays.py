@@ -180,6 +180,21 @@ def column_steps(u, steps):
     return u
 
 
+def lcg_walk(x, steps):
+    state = np.arange(x.shape[0], dtype=np.int64)
+    for _ in range(steps):
+        state = (state * 1103515245 + 12345) % 2147483648
+        x = x + np.where(state % 2 == 0, 1.0, -1.0)
+    return x, state
+
+
+def floor_rows(A, d):
+    out = np.zeros_like(A)
+    for i in range(A.shape[0]):
+        out[i] = A[i] // d + A[i] % d - (A[i] % -d) // 3
+    return out
+
+
 # ---- cases ------------------------------------------------------------------------------------------------------
 
 
@@ -214,6 +229,10 @@ NOT_NATIVE = (mixed_in_place, shrinking, carried_in_place)
 CASES += [
     (jacobi_steps, (floats(45, 20, 24), 10), [((floats(46, 9, 5), 3), {}), ((floats(47, 140, 130), 2), {})]),
     (column_steps, (floats(48, 30, 4), 5), [((floats(49, 7, 3), 2), {})]),
+    (lcg_walk, (np.zeros(20), 30), [((np.zeros(7), 3), {})]),
+    (floor_rows, (rng(50).integers(-50, 50, (20, 6)), 7), [((rng(51).integers(-9, 9, (5, 3)), -4), {})]),
+    (floor_rows, (floats(52, 20, 6) * 10, 1.5), [((floats(53, 5, 3) * 100, -0.25), {}),
+                                                  ((np.array([[-0.0, 0.0, np.inf, np.nan]]), 2.0), {})]),
 ]
 
 
@@ -261,6 +280,15 @@ def test_sums_are_numpys_pairwise_sums():
         x = rng(n).standard_normal(n) * 10.0 ** rng(n + 1).integers(-6, 6, n)
         for step in (1, 2, 3):
             exact(sums, x, step)
+
+
+@cpu_only
+def test_a_zero_divisor_gives_up_as_numpy_warns():
+    exact(floor_rows, rng(54).integers(-50, 50, (20, 6)), 0)
+    exact(floor_rows, floats(55, 20, 6), 0.0)
+    A = rng(56).integers(-50, 50, (20, 6))
+    A[3, 2] = np.iinfo(np.int64).min
+    exact(floor_rows, A, -1)
 
 
 @cpu_only

@@ -97,6 +97,46 @@ bool true_divide(OpCtx& c) {
   return true;
 }
 
+// a % b and a // b of NumPy's int64 and float64 (npy_remainder, npy_floor_divide: Python's floor
+// rules, as the prelude's helpers compute them); a zero divisor or int64's -2**63 // -1 gives up
+// (NumPy warns), a float's by its flag.
+bool floor_op(OpCtx& c, bool remainder) {
+  std::vector<std::string> e;
+  const DType t = c.result.dtype;
+  if (!scalar_result(c) || c.args.size() != 2 || (t != DType::kInt64 && t != DType::kFloat64) ||
+      !operands_as(c, t, &e)) {
+    return refuse(c, "a floor division or remainder of dtypes other than int64 and float64");
+  }
+  if (t == DType::kFloat64) {
+    declare(c, std::string(remainder ? "sot_float_mod(" : "sot_float_floordiv(") + e[0] + ", " +
+                   e[1] + ")");
+    return true;
+  }
+  c.lines.push_back("long long " + c.name + ";");
+  c.lines.push_back(std::string("if (!") + (remainder ? "sot_int_mod(" : "sot_int_floordiv(") +
+                    e[0] + ", " + e[1] + ", &" + c.name + ")) " + give_up(c));
+  return true;
+}
+bool remainder_op(OpCtx& c) {
+  return floor_op(c, true);
+}
+bool floor_divide(OpCtx& c) {
+  return floor_op(c, false);
+}
+
+// np.where(cond, a, b), one element: a or b cast to the result's dtype (NumPy casts both so).
+bool where_op(OpCtx& c) {
+  std::string a;
+  std::string b;
+  if (!scalar_result(c) || c.args.size() != 3 || !c.args[0].type.number() ||
+      c.args[0].type.c_kind() != 'b' || !operand_as(c, c.args[1], c.result.dtype, &a) ||
+      !operand_as(c, c.args[2], c.result.dtype, &b)) {
+    return refuse(c, "a where() of other operands");
+  }
+  declare(c, "static_cast<bool>(" + c.args[0].expr + ") ? " + a + " : " + b);
+  return true;
+}
+
 bool unary_float(OpCtx& c, const std::string& fn) {
   std::vector<std::string> e;
   if (!scalar_result(c) || c.args.size() != 1 || c.result.c_kind() != 'f' ||
@@ -335,6 +375,9 @@ const std::map<std::string, NumpyOp>& numpy_ops() {
       {"subtract", {subtract, true}},
       {"multiply", {multiply, true}},
       {"true_divide", {true_divide, true}},
+      {"remainder", {remainder_op, true}},
+      {"floor_divide", {floor_divide, true}},
+      {"where", {where_op, true}},
       {"negative", {negative, true}},
       {"absolute", {absolute, true}},
       {"sqrt", {sqrt_op, true}},
