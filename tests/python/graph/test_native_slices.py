@@ -227,8 +227,8 @@ def test_an_index_past_the_end_raises_as_plain():
 
 
 def test_what_tier_c_does_not_hold_unrolls():
-    """A slice whose use tier C has no form for (a sum, a row handed on after the loop, a store into a slice)
-    keeps the loop unrolled: right, with no loop op."""
+    """A slice whose use tier C has no form for (a row handed on after the loop) keeps the loop unrolled; sums of
+    slices and stores into them (arrays in tier C, test_native_arrays.py) are native: all right."""
 
     def summed(x):
         s = 0.0
