@@ -433,18 +433,15 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
     }
     line(go + " = " + again + ";");
   }
-  if (arrays_ > arrays_before) {
-    const std::string mark = fresh("m");
-    line("sot_release(env, " + mark + ");");
-    std::ostringstream step_lines;
-    step_lines.swap(out_);
-    out_.swap(head);
+  const std::string step_text = out_.str();
+  out_.swap(head);
+  const std::string mark = arrays_ > arrays_before ? fresh("m") : "";
+  if (!mark.empty()) {
     line("const SotMark " + mark + " = sot_mark(env);");
-    out_ << step_lines.str();
-  } else {
-    const std::string step_text = out_.str();
-    out_.swap(head);
-    out_ << step_text;
+  }
+  out_ << step_text;
+  if (!mark.empty()) {
+    line("sot_release(env, " + mark + ");");
   }
   --indent_;
   line("}");
