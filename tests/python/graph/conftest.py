@@ -1,6 +1,8 @@
 import os
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))  # harness.py
 
@@ -52,3 +54,18 @@ def pytest_sessionfinish(session, exitstatus):
         write(f"SPILLS {s['bytes']} bytes:\n{s['kernel']}")
     if report["failed"] or report["spilling"] or report["compiled"] != report["emitted"]:
         session.exitstatus = 1
+
+
+@pytest.fixture
+def tier_c_sync():
+    """Tier C (the cpu backend's native loops) compiled before each loop's first run during the test (``sync``), so
+    that every run is native; elsewhere nothing."""
+    import sot
+
+    if sot.config.backend != "cpu":
+        yield
+        return
+    before = sot._sot.graph.tier_c()
+    sot._sot.graph.tier_c("sync")
+    yield
+    sot._sot.graph.tier_c(before)

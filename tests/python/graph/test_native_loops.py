@@ -17,15 +17,8 @@ np = pytest.importorskip("numpy")
 sot = pytest.importorskip("sot")
 from sot import capture as cap  # noqa: E402
 
-pytestmark = pytest.mark.skipif(sot.config.backend != "cpu", reason="tier C is the cpu backend's")
-
-
-@pytest.fixture(autouse=True)
-def tier_c_sync():
-    before = sot._sot.graph.tier_c()
-    sot._sot.graph.tier_c("sync")
-    yield
-    sot._sot.graph.tier_c(before)
+pytestmark = [pytest.mark.skipif(sot.config.backend != "cpu", reason="tier C is the cpu backend's"),
+              pytest.mark.usefixtures("tier_c_sync")]
 
 
 # ---- programs ---------------------------------------------------------------------------------------------------

@@ -18,16 +18,7 @@ from sot import capture as cap  # noqa: E402
 
 cpu_only = pytest.mark.skipif(sot.config.backend != "cpu", reason="tier C is the cpu backend's")
 
-
-@pytest.fixture(autouse=True)
-def tier_c_sync():
-    if sot.config.backend != "cpu":
-        yield
-        return
-    before = sot._sot.graph.tier_c()
-    sot._sot.graph.tier_c("sync")
-    yield
-    sot._sot.graph.tier_c(before)
+pytestmark = pytest.mark.usefixtures("tier_c_sync")
 
 
 def rng(seed):
