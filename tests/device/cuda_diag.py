@@ -35,8 +35,8 @@ def main():
         step(f"call {i} max error {float(np.max(np.abs(got - f(x, y))))}")
     graphs = sot.explain(f, x, y).graphs
     c = graphs[0]["compiled"] if graphs else None
-    step("no graph" if c is None else str([(gr["op_names"], gr.get("cuda"), gr.get("device_runs"), gr.get("host_runs"))
-              for gr in c.plan()["groups"]]))
+    keys = ("op_names", "status", "path_runs", "fallback_runs")
+    step("no graph" if c is None else str([[gr.get(k) for k in keys] for gr in c.plan()["groups"]]))
     return 0
 
 
