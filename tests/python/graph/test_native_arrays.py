@@ -186,6 +186,35 @@ def floor_rows(A, d):
     return out
 
 
+def power_steps(A, v, iters):
+    for _ in range(iters):
+        w = A @ v  # (a last value nothing reads after the loop: not handed on)
+        v = w / np.linalg.norm(w)
+    return v
+
+
+def power_both(A, v, iters):
+    for _ in range(iters):
+        w = A @ v
+        v = w / np.linalg.norm(w)
+    return v, w  # (the last w read after the loop: an array tier C does not hand on)
+
+
+def power_then_print(A, v, iters):
+    for _ in range(iters):
+        w = A @ v
+        v = 0.5 * w
+    print(w.shape)  # (a graph break: the frame holds w after the loop)
+    return v
+
+
+def row_products(A, X):
+    Y = np.empty((X.shape[0], A.shape[0]))
+    for i in range(X.shape[0]):
+        Y[i] = A @ X[i] + 1.0
+    return Y
+
+
 # ---- cases ------------------------------------------------------------------------------------------------------
 
 
@@ -215,13 +244,17 @@ CASES = [
     (int_walk, (np.arange(5), 20), [((np.arange(3), 50), {})]),  # (50 steps overflow: NumPy wraps)
 ]
 
-NOT_NATIVE = (mixed_in_place, shrinking, carried_in_place)
+NOT_NATIVE = (mixed_in_place, shrinking, carried_in_place, power_both)
 # (past 16,384 items an array is left to the loop op's own path: tier B's fused kernels)
 CASES += [
     (jacobi_steps, (floats(45, 20, 24), 10), [((floats(46, 9, 5), 3), {}), ((floats(47, 140, 130), 2), {})]),
     (column_steps, (floats(48, 30, 4), 5), [((floats(49, 7, 3), 2), {})]),
     (lcg_walk, (np.zeros(20), 30), [((np.zeros(7), 3), {})]),
     (floor_rows, (rng(50).integers(-50, 50, (20, 6)), 7), [((rng(51).integers(-9, 9, (5, 3)), -4), {})]),
+    (power_steps, (floats(54, 12, 12), np.ones(12), 20),
+     [((np.asfortranarray(floats(55, 7, 7)), floats(56, 14)[::2], 5), {}), ((floats(57, 30, 30), np.ones(30), 0), {})]),
+    (power_both, (floats(58, 6, 6), np.ones(6), 4), None),
+    (row_products, (floats(60, 8, 5), floats(61, 20, 5)), [((floats(62, 3, 2), floats(63, 9, 2)), {})]),
     (floor_rows, (floats(52, 20, 6) * 10, 1.5), [((floats(53, 5, 3) * 100, -0.25), {}),
                                                   ((np.array([[-0.0, 0.0, np.inf, np.nan]]), 2.0), {})]),
 ]
@@ -255,6 +288,44 @@ def exact(fn, *args):
         if isinstance(a, np.ndarray):
             assert np.array_equal(a, b, equal_nan=True)
     assert [str(w.message) for w in got_w] == [str(w.message) for w in plain_w]
+
+
+def test_a_last_value_the_frame_holds_is_handed_on():
+    """A loop's last array that the frame holds after it (a graph break follows) is made and handed on."""
+    records = check(power_then_print, floats(59, 5, 5), np.ones(5), 30, breaks=1,
+                    variants=[((floats(64, 3, 3), np.ones(3), 12), {})])
+    if sot.config.backend == "cpu":
+        assert native_runs(records) == 0  # (an array last value: the loop op's own path)
+
+
+def matvec_steps(A, x, k):
+    out = np.zeros(A.shape[0])
+    for _ in range(k):
+        out = out + A @ x
+    return out
+
+
+@cpu_only
+def test_matrix_vector_products_are_numpys():
+    """NumPy's gemv where its matmul calls it (C- and F-ordered matrices and views of their rows, vectors of
+    positive strides), bit for bit at sizes on both sides of the BLAS's blocks; the layouts where NumPy does not
+    (a size of 1, columns apart, a reversed vector) give up to the loop op's path, which is NumPy's."""
+    big = floats(70, 300, 300) * 1e3
+    x = floats(71, 600)
+    native = [(big[:33, :47], x[:47]), (np.asfortranarray(big[:20, :61]), x[:122:2]), (big[:2, :2], x[:2]),
+              (big[:257, :129], x[:129]), (big[:5, :300].copy(), x[:300])]
+    given_up = [(big[:1, :40], x[:40]), (big[:40, :1], x[:1]), (big[:5, :40:2], x[:20]), (big[:9, :9], x[8::-1])]
+    for (A, v), runs in [(case, True) for case in native] + [(case, False) for case in given_up]:
+        want = matvec_steps(A, v, 3)  # (the views themselves: a copy would change the layout)
+        sot.reset()
+        cap.clear(matvec_steps)
+        translator = sot.translate.new_translator(records=True)
+        with cap.capture(translator):
+            got = matvec_steps(A, v, 3)
+        assert np.array_equal(got, want), (A.shape, A.strides)
+        loops = [e for r in translator.records() for g in r["graphs"]
+                 for group in g["compiled"].plan().get("groups", []) for e in group.get("loops", [])]
+        assert [(e["runs"] > 0, e["gave_up"] > 0) for e in loops] == [(runs, not runs)], (A.shape, A.strides, loops)
 
 
 @cpu_only

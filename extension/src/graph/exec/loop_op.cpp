@@ -1,6 +1,7 @@
 // Loop ops (loop_op.hpp): the body compiled once, run once per step.
 #include "graph/exec/loop_op.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -14,17 +15,19 @@ namespace py = pybind11;
 namespace sot::graph {
 
 void LoopBody::compile(Backend* backend, bool check,
-                       const std::function<ValueInfo(ValueInfo)>& current) {
+                       const std::function<ValueInfo(ValueInfo)>& current,
+                       std::vector<bool> unread) {
   Graph body = spec_.body;
   for (std::size_t i = 0; i < body.values().size(); ++i) {
     body.info(static_cast<int>(i)) = current(body.values()[i].info);
   }
-  compile_loops(body, backend, check, current);
   std::vector<int> outs = spec_.outputs;
   const Graph g = body.optimized(&outs);
+  compile_loops(g, backend, check, current);
   current_ = spec_;
   current_.body = g;
   current_.outputs = outs;
+  current_.unread = std::move(unread);
   compiled_ = backend->compile(g, outs, check);
   native_ = backend->compile_loop(current_);
 }
@@ -188,11 +191,47 @@ LoopBody* loop_body_of(const py::handle& fn) {
   return fn.cast<LoopBody*>();
 }
 
+namespace {
+
+// Which outputs of the op making `tuple` (`parts` of them) no op of `graph` reads: only
+// `loop_output` ops of a constant index read one; any other use of the tuple reads them all.
+std::vector<bool> unread_outputs(const Graph& graph, int tuple, int parts) {
+  std::vector<bool> unread(static_cast<std::size_t>(std::max(parts, 0)), true);
+  auto uses = [tuple](const Arg& a) {
+    return (a.kind == Arg::Kind::kValue && a.value == tuple) ||
+           std::find(a.values.begin(), a.values.end(), tuple) != a.values.end();
+  };
+  for (const Op& op : graph.ops()) {
+    for (std::size_t j = 0; j < op.args.size(); ++j) {
+      if (!uses(op.args[j])) {
+        continue;
+      }
+      const bool by_index = op.name == "loop_output" && j == 0 && op.args.size() == 2 &&
+                            op.args[1].kind == Arg::Kind::kConst &&
+                            py::isinstance<py::int_>(op.args[1].constant);
+      const long k = by_index ? op.args[1].constant.cast<long>() : -1;
+      if (k < 0 || k >= static_cast<long>(unread.size())) {
+        return {};
+      }
+      unread[static_cast<std::size_t>(k)] = false;
+    }
+    for (const auto& kw : op.kwargs) {
+      if (uses(kw.second)) {
+        return {};
+      }
+    }
+  }
+  return unread;
+}
+
+}  // namespace
+
 void compile_loops(const Graph& graph, Backend* backend, bool check,
                    const std::function<ValueInfo(ValueInfo)>& current) {
   for (const Op& op : graph.ops()) {
     if (LoopBody* body = op.name == "loop" ? loop_body_of(op.fn) : nullptr) {
-      body->compile(backend, check, current);
+      body->compile(backend, check, current,
+                    unread_outputs(graph, op.result, graph.value(op.result).info.parts));
     } else if (CondBody* cond = op.name == "cond" ? cond_body_of(op.fn) : nullptr) {
       cond->compile(backend, check, current);
     }

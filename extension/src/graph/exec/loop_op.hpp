@@ -43,6 +43,9 @@ struct LoopSpec {
   // place; -1 when the loop is not over enumerate(...).
   int counter_input = -1;
   std::int64_t counter_start = 0;
+  // The op's outputs that no op of the graph around it reads (set by compile_loops: the native
+  // code may hand them on as None); empty: all are read.
+  std::vector<bool> unread;
 };
 
 // first + step * k in `out`, false when that is not a 64-bit int: a loop op computes its variable
@@ -59,7 +62,8 @@ class LoopBody final : public SubgraphOp {
   // Compiles the body (and the loops inside it) with `backend`; `current` gives each value's
   // description as the translation left it (symbols specialized on the way become sizes). The
   // backend may give the whole loop as native code too (graph/exec/loop_code.hpp).
-  void compile(Backend* backend, bool check, const std::function<ValueInfo(ValueInfo)>& current);
+  void compile(Backend* backend, bool check, const std::function<ValueInfo(ValueInfo)>& current,
+               std::vector<bool> unread = {});
   // Runs the loop on the op's arguments: a tuple of the outputs (new reference; nullptr with an
   // error set when a step raises): the native code when it is ready and does not give up, else a
   // graph call per step. Compiles with the reference backend when nothing has.
@@ -81,7 +85,9 @@ class LoopBody final : public SubgraphOp {
 pybind11::object make_loop_callable(LoopSpec spec);
 // The LoopBody of a loop op's callable, or nullptr when `fn` is not one.
 LoopBody* loop_body_of(const pybind11::handle& fn);
-// Compiles the bodies of the loop and cond ops of `graph` (see LoopBody::compile).
+// Compiles the bodies of the loop and cond ops of `graph` (see LoopBody::compile), each loop op
+// told which of its outputs no op of `graph` reads (give it the optimized graph: its dead
+// `loop_output` ops are gone).
 void compile_loops(const Graph& graph, Backend* backend, bool check,
                    const std::function<ValueInfo(ValueInfo)>& current);
 // Registers the callable's Python type (at module import).

@@ -125,10 +125,12 @@ void CodeGen::prepare_graph(Emitter& e, const SimulationResult& r, std::vector<V
   for (std::size_t i = 0; i < captured.values().size(); ++i) {
     captured.info(static_cast<int>(i)) = r.arrays->current(captured.values()[i].info);
   }
-  graph::compile_loops(captured, backend, graph_options_.check,
-                       [&](graph::ValueInfo info) { return r.arrays->current(std::move(info)); });
   auto compile = [&](std::vector<int> outs) {
     const graph::Graph g = captured.optimized(&outs);
+    // (the loops of the optimized graph: its dead loop_output ops are gone, and a loop's outputs
+    // that nothing reads need not be made)
+    graph::compile_loops(g, backend, graph_options_.check,
+                         [&](graph::ValueInfo info) { return r.arrays->current(std::move(info)); });
     GraphRecord record;
     record.compiled = backend->compile(g, outs, graph_options_.check);
     record.text = g.text(outs);

@@ -12,18 +12,28 @@ namespace sot::graph::whole {
 
 namespace {
 
-using Ddot64 = double (*)(long long, const double*, long long, const double*, long long);
 using Ddot32 = double (*)(int, const double*, int, const double*, int);
+using Dgemv32 = void (*)(int, int, int, int, double, const double*, int, const double*, int, double,
+                         double*, int);
 
 Ddot32 g_ddot32 = nullptr;
+Dgemv32 g_dgemv32 = nullptr;
 
-// (a BLAS of 32-bit ints: the code checks n and the strides below 2**31 before it calls)
+// (a BLAS of 32-bit ints: the code checks the sizes and strides below 2**31 before it calls)
 double ddot32(long long n, const double* x, long long incx, const double* y, long long incy) {
   return g_ddot32(static_cast<int>(n), x, static_cast<int>(incx), y, static_cast<int>(incy));
 }
 
+void dgemv32(int order, int trans, long long m, long long n, double alpha, const double* a,
+             long long lda, const double* x, long long incx, double beta, double* y,
+             long long incy) {
+  g_dgemv32(order, trans, static_cast<int>(m), static_cast<int>(n), alpha, a,
+            static_cast<int>(lda), x, static_cast<int>(incx), beta, y, static_cast<int>(incy));
+}
+
 struct Found {
-  DdotFn fn = nullptr;
+  DdotFn ddot = nullptr;
+  DgemvFn dgemv = nullptr;
   std::string why;
 };
 
@@ -39,6 +49,7 @@ std::string multiarray_path() {
   return "";
 }
 
+// The functions of the first family of names the module resolves (64-bit ints first).
 Found find() {
   Found f;
   const std::string path = multiarray_path();
@@ -51,39 +62,59 @@ Found find() {
     f.why = "NumPy's _multiarray_umath is not loaded";
     return f;
   }
-  struct Name {
-    const char* symbol;
+  struct Family {
+    const char* prefix;
+    const char* suffix;
     bool ilp64;
   };
-  for (const Name n : {Name{"scipy_cblas_ddot64_", true}, Name{"cblas_ddot64_", true},
-                       Name{"scipy_cblas_ddot", false}, Name{"cblas_ddot", false}}) {
-    void* sym = dlsym(handle, n.symbol);
-    if (sym == nullptr) {
+  for (const Family fam : {Family{"scipy_cblas_", "64_", true}, Family{"cblas_", "64_", true},
+                           Family{"scipy_cblas_", "", false}, Family{"cblas_", "", false}}) {
+    void* ddot = dlsym(handle, (std::string(fam.prefix) + "ddot" + fam.suffix).c_str());
+    if (ddot == nullptr) {
       continue;
     }
-    if (n.ilp64) {
-      f.fn = reinterpret_cast<Ddot64>(sym);  // NOLINT: dlsym's symbol
+    void* dgemv = dlsym(handle, (std::string(fam.prefix) + "dgemv" + fam.suffix).c_str());
+    if (fam.ilp64) {
+      f.ddot = reinterpret_cast<DdotFn>(ddot);     // NOLINT: dlsym's symbol
+      f.dgemv = reinterpret_cast<DgemvFn>(dgemv);  // NOLINT: dlsym's symbol
     } else {
-      g_ddot32 = reinterpret_cast<Ddot32>(sym);  // NOLINT: dlsym's symbol
-      f.fn = ddot32;
+      g_ddot32 = reinterpret_cast<Ddot32>(ddot);  // NOLINT: dlsym's symbol
+      f.ddot = ddot32;
+      if (dgemv != nullptr) {
+        g_dgemv32 = reinterpret_cast<Dgemv32>(dgemv);  // NOLINT: dlsym's symbol
+        f.dgemv = dgemv32;
+      }
     }
     break;
   }
   dlclose(handle);  // (RTLD_NOLOAD took a reference: NumPy's own keeps the library loaded)
-  if (f.fn == nullptr) {
+  if (f.ddot == nullptr) {
     f.why = "NumPy links no cblas_ddot";
+  } else if (f.dgemv == nullptr) {
+    f.why = "NumPy links no cblas_dgemv";
   }
+  return f;
+}
+
+const Found& found() {
+  static const Found f = find();
   return f;
 }
 
 }  // namespace
 
 DdotFn numpy_ddot(std::string* why) {
-  static const Found found = find();
-  if (found.fn == nullptr && why != nullptr) {
-    *why = found.why;
+  if (found().ddot == nullptr && why != nullptr) {
+    *why = found().why;
   }
-  return found.fn;
+  return found().ddot;
+}
+
+DgemvFn numpy_dgemv(std::string* why) {
+  if (found().dgemv == nullptr && why != nullptr) {
+    *why = found().why;
+  }
+  return found().dgemv;
 }
 
 }  // namespace sot::graph::whole

@@ -73,7 +73,8 @@ class Emitter {
   // Number variables for the outputs `outputs` of `g` (a loop's carried and last values, a cond's).
   // (the first `arrays` may be vectors: a loop's carried arrays)
   std::vector<Val> output_vars(const Graph& g, const std::vector<int>& outputs, std::size_t count,
-                               std::size_t arrays, const char* what);
+                               std::size_t arrays, const char* what,
+                               const std::vector<bool>& unread);
   // A carried array: `var` (a SotArr*) starts as `init`, its buffer made before the loop; each
   // step's new array (`out`) copied into the buffer at its end (carry_array).
   void carried_array(Val* var, const Val& init);
@@ -275,9 +276,16 @@ std::vector<Val> Emitter::body(const Graph& g, const std::vector<Val>& inputs,
 }
 
 std::vector<Val> Emitter::output_vars(const Graph& g, const std::vector<int>& outputs,
-                                      std::size_t count, std::size_t arrays, const char* what) {
+                                      std::size_t count, std::size_t arrays, const char* what,
+                                      const std::vector<bool>& unread) {
   std::vector<Val> vars;
   for (std::size_t k = 0; k < count; ++k) {
+    if (k >= arrays && k < unread.size() && unread[k]) {
+      Val v{fresh("c"), WType{}, -1};
+      v.absent = true;
+      vars.push_back(v);
+      continue;
+    }
     std::string why;
     const auto t = type_of(g.value(outputs[k]).info, &why);
     if (!t || (!t->number() && (k >= arrays || t->ndim != 1))) {
@@ -331,7 +339,7 @@ void Emitter::cond(Scope& s, const CondSpec& spec, const std::vector<Val>& args,
     refuse("a cond op whose test is an array");
   }
   const std::vector<Val> vars =
-      output_vars(spec.body[0], spec.outputs[0], spec.outputs[0].size(), 0, "cond op");
+      output_vars(spec.body[0], spec.outputs[0], spec.outputs[0].size(), 0, "cond op", {});
   for (const Val& v : vars) {
     line(v.type.c_type() + " " + v.expr + "{};");
   }
@@ -359,8 +367,12 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
   const std::size_t nvalues = spec.outputs.size() - spec.step_go_on_if.size();
   const std::size_t nargs = args.size() - ntests;
   // The carried values as variables, the last values declared before the loop.
-  std::vector<Val> vars = output_vars(spec.body, spec.outputs, nvalues, spec.ncarried, "loop");
+  std::vector<Val> vars =
+      output_vars(spec.body, spec.outputs, nvalues, spec.ncarried, "loop", spec.unread);
   for (std::size_t k = 0; k < nvalues; ++k) {
+    if (vars[k].absent) {
+      continue;
+    }
     if (vars[k].type.kind == Kind::kArray) {
       carried_array(&vars[k], args.at(k));
       continue;
@@ -413,12 +425,15 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
   std::vector<std::string> next;
   for (std::size_t k = 0; k < nvalues; ++k) {
     const std::string n = fresh("t");
-    if (vars[k].type.kind != Kind::kArray) {
+    if (!vars[k].absent && vars[k].type.kind != Kind::kArray) {
       line("const " + vars[k].type.c_type() + " " + n + " = " + outs[k].expr + ";");
     }
     next.push_back(n);
   }
   for (std::size_t k = 0; k < nvalues; ++k) {
+    if (vars[k].absent) {
+      continue;
+    }
     if (vars[k].type.kind == Kind::kArray) {
       carry_array(vars[k], outs[k]);
     } else {
@@ -505,6 +520,11 @@ WholeSource Emitter::run(const LoopSpec& spec) {
   const std::vector<Val>& outs = tuples_.at(static_cast<std::size_t>(s.vals[0].arg));
   for (std::size_t k = 0; k < outs.size(); ++k) {
     const std::string slot = "out[" + std::to_string(k) + "].";
+    src_.unread.push_back(outs[k].absent);
+    if (outs[k].absent) {
+      src_.outputs.push_back(outs[k].type);
+      continue;
+    }
     if (outs[k].type.kind == Kind::kArray) {  // (the buffer's data, or 0: the input itself)
       line(slot + "u = " + outs[k].expr + " == &" + outs[k].expr +
            "_view ? reinterpret_cast<unsigned long long>(" + outs[k].expr + "_buf) : 0ULL;");

@@ -22,6 +22,7 @@ struct WholeSource {
   std::vector<WType> args;       // the loop op's arguments, in order
   std::size_t tests = 0;         // of which the last are a while loop's entry tests (truths)
   std::vector<WType> outputs;    // the loop op's outputs (its carried, then its last values)
+  std::vector<bool> unread;      // of which those no op reads: the runner hands on None
   std::vector<int> written;      // the arguments (arrays) whose elements the code writes
   std::vector<std::string> ops;  // the text of each op an `env->why` may name
   bool makes_arrays = false;     // the code makes arrays (the runner sets up the arena)

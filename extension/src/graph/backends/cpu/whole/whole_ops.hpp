@@ -59,6 +59,8 @@ struct Val {
   // An array made by this op alone (C-ordered, in the arena, no view of another): what a carried
   // array may be on each step.
   bool fresh = false;
+  // A loop's last value that no op reads: nothing is kept for it, and the loop hands on None.
+  bool absent = false;
 };
 
 struct OpCtx {
@@ -93,13 +95,14 @@ bool dot_vectors(OpCtx& c);
 
 // whole_ops_arrays.cpp: an elementwise op whose result is an array (each element by `scalar`, the
 // op's handler of NumPy scalars), an assignment into a view of an array (x[i] = row, x[a:b] = v),
-// the sum, mean, copy and norm of a vector.
+// the sum, mean, copy and norm of a vector, a float64 matrix times a vector (NumPy's gemv).
 bool elementwise(OpCtx& c, Handler scalar);
 bool store(OpCtx& c);
 bool sum_vector(OpCtx& c);
 bool mean_vector(OpCtx& c);
 bool copy_vector(OpCtx& c);
 bool norm_vector(OpCtx& c);
+bool matrix_vector(OpCtx& c);
 
 // Whether NumPy op `name` is elementwise (its handler computes one element: elementwise() makes
 // arrays of it).

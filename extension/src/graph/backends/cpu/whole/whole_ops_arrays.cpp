@@ -413,6 +413,62 @@ bool norm_vector(OpCtx& c) {
   return true;
 }
 
+bool matrix_vector(OpCtx& c) {
+  // A @ x of a float64 matrix and vector: NumPy's matmul calls its BLAS's gemv (DOUBLE_gemv,
+  // transposed, column-major over C-ordered rows or row-major over F-ordered columns) where both
+  // sizes pass 1, the matrix's rows or columns are contiguous and the vector's stride is a
+  // positive multiple of its item; its other cases (sizes 0 and 1, other strides) give up.
+  const bool kinds = c.args.size() == 2 && c.result.kind == Kind::kArray && c.result.ndim == 1 &&
+                     c.result.dtype == DType::kFloat64 && c.args[0].type.kind == Kind::kArray &&
+                     c.args[0].type.ndim == 2 && c.args[0].type.dtype == DType::kFloat64 &&
+                     c.args[1].type.kind == Kind::kArray && c.args[1].type.ndim == 1 &&
+                     c.args[1].type.dtype == DType::kFloat64;
+  if (!kinds) {
+    return refuse(c, "a matmul other than of a float64 matrix and vector");
+  }
+  std::string why;
+  if (numpy_dgemv(&why) == nullptr) {
+    return refuse(c, "a matrix-vector product without NumPy's BLAS (" + why + ")");
+  }
+  const std::string& a = c.args[0].expr;
+  const std::string& x = c.args[1].expr;
+  const std::string m = c.name + "_m";
+  const std::string n = c.name + "_n";
+  const std::string most = "2147483646LL";  // (NumPy's BLAS_MAXSIZE for a BLAS of 32-bit ints)
+  c.lines.push_back(cat({"const long long ", m, " = ", a, "->shape[0], ", n, " = ", a,
+                         "->shape[1];"}));
+  c.lines.push_back(cat({"if (", n, " != ", x, "->shape[0] || ", m, " < 2 || ", n, " < 2 || ", m,
+                         " > (1LL << 30) || ", n, " > (1LL << 30)) ", give_up(c)}));
+  const std::string s0 = a + "->strides[0]";
+  const std::string s1 = a + "->strides[1]";
+  const std::string order = c.name + "_order";
+  const std::string lda = c.name + "_lda";
+  c.lines.push_back("int " + order + " = " + std::to_string(kColMajor) + ";");
+  c.lines.push_back("long long " + lda + " = " + s0 + " / 8;");
+  c.lines.push_back(cat({"if (!(", s1, " == 8 && ", s0, " % 8 == 0 && ", lda, " >= ", n, " && ",
+                         lda, " <= ", most, ")) {"}));
+  c.lines.push_back(order + " = " + std::to_string(kRowMajor) + ";");
+  c.lines.push_back(lda + " = " + s1 + " / 8;");
+  c.lines.push_back(cat({"if (!(", s0, " == 8 && ", s1, " % 8 == 0 && ", lda, " >= ", m, " && ",
+                         lda, " <= ", most, ")) ", give_up(c)}));
+  c.lines.emplace_back("}");
+  const std::string sx = x + "->strides[0]";
+  c.lines.push_back(cat({"if (", sx, " <= 0 || ", sx, " % 8 != 0 || ", sx, " / 8 > ", most, ") ",
+                         give_up(c)}));
+  const std::string shape = c.name + "_shape";
+  c.lines.push_back("const long long " + shape + "[1] = {" + m + "};");
+  new_array(c, DType::kFloat64, shape, 1, c.name);
+  // (zeros first: a BLAS whose beta = 0 scales y instead of setting it keeps no NaN of the arena)
+  c.lines.push_back(cat({"__builtin_memset(", c.name, "_data, 0, ", m, " * 8);"}));
+  c.lines.push_back(cat({"env->dgemv(", order, ", ", std::to_string(kTrans), ", ", n, ", ", m,
+                         ", 1.0, reinterpret_cast<const double*>(", a, "->data), ", lda,
+                         ", reinterpret_cast<const double*>(", x, "->data), ", sx,
+                         " / 8, 0.0, reinterpret_cast<double*>(", c.name, "_data), 1);"}));
+  c.out = Val{c.name, c.result, -1};
+  c.out.fresh = true;
+  return true;
+}
+
 bool sum_vector(OpCtx& c) {
   return vector_reduction(c, false);
 }

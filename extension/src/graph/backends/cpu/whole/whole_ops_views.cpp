@@ -122,7 +122,7 @@ bool dot_of_vectors(OpCtx& c, bool copies_bad_strides) {
 }  // namespace
 
 bool matmul_vectors(OpCtx& c) {
-  return dot_of_vectors(c, false);
+  return c.result.kind == Kind::kArray ? matrix_vector(c) : dot_of_vectors(c, false);
 }
 
 bool dot_vectors(OpCtx& c) {

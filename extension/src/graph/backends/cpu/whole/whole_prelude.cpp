@@ -49,6 +49,9 @@ struct SotEnv {
   char* chunk;
   long long arena_used, chunk_room, chunk_index;
   bool (*chunk_at)(SotEnv*, long long k, long long bytes);
+  // NumPy's cblas_dgemv (whole_blas.hpp): CBLAS's enums as ints, sizes and strides in elements
+  void (*dgemv)(int, int, long long, long long, double, const double*, long long, const double*,
+                long long, double, double*, long long);
 };
 // A place in the arena (sot_mark), to come back to when a step's arrays are dead (sot_release).
 struct SotMark {

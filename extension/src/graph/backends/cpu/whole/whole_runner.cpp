@@ -41,6 +41,7 @@ struct Env {
   char* chunk;
   long long arena_used, chunk_room, chunk_index;
   bool (*chunk_at)(Env*, long long k, long long bytes);
+  DgemvFn dgemv;
 };
 using WholeFn = int (*)(const unsigned long long* in, unsigned long long* out, Env* env);
 static_assert(sizeof(Py_ssize_t) == sizeof(long long), "NumPy's npy_intp is 64 bits here");
@@ -358,6 +359,11 @@ PyObject* WholeLoop::outputs(PyObject* const* args,
     double d = 0;
     std::memcpy(&i, &out[k], sizeof i);
     std::memcpy(&d, &out[k], sizeof d);
+    if (k < source_.unread.size() && source_.unread[k]) {
+      v = Py_NewRef(Py_None);
+      PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(k), v);
+      continue;
+    }
     switch (t.kind) {
       case Kind::kPyInt:
         v = PyLong_FromLongLong(i);
@@ -418,8 +424,8 @@ LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObj
     saved.emplace_back(args[w], py::reinterpret_steal<py::object>(copy));
   }
   std::vector<unsigned long long> out(source_.outputs.size() + 1);
-  Env env{check_signals,       -1,      nullptr, 0, 0,  grow_log,
-          numpy_ddot(nullptr), nullptr, 0,       0, -1, chunk_at};
+  Env env{check_signals, -1, nullptr, 0, 0, grow_log, numpy_ddot(nullptr), nullptr, 0, 0, -1,
+          chunk_at,      numpy_dgemv(nullptr)};
   if (source_.makes_arrays && !chunk_at(&env, 0, 0)) {
     return Outcome::kGaveUp;
   }
