@@ -54,6 +54,32 @@ bool inside_loop(const bytecode::Bytecode& bc, std::size_t k) {
   return false;
 }
 
+// Whether the graph before a break holds ops but no array work: only element reads (x[i]) and ops
+// of NumPy scalars and Python numbers (comparisons of them), no loop or cond op, nothing written.
+// Run before the rest of a frame that goes on as is, such a graph costs a call and saves nothing.
+bool only_scalar_work(const SimulationResult& result) {
+  if (!result.arrays || result.arrays->graph.ops().empty()) {
+    return false;
+  }
+  const graph::Graph& g = result.arrays->graph;
+  auto number = [&g](int v) {
+    const graph::ValueInfo& info = g.value(v).info;
+    return info.scalar || info.python != 0;
+  };
+  for (const graph::Op& op : g.ops()) {
+    if (op.name == "loop" || op.name == "cond" || op.mutates || !number(op.result)) {
+      return false;
+    }
+    const bool element = op.name == "getitem" || op.name == "getitem_at";
+    for (const graph::Arg& a : op.args) {
+      if (!element && a.kind == graph::Arg::Kind::kValue && !number(a.value)) {
+        return false;  // (a reduction of an array, a dot product: array work)
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 py::list& SymbolicTranslator::seen() {
@@ -234,6 +260,11 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
                                           "): " + result.reason);
     }
     bool in_place = inside_loop(code, result.last);
+    if (in_place && only_scalar_work(result)) {
+      return capture::Translation::failed(
+          "a graph break inside a loop with no array work before it (" + where(co, result.lineno) +
+          "): " + result.reason + "; the function runs as is");
+    }
     for (std::size_t k = result.first; k <= result.last; ++k) {
       in_place = in_place || code.at(k).handler.has_value();
     }

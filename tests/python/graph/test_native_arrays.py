@@ -208,6 +208,19 @@ def power_then_print(A, v, iters):
     return v
 
 
+def min_plus_steps(D):
+    D = D.copy()
+    for k in range(D.shape[0]):
+        D = np.minimum(D, D[:, k:k + 1] + D[k:k + 1, :])
+    return D
+
+
+def flip_blend(u, steps):
+    for _ in range(steps):
+        u = np.maximum(0.5 * u + 0.25 * u[::-1, :], -1.0)
+    return u
+
+
 def row_products(A, X):
     Y = np.empty((X.shape[0], A.shape[0]))
     for i in range(X.shape[0]):
@@ -254,6 +267,9 @@ CASES += [
     (power_steps, (floats(54, 12, 12), np.ones(12), 20),
      [((np.asfortranarray(floats(55, 7, 7)), floats(56, 14)[::2], 5), {}), ((floats(57, 30, 30), np.ones(30), 0), {})]),
     (power_both, (floats(58, 6, 6), np.ones(6), 4), None),
+    (min_plus_steps, (np.abs(floats(65, 16, 16)),), [((np.abs(floats(66, 30, 30)),), {}),
+                                                     ((rng(67).integers(0, 99, (20, 20)),), {})]),
+    (flip_blend, (floats(68, 6, 5), 30), [((floats(69, 3, 2, 4), 20), {}), ((floats(72, 4, 4), 0), {})]),
     (row_products, (floats(60, 8, 5), floats(61, 20, 5)), [((floats(62, 3, 2), floats(63, 9, 2)), {})]),
     (floor_rows, (floats(52, 20, 6) * 10, 1.5), [((floats(53, 5, 3) * 100, -0.25), {}),
                                                   ((np.array([[-0.0, 0.0, np.inf, np.nan]]), 2.0), {})]),
@@ -296,6 +312,26 @@ def test_a_last_value_the_frame_holds_is_handed_on():
                     variants=[((floats(64, 3, 3), np.ones(3), 12), {})])
     if sot.config.backend == "cpu":
         assert native_runs(records) == 0  # (an array last value: the loop op's own path)
+
+
+def extremes(x, y, n):
+    for _ in range(n):
+        x = np.minimum(x, y) + np.maximum(y, x)
+    return x
+
+
+@cpu_only
+def test_minimum_and_maximum_give_up_on_nans_and_signed_zeros():
+    """Ordered values natively; a NaN or zeros of two signs give up to NumPy's own loops (which pick the zero and
+    the NaN)."""
+    plain = floats(73, 40)
+    for x, y, runs in [(plain, floats(74, 40), True), (np.array([0.0, -0.0, 1.0]), np.array([-0.0, 0.0, 2.0]), False),
+                       (np.array([np.nan, 1.0]), np.array([1.0, np.nan]), False)]:
+        exact(extremes, x, y, 20)
+        loops, _ = tier_c_loops(extremes, x, y, 20)
+        assert [(e["runs"] > 0, e["gave_up"] > 0) for e in loops] == [(runs, not runs)], (x, y, loops)
+        got = sot.jit(extremes)(x, y, 20)
+        assert np.signbit(got).tolist() == np.signbit(extremes(x, y, 20)).tolist()
 
 
 def matvec_steps(A, x, k):

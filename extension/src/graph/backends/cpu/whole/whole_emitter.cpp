@@ -288,7 +288,7 @@ std::vector<Val> Emitter::output_vars(const Graph& g, const std::vector<int>& ou
     }
     std::string why;
     const auto t = type_of(g.value(outputs[k]).info, &why);
-    if (!t || (!t->number() && (k >= arrays || t->ndim != 1))) {
+    if (!t || (!t->number() && (k >= arrays || t->ndim < 1))) {
       refuse(t ? std::string("a ") + what + " that hands on an array" : why);
     }
     vars.push_back(Val{fresh("c"), *t, -1});
@@ -297,18 +297,31 @@ std::vector<Val> Emitter::output_vars(const Graph& g, const std::vector<int>& ou
 }
 
 void Emitter::carried_array(Val* var, const Val& init) {
-  // (its buffer: the input's length, C-ordered; each step's new array copied into it at the end)
+  // (its buffer: the input's shape, C-ordered; each step's new array copied into it at the end)
   if (!(init.type == var->type)) {
     refuse("a carried array whose kind changes");
   }
   const std::string& c = var->expr;
+  const int rank = var->type.ndim;
   const std::string item = "static_cast<long long>(sizeof(" + var->type.c_type() + "))";
   line("const SotArr* " + c + " = " + init.expr + ";");
-  line("char* const " + c + "_buf = sot_alloc(env, " + init.expr + "->shape[0] * " + item + ");");
+  std::string count = "const long long " + c + "_count = 1LL";
+  for (int d = 0; d < rank; ++d) {
+    count += " * " + init.expr + "->shape[" + std::to_string(d) + "]";
+  }
+  line(count + ";");
+  line("char* const " + c + "_buf = sot_alloc(env, " + c + "_count * " + item + ");");
   line("if (" + c + "_buf == nullptr) SOT_GIVE_UP(" + std::to_string(carried_give_up()) + ");");
-  line("const long long " + c + "_stride[1] = {" + item + "};");
-  line("const SotArr " + c + "_view = {" + c + "_buf, " + init.expr + "->shape, " + c +
-       "_stride, 1};");
+  const std::string stride = c + "_stride";
+  line("long long " + stride + "[" + std::to_string(rank) + "];");
+  line(stride + "[" + std::to_string(rank - 1) + "] = " + item + ";");
+  for (int d = rank - 2; d >= 0; --d) {
+    const std::string next = std::to_string(d + 1);
+    line(stride + "[" + std::to_string(d) + "] = " + stride + "[" + next + "] * " + init.expr +
+         "->shape[" + next + "];");
+  }
+  line("const SotArr " + c + "_view = {" + c + "_buf, " + init.expr + "->shape, " + stride +
+       ", " + std::to_string(rank) + "};");
   var->arg = init.arg;  // (its first step's writes are the input's)
   ++arrays_;
   src_.makes_arrays = true;
@@ -319,17 +332,21 @@ void Emitter::carry_array(const Val& var, const Val& out) {
     refuse("a carried array that is not a new array on each step");
   }
   const std::string& c = var.expr;
-  line("if (" + out.expr + "->shape[0] != " + c + "_view.shape[0]) SOT_GIVE_UP(" +
-       std::to_string(carried_give_up()) + ");");
-  line("__builtin_memcpy(" + c + "_buf, " + out.expr + "->data, " + out.expr +
-       "->shape[0] * sizeof(" + var.type.c_type() + "));");
+  std::string same = "false";
+  for (int d = 0; d < var.type.ndim; ++d) {
+    const std::string at = "->shape[" + std::to_string(d) + "]";
+    same += " || " + out.expr + at + " != " + c + "_view.shape[" + std::to_string(d) + "]";
+  }
+  line("if (" + same + ") SOT_GIVE_UP(" + std::to_string(carried_give_up()) + ");");
+  line("__builtin_memcpy(" + c + "_buf, " + out.expr + "->data, " + c + "_count * sizeof(" +
+       var.type.c_type() + "));");
   line(c + " = &" + c + "_view;");
 }
 
 int Emitter::carried_give_up() {
   if (carried_op_ < 0) {
     carried_op_ = static_cast<int>(src_.ops.size());
-    src_.ops.emplace_back("a carried array of another length, or no room for it");
+    src_.ops.emplace_back("a carried array of another shape, or no room for it");
   }
   return carried_op_;
 }

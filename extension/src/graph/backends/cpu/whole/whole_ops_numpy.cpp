@@ -137,6 +137,36 @@ bool where_op(OpCtx& c) {
   return true;
 }
 
+// np.minimum and np.maximum in the result's dtype: ints exactly; floats where the two are ordered
+// and not zeros of two signs (NumPy's loops may return either zero, and a NaN's bits are its
+// loop's): a NaN or such a pair gives up.
+bool extreme_of_two(OpCtx& c, bool max) {
+  std::vector<std::string> e;
+  const char k = c.result.c_kind();
+  if (!scalar_result(c) || c.args.size() != 2 || (k != 'i' && k != 'u' && k != 'f') ||
+      !operands_as(c, c.result.dtype, &e)) {
+    return refuse(c, "a minimum or maximum of operands other than numbers");
+  }
+  const std::string a = c.name + "_a";
+  const std::string b = c.name + "_b";
+  const std::string t = c.result.c_type();
+  c.lines.push_back("const " + t + " " + a + " = " + e[0] + ";");
+  c.lines.push_back("const " + t + " " + b + " = " + e[1] + ";");
+  if (k == 'f') {
+    c.lines.push_back(cat({"if (", a, " != ", a, " || ", b, " != ", b, " || (", a, " == 0 && ", b,
+                           " == 0 && __builtin_signbit(", a, ") != __builtin_signbit(", b, "))) ",
+                           give_up(c)}));
+  }
+  declare(c, a + (max ? " >= " : " <= ") + b + " ? " + a + " : " + b);
+  return true;
+}
+bool minimum_op(OpCtx& c) {
+  return extreme_of_two(c, false);
+}
+bool maximum_op(OpCtx& c) {
+  return extreme_of_two(c, true);
+}
+
 bool unary_float(OpCtx& c, const std::string& fn) {
   std::vector<std::string> e;
   if (!scalar_result(c) || c.args.size() != 1 || c.result.c_kind() != 'f' ||
@@ -378,6 +408,8 @@ const std::map<std::string, NumpyOp>& numpy_ops() {
       {"remainder", {remainder_op, true}},
       {"floor_divide", {floor_divide, true}},
       {"where", {where_op, true}},
+      {"minimum", {minimum_op, true}},
+      {"maximum", {maximum_op, true}},
       {"negative", {negative, true}},
       {"absolute", {absolute, true}},
       {"sqrt", {sqrt_op, true}},

@@ -326,14 +326,24 @@ bool WholeLoop::read_args(PyObject* const* args, std::size_t nargs,
 }
 
 PyObject* WholeLoop::carried_array(PyObject* input, std::size_t k, unsigned long long data) const {
-  // (a carried array: the input itself where no step ran, else a new array of the input's length
-  // and dtype holding the buffer's items)
+  // (a carried array: the input itself where no step ran, else a new C-ordered array of the
+  // input's shape and dtype holding the buffer's items)
   if (data == 0) {
     Py_INCREF(input);
     return input;
   }
   const ArrayFields* f = array_fields(input);
-  PyObject* made = PyObject_CallFunction(empty_.ptr(), "(n)O", f->dimensions[0], descrs_[k].ptr());
+  PyObject* shape = PyTuple_New(f->nd);
+  if (shape == nullptr) {
+    return nullptr;
+  }
+  long long count = 1;
+  for (int d = 0; d < f->nd; ++d) {
+    count *= f->dimensions[d];
+    PyTuple_SET_ITEM(shape, d, PyLong_FromSsize_t(f->dimensions[d]));
+  }
+  PyObject* made = PyObject_CallFunctionObjArgs(empty_.ptr(), shape, descrs_[k].ptr(), nullptr);
+  Py_DECREF(shape);
   if (made == nullptr) {
     return nullptr;
   }
@@ -341,7 +351,7 @@ PyObject* WholeLoop::carried_array(PyObject* input, std::size_t k, unsigned long
   const char* from = nullptr;  // (the slot holds the buffer's address)
   std::memcpy(&from, &data, sizeof from);
   std::memcpy(m->data, from,
-              static_cast<std::size_t>(f->dimensions[0] * itemsize(source_.outputs[k].dtype)));
+              static_cast<std::size_t>(count * itemsize(source_.outputs[k].dtype)));
   return made;
 }
 
