@@ -70,6 +70,10 @@ struct OpCtx {
   std::string name;       // the variable the handler declares for the result
   int give_up = 0;        // the op's number for SOT_GIVE_UP
   std::vector<std::string> lines;
+  // An element's checks that need not stop the loop at once (no early exit: the loop stays
+  // vectorizable): `flag |= ...` in `lines`; elementwise() declares the flag (unsigned, 0) before
+  // its loops and gives up after them where it is set. Empty: the op has none.
+  std::string deferred;
   std::string why;  // set when the handler refuses the op
   Val out;          // what the result is (`name` of `result`, or an alias: setitem's array)
   std::vector<int> written;  // the arguments the op writes into

@@ -54,9 +54,8 @@ Walked walk(OpCtx& c, const Val& a, int rank, const std::string& name) {
 }
 
 // A loop nest over `shape` (`rank` dimensions: `shape`[d]) whose innermost body, made by `body`
-// from the element pointers of `walked` (declared `name`_p<k>), goes into the op's lines. The
-// innermost loop twice: where every array steps by its item there (a row, a contiguous slice), with
-// constant strides the compiler vectorizes; else through the strides.
+// from the element pointers of `walked` (declared `name`_p<k>), goes into the op's lines (once per
+// form of the innermost loop, below).
 void nest(OpCtx& c, const std::string& shape, int rank, const std::vector<Walked>& walked,
           const std::string& name,
           const std::function<void(const std::vector<std::string>&)>& body) {
@@ -66,24 +65,38 @@ void nest(OpCtx& c, const std::string& shape, int rank, const std::vector<Walked
     c.lines.push_back(cat({"for (long long ", i, " = 0; ", i, " < ", shape, "[", std::to_string(d),
                            "]; ++", i, ") {"}));
   }
-  std::string contiguous = "true";
   for (std::size_t k = 0; k < walked.size(); ++k) {
     std::string at = walked[k].data;
     for (std::size_t d = 0; d < last; ++d) {
       at += cat({" + ", name, "_i", std::to_string(d), " * ", walked[k].strides[d]});
     }
     c.lines.push_back(cat({"char* const ", name, "_b", std::to_string(k), " = ", at, ";"}));
-    contiguous += cat({" && ", walked[k].strides[last], " == ", walked[k].size});
   }
   const std::string i = name + "_i" + std::to_string(last);
-  for (const bool unit : {true, false}) {
-    c.lines.push_back(unit ? "if (" + contiguous + ") {" : "} else {");
+  // The innermost loop's forms, each with constant steps (vectorized) under its test: every array
+  // stepping by its item, then (two or three arrays: an op of one or two operands) each operand
+  // in turn repeating one item (a row or column broadcast), then any strides.
+  std::vector<std::vector<bool>> forms = {std::vector<bool>(walked.size(), false)};
+  if (walked.size() == 2 || walked.size() == 3) {
+    for (std::size_t k = 0; k + 1 < walked.size(); ++k) {
+      forms.emplace_back(walked.size(), false);
+      forms.back()[k] = true;
+    }
+  }
+  for (std::size_t f = 0; f <= forms.size(); ++f) {
+    const bool any = f == forms.size();
+    std::string test = "true";
+    for (std::size_t k = 0; !any && k < walked.size(); ++k) {
+      test += cat({" && ", walked[k].strides[last], " == ", forms[f][k] ? "0" : walked[k].size});
+    }
+    c.lines.push_back(any ? "} else {" : (f == 0 ? "if (" : "} else if (") + test + ") {");
     c.lines.push_back(cat({"for (long long ", i, " = 0; ", i, " < ", shape, "[",
                            std::to_string(last), "]; ++", i, ") {"}));
     std::vector<std::string> ptrs;
     for (std::size_t k = 0; k < walked.size(); ++k) {
       const std::string p = name + "_p" + std::to_string(k);
-      const std::string& step = unit ? walked[k].size : walked[k].strides[last];
+      const std::string step =
+          any ? walked[k].strides[last] : (forms[f][k] ? "0" : walked[k].size);
       c.lines.push_back(cat(
           {"char* const ", p, " = ", name, "_b", std::to_string(k), " + ", i, " * ", step, ";"}));
       ptrs.push_back(p);
@@ -252,10 +265,13 @@ bool elementwise(OpCtx& c, Handler scalar) {
   }
   walked.push_back(walk_new(n, rank, c.result.dtype));
   bool ok = true;
+  const std::string deferred = n + "_bad";
+  c.lines.push_back("unsigned " + deferred + " = 0;");
   nest(c, shape, rank, walked, n, [&](const std::vector<std::string>& p) {
     OpCtx e;
     e.op = c.op;
     e.args = c.args;
+    e.deferred = deferred;
     for (std::size_t j = 0; j < which.size(); ++j) {
       const Val& a = c.args[static_cast<std::size_t>(which[j])];
       e.args[static_cast<std::size_t>(which[j])] =
@@ -276,6 +292,7 @@ bool elementwise(OpCtx& c, Handler scalar) {
   if (!ok) {
     return false;
   }
+  c.lines.push_back("if (" + deferred + " != 0) " + give_up(c));
   c.out = Val{n, c.result, -1};
   c.out.fresh = !in_place;
   if (!in_place) {

@@ -143,7 +143,9 @@ bool where_op(OpCtx& c) {
 bool extreme_of_two(OpCtx& c, bool max) {
   std::vector<std::string> e;
   const char k = c.result.c_kind();
+  const bool wide = c.result.dtype == DType::kFloat64;
   if (!scalar_result(c) || c.args.size() != 2 || (k != 'i' && k != 'u' && k != 'f') ||
+      (k == 'f' && !wide && c.result.dtype != DType::kFloat32) ||
       !operands_as(c, c.result.dtype, &e)) {
     return refuse(c, "a minimum or maximum of operands other than numbers");
   }
@@ -153,11 +155,23 @@ bool extreme_of_two(OpCtx& c, bool max) {
   c.lines.push_back("const " + t + " " + a + " = " + e[0] + ";");
   c.lines.push_back("const " + t + " " + b + " = " + e[1] + ";");
   if (k == 'f') {
-    c.lines.push_back(cat({"if (", a, " != ", a, " || ", b, " != ", b, " || (", a, " == 0 && ", b,
-                           " == 0 && __builtin_signbit(", a, ") != __builtin_signbit(", b, "))) ",
-                           give_up(c)}));
+    // (equal values of other bits: zeros of two signs; no branch, so that an array op's loop
+    // defers the check and stays vectorized)
+    const std::string bits = wide ? "unsigned long long" : "unsigned";
+    c.lines.push_back(bits + " " + a + "_bits, " + b + "_bits;");
+    c.lines.push_back("__builtin_memcpy(&" + a + "_bits, &" + a + ", sizeof " + a + ");");
+    c.lines.push_back("__builtin_memcpy(&" + b + "_bits, &" + b + ", sizeof " + b + ");");
+    const std::string bad =
+        cat({"static_cast<unsigned>((", a, " != ", a, ") | (", b, " != ", b, ") | ((", a, " == ", b,
+             ") & (", a, "_bits != ", b, "_bits)))"});
+    if (c.deferred.empty()) {
+      c.lines.push_back("if (" + bad + ") " + give_up(c));
+    } else {
+      c.lines.push_back(c.deferred + " |= " + bad + ";");
+    }
   }
-  declare(c, a + (max ? " >= " : " <= ") + b + " ? " + a + " : " + b);
+  // (b < a ? b : a: the form of the machine's min instruction; where a == b both are one value)
+  declare(c, b + (max ? " > " : " < ") + a + " ? " + b + " : " + a);
   return true;
 }
 bool minimum_op(OpCtx& c) {
