@@ -221,6 +221,29 @@ def flip_blend(u, steps):
     return u
 
 
+def life_steps(grid, steps):
+    for _ in range(steps):
+        n = (grid[:-2, :-2] + grid[:-2, 1:-1] + grid[:-2, 2:] + grid[1:-1, :-2] + grid[1:-1, 2:]
+             + grid[2:, :-2] + grid[2:, 1:-1] + grid[2:, 2:])
+        inner = grid[1:-1, 1:-1]
+        grid[1:-1, 1:-1] = ((n == 3) | ((inner == 1) & (n == 2))).astype(grid.dtype)
+    return grid
+
+
+def bit_mixing(a, b, steps):
+    for _ in range(steps):
+        a = (a ^ (b & 7)) | ~(a & b)
+        b = (~(a > 2)).astype(np.int64) + b
+    return a, b
+
+
+def casts(x, steps):
+    y = np.zeros(x.shape[0], dtype=np.float32)
+    for k in range(steps):
+        y = (x * k).astype(np.float32) + y
+    return y
+
+
 def row_products(A, X):
     Y = np.empty((X.shape[0], A.shape[0]))
     for i in range(X.shape[0]):
@@ -270,6 +293,11 @@ CASES += [
     (min_plus_steps, (np.abs(floats(65, 16, 16)),), [((np.abs(floats(66, 30, 30)),), {}),
                                                      ((rng(67).integers(0, 99, (20, 20)),), {})]),
     (flip_blend, (floats(68, 6, 5), 30), [((floats(69, 3, 2, 4), 20), {}), ((floats(72, 4, 4), 0), {})]),
+    (life_steps, ((rng(75).random((12, 12)) < 0.3).astype(np.int64), 20),
+     [(((rng(76).random((30, 9)) < 0.5).astype(np.int64), 5), {}), ((np.ones((3, 3), dtype=np.int64), 2), {})]),
+    (bit_mixing, (rng(77).integers(-50, 50, 10), rng(78).integers(0, 9, 10), 25),
+     [((rng(79).integers(-9, 9, 4), rng(80).integers(-3, 3, 4), 40), {})]),
+    (casts, (floats(81, 9), 30), [((floats(82, 3) * 1e3, 50), {})]),
     (row_products, (floats(60, 8, 5), floats(61, 20, 5)), [((floats(62, 3, 2), floats(63, 9, 2)), {})]),
     (floor_rows, (floats(52, 20, 6) * 10, 1.5), [((floats(53, 5, 3) * 100, -0.25), {}),
                                                   ((np.array([[-0.0, 0.0, np.inf, np.nan]]), 2.0), {})]),
@@ -332,6 +360,15 @@ def test_minimum_and_maximum_give_up_on_nans_and_signed_zeros():
         assert [(e["runs"] > 0, e["gave_up"] > 0) for e in loops] == [(runs, not runs)], (x, y, loops)
         got = sot.jit(extremes)(x, y, 20)
         assert np.signbit(got).tolist() == np.signbit(extremes(x, y, 20)).tolist()
+
+
+@cpu_only
+def test_a_cast_that_overflows_warns_as_plain():
+    """float64 past float32's range cast by astype: NumPy warns (overflow in cast) and makes inf; tier C's flag
+    gives up, the own path warns."""
+    exact(casts, np.full(4, 1e38), 30)
+    loops, _ = tier_c_loops(casts, np.full(4, 1e38), 30)
+    assert [(e["runs"], e["gave_up"]) for e in loops] == [(0, 1)], loops
 
 
 def matvec_steps(A, x, k):

@@ -27,8 +27,8 @@ double ddot32(long long n, const double* x, long long incx, const double* y, lon
 void dgemv32(int order, int trans, long long m, long long n, double alpha, const double* a,
              long long lda, const double* x, long long incx, double beta, double* y,
              long long incy) {
-  g_dgemv32(order, trans, static_cast<int>(m), static_cast<int>(n), alpha, a,
-            static_cast<int>(lda), x, static_cast<int>(incx), beta, y, static_cast<int>(incy));
+  g_dgemv32(order, trans, static_cast<int>(m), static_cast<int>(n), alpha, a, static_cast<int>(lda),
+            x, static_cast<int>(incx), beta, y, static_cast<int>(incy));
 }
 
 struct Found {

@@ -140,6 +140,12 @@ std::vector<Val> Emitter::operands(const Scope& s, const Op& op) {
   if (!op.kwargs.empty()) {
     refuse(op.name + " with keyword arguments");
   }
+  if (op.name == "astype") {  // (the dtype is the result's: only the array is an operand)
+    if (op.args.empty() || op.args[0].kind != Arg::Kind::kValue) {
+      refuse("astype of another form");
+    }
+    return {value(s, op.args[0].value)};
+  }
   const bool indexes = op.name == "getitem" || op.name == "setitem";
   const bool at = op.name == "getitem_at" || op.name == "setitem_at";
   std::size_t first = 0;
@@ -320,8 +326,8 @@ void Emitter::carried_array(Val* var, const Val& init) {
     line(stride + "[" + std::to_string(d) + "] = " + stride + "[" + next + "] * " + init.expr +
          "->shape[" + next + "];");
   }
-  line("const SotArr " + c + "_view = {" + c + "_buf, " + init.expr + "->shape, " + stride +
-       ", " + std::to_string(rank) + "};");
+  line("const SotArr " + c + "_view = {" + c + "_buf, " + init.expr + "->shape, " + stride + ", " +
+       std::to_string(rank) + "};");
   var->arg = init.arg;  // (its first step's writes are the input's)
   ++arrays_;
   src_.makes_arrays = true;

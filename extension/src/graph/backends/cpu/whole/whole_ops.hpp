@@ -107,6 +107,7 @@ bool mean_vector(OpCtx& c);
 bool copy_vector(OpCtx& c);
 bool norm_vector(OpCtx& c);
 bool matrix_vector(OpCtx& c);
+bool astype_element(OpCtx& c);  // (one element of x.astype(t): elementwise() makes the array)
 
 // Whether NumPy op `name` is elementwise (its handler computes one element: elementwise() makes
 // arrays of it).

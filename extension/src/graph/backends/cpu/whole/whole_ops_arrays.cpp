@@ -95,8 +95,7 @@ void nest(OpCtx& c, const std::string& shape, int rank, const std::vector<Walked
     std::vector<std::string> ptrs;
     for (std::size_t k = 0; k < walked.size(); ++k) {
       const std::string p = name + "_p" + std::to_string(k);
-      const std::string step =
-          any ? walked[k].strides[last] : (forms[f][k] ? "0" : walked[k].size);
+      const std::string step = any ? walked[k].strides[last] : (forms[f][k] ? "0" : walked[k].size);
       c.lines.push_back(cat(
           {"char* const ", p, " = ", name, "_b", std::to_string(k), " + ", i, " * ", step, ";"}));
       ptrs.push_back(p);
@@ -211,6 +210,21 @@ bool exact_store(const WType& from, DType to) {
          (to == DType::kInt64 && (f == 'i' || f == 'b') && from.dtype != DType::kUInt64) ||
          (k == 'b' && f == 'b');
 }
+
+}  // namespace
+
+bool astype_element(OpCtx& c) {
+  // (one element of x.astype(t): the element rule's casts - exact, or NumPy's C cast into a float;
+  // a float into an int is left to NumPy, which warns where C's cast is undefined)
+  if (c.result.kind != Kind::kScalar || c.args.size() != 1 || !c.args[0].type.number() ||
+      !exact_store(c.args[0].type, c.result.dtype)) {
+    return refuse(c, "an astype other than into a float, of ints into int64 or of booleans");
+  }
+  declare(c, cast_to(c.args[0].expr, c.args[0].type, c.result.dtype));
+  return true;
+}
+
+namespace {
 
 // The operands of an in-place op all of the target's dtype (or Python numbers): NumPy's loop then
 // computes in it, as the element's handler does.
@@ -452,8 +466,8 @@ bool matrix_vector(OpCtx& c) {
   const std::string m = c.name + "_m";
   const std::string n = c.name + "_n";
   const std::string most = "2147483646LL";  // (NumPy's BLAS_MAXSIZE for a BLAS of 32-bit ints)
-  c.lines.push_back(cat({"const long long ", m, " = ", a, "->shape[0], ", n, " = ", a,
-                         "->shape[1];"}));
+  c.lines.push_back(
+      cat({"const long long ", m, " = ", a, "->shape[0], ", n, " = ", a, "->shape[1];"}));
   c.lines.push_back(cat({"if (", n, " != ", x, "->shape[0] || ", m, " < 2 || ", n, " < 2 || ", m,
                          " > (1LL << 30) || ", n, " > (1LL << 30)) ", give_up(c)}));
   const std::string s0 = a + "->strides[0]";
@@ -470,8 +484,8 @@ bool matrix_vector(OpCtx& c) {
                          lda, " <= ", most, ")) ", give_up(c)}));
   c.lines.emplace_back("}");
   const std::string sx = x + "->strides[0]";
-  c.lines.push_back(cat({"if (", sx, " <= 0 || ", sx, " % 8 != 0 || ", sx, " / 8 > ", most, ") ",
-                         give_up(c)}));
+  c.lines.push_back(
+      cat({"if (", sx, " <= 0 || ", sx, " % 8 != 0 || ", sx, " / 8 > ", most, ") ", give_up(c)}));
   const std::string shape = c.name + "_shape";
   c.lines.push_back("const long long " + shape + "[1] = {" + m + "};");
   new_array(c, DType::kFloat64, shape, 1, c.name);

@@ -72,8 +72,45 @@ bool arith(OpCtx& c, const char* builtin, char symbol) {
     return refuse(c, "arithmetic on booleans");
   }
   c.lines.push_back(c.result.c_type() + " " + c.name + ";");
-  c.lines.push_back(std::string("if (") + builtin + "(" + e[0] + ", " + e[1] + ", &" + c.name +
-                    ")) " + give_up(c));
+  const std::string overflow =
+      std::string(builtin) + "(" + e[0] + ", " + e[1] + ", &" + c.name + ")";
+  if (c.deferred.empty()) {
+    c.lines.push_back("if (" + overflow + ") " + give_up(c));
+  } else {  // (an array op's loop: checked after it, the loop vectorized)
+    c.lines.push_back(c.deferred + " |= static_cast<unsigned>(" + overflow + ");");
+  }
+  return true;
+}
+
+// &, |, ^ of booleans and ints (NumPy's bitwise_and, _or, _xor) in the result's dtype: exact.
+bool bitwise(OpCtx& c, char symbol) {
+  std::vector<std::string> e;
+  const char k = c.result.c_kind();
+  if (!scalar_result(c) || c.args.size() != 2 || (k != 'b' && k != 'i' && k != 'u') ||
+      !operands_as(c, c.result.dtype, &e)) {
+    return refuse(c, "a bitwise op of operands other than booleans and ints");
+  }
+  declare(c, "static_cast<" + c.result.c_type() + ">(" + e[0] + " " + symbol + " " + e[1] + ")");
+  return true;
+}
+bool bitwise_and(OpCtx& c) {
+  return bitwise(c, '&');
+}
+bool bitwise_or(OpCtx& c) {
+  return bitwise(c, '|');
+}
+bool bitwise_xor(OpCtx& c) {
+  return bitwise(c, '^');
+}
+// ~ of a boolean (not) or an int (its bits).
+bool invert(OpCtx& c) {
+  std::vector<std::string> e;
+  const char k = c.result.c_kind();
+  if (!scalar_result(c) || c.args.size() != 1 || (k != 'b' && k != 'i' && k != 'u') ||
+      !operands_as(c, c.result.dtype, &e)) {
+    return refuse(c, "an invert of something other than a boolean or an int");
+  }
+  declare(c, k == 'b' ? "!" + e[0] : "static_cast<" + c.result.c_type() + ">(~" + e[0] + ")");
   return true;
 }
 
@@ -161,9 +198,8 @@ bool extreme_of_two(OpCtx& c, bool max) {
     c.lines.push_back(bits + " " + a + "_bits, " + b + "_bits;");
     c.lines.push_back("__builtin_memcpy(&" + a + "_bits, &" + a + ", sizeof " + a + ");");
     c.lines.push_back("__builtin_memcpy(&" + b + "_bits, &" + b + ", sizeof " + b + ");");
-    const std::string bad =
-        cat({"static_cast<unsigned>((", a, " != ", a, ") | (", b, " != ", b, ") | ((", a, " == ", b,
-             ") & (", a, "_bits != ", b, "_bits)))"});
+    const std::string bad = cat({"static_cast<unsigned>((", a, " != ", a, ") | (", b, " != ", b,
+                                 ") | ((", a, " == ", b, ") & (", a, "_bits != ", b, "_bits)))"});
     if (c.deferred.empty()) {
       c.lines.push_back("if (" + bad + ") " + give_up(c));
     } else {
@@ -423,6 +459,11 @@ const std::map<std::string, NumpyOp>& numpy_ops() {
       {"floor_divide", {floor_divide, true}},
       {"where", {where_op, true}},
       {"minimum", {minimum_op, true}},
+      {"bitwise_and", {bitwise_and, true}},
+      {"bitwise_or", {bitwise_or, true}},
+      {"bitwise_xor", {bitwise_xor, true}},
+      {"invert", {invert, true}},
+      {"astype", {astype_element, true}},
       {"maximum", {maximum_op, true}},
       {"negative", {negative, true}},
       {"absolute", {absolute, true}},

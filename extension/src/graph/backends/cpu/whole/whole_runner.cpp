@@ -350,8 +350,7 @@ PyObject* WholeLoop::carried_array(PyObject* input, std::size_t k, unsigned long
   const ArrayFields* m = array_fields(made);
   const char* from = nullptr;  // (the slot holds the buffer's address)
   std::memcpy(&from, &data, sizeof from);
-  std::memcpy(m->data, from,
-              static_cast<std::size_t>(count * itemsize(source_.outputs[k].dtype)));
+  std::memcpy(m->data, from, static_cast<std::size_t>(count * itemsize(source_.outputs[k].dtype)));
   return made;
 }
 
@@ -434,8 +433,9 @@ LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObj
     saved.emplace_back(args[w], py::reinterpret_steal<py::object>(copy));
   }
   std::vector<unsigned long long> out(source_.outputs.size() + 1);
-  Env env{check_signals, -1, nullptr, 0, 0, grow_log, numpy_ddot(nullptr), nullptr, 0, 0, -1,
-          chunk_at,      numpy_dgemv(nullptr)};
+  Env env{check_signals,       -1,      nullptr, 0, 0,  grow_log,
+          numpy_ddot(nullptr), nullptr, 0,       0, -1, chunk_at,
+          numpy_dgemv(nullptr)};
   if (source_.makes_arrays && !chunk_at(&env, 0, 0)) {
     return Outcome::kGaveUp;
   }
