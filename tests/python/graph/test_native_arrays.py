@@ -244,6 +244,29 @@ def casts(x, steps):
     return y
 
 
+def rotating(u0, steps):
+    u_prev = u0.copy()
+    u = u0.copy()
+    u_next = np.zeros_like(u0)
+    for _ in range(steps):
+        u_next[1:-1] = 2 * u[1:-1] - u_prev[1:-1] + 0.25 * (u[2:] - 2 * u[1:-1] + u[:-2])
+        u_prev, u, u_next = u, u_next, u_prev
+    return u, u_prev, u_next
+
+
+def swap_args(a, b, steps):
+    for k in range(steps):
+        a[k % a.shape[0]] += 1.0
+        a, b = b, a
+    return a, b
+
+
+def swap_fresh(a, b, steps):
+    for _ in range(steps):
+        a, b = b, a + 1.0  # (a handed on as b, which each step makes anew: not native)
+    return a, b
+
+
 def row_products(A, X):
     Y = np.empty((X.shape[0], A.shape[0]))
     for i in range(X.shape[0]):
@@ -280,7 +303,7 @@ CASES = [
     (int_walk, (np.arange(5), 20), [((np.arange(3), 50), {})]),  # (50 steps overflow: NumPy wraps)
 ]
 
-NOT_NATIVE = (mixed_in_place, shrinking, carried_in_place, power_both)
+NOT_NATIVE = (mixed_in_place, shrinking, carried_in_place, power_both, swap_fresh)
 # (past 16,384 items an array is left to the loop op's own path: tier B's fused kernels)
 CASES += [
     (jacobi_steps, (floats(45, 20, 24), 10), [((floats(46, 9, 5), 3), {}), ((floats(47, 140, 130), 2), {})]),
@@ -298,6 +321,9 @@ CASES += [
     (bit_mixing, (rng(77).integers(-50, 50, 10), rng(78).integers(0, 9, 10), 25),
      [((rng(79).integers(-9, 9, 4), rng(80).integers(-3, 3, 4), 40), {})]),
     (casts, (floats(81, 9), 30), [((floats(82, 3) * 1e3, 50), {})]),
+    (rotating, (floats(83, 40), 30), [((floats(84, 7), 31), {}), ((floats(85, 5), 0), {}), ((floats(86, 9), 1), {})]),
+    (swap_args, (floats(87, 5), floats(88, 5), 20), [((floats(89, 3), floats(90, 3), 21), {})]),
+    (swap_fresh, (floats(91, 6), floats(92, 6), 20), None),
     (row_products, (floats(60, 8, 5), floats(61, 20, 5)), [((floats(62, 3, 2), floats(63, 9, 2)), {})]),
     (floor_rows, (floats(52, 20, 6) * 10, 1.5), [((floats(53, 5, 3) * 100, -0.25), {}),
                                                   ((np.array([[-0.0, 0.0, np.inf, np.nan]]), 2.0), {})]),
@@ -369,6 +395,19 @@ def test_a_cast_that_overflows_warns_as_plain():
     exact(casts, np.full(4, 1e38), 30)
     loops, _ = tier_c_loops(casts, np.full(4, 1e38), 30)
     assert [(e["runs"], e["gave_up"]) for e in loops] == [(0, 1)], loops
+
+
+@cpu_only
+def test_arrays_handed_on_among_themselves_are_the_objects_plain_python_hands_on():
+    for steps in (0, 1, 20, 21):
+        x, y = floats(93, 4), floats(94, 4)
+        loops, _ = tier_c_loops(swap_args, x, y, max(steps, 20))
+        assert loops and loops[0]["runs"] == 1, loops
+        sot.reset()
+        cap.clear(swap_args)
+        got = sot.jit(swap_args)(x, y, steps)
+        assert (got[0] is x, got[1] is y) == ((True, True) if steps % 2 == 0 else (False, False))
+        assert (got[0] is y, got[1] is x) == ((False, False) if steps % 2 == 0 else (True, True))
 
 
 def matvec_steps(A, x, k):

@@ -2,6 +2,7 @@
 // loops, each op through its handler (whole_ops.hpp).
 #include "graph/backends/cpu/whole/whole_emitter.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <sstream>
@@ -80,6 +81,11 @@ class Emitter {
   void carried_array(Val* var, const Val& init);
   void carry_array(const Val& var, const Val& out);
   int carried_give_up();  // the give-up number of a carried array's checks
+  // The carried arrays a step hands on as they are (`u_prev, u, u_next = u, u_next, u_prev`): per
+  // carried value, the carried array it is after the step (-1: none). They are handed on among
+  // themselves only (a pointer each, no buffer), and any of their arrays written marks all.
+  std::vector<int> passed_on(const std::vector<Val>& vars, const std::vector<Val>& outs,
+                             std::size_t ncarried);
 
   std::ostringstream out_;
   int indent_ = 1;
@@ -313,7 +319,7 @@ void Emitter::carried_array(Val* var, const Val& init) {
   line("const SotArr* " + c + " = " + init.expr + ";");
   std::string count = "const long long " + c + "_count = 1LL";
   for (int d = 0; d < rank; ++d) {
-    count += " * " + init.expr + "->shape[" + std::to_string(d) + "]";
+    count += cat({" * ", init.expr, "->shape[", std::to_string(d), "]"});
   }
   line(count + ";");
   line("char* const " + c + "_buf = sot_alloc(env, " + c + "_count * " + item + ");");
@@ -323,8 +329,8 @@ void Emitter::carried_array(Val* var, const Val& init) {
   line(stride + "[" + std::to_string(rank - 1) + "] = " + item + ";");
   for (int d = rank - 2; d >= 0; --d) {
     const std::string next = std::to_string(d + 1);
-    line(stride + "[" + std::to_string(d) + "] = " + stride + "[" + next + "] * " + init.expr +
-         "->shape[" + next + "];");
+    line(cat({stride, "[", std::to_string(d), "] = ", stride, "[", next, "] * ", init.expr,
+              "->shape[", next, "];"}));
   }
   line("const SotArr " + c + "_view = {" + c + "_buf, " + init.expr + "->shape, " + stride + ", " +
        std::to_string(rank) + "};");
@@ -341,12 +347,40 @@ void Emitter::carry_array(const Val& var, const Val& out) {
   std::string same = "false";
   for (int d = 0; d < var.type.ndim; ++d) {
     const std::string at = "->shape[" + std::to_string(d) + "]";
-    same += " || " + out.expr + at + " != " + c + "_view.shape[" + std::to_string(d) + "]";
+    same += cat({" || ", out.expr, at, " != ", c, "_view.shape[", std::to_string(d), "]"});
   }
   line("if (" + same + ") SOT_GIVE_UP(" + std::to_string(carried_give_up()) + ");");
   line("__builtin_memcpy(" + c + "_buf, " + out.expr + "->data, " + c + "_count * sizeof(" +
        var.type.c_type() + "));");
   line(c + " = &" + c + "_view;");
+}
+
+std::vector<int> Emitter::passed_on(const std::vector<Val>& vars, const std::vector<Val>& outs,
+                                    std::size_t ncarried) {
+  std::vector<int> from(vars.size(), -1);
+  for (std::size_t k = 0; k < ncarried; ++k) {
+    for (std::size_t j = 0; j < ncarried && vars[k].type.kind == Kind::kArray; ++j) {
+      if (vars[j].type.kind == Kind::kArray && outs[k].expr == vars[j].expr) {
+        from[k] = static_cast<int>(j);
+      }
+    }
+  }
+  std::vector<int> args;
+  for (std::size_t k = 0; k < ncarried; ++k) {
+    if (from[k] >= 0 && from[static_cast<std::size_t>(from[k])] < 0) {
+      refuse("a carried array handed on as another that is made anew each step");
+    }
+    if (from[k] >= 0) {
+      args.push_back(vars[k].arg);
+    }
+  }
+  const bool written = std::any_of(args.begin(), args.end(), [this](int a) {
+    return std::find(src_.written.begin(), src_.written.end(), a) != src_.written.end();
+  });
+  for (const int a : written ? args : std::vector<int>{}) {
+    src_.written.push_back(a);
+  }
+  return from;
 }
 
 int Emitter::carried_give_up() {
@@ -444,11 +478,15 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
     }
   }
   const std::vector<Val> outs = body(spec.body, inputs, spec.outputs);
+  const std::vector<int> from = passed_on(vars, outs, spec.ncarried);
   // The step's outputs first (a swap reads the old values), then the carried and last values.
   std::vector<std::string> next;
   for (std::size_t k = 0; k < nvalues; ++k) {
     const std::string n = fresh("t");
-    if (!vars[k].absent && vars[k].type.kind != Kind::kArray) {
+    vars[k].passed_on = from[k] >= 0;
+    if (vars[k].passed_on) {
+      line("const SotArr* const " + n + " = " + outs[k].expr + ";");
+    } else if (!vars[k].absent && vars[k].type.kind != Kind::kArray) {
       line("const " + vars[k].type.c_type() + " " + n + " = " + outs[k].expr + ";");
     }
     next.push_back(n);
@@ -457,7 +495,7 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
     if (vars[k].absent) {
       continue;
     }
-    if (vars[k].type.kind == Kind::kArray) {
+    if (vars[k].type.kind == Kind::kArray && !vars[k].passed_on) {
       carry_array(vars[k], outs[k]);
     } else {
       line(vars[k].expr + " = " + next[k] + ";");
@@ -548,7 +586,16 @@ WholeSource Emitter::run(const LoopSpec& spec) {
       src_.outputs.push_back(outs[k].type);
       continue;
     }
-    if (outs[k].type.kind == Kind::kArray) {  // (the buffer's data, or 0: the input itself)
+    if (outs[k].type.kind == Kind::kArray && outs[k].passed_on) {  // (1 + the input it is)
+      std::string which = "0ULL";
+      for (std::size_t a = spec.ncarried; a-- > 0;) {
+        if (args[a].type.kind == Kind::kArray) {
+          which = cat({outs[k].expr, " == ", args[a].expr, " ? ", std::to_string(a + 1), "ULL : (",
+                       which, ")"});
+        }
+      }
+      line(slot + "u = " + which + ";");
+    } else if (outs[k].type.kind == Kind::kArray) {  // (the buffer's data, or 0: the input itself)
       line(slot + "u = " + outs[k].expr + " == &" + outs[k].expr +
            "_view ? reinterpret_cast<unsigned long long>(" + outs[k].expr + "_buf) : 0ULL;");
     } else {

@@ -61,6 +61,9 @@ struct Val {
   bool fresh = false;
   // A loop's last value that no op reads: nothing is kept for it, and the loop hands on None.
   bool absent = false;
+  // A loop's carried array that its steps hand on as another of them (a pointer to one of the
+  // loop's arguments: the runner hands on that argument).
+  bool passed_on = false;
 };
 
 struct OpCtx {

@@ -325,12 +325,17 @@ bool WholeLoop::read_args(PyObject* const* args, std::size_t nargs,
   return true;
 }
 
-PyObject* WholeLoop::carried_array(PyObject* input, std::size_t k, unsigned long long data) const {
+PyObject* WholeLoop::carried_array(PyObject* const* args, std::size_t k,
+                                   unsigned long long data) const {
+  PyObject* input = args[k];
   // (a carried array: the input itself where no step ran, else a new C-ordered array of the
   // input's shape and dtype holding the buffer's items)
   if (data == 0) {
     Py_INCREF(input);
     return input;
+  }
+  if (data <= source_.args.size()) {  // (a carried array handed on as argument data - 1)
+    return Py_NewRef(args[data - 1]);
   }
   const ArrayFields* f = array_fields(input);
   PyObject* shape = PyTuple_New(f->nd);
@@ -387,7 +392,7 @@ PyObject* WholeLoop::outputs(PyObject* const* args,
         v = make_scalar(types_[source_.args.size() + k], t.dtype, out[k]);
         break;
       case Kind::kArray:  // (a carried array: the loop op's argument k its input)
-        v = carried_array(args[k], k, out[k]);
+        v = carried_array(args, k, out[k]);
         break;
     }
     if (v == nullptr) {

@@ -47,7 +47,7 @@ class WholeLoop final : public LoopCode {
   bool read_args(PyObject* const* args, std::size_t nargs, std::vector<unsigned long long>* in,
                  std::vector<SlotArray>* arrays) const;
   PyObject* outputs(PyObject* const* args, const std::vector<unsigned long long>& out) const;
-  PyObject* carried_array(PyObject* input, std::size_t k, unsigned long long data) const;
+  PyObject* carried_array(PyObject* const* args, std::size_t k, unsigned long long data) const;
   void note_give_up(const std::string& why);
 
   WholeSource source_;
