@@ -594,7 +594,7 @@ WholeSource Emitter::run(const LoopSpec& spec) {
                        which, ")"});
         }
       }
-      line(slot + "u = " + which + ";");
+      line(cat({slot, "u = ", which, ";"}));
     } else if (outs[k].type.kind == Kind::kArray) {  // (the buffer's data, or 0: the input itself)
       line(slot + "u = " + outs[k].expr + " == &" + outs[k].expr +
            "_view ? reinterpret_cast<unsigned long long>(" + outs[k].expr + "_buf) : 0ULL;");
