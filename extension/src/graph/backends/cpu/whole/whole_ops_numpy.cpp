@@ -56,6 +56,31 @@ bool scalar_result(OpCtx& c) {
   return true;
 }
 
+// a + b or a - b of ints in an array op's loop: the wrapped result (computed unsigned), its
+// overflow found by the signs (or, unsigned, by the wrap) into the deferred flag: no builtin, so
+// that the loop vectorizes.
+bool wrapping_sum(OpCtx& c, const std::string& a, const std::string& b, bool add,
+                  bool is_unsigned) {
+  const std::string t = c.result.c_type();
+  const std::string x = c.name + "_x";
+  const std::string y = c.name + "_y";
+  c.lines.push_back("const " + t + " " + x + " = " + a + ";");
+  c.lines.push_back("const " + t + " " + y + " = " + b + ";");
+  c.lines.push_back(
+      cat({"const ", t, " ", c.name, " = static_cast<", t, ">(static_cast<unsigned long long>(", x,
+           ") ", add ? "+" : "-", " static_cast<unsigned long long>(", y, "));"}));
+  std::string bad;
+  if (is_unsigned) {
+    bad = add ? cat({c.name, " < ", x}) : cat({x, " < ", y});
+  } else if (add) {
+    bad = cat({"((", x, " ^ ", c.name, ") & (", y, " ^ ", c.name, ")) < 0"});
+  } else {
+    bad = cat({"((", x, " ^ ", y, ") & (", x, " ^ ", c.name, ")) < 0"});
+  }
+  c.lines.push_back(cat({c.deferred, " |= static_cast<unsigned>(", bad, ");"}));
+  return true;
+}
+
 // a + b, a - b, a * b of NumPy scalars (and Python numbers): floats in the result's type, ints
 // checked for overflow (NumPy warns and wraps: give up).
 bool arith(OpCtx& c, const char* builtin, char symbol) {
@@ -70,6 +95,9 @@ bool arith(OpCtx& c, const char* builtin, char symbol) {
   }
   if (k != 'i' && k != 'u') {
     return refuse(c, "arithmetic on booleans");
+  }
+  if (!c.deferred.empty() && symbol != '*') {
+    return wrapping_sum(c, e[0], e[1], symbol == '+', k == 'u');
   }
   c.lines.push_back(c.result.c_type() + " " + c.name + ";");
   const std::string overflow =
