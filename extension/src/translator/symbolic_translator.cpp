@@ -260,7 +260,11 @@ capture::Translation SymbolicTranslator::run(const capture::FrameInfo& frame,
                                           "): " + result.reason);
     }
     bool in_place = inside_loop(code, result.last);
-    if (in_place && only_scalar_work(result)) {
+    // (a branch on a value of the graph, not a loop left to CPython on purpose at its FOR_ITER)
+    const bytecode::OpcodeInfo& breaking = bytecode::opcode_info(code.at(result.last).opcode);
+    const bool branch =
+        breaking.is_jump() && std::string(breaking.name).find("_IF_") != std::string::npos;
+    if (in_place && branch && only_scalar_work(result)) {
       return capture::Translation::failed(
           "a graph break inside a loop with no array work before it (" + where(co, result.lineno) +
           "): " + result.reason + "; the function runs as is");

@@ -267,6 +267,25 @@ def swap_fresh(a, b, steps):
     return a, b
 
 
+def pair_forces(pos, vel, mass, steps):
+    dt = 0.01
+    for _ in range(steps):
+        d = pos[None, :, :] - pos[:, None, :]
+        r2 = (d * d).sum(axis=2) + 0.01
+        acc = (d * (mass[None, :] / (r2 * np.sqrt(r2)))[:, :, None]).sum(axis=1)
+        vel = vel + dt * acc
+        pos = pos + dt * vel
+    return pos, vel
+
+
+def axis_sums(x, steps):
+    total = np.zeros(x.shape[1])
+    for k in range(steps):
+        y = x * (k + 1.0)
+        total = total + y.sum(axis=0) - y.sum(axis=-2) + y.sum(axis=1).sum()
+    return total
+
+
 def row_products(A, X):
     Y = np.empty((X.shape[0], A.shape[0]))
     for i in range(X.shape[0]):
@@ -324,6 +343,9 @@ CASES += [
     (rotating, (floats(83, 40), 30), [((floats(84, 7), 31), {}), ((floats(85, 5), 0), {}), ((floats(86, 9), 1), {})]),
     (swap_args, (floats(87, 5), floats(88, 5), 20), [((floats(89, 3), floats(90, 3), 21), {})]),
     (swap_fresh, (floats(91, 6), floats(92, 6), 20), None),
+    (pair_forces, (floats(95, 12, 2), floats(96, 12, 2) * 0.1, np.abs(floats(97, 12)) + 0.5, 20),
+     [((floats(98, 5, 3), floats(99, 5, 3), np.ones(5), 17), {})]),
+    (axis_sums, (floats(100, 9, 4), 20), [((floats(101, 3, 1), 18), {}), ((floats(102, 1, 7), 25), {})]),
     (row_products, (floats(60, 8, 5), floats(61, 20, 5)), [((floats(62, 3, 2), floats(63, 9, 2)), {})]),
     (floor_rows, (floats(52, 20, 6) * 10, 1.5), [((floats(53, 5, 3) * 100, -0.25), {}),
                                                   ((np.array([[-0.0, 0.0, np.inf, np.nan]]), 2.0), {})]),
@@ -408,6 +430,27 @@ def test_arrays_handed_on_among_themselves_are_the_objects_plain_python_hands_on
         got = sot.jit(swap_args)(x, y, steps)
         assert (got[0] is x, got[1] is y) == ((True, True) if steps % 2 == 0 else (False, False))
         assert (got[0] is y, got[1] is x) == ((False, False) if steps % 2 == 0 else (True, True))
+
+
+def sums_over(x, axis, k):
+    out = x.sum(axis=axis)
+    for _ in range(k):
+        out = out + (x * 1.0).sum(axis=axis)
+    return out
+
+
+@cpu_only
+def test_sums_over_an_axis_are_numpys():
+    """Each axis of 3-d arrays of many shapes (dimensions of one item included), signed zeros and magnitudes far
+    apart: bit for bit, natively."""
+    r = rng(103)
+    for n, m, p in [(1, 1, 1), (3, 1, 2), (5, 7, 1), (2, 30, 3), (9, 9, 9), (1, 40, 2), (17, 3, 5)]:
+        x = r.standard_normal((n, m, p)) * 10.0 ** r.integers(-8, 8, (n, m, p))
+        x[r.random((n, m, p)) < 0.2] = -0.0
+        for axis in (0, 1, 2, -1):
+            exact(sums_over, x, axis, 20)
+            loops, _ = tier_c_loops(sums_over, x, axis, 20)
+            assert [(e["runs"], e["gave_up"]) for e in loops] == [(1, 0)], (n, m, p, axis, loops)
 
 
 def matvec_steps(A, x, k):

@@ -143,7 +143,9 @@ Val Emitter::constant(const py::handle& c) {
 // places).
 std::vector<Val> Emitter::operands(const Scope& s, const Op& op) {
   std::vector<Val> vals;
-  if (!op.kwargs.empty()) {
+  const bool axis = op.name == "sum" && op.kwargs.size() == 1 && op.kwargs[0].first == "axis" &&
+                    op.kwargs[0].second.kind == Arg::Kind::kConst;
+  if (!op.kwargs.empty() && !axis) {
     refuse(op.name + " with keyword arguments");
   }
   if (op.name == "astype") {  // (the dtype is the result's: only the array is an operand)
@@ -185,10 +187,18 @@ std::vector<Val> Emitter::operands(const Scope& s, const Op& op) {
       const auto no_index = []() -> Val { refuse("a slice of values in a constant key"); };
       if (indexes && k == 1 && PyTuple_Check(a.constant.ptr())) {
         for (const py::handle item : py::reinterpret_borrow<py::tuple>(a.constant)) {
-          vals.push_back(PySlice_Check(item.ptr()) != 0 ? slice(item, no_index) : constant(item));
+          Val v;
+          v.newaxis = item.is_none();
+          vals.push_back(v.newaxis                        ? v
+                         : PySlice_Check(item.ptr()) != 0 ? slice(item, no_index)
+                                                          : constant(item));
         }
       } else if (indexes && k == 1 && PySlice_Check(a.constant.ptr()) != 0) {
         vals.push_back(slice(a.constant, no_index));
+      } else if (indexes && k == 1 && a.constant.is_none()) {
+        Val v;
+        v.newaxis = true;
+        vals.push_back(v);
       } else {
         vals.push_back(constant(a.constant));
       }
@@ -197,6 +207,9 @@ std::vector<Val> Emitter::operands(const Scope& s, const Op& op) {
         vals.push_back(value(s, v));
       }
     }
+  }
+  if (axis) {  // (sum(x, axis=k): the axis after the array)
+    vals.push_back(constant(op.kwargs[0].second.constant));
   }
   return vals;
 }

@@ -64,6 +64,8 @@ struct Val {
   // A loop's carried array that its steps hand on as another of them (a pointer to one of the
   // loop's arguments: the runner hands on that argument).
   bool passed_on = false;
+  // A None item of an index key (np.newaxis): a new dimension of one item.
+  bool newaxis = false;
 };
 
 struct OpCtx {
@@ -110,6 +112,7 @@ bool mean_vector(OpCtx& c);
 bool copy_vector(OpCtx& c);
 bool norm_vector(OpCtx& c);
 bool matrix_vector(OpCtx& c);
+bool sum_over_axis(OpCtx& c);   // (x.sum(axis=k) of a float64 array: NumPy's order)
 bool astype_element(OpCtx& c);  // (one element of x.astype(t): elementwise() makes the array)
 
 // Whether NumPy op `name` is elementwise (its handler computes one element: elementwise() makes

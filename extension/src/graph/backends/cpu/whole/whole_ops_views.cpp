@@ -18,7 +18,8 @@ bool is_int(const Val& v) {
 
 // x[key]: each int of the key picks an item of its dimension (wrapped as Python's and checked: out
 // of range gives up, the op's own path raises IndexError), each slice keeps its dimension's items
-// by Python's slice rules, the dimensions after the key stay whole.
+// by Python's slice rules, each None adds a dimension of one item (stride 0), the dimensions after
+// the key stay whole.
 bool array_view(OpCtx& c) {
   const Val& a = c.args.empty() ? Val{} : c.args[0];
   if (a.type.kind != Kind::kArray || a.type.dtype != c.result.dtype) {
@@ -31,6 +32,12 @@ bool array_view(OpCtx& c) {
   int d = 0;  // the dimension of `a` the next key item indexes
   for (std::size_t k = 1; k < c.args.size(); ++k, ++d) {
     const Val& item = c.args[k];
+    if (item.newaxis) {  // (a dimension of one item, indexing none of `a`'s)
+      shape.emplace_back("1LL");
+      strides.emplace_back("0LL");
+      --d;
+      continue;
+    }
     if (d >= a.type.ndim) {
       return refuse(c, "an index past the array's dimensions");
     }
