@@ -62,6 +62,8 @@ class Emitter {
   // A slice item of a key: its constant parts, and the values `index` gives for its Ellipsis parts.
   static Val slice(const py::handle& item, const std::function<Val()>& index);
   std::vector<Val> operands(const Scope& s, const Op& op);
+  static void key_items(const py::handle& key, std::vector<Val>* vals);
+  std::size_t at_items(const Scope& s, const Op& op, std::vector<Val>* vals);
   void ops(Scope& s);
   void op(Scope& s, const Op& op);
   // A loop op: its outputs bound as tuple items of `result` (loop_output ops read them).
@@ -138,6 +140,49 @@ Val Emitter::constant(const py::handle& c) {
   return Val{lit->expr, lit->type, -1};
 }
 
+// The items of a constant key (x[1, :, None], x[2:]): its slices, None (a new dimension) and
+// literals.
+void Emitter::key_items(const py::handle& key, std::vector<Val>* vals) {
+  const auto no_index = []() -> Val { refuse("a slice of values in a constant key"); };
+  const auto item_of = [&](const py::handle& item) {
+    Val v;
+    v.newaxis = item.is_none();
+    return v.newaxis ? v : PySlice_Check(item.ptr()) != 0 ? slice(item, no_index) : constant(item);
+  };
+  if (PyTuple_Check(key.ptr())) {
+    for (const py::handle item : py::reinterpret_borrow<py::tuple>(key)) {
+      vals->push_back(item_of(item));
+    }
+  } else {
+    vals->push_back(item_of(key));
+  }
+}
+
+// getitem_at/setitem_at's array and key: the template's items with the index values in its None
+// places; the index of the op's first argument after them.
+std::size_t Emitter::at_items(const Scope& s, const Op& op, std::vector<Val>* vals) {
+  if (op.args.size() < 3 || op.args[0].kind != Arg::Kind::kValue ||
+      op.args[1].kind != Arg::Kind::kConst || !PyTuple_Check(op.args[1].constant.ptr())) {
+    refuse(op.name + " of another form");
+  }
+  vals->push_back(value(s, op.args[0].value));
+  std::size_t next = 2;
+  const auto index = [&]() {  // the next index value of the op's arguments
+    if (next >= op.args.size() || op.args[next].kind != Arg::Kind::kValue) {
+      refuse(op.name + " with too few indices");
+    }
+    return value(s, op.args[next++].value);
+  };
+  for (const py::handle item : py::reinterpret_borrow<py::tuple>(op.args[1].constant)) {
+    if (PySlice_Check(item.ptr()) != 0) {
+      vals->push_back(slice(item, index));
+    } else {
+      vals->push_back(item.is_none() ? index() : constant(item));
+    }
+  }
+  return next;
+}
+
 // The op's operands: values and constants in order; a getitem/setitem key becomes its indices (a
 // tuple constant's items; getitem_at/setitem_at's template with the index values in its None
 // places).
@@ -156,52 +201,15 @@ std::vector<Val> Emitter::operands(const Scope& s, const Op& op) {
   }
   const bool indexes = op.name == "getitem" || op.name == "setitem";
   const bool at = op.name == "getitem_at" || op.name == "setitem_at";
-  std::size_t first = 0;
-  if (at) {
-    if (op.args.size() < 3 || op.args[0].kind != Arg::Kind::kValue ||
-        op.args[1].kind != Arg::Kind::kConst || !PyTuple_Check(op.args[1].constant.ptr())) {
-      refuse(op.name + " of another form");
-    }
-    vals.push_back(value(s, op.args[0].value));
-    std::size_t next = 2;
-    const auto index = [&]() {  // the next index value of the op's arguments
-      if (next >= op.args.size() || op.args[next].kind != Arg::Kind::kValue) {
-        refuse(op.name + " with too few indices");
-      }
-      return value(s, op.args[next++].value);
-    };
-    for (const py::handle item : py::reinterpret_borrow<py::tuple>(op.args[1].constant)) {
-      if (PySlice_Check(item.ptr()) != 0) {
-        vals.push_back(slice(item, index));
-      } else {
-        vals.push_back(item.is_none() ? index() : constant(item));
-      }
-    }
-    first = next;
-  }
+  const std::size_t first = at ? at_items(s, op, &vals) : 0;
   for (std::size_t k = first; k < op.args.size(); ++k) {
     const Arg& a = op.args[k];
     if (a.kind == Arg::Kind::kValue) {
       vals.push_back(value(s, a.value));
+    } else if (a.kind == Arg::Kind::kConst && indexes && k == 1) {
+      key_items(a.constant, &vals);
     } else if (a.kind == Arg::Kind::kConst) {
-      const auto no_index = []() -> Val { refuse("a slice of values in a constant key"); };
-      if (indexes && k == 1 && PyTuple_Check(a.constant.ptr())) {
-        for (const py::handle item : py::reinterpret_borrow<py::tuple>(a.constant)) {
-          Val v;
-          v.newaxis = item.is_none();
-          vals.push_back(v.newaxis                        ? v
-                         : PySlice_Check(item.ptr()) != 0 ? slice(item, no_index)
-                                                          : constant(item));
-        }
-      } else if (indexes && k == 1 && PySlice_Check(a.constant.ptr()) != 0) {
-        vals.push_back(slice(a.constant, no_index));
-      } else if (indexes && k == 1 && a.constant.is_none()) {
-        Val v;
-        v.newaxis = true;
-        vals.push_back(v);
-      } else {
-        vals.push_back(constant(a.constant));
-      }
+      vals.push_back(constant(a.constant));
     } else {
       for (const int v : a.values) {
         vals.push_back(value(s, v));
