@@ -11,6 +11,7 @@
 #include "capture/code_cache.hpp"
 #include "capture/guard_tree.hpp"
 #include "graph/exec/backend.hpp"
+#include "graph/ir/arg_values.hpp"
 #include "translator/code_data.hpp"
 #include "translator/opcode_executor.hpp"
 
@@ -70,11 +71,10 @@ bool only_scalar_work(const SimulationResult& result) {
     if (op.name == "loop" || op.name == "cond" || op.mutates || !number(op.result)) {
       return false;
     }
-    const bool element = op.name == "getitem" || op.name == "getitem_at";
-    for (const graph::Arg& a : op.args) {
-      if (!element && a.kind == graph::Arg::Kind::kValue && !number(a.value)) {
-        return false;  // (a reduction of an array, a dot product: array work)
-      }
+    bool arrays = false;  // (a reduction of an array, a dot product: array work)
+    graph::for_each_value(op, [&](int v) { arrays = arrays || !number(v); });
+    if (arrays && op.name != "getitem" && op.name != "getitem_at") {
+      return false;
     }
   }
   return true;

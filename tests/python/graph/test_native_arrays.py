@@ -267,6 +267,18 @@ def swap_fresh(a, b, steps):
     return a, b
 
 
+def mixed_rotation(x, steps):
+    total = 0.0
+    for _ in range(steps):
+        a = x
+        b = x * 0.5
+        for k in range(20):
+            b[:2] += 1.0  # (through b into x on odd steps: x is written)
+            a, b = b, a
+        total += a.sum()
+    return total
+
+
 def pair_forces(pos, vel, mass, steps):
     dt = 0.01
     for _ in range(steps):
@@ -322,7 +334,7 @@ CASES = [
     (int_walk, (np.arange(5), 20), [((np.arange(3), 50), {})]),  # (50 steps overflow: NumPy wraps)
 ]
 
-NOT_NATIVE = (mixed_in_place, shrinking, carried_in_place, power_both, swap_fresh)
+NOT_NATIVE = (mixed_in_place, shrinking, carried_in_place, power_both, swap_fresh, mixed_rotation)
 # (past 16,384 items an array is left to the loop op's own path: tier B's fused kernels)
 CASES += [
     (jacobi_steps, (floats(45, 20, 24), 10), [((floats(46, 9, 5), 3), {}), ((floats(47, 140, 130), 2), {})]),
@@ -343,6 +355,7 @@ CASES += [
     (rotating, (floats(83, 40), 30), [((floats(84, 7), 31), {}), ((floats(85, 5), 0), {}), ((floats(86, 9), 1), {})]),
     (swap_args, (floats(87, 5), floats(88, 5), 20), [((floats(89, 3), floats(90, 3), 21), {})]),
     (swap_fresh, (floats(91, 6), floats(92, 6), 20), None),
+    (mixed_rotation, (floats(104, 5), 20), [((floats(105, 3), 17), {})]),
     (pair_forces, (floats(95, 12, 2), floats(96, 12, 2) * 0.1, np.abs(floats(97, 12)) + 0.5, 20),
      [((floats(98, 5, 3), floats(99, 5, 3), np.ones(5), 17), {})]),
     (axis_sums, (floats(100, 9, 4), 20), [((floats(101, 3, 1), 18), {}), ((floats(102, 1, 7), 25), {})]),

@@ -9,6 +9,7 @@
 
 #include "graph/exec/backend.hpp"
 #include "graph/exec/cond_op.hpp"
+#include "graph/ir/arg_values.hpp"
 
 namespace py = pybind11;
 
@@ -197,28 +198,20 @@ namespace {
 // `loop_output` ops of a constant index read one; any other use of the tuple reads them all.
 std::vector<bool> unread_outputs(const Graph& graph, int tuple, int parts) {
   std::vector<bool> unread(static_cast<std::size_t>(std::max(parts, 0)), true);
-  auto uses = [tuple](const Arg& a) {
-    return (a.kind == Arg::Kind::kValue && a.value == tuple) ||
-           std::find(a.values.begin(), a.values.end(), tuple) != a.values.end();
-  };
   for (const Op& op : graph.ops()) {
-    for (std::size_t j = 0; j < op.args.size(); ++j) {
-      if (!uses(op.args[j])) {
-        continue;
-      }
-      const bool by_index = op.name == "loop_output" && j == 0 && op.args.size() == 2 &&
-                            op.args[1].kind == Arg::Kind::kConst &&
-                            py::isinstance<py::int_>(op.args[1].constant);
-      const long k = by_index ? op.args[1].constant.cast<long>() : -1;
-      if (k < 0 || k >= static_cast<long>(unread.size())) {
-        return {};
-      }
+    const bool by_index = op.name == "loop_output" && op.args.size() == 2 &&
+                          op.args[0].kind == Arg::Kind::kValue && op.args[0].value == tuple &&
+                          op.args[1].kind == Arg::Kind::kConst &&
+                          py::isinstance<py::int_>(op.args[1].constant) && op.kwargs.empty();
+    const long k = by_index ? op.args[1].constant.cast<long>() : -1;
+    if (k >= 0 && k < static_cast<long>(unread.size())) {
       unread[static_cast<std::size_t>(k)] = false;
+      continue;
     }
-    for (const auto& kw : op.kwargs) {
-      if (uses(kw.second)) {
-        return {};
-      }
+    bool reads = false;
+    for_each_value(op, [&](int v) { reads = reads || v == tuple; });
+    if (reads) {
+      return {};  // (read otherwise: all of them)
     }
   }
   return unread;

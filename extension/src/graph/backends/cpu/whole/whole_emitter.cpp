@@ -85,15 +85,19 @@ class Emitter {
   int carried_give_up();  // the give-up number of a carried array's checks
   // The carried arrays a step hands on as they are (`u_prev, u, u_next = u, u_next, u_prev`): per
   // carried value, the carried array it is after the step (-1: none). They are handed on among
-  // themselves only (a pointer each, no buffer), and any of their arrays written marks all.
+  // themselves only (a pointer each, no buffer), all arguments or all made in the code.
   std::vector<int> passed_on(const std::vector<Val>& vars, const std::vector<Val>& outs,
                              std::size_t ncarried);
+  // Each group of arguments handed on among themselves of which one is written (by the loop or,
+  // for an inner loop, by the code after it): all of them written (called once all is emitted).
+  void mark_passed_groups_written();
 
   std::ostringstream out_;
   int indent_ = 1;
   int serial_ = 0;
   int arrays_ = 0;  // the ops so far that made arrays (a step that makes any releases them)
   int carried_op_ = -1;
+  std::vector<std::vector<int>> passed_groups_;  // the arguments of each loop's passed_on arrays
   WholeSource src_;
   std::vector<std::vector<Val>> tuples_;  // loop results, by the index recorded in a Val's arg
 };
@@ -387,21 +391,36 @@ std::vector<int> Emitter::passed_on(const std::vector<Val>& vars, const std::vec
     }
   }
   std::vector<int> args;
+  bool made_here = false;  // (one of them starts as an array the code made, not an argument)
   for (std::size_t k = 0; k < ncarried; ++k) {
     if (from[k] >= 0 && from[static_cast<std::size_t>(from[k])] < 0) {
       refuse("a carried array handed on as another that is made anew each step");
     }
     if (from[k] >= 0) {
+      made_here = made_here || vars[k].arg < 0;
       args.push_back(vars[k].arg);
     }
   }
-  const bool written = std::any_of(args.begin(), args.end(), [this](int a) {
-    return std::find(src_.written.begin(), src_.written.end(), a) != src_.written.end();
-  });
-  for (const int a : written ? args : std::vector<int>{}) {
-    src_.written.push_back(a);
+  // (a write through one of them may land in any other's array: a write through one that starts
+  // as a made array would be neither logged nor restored where another is an argument)
+  if (made_here && std::any_of(args.begin(), args.end(), [](int a) { return a >= 0; })) {
+    refuse("arrays handed on among themselves, some arguments and some made in the code");
+  }
+  if (!args.empty() && !made_here) {
+    passed_groups_.push_back(args);
   }
   return from;
+}
+
+void Emitter::mark_passed_groups_written() {
+  for (const std::vector<int>& group : passed_groups_) {
+    const bool written = std::any_of(group.begin(), group.end(), [this](int a) {
+      return std::find(src_.written.begin(), src_.written.end(), a) != src_.written.end();
+    });
+    for (const int a : written ? group : std::vector<int>{}) {
+      src_.written.push_back(a);
+    }
+  }
 }
 
 int Emitter::carried_give_up() {
@@ -599,6 +618,7 @@ WholeSource Emitter::run(const LoopSpec& spec) {
   s.vals.resize(1);
   s.has.resize(1, false);
   loop(s, spec, args, 0);
+  mark_passed_groups_written();
   const std::vector<Val>& outs = tuples_.at(static_cast<std::size_t>(s.vals[0].arg));
   for (std::size_t k = 0; k < outs.size(); ++k) {
     const std::string slot = "out[" + std::to_string(k) + "].";

@@ -1,6 +1,7 @@
 // Tier C's handlers of arrays made in the code (whole_ops.hpp): elementwise ops whose result is an
 // array, assignments into views, sums and means of vectors.
 #include <cstddef>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -513,9 +514,12 @@ bool sum_over_axis(OpCtx& c) {
       c.result.ndim != rank - 1 || c.args[1].type.kind != Kind::kPyInt) {
     return refuse(c, "a sum over an axis of something other than a float64 array");
   }
-  const long long given = std::stoll(c.args[1].expr);
+  // (the axis's literal: digits after an optional sign, then LL)
+  const std::string& literal = c.args[1].expr;
+  char* end = nullptr;
+  const long long given = std::strtoll(literal.c_str(), &end, 10);
   const long long k = given < 0 ? given + rank : given;
-  if (k < 0 || k >= rank) {
+  if (end == literal.c_str() || std::string(end) != "LL" || k < 0 || k >= rank) {
     return refuse(c, "a sum over an axis the array does not have");
   }
   const std::string& n = c.name;

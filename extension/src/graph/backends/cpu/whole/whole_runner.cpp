@@ -345,7 +345,12 @@ PyObject* WholeLoop::carried_array(PyObject* const* args, std::size_t k,
   long long count = 1;
   for (int d = 0; d < f->nd; ++d) {
     count *= f->dimensions[d];
-    PyTuple_SET_ITEM(shape, d, PyLong_FromSsize_t(f->dimensions[d]));
+    PyObject* size = PyLong_FromSsize_t(f->dimensions[d]);
+    if (size == nullptr) {
+      Py_DECREF(shape);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(shape, d, size);
   }
   PyObject* made = PyObject_CallFunctionObjArgs(empty_.ptr(), shape, descrs_[k].ptr(), nullptr);
   Py_DECREF(shape);
