@@ -305,6 +305,22 @@ def row_products(A, X):
     return Y
 
 
+def lu_steps(A):
+    A = A.copy()
+    n = A.shape[0]
+    for k in range(n - 1):
+        A[k + 1:, k] = A[k + 1:, k] / A[k, k]
+        A[k + 1:, k + 1:] -= np.outer(A[k + 1:, k], A[k, k + 1:])
+    return A
+
+
+def outer_sums(X, w):
+    acc = np.zeros((X.shape[1], w.shape[0]), dtype=X.dtype)
+    for i in range(X.shape[0]):
+        acc = acc + np.outer(X[i], w)
+    return acc
+
+
 # ---- cases ------------------------------------------------------------------------------------------------------
 
 
@@ -359,6 +375,10 @@ CASES += [
     (pair_forces, (floats(95, 12, 2), floats(96, 12, 2) * 0.1, np.abs(floats(97, 12)) + 0.5, 20),
      [((floats(98, 5, 3), floats(99, 5, 3), np.ones(5), 17), {})]),
     (axis_sums, (floats(100, 9, 4), 20), [((floats(101, 3, 1), 18), {}), ((floats(102, 1, 7), 25), {})]),
+    (lu_steps, (floats(106, 12, 12) + 12 * np.eye(12),),
+     [((floats(107, 5, 5) + 5 * np.eye(5),), {}), ((np.asfortranarray(floats(108, 30, 30)) + 30 * np.eye(30),), {})]),
+    (outer_sums, (floats(109, 20, 4), floats(110, 6)),
+     [((rng(111).integers(-9, 9, (7, 3)), rng(112).integers(-9, 9, 5)), {}), ((floats(113, 4, 1), floats(114, 1)), {})]),
     (row_products, (floats(60, 8, 5), floats(61, 20, 5)), [((floats(62, 3, 2), floats(63, 9, 2)), {})]),
     (floor_rows, (floats(52, 20, 6) * 10, 1.5), [((floats(53, 5, 3) * 100, -0.25), {}),
                                                   ((np.array([[-0.0, 0.0, np.inf, np.nan]]), 2.0), {})]),

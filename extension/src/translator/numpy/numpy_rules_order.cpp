@@ -58,17 +58,41 @@ py::object OpcodeExecutor::NumpyCall::ufunc_of() const {
 
 VarPtr OpcodeExecutor::NumpyCall::outer() {
   no_out();
-  std::vector<Shape> shapes;
+  std::vector<ArrayOperand> ops;
   for (const char* p : {"a", "b"}) {
     const VarPtr v = get(p);
-    const ArrayOperand o = v ? ex.array_operand(v) : ArrayOperand{};
-    if (o.kind == ArrayOperand::Kind::kNone) {
+    ops.push_back(v ? ex.array_operand(v) : ArrayOperand{});
+    if (ops.back().kind == ArrayOperand::Kind::kNone) {
       refuse(std::string("an operand ") + p + " that is not an array or a Python number");
     }
-    shapes.push_back(o.kind == ArrayOperand::Kind::kValue ? ex.static_info(o.id).shape : Shape{});
+  }
+  // (two vectors keep their shape symbols - slices of a loop's ints, A[k + 1:, k] - as their
+  // sizes are the result's; any other operand is raveled: sizes needed)
+  const auto vector = [&](const ArrayOperand& o) {
+    if (o.kind != ArrayOperand::Kind::kValue) {
+      return false;
+    }
+    const ValueInfo info = ex.array_info(o.id);
+    return !info.is_tuple() && !info.scalar && info.ndim() == 1;
+  };
+  const bool vectors = vector(ops[0]) && vector(ops[1]);
+  std::vector<Shape> shapes;
+  std::vector<int> symbols;
+  for (const ArrayOperand& o : ops) {
+    if (vectors) {
+      const ValueInfo info = ex.array_info(o.id);
+      shapes.push_back(info.shape);
+      symbols.push_back(info.symbols.empty() ? -1 : info.symbols[0]);
+    } else {
+      shapes.push_back(o.kind == ArrayOperand::Kind::kValue ? ex.static_info(o.id).shape : Shape{});
+    }
   }
   // (Its dtype: the operands as 1-d arrays multiplied; Python numbers as their default dtypes.)
-  return result(probed(probe(), graph::outer_shape(shapes[0], shapes[1])));
+  ValueInfo info = probed(probe(), graph::outer_shape(shapes[0], shapes[1]));
+  if (vectors && (symbols[0] >= 0 || symbols[1] >= 0)) {
+    info.symbols = symbols;
+  }
+  return result(info);
 }
 
 VarPtr OpcodeExecutor::NumpyCall::ufunc_outer() {

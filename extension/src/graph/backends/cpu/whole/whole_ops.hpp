@@ -16,6 +16,8 @@
 //     written is cast to the array's dtype only where that cast is exact or NumPy's C cast;
 //   - views: A[i], L[i, :i], x[k + 1:] (ints and slices of Python ints, by Python's slice rules)
 //     are the argument's data, shape and strides, copied from nothing;
+//   - outer products: np.outer(a, b) of two vectors as NumPy computes it, a[:, None] * b[None, :]
+//     by the rule of arrays made in the code below;
 //   - dot products: `a @ b` and np.dot(a, b) of two vectors are NumPy's dot for them
 //     (whole_blas.hpp: float64 through the BLAS NumPy calls, with its rule for when it does; int64
 //     in order, an overflow gives up); vectors of other lengths give up (NumPy raises);
@@ -104,7 +106,8 @@ bool dot_vectors(OpCtx& c);
 
 // whole_ops_arrays.cpp: an elementwise op whose result is an array (each element by `scalar`, the
 // op's handler of NumPy scalars), an assignment into a view of an array (x[i] = row, x[a:b] = v),
-// the sum, mean, copy and norm of a vector, a float64 matrix times a vector (NumPy's gemv).
+// the sum, mean, copy and norm of a vector, a float64 matrix times a vector (NumPy's gemv), the
+// outer product of two vectors.
 bool elementwise(OpCtx& c, Handler scalar);
 bool store(OpCtx& c);
 bool sum_vector(OpCtx& c);
@@ -113,6 +116,7 @@ bool copy_vector(OpCtx& c);
 bool norm_vector(OpCtx& c);
 bool matrix_vector(OpCtx& c);
 bool sum_over_axis(OpCtx& c);   // (x.sum(axis=k) of a float64 array: NumPy's order)
+bool outer_vectors(OpCtx& c);   // (np.outer of two vectors: a column times a row, elementwise)
 bool astype_element(OpCtx& c);  // (one element of x.astype(t): elementwise() makes the array)
 
 // Whether NumPy op `name` is elementwise (its handler computes one element: elementwise() makes

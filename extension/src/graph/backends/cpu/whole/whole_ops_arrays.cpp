@@ -501,6 +501,45 @@ bool matrix_vector(OpCtx& c) {
   return true;
 }
 
+bool outer_vectors(OpCtx& c) {
+  // np.outer(a, b) of two vectors: NumPy multiplies a.ravel()[:, None] by b.ravel()[None, :], so
+  // the same elementwise multiply over the two as a column and a row (views of their data).
+  const bool vectors = c.args.size() == 2 && c.result.kind == Kind::kArray && c.result.ndim == 2;
+  for (std::size_t k = 0; vectors && k < 2; ++k) {
+    if (c.args[k].type.kind != Kind::kArray || c.args[k].type.ndim != 1) {
+      return refuse(c, "an outer product of something other than two vectors");
+    }
+  }
+  if (!vectors) {
+    return refuse(c, "an outer product of something other than two vectors");
+  }
+  OpCtx m = c;  // (a as a column, b as a row)
+  for (std::size_t k = 0; k < 2; ++k) {
+    const Val& a = c.args[k];
+    const std::string v = c.name + "_v" + std::to_string(k);
+    const std::string n = a.expr + "->shape[0]", s = a.expr + "->strides[0]";
+    c.lines.push_back(cat(
+        {"const long long ", v, "_shape[2] = {", k == 0 ? n : "1", ", ", k == 0 ? "1" : n, "};"}));
+    c.lines.push_back(cat({"const long long ", v, "_strides[2] = {", k == 0 ? s : "0", ", ",
+                           k == 0 ? "0" : s, "};"}));
+    c.lines.push_back(cat(
+        {"const SotArr ", v, "_view = {", a.expr, "->data, ", v, "_shape, ", v, "_strides, 2};"}));
+    c.lines.push_back(cat({"const SotArr* const ", v, " = &", v, "_view;"}));
+    WType t = a.type;
+    t.ndim = 2;
+    m.args[k] = Val{v, t, a.arg};
+  }
+  m.lines.clear();
+  if (!elementwise(m, handler_for("multiply", false))) {
+    return refuse(c, m.why);
+  }
+  c.lines.insert(c.lines.end(), m.lines.begin(), m.lines.end());
+  c.makes_array = c.makes_array || m.makes_array;
+  c.deferred = m.deferred;
+  c.out = m.out;
+  return true;
+}
+
 bool sum_over_axis(OpCtx& c) {
   // x.sum(axis=k) of a C-ordered float64 array, as NumPy's reduction orders it (checked against
   // NumPy 2.4 and 1.24 on 1,800 shapes): where the dimensions after k hold one item, the reduced

@@ -507,6 +507,7 @@ const std::map<std::string, NumpyOp>& numpy_ops() {
       {"max", {scalar_max, false}},
       {"min", {scalar_min, false}},
       {"matmul", {matmul_vectors, false}},
+      {"outer", {outer_vectors, false}},
       {"dot", {dot_vectors, false}},
       {"sum", {sum_vector, false}},
       {"mean", {mean_vector, false}},
