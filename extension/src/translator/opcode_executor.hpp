@@ -437,6 +437,8 @@ class OpcodeExecutor {
   // number where the graph runs, a value the frame may return or keep but not compute with
   // (python_numbers.cpp); nullptr when the call is not one.
   VarPtr python_number_of(const VarPtr& callable, const std::vector<VarPtr>& args, std::size_t nkw);
+  // math.sqrt(x), math.exp(x), ... of a number of the graph: a Python float made where it runs.
+  VarPtr math_of(const VarPtr& callable, const std::vector<VarPtr>& args, std::size_t nkw);
   // A Python number made in the graph ('i' or 'f', its graph value), or a Python int or float
   // constant; kind 0: neither.
   struct NumberOperand {
@@ -606,6 +608,9 @@ class OpcodeExecutor {
   // its probes (number_probes) in *probes; and the break when the result's dtype would depend on
   // such a number's value.
   ArrayOperand binary_operand(const VarPtr& v, std::vector<graph::PyScalar>* probes);
+  // The value of `x[k] = value` into an array of `target`: array_operand(value), or a Python
+  // number made in the graph where NumPy stores it exactly (array_operators.cpp).
+  ArrayOperand store_operand(const VarPtr& value, const graph::ValueInfo& target);
   void require_value_independent(const BinaryOperator& bo, const graph::ValueInfo& info,
                                  const std::vector<graph::PyScalar>& xprobes,
                                  const std::vector<graph::PyScalar>& yprobes, ArrayOperand* x,

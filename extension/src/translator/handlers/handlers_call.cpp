@@ -111,9 +111,13 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
     replace_call(site, std::move(r));
     return;
   }
-  // int() or float() of a NumPy scalar: a Python number made where the graph runs
-  // (python_numbers.cpp).
+  // int() or float() of a NumPy scalar, math.sqrt() of a number of the graph: a Python number
+  // made where the graph runs (python_numbers.cpp).
   if (VarPtr r = python_number_of(callable, args, site.nkw)) {
+    replace_call(site, std::move(r));
+    return;
+  }
+  if (VarPtr r = math_of(callable, args, site.nkw)) {
     replace_call(site, std::move(r));
     return;
   }

@@ -102,6 +102,25 @@ OpcodeExecutor::ArrayOperand OpcodeExecutor::number_array_operand(const VarPtr& 
   return o;
 }
 
+OpcodeExecutor::ArrayOperand OpcodeExecutor::store_operand(const VarPtr& value,
+                                                           const ValueInfo& target) {
+  // A Python number made in the graph (math.sqrt(d), int(v) + 1) is stored as NumPy stores it,
+  // where the graph runs: a float into a float64 array (exact), an int into an int64 array (an
+  // int past 64 bits raises OverflowError there: only while no side effect waits to be replayed).
+  ArrayOperand o = array_operand(value);
+  if (o.kind != ArrayOperand::Kind::kNone || value->kind() != Variable::Kind::kArray ||
+      !shared_->arrays || arrays().is_loop_index(value->graph_id())) {
+    return o;
+  }
+  const char python = arrays().graph.value(value->graph_id()).info.python;
+  if ((python == 'f' && target.dtype == graph::DType::kFloat64) ||
+      (python == 'i' && target.dtype == graph::DType::kInt64 && !effects().pending())) {
+    o.kind = ArrayOperand::Kind::kValue;
+    o.id = value->graph_id();
+  }
+  return o;
+}
+
 OpcodeExecutor::ArrayOperand OpcodeExecutor::binary_operand(const VarPtr& v,
                                                             std::vector<graph::PyScalar>* probes) {
   *probes = number_probes(v);
@@ -448,7 +467,7 @@ bool OpcodeExecutor::array_store_subscr() {
   if (!items) {
     graph_break("assignment to a NumPy array with the index " + key->describe());
   }
-  const ArrayOperand v = array_operand(value);
+  const ArrayOperand v = store_operand(value, target);
   AdvancedIndex::check_store(*this, target, v);
   std::string why;
   // The region x[k], and a value that broadcasts into it: the same sizes, and the same shape

@@ -87,6 +87,48 @@ VarPtr OpcodeExecutor::python_number_of(const VarPtr& callable, const std::vecto
   return number_op(to_int ? "int" : "float", callable->value(), {id}, to_int ? 'i' : 'f');
 }
 
+VarPtr OpcodeExecutor::math_of(const VarPtr& callable, const std::vector<VarPtr>& args,
+                               std::size_t nkw) {
+  // math's functions of one number whose result is a float (CPython's math_1: the number as a
+  // double, ValueError or OverflowError where the result is a NaN or an infinity it should not
+  // be), of a NumPy scalar or Python number of the graph: the function itself called where the
+  // graph runs.
+  static const char* const kFloatOfOne[] = {
+      "sqrt", "exp",  "expm1", "log",  "log10", "log2",  "log1p", "sin",   "cos",  "tan", "asin",
+      "acos", "atan", "sinh",  "cosh", "tanh",  "asinh", "acosh", "atanh", "fabs", "erf", "erfc"};
+  if (callable->kind() != Variable::Kind::kObject || args.size() != 1 || nkw != 0 ||
+      args[0]->kind() != Variable::Kind::kArray || !shared_->arrays) {
+    return nullptr;
+  }
+  const py::module_ math = loaded_module("math");
+  const char* found = nullptr;
+  for (const char* name : kFloatOfOne) {
+    if (py::hasattr(math, name) && callable->value().ptr() == math.attr(name).ptr()) {
+      found = name;
+      break;
+    }
+  }
+  if (found == nullptr) {
+    return nullptr;
+  }
+  const int id = args[0]->graph_id();
+  const graph::ValueInfo info = arrays().graph.value(id).info;
+  const char k = graph::kind(info.dtype);
+  const bool number = info.python == 'i' || info.python == 'f' || (info.python == 0 && info.scalar);
+  if (info.is_tuple() || !number || (k != 'i' && k != 'u' && k != 'f')) {
+    return nullptr;  // (an array, a bool, a complex scalar: the break that follows)
+  }
+  if (effects().pending()) {
+    graph_break(std::string("math.") + found +
+                "() of a number of the graph: it may raise, after side effects that are "
+                "replayed once the graph has run");
+  }
+  guards_->identity(callable);
+  // (the op's name is the function's: tier C knows some of them)
+  const std::string op_name = std::string("math.") + found;
+  return number_op(op_name.c_str(), callable->value(), {id}, 'f');
+}
+
 OpcodeExecutor::NumberOperand OpcodeExecutor::number_operand(const VarPtr& v) {
   NumberOperand n;
   if (v->kind() == Variable::Kind::kArray && shared_->arrays) {

@@ -245,6 +245,39 @@ bool py_min(OpCtx& c) {
   return py_extreme(c, false);
 }
 
+// math.sqrt(x), math.exp(x), ... of a number (a Python float result): the C library's function, as
+// CPython's math module calls it on the number as a double; where CPython raises instead (a NaN
+// made of a number: ValueError; an infinity of a finite one: OverflowError or ValueError), give
+// up (the op's own path calls the function, which raises).
+bool py_math(OpCtx& c) {
+  static const std::map<std::string, std::string> kFunctions = {
+      {"math.sqrt", "__builtin_sqrt"},   {"math.exp", "__builtin_exp"},
+      {"math.expm1", "__builtin_expm1"}, {"math.log", "__builtin_log"},
+      {"math.log2", "__builtin_log2"},   {"math.log10", "__builtin_log10"},
+      {"math.log1p", "__builtin_log1p"}, {"math.sin", "__builtin_sin"},
+      {"math.cos", "__builtin_cos"},     {"math.tan", "__builtin_tan"},
+      {"math.asin", "__builtin_asin"},   {"math.acos", "__builtin_acos"},
+      {"math.atan", "__builtin_atan"},   {"math.sinh", "__builtin_sinh"},
+      {"math.cosh", "__builtin_cosh"},   {"math.tanh", "__builtin_tanh"},
+      {"math.fabs", "__builtin_fabs"}};
+  const auto f = c.op == nullptr ? kFunctions.end() : kFunctions.find(c.op->name);
+  if (f == kFunctions.end() || c.args.size() != 1 || c.result.kind != Kind::kPyFloat) {
+    return refuse(c, "a math function of something other than one number");
+  }
+  const Val& a = c.args[0];
+  const char k = a.type.c_kind();
+  if (k != 'f' && k != 'i' && k != 'u') {
+    return refuse(c, "a math function of something other than a number");
+  }
+  const std::string x = c.name + "_x";
+  c.lines.push_back("const double " + x + " = " + as_double(a) + ";");
+  declare(c, f->second + "(" + x + ")");
+  c.lines.push_back(
+      cat({"if ((", c.name, " != ", c.name, " && ", x, " == ", x, ") || (__builtin_isinf(", c.name,
+           ") && __builtin_isfinite(", x, "))) ", give_up(c)}));
+  return true;
+}
+
 }  // namespace
 
 // The NumPy handlers are in whole_ops_numpy.cpp.
@@ -269,6 +302,23 @@ Handler handler_for(const std::string& name, bool python) {
       {"abs", py_abs},
       {"max", py_max},
       {"min", py_min},
+      {"math.sqrt", py_math},
+      {"math.exp", py_math},
+      {"math.expm1", py_math},
+      {"math.log", py_math},
+      {"math.log2", py_math},
+      {"math.log10", py_math},
+      {"math.log1p", py_math},
+      {"math.sin", py_math},
+      {"math.cos", py_math},
+      {"math.tan", py_math},
+      {"math.asin", py_math},
+      {"math.acos", py_math},
+      {"math.atan", py_math},
+      {"math.sinh", py_math},
+      {"math.cosh", py_math},
+      {"math.tanh", py_math},
+      {"math.fabs", py_math},
   };
   if (python) {
     const auto found = kPython.find(name);
