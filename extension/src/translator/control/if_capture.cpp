@@ -252,7 +252,20 @@ bool OpcodeExecutor::cond_outputs(IfSite* site) {
       return false;
     }
   }
-  return !site->outputs.empty();
+  // (a cond op of no outputs only changes arrays in place: `if v > m: h[k] += 1` in a loop body;
+  // at the top of a frame such an `if` still breaks)
+  if (!site->outputs.empty() || shared_->loop_depth == 0) {
+    return !site->outputs.empty();
+  }
+  const auto& ops = arrays().graph.ops();
+  for (std::size_t w = 0; w < 2; ++w) {
+    for (std::size_t k = site->ops_from[w]; k < site->ops_to[w]; ++k) {
+      if (ops[k].mutates) {
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 bool OpcodeExecutor::build_cond(IfSite* site, graph::CondSpec* spec, std::vector<int>* outer) {
