@@ -237,6 +237,14 @@ class OpcodeExecutor {
   struct LoopSite;
   bool capture_loop(const bytecode::Instruction& ins, const VarPtr& it);
   bool range_loop_bounds(const VarPtr& it, LoopSite* site);
+  // range_loops.cpp (and runtime_range_loop below)
+  bool runtime_loop_ok(
+      const LoopSite& site);  // (such a loop leaves nothing a range of no steps breaks)
+  struct RuntimeRange {
+    pybind11::object range;     // the stand-in range the body is simulated over
+    int start = -1, stop = -1;  // the bounds, values of the graph
+  };
+  std::optional<RuntimeRange> runtime_range_;  // while such a loop is being captured
   bool rows_loop_bounds(const VarPtr& it, LoopSite* site);
   bool loop_shape(const bytecode::Instruction& ins, LoopSite* site) const;
   // Whether an instruction of [from, to) yields (a generator's loop is never a loop op).
@@ -400,7 +408,10 @@ class OpcodeExecutor {
   };
   CallSite call_site(int argc, const pybind11::object& kwnames, std::size_t extra);
   void replace_call(const CallSite& site, VarPtr result);  // pops the call's values, pushes result
-  void call_method(const CallSite& site);                  // a method of a list, dict or set
+  // range_loops.cpp: `for i in range(j + 1, n)` of Python ints of the graph in a loop body being
+  // captured: a loop op of bounds known where it runs (true), or a graph break at the call.
+  bool runtime_range_loop(const CallSite& site);
+  void call_method(const CallSite& site);          // a method of a list, dict or set
   VarPtr call_super(const CallSite& site);         // super() in an inlined method, or nullptr
   VarPtr call_bound_method(const CallSite& site);  // a bound method received, or nullptr
   VarPtr call_function(const CallSite& site);      // folded, or inlined; else a break

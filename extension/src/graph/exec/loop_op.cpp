@@ -82,6 +82,29 @@ py::object step_value(std::int64_t first, std::int64_t step, std::int64_t k) {
   return py::reinterpret_steal<py::object>(PyLong_FromLongLong(value));
 }
 
+// The first value and the number of steps of range(start, stop, step) (step > 0) from the op's
+// arguments, Python ints of 64 bits (false with an error set for anything else).
+bool runtime_trips(PyObject* start_arg, PyObject* stop_arg, std::int64_t step, std::int64_t* start,
+                   std::int64_t* trips) {
+  if (!PyLong_Check(start_arg) || !PyLong_Check(stop_arg) || step <= 0) {
+    PyErr_SetString(PyExc_SystemError, "a loop op's range bounds are not ints");
+    return false;
+  }
+  const long long first = PyLong_AsLongLong(start_arg);
+  const long long stop = PyLong_AsLongLong(stop_arg);
+  if (PyErr_Occurred() != nullptr) {
+    return false;
+  }
+  *start = first;
+  // (stop - first as unsigned: exact, the two being 64-bit ints with stop above first)
+  const auto span = static_cast<unsigned long long>(stop) - static_cast<unsigned long long>(first);
+  *trips =
+      stop <= first
+          ? 0
+          : static_cast<std::int64_t>((span - 1ULL) / static_cast<unsigned long long>(step)) + 1;
+  return true;
+}
+
 }  // namespace
 
 PyObject* LoopBody::run(PyObject* const* args, std::size_t nargs) {
@@ -112,6 +135,14 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
   const std::size_t ntests = spec_.step_go_on_if.size();
   const std::size_t nout = spec_.outputs.size();  // (the carried and last values, then the tests)
   nargs -= spec_.entry_go_on_if.size();
+  std::int64_t trips = spec_.trips;
+  std::int64_t start = spec_.start;
+  if (spec_.runtime_bounds) {  // (the range's start and stop: the op's last two arguments)
+    nargs -= 2;
+    if (!runtime_trips(args[nargs], args[nargs + 1], spec_.step, &start, &trips)) {
+      return nullptr;
+    }
+  }
   std::vector<PyObject*> argv(args, args + nargs);
   py::object index;    // the loop variable's value on this step
   py::object counter;  // and enumerate's count
@@ -123,9 +154,9 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
   }
   int go_on = is_while ? tests_go_on(args + nargs, spec_.entry_go_on_if) : 1;
   py::object held;  // the last step's result: it owns the carried values in argv
-  for (std::int64_t step = 0; go_on == 1 && (is_while || step < spec_.trips); ++step) {
+  for (std::int64_t step = 0; go_on == 1 && (is_while || step < trips); ++step) {
     if (spec_.index_input >= 0) {
-      index = step_value(spec_.start, spec_.step, step);
+      index = step_value(start, spec_.step, step);
       if (!index) {
         return nullptr;
       }
@@ -257,9 +288,11 @@ void bind_loop_type(py::module_& m) {
           "none.")
       .def("__repr__", [](const LoopBody& body) {
         const std::int64_t trips = body.spec().trips;
-        return "<sot loop body: " +
-               (trips < 0 ? std::string("while") : std::to_string(trips) + " steps") + ", " +
-               std::to_string(body.spec().body.ops().size()) + " ops>";
+        const std::string steps = body.spec().runtime_bounds ? "a range's steps"
+                                  : trips < 0                ? std::string("while")
+                                                             : std::to_string(trips) + " steps";
+        return "<sot loop body: " + steps + ", " + std::to_string(body.spec().body.ops().size()) +
+               " ops>";
       });
 }
 

@@ -39,6 +39,10 @@ struct LoopSpec {
   // position `ncarried`, before the read-only inputs; -1 when the body does not read it.
   int index_input = -1;
   std::int64_t start = 0, step = 1;
+  // A range of ints known only where the loop runs (`range(j + 1, n)` in an outer loop's body): the
+  // op's last two arguments are its start and stop (Python ints; `step` is the constant step, 1),
+  // the steps as many as the range has (none at all too); `start` and `trips` are then unused.
+  bool runtime_bounds = false;
   // enumerate's counter (counter_start + k on step k) as an input, after the loop variable's
   // place; -1 when the loop is not over enumerate(...).
   int counter_input = -1;

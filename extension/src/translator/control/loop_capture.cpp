@@ -150,6 +150,10 @@ bool OpcodeExecutor::range_loop_bounds(const VarPtr& it, LoopSite* site) {
   } catch (const py::cast_error&) {
     return false;  // (a range past 64-bit ints)
   }
+  if (runtime_range_ && runtime_range_->range.ptr() == range) {
+    site->start_value = runtime_range_->start;
+    site->stop_value = runtime_range_->stop;
+  }
   site->first = py::reinterpret_steal<py::object>(PySequence_GetItem(range, pos));
   site->final = py::reinterpret_steal<py::object>(PySequence_GetItem(range, n - 1));
   if (!site->first || !site->final) {
@@ -258,6 +262,10 @@ bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr
   }
   if (scalar_loop(site) || body_needs_native(site)) {
     return false;  // (unrolled)
+  }
+  if (!runtime_loop_ok(site)) {
+    abandon_loop(site);
+    return false;
   }
   emit_loop_op(&site);
   for (const VarPtr& part : {source, second}) {
@@ -474,6 +482,7 @@ OpcodeExecutor::BuiltLoop OpcodeExecutor::build_loop(const LoopSite& site) const
     spec.start = site.start;
     spec.step = site.step;
   }
+  spec.runtime_bounds = site.start_value >= 0;
   if (site.counter_index >= 0) {
     const graph::Value& v = g.value(site.counter_index);
     spec.counter_input = static_cast<int>(spec.ncarried) + (site.index >= 0 ? 1 : 0);
@@ -533,6 +542,10 @@ void OpcodeExecutor::emit_loop_op(LoopSite* site) {
   for (const LoopSite::Test& t : site->entry_tests) {  // (arguments of the op, not of the body)
     loop.args.push_back(Arg::of(t.value));
   }
+  if (site->start_value >= 0) {  // (a range known where it runs: its bounds, the last arguments)
+    loop.args.push_back(Arg::of(moved[static_cast<std::size_t>(site->start_value)]));
+    loop.args.push_back(Arg::of(moved[static_cast<std::size_t>(site->stop_value)]));
+  }
   const std::size_t line_pc = site->is_while ? site->test_pc : site->for_pc;
   loop.line = code_.instructions()[line_pc].position.line;
   loop.fn = graph::make_loop_callable(std::move(spec));
@@ -568,6 +581,11 @@ void OpcodeExecutor::loop_locals_after(const LoopSite& site, const std::vector<i
   }
   if (site.var < 0) {
     return;  // (a while loop)
+  }
+  if (site.start_value >= 0) {
+    // (the loop variable, read nowhere after the loop, as it was: a range of no steps)
+    locals_[static_cast<std::size_t>(site.var)] = site.locals[static_cast<std::size_t>(site.var)];
+    return;
   }
   if (site.stored.count(site.var) == 0) {
     locals_[static_cast<std::size_t>(site.var)] =

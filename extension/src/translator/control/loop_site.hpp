@@ -33,8 +33,11 @@ struct OpcodeExecutor::LoopSite {
   std::int64_t start = 0, step = 1, last_index = 0;  // the variable's first and last values
   std::int64_t trips = 0;
   pybind11::object first, final;  // the range's first and last items
-  VarPtr rows;                    // a loop over an array's rows: the array (else a range loop)
-  std::set<int> stored;           // the slots the body stores
+  // A range of ints known only where the graph runs (range_loops.cpp): its start and stop, values
+  // of the graph (-1: a constant range); `start`, `last_index` and `trips` then bound its values.
+  int start_value = -1, stop_value = -1;
+  VarPtr rows;           // a loop over an array's rows: the array (else a range loop)
+  std::set<int> stored;  // the slots the body stores
   // What the run looked like before the loop, to put back.
   std::vector<VarPtr> locals, stack;
   Mark mark;

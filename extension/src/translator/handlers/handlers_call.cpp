@@ -121,6 +121,10 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
     replace_call(site, std::move(r));
     return;
   }
+  // `for i in range(j + 1, n)` in a loop body: a loop op of bounds known where it runs.
+  if (runtime_range_loop(site)) {
+    return;
+  }
   if (callable->kind() == Variable::Kind::kObject && args.size() == 1 &&
       args[0]->kind() == Variable::Kind::kArray &&
       (callable->value().ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type) ||

@@ -462,7 +462,8 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
   const bool is_while = spec.trips < 0;
   const std::size_t ntests = spec.entry_go_on_if.size();
   const std::size_t nvalues = spec.outputs.size() - spec.step_go_on_if.size();
-  const std::size_t nargs = args.size() - ntests;
+  // (a range known where it runs: its start and stop are the op's last arguments)
+  const std::size_t nargs = args.size() - ntests - (spec.runtime_bounds ? 2 : 0);
   // The carried values as variables, the last values declared before the loop.
   std::vector<Val> vars =
       output_vars(spec.body, spec.outputs, nvalues, spec.ncarried, "loop", spec.unread);
@@ -485,9 +486,22 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
   }
   line("bool " + go + " = " + test + ";");
   const std::string step = fresh("k");
-  line(is_while ? "for (long long " + step + " = 0; " + go + "; ++" + step + ") {"
-                : "for (long long " + step + " = 0; " + step + " < " + std::to_string(spec.trips) +
-                      "LL; ++" + step + ") {");
+  std::string trips = std::to_string(spec.trips) + "LL";
+  std::string first = std::to_string(spec.start) + "LL";
+  if (spec.runtime_bounds) {
+    // (stop above start: (stop - start - 1) / step + 1 steps, computed unsigned: exact)
+    const std::string& a = args.at(nargs).expr;
+    const std::string& b = args.at(nargs + 1).expr;
+    trips = fresh("n");
+    first = a;
+    line(cat({"const long long ", trips, " = ", b, " <= ", a,
+              " ? 0LL : static_cast<long long>((static_cast<unsigned long long>(", b,
+              ") - static_cast<unsigned long long>(", a, ") - 1ULL) / ", std::to_string(spec.step),
+              "ULL) + 1LL;"}));
+  }
+  line(is_while
+           ? "for (long long " + step + " = 0; " + go + "; ++" + step + ") {"
+           : "for (long long " + step + " = 0; " + step + " < " + trips + "; ++" + step + ") {");
   ++indent_;
   line("if (--env_tick < 0) { env_tick = 65536; if (env->signals() < 0) return 2; }");
   // (the step's lines apart, to release the arrays it makes at its end)
@@ -504,10 +518,10 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
                static_cast<int>(j) == spec.counter_input) {
       const bool index = static_cast<int>(j) == spec.index_input;
       const std::string name = fresh(index ? "i" : "n");
-      const std::int64_t first = index ? spec.start : spec.counter_start;
+      const std::string from = index ? first : std::to_string(spec.counter_start) + "LL";
       const std::int64_t by = index ? spec.step : 1;
       // (every value is a 64-bit int: the capture checked the range)
-      std::string text = "const long long " + name + " = " + std::to_string(first) + "LL + ";
+      std::string text = "const long long " + name + " = " + from + " + ";
       text += std::to_string(by) + "LL * " + step + ";";
       line(text);
       WType t;
