@@ -174,12 +174,22 @@ def excess(x, t):
     return out
 
 
+def counts_within(x, lo, width, bins):
+    h = np.zeros(bins, dtype=np.int64)
+    for v in x:
+        k = int((v - lo) / width)
+        if k >= 0 and k < bins:  # (the second test a cond op inside the first's way)
+            h[k] += 1
+    return h
+
+
 CASES = [
     (counter, (1000,), [((50,), {}), ((5_000_000,), {})]),  # (the second passes 2**63: give up, Python's ints)
     (float_steps, (300, 1.0), [((20, -3.5), {})]),
     # (the second variant's k passes the bins: IndexError, from the loop op's own path as plain)
     (counts_above, (X, -3.0, 0.25, 24), [((X[:9] * 0.1, -1.0, 0.5, 5), {}), ((X, -3.0, 0.1, 24), {})]),
     (excess, (X, 0.1), [((X[:5], -0.5), {}), ((X.astype(np.float32), 0.0), {})]),
+    (counts_within, (X, -3.0, 0.25, 24), [((X[:9] * 0.1, -1.0, 0.5, 5), {}), ((X, 0.0, 0.01, 3), {})]),
     (floor_and_mod, (200, 7), [((200, -7), {}), ((300, 0), {})]),  # (m = 0: ZeroDivisionError, as plain)
     (while_mixed, (np.ones(3), 3, 300.5), [((np.ones(2), 2**60, 2.0**60 + 100), {})]),
     (running_mean, (X,), [((X[:17],), {}), ((X.astype(np.float32),), {})]),

@@ -363,12 +363,13 @@ void OpcodeExecutor::emit_cond_op(IfSite* site) {
 bool OpcodeExecutor::capture_if(const bytecode::Instruction& ins, bool jump_if) {
   // (in a loop only while its body is captured for a backend with native loops: a cond op run on
   // every step from Python costs more than plain Python's own branch, 1.5-1.8x plain time on the
-  // corpus's row_iteration)
+  // corpus's row_iteration; there an `if` inside a way is a cond op of its own too: `if a and b:`)
   const graph::Backend* backend = graph::find_backend(shared_->backend);
   const bool loop_body = shared_->loop_depth > 0 && backend != nullptr && backend->compiles_loops();
   if (numpy_module().is_none() || !shared_->arrays || depth_ >= kMaxInlineDepth ||
       under_handler(ins) || shared_->calls_under_handler > 0 || arrays().errors_raise ||
-      shared_->cond_depth > 0 || (!loop_body && (shared_->loop_depth > 0 || in_loop(code_, pc_))) ||
+      (shared_->cond_depth > 0 && !loop_body) ||
+      (!loop_body && (shared_->loop_depth > 0 || in_loop(code_, pc_))) ||
       !while_test_value(peek(1))) {
     return false;
   }
