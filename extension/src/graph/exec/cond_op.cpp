@@ -58,6 +58,10 @@ PyObject* CondBody::run(PyObject* const* args, std::size_t nargs) {
     argv.push_back(args[k + 1]);
   }
   PyObject* r = PyObject_Vectorcall(compiled_[way].ptr(), argv.data(), argv.size(), nullptr);
+  if (r != nullptr && spec_.outputs[way].empty()) {
+    Py_DECREF(r);  // (a way that only changes arrays in place: whatever its graph returned)
+    return PyTuple_New(0);
+  }
   if (r == nullptr || spec_.outputs[way].size() != 1) {
     return r;  // (a tuple of two or more, or the error)
   }
