@@ -320,6 +320,10 @@ class OpcodeExecutor {
   struct IfSite;
   bool capture_if(const bytecode::Instruction& ins, bool jump_if);
   bool simulate_way(IfSite* site, std::size_t start, bool first);
+  // The last cond op made (its jump's target and where its ways met), counted: a way whose step
+  // made one that took its `else` block is an `and`'s (if_capture.cpp).
+  std::uint64_t conds_made_ = 0;
+  std::size_t last_cond_target_ = 0, last_cond_join_ = 0;
   bool way_ok(const IfSite& site) const;
   bool never_read(int slot) const;
   bool cond_output(IfSite* site, const std::array<VarPtr, 2>& way, int slot, int stack);

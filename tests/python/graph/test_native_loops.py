@@ -183,12 +183,35 @@ def counts_within(x, lo, width, bins):
     return h
 
 
+def both_or_neither(x, y, t):
+    out = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        if x[i] > t and y[i] > t:  # (and with an else: both tests' jumps go to the else block)
+            out[i] = x[i] + y[i]
+        else:
+            out[i] = -1.0
+    return out
+
+
+def in_band(x, lo, hi):
+    c = 0
+    s = 0.0
+    for v in x:
+        if v > lo and v < hi:
+            c += 1
+        else:
+            s += 1.0
+    return c, s
+
+
 CASES = [
     (counter, (1000,), [((50,), {}), ((5_000_000,), {})]),  # (the second passes 2**63: give up, Python's ints)
     (float_steps, (300, 1.0), [((20, -3.5), {})]),
     # (the second variant's k passes the bins: IndexError, from the loop op's own path as plain)
     (counts_above, (X, -3.0, 0.25, 24), [((X[:9] * 0.1, -1.0, 0.5, 5), {}), ((X, -3.0, 0.1, 24), {})]),
     (excess, (X, 0.1), [((X[:5], -0.5), {}), ((X.astype(np.float32), 0.0), {})]),
+    (both_or_neither, (X, X[::-1].copy(), 0.1), [((X[:5], X[5:10], -0.5), {}), ((X[:1], X[:1], 9.0), {})]),
+    (in_band, (X, -0.5, 0.5), [((X[:3], 0.0, 0.1), {}), ((X.astype(np.float32), -1.0, 1.0), {})]),
     (counts_within, (X, -3.0, 0.25, 24), [((X[:9] * 0.1, -1.0, 0.5, 5), {}), ((X, 0.0, 0.01, 3), {})]),
     (floor_and_mod, (200, 7), [((200, -7), {}), ((300, 0), {})]),  # (m = 0: ZeroDivisionError, as plain)
     (while_mixed, (np.ones(3), 3, 300.5), [((np.ones(2), 2**60, 2.0**60 + 100), {})]),

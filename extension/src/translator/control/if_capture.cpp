@@ -126,7 +126,15 @@ bool OpcodeExecutor::simulate_way(IfSite* site, std::size_t start, bool first) {
       return false;
     }
     next_ = pc_ + 1;
+    const std::uint64_t made = conds_made_;
     step(at);
+    if (first && conds_made_ != made && last_cond_target_ == site->target &&
+        next_ == last_cond_join_) {
+      // (`if a and b: ... else: ...`: the second test's cond op, inside this way, jumped to the
+      // same `else` block and met its way where the first's ways meet)
+      site->join = next_;
+      return true;
+    }
   }
 }
 
@@ -358,6 +366,9 @@ void OpcodeExecutor::emit_cond_op(IfSite* site) {
     push(v);
   }
   next_ = site->join;
+  ++conds_made_;
+  last_cond_target_ = site->target;
+  last_cond_join_ = site->join;
 }
 
 bool OpcodeExecutor::capture_if(const bytecode::Instruction& ins, bool jump_if) {
