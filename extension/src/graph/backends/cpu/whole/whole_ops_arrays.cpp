@@ -504,13 +504,9 @@ bool matrix_vector(OpCtx& c) {
 bool outer_vectors(OpCtx& c) {
   // np.outer(a, b) of two vectors: NumPy multiplies a.ravel()[:, None] by b.ravel()[None, :], so
   // the same elementwise multiply over the two as a column and a row (views of their data).
-  const bool vectors = c.args.size() == 2 && c.result.kind == Kind::kArray && c.result.ndim == 2;
-  for (std::size_t k = 0; vectors && k < 2; ++k) {
-    if (c.args[k].type.kind != Kind::kArray || c.args[k].type.ndim != 1) {
-      return refuse(c, "an outer product of something other than two vectors");
-    }
-  }
-  if (!vectors) {
+  const auto vector = [](const Val& v) { return v.type.kind == Kind::kArray && v.type.ndim == 1; };
+  if (c.args.size() != 2 || c.result.kind != Kind::kArray || c.result.ndim != 2 ||
+      !vector(c.args[0]) || !vector(c.args[1])) {
     return refuse(c, "an outer product of something other than two vectors");
   }
   OpCtx m = c;  // (a as a column, b as a row)
