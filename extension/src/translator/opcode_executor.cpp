@@ -111,6 +111,9 @@ void OpcodeExecutor::graph_break(const std::string& reason) {
   result_.first = in_group_ ? group_first_ : pc_;
   result_.last = pc_;
   result_.reason = reason;
+  if (!declined_loop_.why.empty() && pc_ >= declined_loop_.from && pc_ < declined_loop_.to) {
+    result_.reason += " (the loop here is not a loop op: " + declined_loop_.why + ")";
+  }
   result_.lineno = ins.position.line;
   result_.state.locals = locals_;
   result_.state.stack = break_stack_ != nullptr ? *break_stack_ : stack_;
@@ -124,6 +127,14 @@ void OpcodeExecutor::fail(const std::string& reason) {
     result_.lineno = code_.instructions()[pc_].position.line;
   }
   throw Stop{};
+}
+
+void OpcodeExecutor::clear_result() {
+  result_.kind = SimulationResult::Kind::kFail;
+  result_.value = nullptr;
+  result_.reason.clear();
+  result_.lineno = -1;
+  result_.state = FrameState{};
 }
 
 void OpcodeExecutor::finish(VarPtr value) {

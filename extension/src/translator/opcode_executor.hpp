@@ -324,8 +324,21 @@ class OpcodeExecutor {
   // made one that took its `else` block is an `and`'s (if_capture.cpp).
   std::uint64_t conds_made_ = 0;
   std::size_t last_cond_target_ = 0, last_cond_join_ = 0;
-  bool way_ok(const IfSite& site) const;
-  bool never_read(int slot) const;
+  // The FOR_ITER of the `for` loop whose body this frame is capturing as a loop op (npos: none):
+  // two ways of an `if` that each jump back to it meet there, at the end of the step.
+  std::size_t loop_head_ = static_cast<std::size_t>(-1);
+  bool way_ok(IfSite* site, std::size_t w) const;
+  // No instruction of the code outside [skip_from, skip_to) reads local `slot` (only stores).
+  bool never_read(int slot, std::size_t skip_from = 0, std::size_t skip_to = 0) const;
+  // The last loop not made a loop op here, [from, to) its instructions, and why: a break inside it
+  // says so.
+  struct DeclinedLoop {
+    std::size_t from = 0, to = 0;
+    std::string why;
+  };
+  DeclinedLoop declined_loop_;
+  // The result of a capture given up: no failure, no value (the simulation goes on as before it).
+  void clear_result();
   bool cond_output(IfSite* site, const std::array<VarPtr, 2>& way, int slot, int stack);
   bool cond_outputs(IfSite* site);
   bool way_value(const VarPtr& v, int* id, graph::ValueInfo* info, pybind11::object* constant);
@@ -343,6 +356,11 @@ class OpcodeExecutor {
   bool while_test_value(const VarPtr& v);
   bool while_test(LoopSite* site, const bytecode::Instruction& ins, bool jump_if, bool entry);
   bool while_entry(LoopSite* site, const bytecode::Instruction& ins, bool jump_if);
+  // A test of the loop followed by work and the next test (`while j >= 0 and a[j] > key:`): the
+  // work and the next test's value become one cond op on the first test, its value the one test
+  // of both, so that the work runs only where Python runs it.
+  bool short_circuit_test(LoopSite* loop, const LoopTest& first, std::size_t go_on_at);
+  bool simulate_test_work(LoopSite* loop, IfSite* site, std::size_t from);
   bool simulate_while_body(LoopSite* site);
   // handlers_closure.cpp
   void op_make_cell(const bytecode::Instruction& ins);

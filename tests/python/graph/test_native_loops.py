@@ -204,6 +204,59 @@ def in_band(x, lo, hi):
     return c, s
 
 
+def counts_chained(x, lo, width, bins):
+    h = np.zeros(bins, dtype=np.int64)
+    for v in x:
+        k = int((v - lo) / width)
+        if 0 <= k < bins:  # (a chained comparison: one way takes the copied k, the other pops it)
+            h[k] += 1
+    return h
+
+
+def skips_then_sums(x, t):
+    s = 0.0
+    n = 0
+    for v in x:
+        if v < t:  # (the ways meet back at the loop's head)
+            n += 1
+            continue
+        s += float(v)
+    return s, n
+
+
+def insertion_sort(a):
+    a = a.copy()
+    for i in range(1, a.shape[0]):
+        key = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > key:  # (a[j] read only where j >= 0 held, as plain)
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = key
+    return a
+
+
+def leading_positives(x):
+    n = x.shape[1]
+    out = np.zeros(x.shape[0], dtype=np.int64)
+    for r in range(x.shape[0]):
+        i = 0
+        while i < n and x[r, i] > 0.0:  # (x[r, n] would raise IndexError: read only where i < n held)
+            i += 1
+        out[r] = i
+    return out
+
+
+def first_outside(x, lo, hi):
+    out = np.zeros(x.shape[0], dtype=np.int64)
+    for r in range(x.shape[0]):
+        i = 0
+        while i < x.shape[1] and x[r, i] > lo and x[r, i] < hi:  # (three tests, work before two)
+            i += 1
+        out[r] = i
+    return out
+
+
 CASES = [
     (counter, (1000,), [((50,), {}), ((5_000_000,), {})]),  # (the second passes 2**63: give up, Python's ints)
     (float_steps, (300, 1.0), [((20, -3.5), {})]),
@@ -213,6 +266,11 @@ CASES = [
     (both_or_neither, (X, X[::-1].copy(), 0.1), [((X[:5], X[5:10], -0.5), {}), ((X[:1], X[:1], 9.0), {})]),
     (in_band, (X, -0.5, 0.5), [((X[:3], 0.0, 0.1), {}), ((X.astype(np.float32), -1.0, 1.0), {})]),
     (counts_within, (X, -3.0, 0.25, 24), [((X[:9] * 0.1, -1.0, 0.5, 5), {}), ((X, 0.0, 0.01, 3), {})]),
+    (counts_chained, (X, -3.0, 0.25, 24), [((X[:9] * 0.1, -1.0, 0.5, 5), {}), ((X, 0.0, 0.01, 3), {})]),
+    (skips_then_sums, (X, 0.2), [((X[:4], -9.0), {}), ((X.astype(np.float32), 0.0), {})]),
+    (insertion_sort, (X[:40],), [((X[:3],), {}), ((X[:30].astype(np.float32),), {}), ((np.arange(20) % 7,), {})]),
+    (leading_positives, (np.abs(U2) + 0.1,), [((np.abs(U2[:3]),), {}), ((U2,), {}), ((U2[:, :1],), {})]),
+    (first_outside, (U2 * 0.5, -0.9, 0.9), [((U2[:2] * 0.01, -1.0, 1.0), {}), ((U2.astype(np.float32), 0.0, 0.5), {})]),
     (floor_and_mod, (200, 7), [((200, -7), {}), ((300, 0), {})]),  # (m = 0: ZeroDivisionError, as plain)
     (while_mixed, (np.ones(3), 3, 300.5), [((np.ones(2), 2**60, 2.0**60 + 100), {})]),
     (running_mean, (X,), [((X[:17],), {}), ((X.astype(np.float32),), {})]),

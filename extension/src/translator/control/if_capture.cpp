@@ -29,6 +29,7 @@
 #include "graph/exec/backend.hpp"
 #include "graph/exec/cond_op.hpp"
 #include "graph/ir/arg_values.hpp"
+#include "translator/control/if_site.hpp"
 #include "translator/control/loop_site.hpp"
 #include "translator/executor_support.hpp"
 #include "translator/opcode_executor.hpp"
@@ -39,39 +40,6 @@ namespace sot::translator {
 
 using graph::Arg;
 using graph::ValueInfo;
-
-struct OpcodeExecutor::IfSite {
-  std::size_t jump = 0;    // the jump on the test
-  std::size_t target = 0;  // its target
-  std::size_t join = 0;    // where the two ways meet
-  int test = -1;
-  std::array<std::size_t, 2> start{};  // [0]: the way taken when the test is true, [1]: false
-  // What the run looked like at the jump, to put back (the stack with the test), and the stack
-  // each way must leave (without it).
-  std::vector<VarPtr> locals, stack, stack_after;
-  Mark mark;
-  std::uint64_t serial = 0;
-  std::size_t values = 0, ops = 0, inputs = 0;  // the graph at the jump
-  // Each way's ops [ops_from, ops_to) and values [values_from, values_to) in the frame's graph, and
-  // the locals it left.
-  std::array<std::size_t, 2> ops_from{}, ops_to{}, values_from{}, values_to{};
-  std::array<std::vector<VarPtr>, 2> way_locals;
-  // The values a way leaves on the stack above `stack_after` (a conditional expression's: `a if t
-  // else b`), the same count both ways.
-  std::array<std::vector<VarPtr>, 2> way_stack;
-  // The outputs: the local's slot (or, with `stack` >= 0, the way's stack value there), and in each
-  // way the value (a graph id) or a constant.
-  struct Output {
-    int slot = -1;
-    int stack = -1;
-    ValueInfo info;
-    std::array<int, 2> id{-1, -1};
-    std::array<py::object, 2> constant;
-  };
-  std::vector<Output> outputs;
-  std::vector<std::pair<int, VarPtr>> same;  // locals both ways set to one constant
-  std::vector<VarPtr> stack_values;          // the values left on the stack (null: an output's)
-};
 
 namespace {
 
@@ -97,16 +65,22 @@ bool OpcodeExecutor::simulate_way(IfSite* site, std::size_t start, bool first) {
   // The fall-through way (`first`) finds where the ways meet; the other runs to it.
   const auto& code = code_.instructions();
   next_ = start;
+  bool past_target = false;  // (the fall-through way jumped over the other's start)
   for (;;) {
     pc_ = next_;
-    if (first && pc_ == site->target) {
+    if (first && pc_ == site->target && !past_target) {
       site->join = pc_;  // (no `else`: the way runs into the other's start)
+      return true;
+    }
+    if (first && pc_ == loop_head_ && loop_head_ < site->jump) {
+      site->join = pc_;  // (back at the head of the loop whose body this is: the step's end)
       return true;
     }
     if (!first && pc_ == site->join) {
       return true;
     }
-    if (pc_ >= code.size() || pc_ <= site->jump || (first && pc_ > site->target) ||
+    past_target = past_target || (first && pc_ > site->target);
+    if (pc_ >= code.size() || pc_ <= site->jump || (past_target && loop_head_ >= site->jump) ||
         ++result_.simulated > kMaxSteps) {
       return false;  // (a way that leaves the `if`: a break, a jump back from inside it)
     }
@@ -138,13 +112,17 @@ bool OpcodeExecutor::simulate_way(IfSite* site, std::size_t start, bool first) {
   }
 }
 
-bool OpcodeExecutor::never_read(int slot) const {
-  // No instruction of the code reads local `slot` (only stores it): whether it is bound after an
-  // `if` cannot be seen.
+bool OpcodeExecutor::never_read(int slot, std::size_t skip_from, std::size_t skip_to) const {
+  // (after an `if`: whether the local is bound cannot be seen)
   if (cell_slot(slot)) {
     return false;
   }
-  for (const bytecode::Instruction& ins : code_.instructions()) {
+  const auto& code = code_.instructions();
+  for (std::size_t k = 0; k < code.size(); ++k) {
+    if (k >= skip_from && k < skip_to) {
+      continue;
+    }
+    const bytecode::Instruction& ins = code[k];
     const auto& info = bytecode::opcode_info(ins.opcode);
     const std::string name = info.name;
     if (info.arg_kind == bytecode::ArgKind::kLocal) {
@@ -164,12 +142,19 @@ bool OpcodeExecutor::never_read(int slot) const {
   return true;
 }
 
-bool OpcodeExecutor::way_ok(const IfSite& site) const {
-  // (the stack as at the jump, with the values of a conditional expression above it)
-  return stack_.size() >= site.stack_after.size() &&
-         std::equal(site.stack_after.begin(), site.stack_after.end(), stack_.begin()) &&
-         cleared_.size() == site.mark.cleared &&
-         !effects().changed_since(site.mark.effects, site.serial);
+bool OpcodeExecutor::way_ok(IfSite* site, std::size_t w) const {
+  // (the stack as at the jump, with the values of a conditional expression above it, or less of it
+  // where the way met the other back at the loop's head)
+  const std::vector<VarPtr>& at_jump = site->stack_after;
+  const std::size_t n = std::min(at_jump.size(), stack_.size());
+  site->kept[w] = static_cast<std::size_t>(
+      std::mismatch(at_jump.begin(), at_jump.begin() + static_cast<std::ptrdiff_t>(n),
+                    stack_.begin())
+          .first -
+      at_jump.begin());
+  const bool stack_ok = site->kept[w] == at_jump.size() || site->join == loop_head_;
+  return stack_ok && cleared_.size() == site->mark.cleared &&
+         !effects().changed_since(site->mark.effects, site->serial);
 }
 
 bool OpcodeExecutor::way_value(const VarPtr& v, int* id, ValueInfo* info, py::object* constant) {
@@ -361,7 +346,8 @@ void OpcodeExecutor::emit_cond_op(IfSite* site) {
   for (const auto& [slot, v] : site->same) {
     locals_[static_cast<std::size_t>(slot)] = v;
   }
-  stack_ = site->stack_after;
+  stack_.assign(site->stack_after.begin(),
+                site->stack_after.begin() + static_cast<std::ptrdiff_t>(site->kept_both));
   for (const VarPtr& v : site->stack_values) {
     push(v);
   }
@@ -412,16 +398,19 @@ bool OpcodeExecutor::capture_if(const bytecode::Instruction& ins, bool jump_if) 
       for (const std::size_t w : {first, 1 - first}) {
         site.ops_from[w] = a.graph.ops().size();
         site.values_from[w] = a.graph.values().size();
-        ok = ok && simulate_way(&site, site.start[w], w == first) && way_ok(site);
+        ok = ok && simulate_way(&site, site.start[w], w == first) && way_ok(&site, w);
         site.ops_to[w] = a.graph.ops().size();
         site.values_to[w] = a.graph.values().size();
         site.way_locals[w] = locals_;
-        if (stack_.size() >= site.stack_after.size()) {
-          site.way_stack[w].assign(
-              stack_.begin() + static_cast<std::ptrdiff_t>(site.stack_after.size()), stack_.end());
-        }
+        site.way_stack[w] = stack_;
         locals_ = site.locals;
         stack_ = site.stack_after;
+      }
+      site.kept_both = std::min(site.kept[0], site.kept[1]);
+      for (std::vector<VarPtr>& way_stack : site.way_stack) {
+        way_stack.erase(way_stack.begin(),
+                        way_stack.begin() + static_cast<std::ptrdiff_t>(
+                                                std::min(site.kept_both, way_stack.size())));
       }
       ok = ok && cond_outputs(&site);
       if (ok) {
@@ -437,11 +426,7 @@ bool OpcodeExecutor::capture_if(const bytecode::Instruction& ins, bool jump_if) 
     stack_ = site.stack;
     pc_ = site.jump;
     next_ = pc_ + 1;
-    result_.kind = SimulationResult::Kind::kFail;
-    result_.value = nullptr;
-    result_.reason.clear();
-    result_.lineno = -1;
-    result_.state = FrameState{};
+    clear_result();
     in_group_ = false;
     kwnames_ = py::object();
     break_stack_ = nullptr;

@@ -364,6 +364,14 @@ bool OpcodeExecutor::simulate_loop_body(LoopSite* site) {
     item = Variable::tuple({Variable::array(site->counter_index, "the loop counter"), item});
   }
   push(std::move(item));
+  struct Restore {  // (the head of an outer loop's body again once this body is simulated)
+    std::size_t* at;
+    std::size_t was;
+    Restore(const Restore&) = delete;
+    Restore& operator=(const Restore&) = delete;
+    ~Restore() { *at = was; }
+  } const restore{&loop_head_, loop_head_};
+  loop_head_ = site->for_pc;
   next_ = site->for_pc + 1;
   for (;;) {
     pc_ = next_;
@@ -442,16 +450,16 @@ bool OpcodeExecutor::loop_state_ok(LoopSite* site) {
 // one element of an array (one element of a 1-d array, out[i] = v, is element work), or makes or
 // reads an array of more than one element, keeps the loop op.
 void OpcodeExecutor::abandon_loop(const LoopSite& site) {
+  if (!site.why.empty()) {
+    const std::size_t first = site.is_while ? std::min(site.top, site.test_pc) : site.for_pc;
+    declined_loop_ = {first, site.exit, site.why};
+  }
   rollback(site.mark);
   locals_ = site.locals;
   stack_ = site.is_while ? site.test_stack : site.stack;
   pc_ = site.is_while ? site.test_pc : site.for_pc;
   next_ = pc_ + 1;
-  result_.kind = SimulationResult::Kind::kFail;
-  result_.value = nullptr;
-  result_.reason.clear();
-  result_.lineno = -1;
-  result_.state = FrameState{};
+  clear_result();
   in_group_ = false;
   kwnames_ = py::object();
   break_stack_ = nullptr;

@@ -131,11 +131,7 @@ bool OpcodeExecutor::runtime_range_loop(const CallSite& site) {
   next_ = pc_ + 1;
   in_group_ = group;
   group_first_ = group_first;
-  result_.kind = SimulationResult::Kind::kFail;
-  result_.value = nullptr;
-  result_.reason.clear();
-  result_.lineno = -1;
-  result_.state = FrameState{};
+  clear_result();
   graph_break(
       "a range of Python ints made in the graph that is not a native loop op (its steps known only "
       "where the graph runs)");
@@ -150,22 +146,8 @@ bool OpcodeExecutor::runtime_loop_ok(const LoopSite& site) {
   if (!site.last.empty() || site.counter >= 0 || site.rows || site.is_while) {
     return false;
   }
-  const auto& code = code_.instructions();
-  for (std::size_t k = 0; k < code.size(); ++k) {
-    if (k >= site.for_pc && k < site.exit) {
-      continue;
-    }
-    const auto& info = bytecode::opcode_info(code[k].opcode);
-    const std::string name = info.name;
-    if (info.arg_kind == bytecode::ArgKind::kLocal && code[k].arg == site.var &&
-        name != "STORE_FAST") {
-      return false;
-    }
-    if (info.arg_kind == bytecode::ArgKind::kLocalPair &&
-        (((code[k].arg >> 4) == site.var && name.rfind("STORE_FAST", 0) != 0) ||
-         ((code[k].arg & 15) == site.var && name != "STORE_FAST_STORE_FAST"))) {
-      return false;
-    }
+  if (!never_read(site.var, site.for_pc, site.exit)) {
+    return false;
   }
   graph::Backend* backend = graph::find_backend(shared_->backend);
   std::string why;

@@ -15,12 +15,15 @@
 // - the op: runs while every test goes on, the entry's first, then each step's (loop_op.hpp).
 // Anything else puts every value back as it was at the jump, which then breaks the graph as before.
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "bytecode/opcode_table.hpp"
+#include "translator/control/if_site.hpp"
 #include "translator/control/loop_site.hpp"
 #include "translator/executor_support.hpp"
 #include "translator/opcode_executor.hpp"
@@ -63,6 +66,13 @@ bool test_instruction(const std::string& name) {
   return kNames.count(name) != 0 || truth_jump(name).has_value();
 }
 
+// Work a loop's test may do between its jumps, where one jump's way goes on to the next test
+// (`a[j] > key`, `x[i] + y[i] < t`): the ops of a cond op's way.
+bool test_work(const std::string& name) {
+  return name == "BINARY_SUBSCR" || name == "BINARY_OP" || name == "UNARY_NEGATIVE" ||
+         name == "UNARY_INVERT" || name == "BUILD_TUPLE" || name == "LOAD_ATTR";
+}
+
 std::string name_of(const bytecode::Instruction& ins) {
   return bytecode::opcode_info(ins.opcode).name;
 }
@@ -70,6 +80,23 @@ std::string name_of(const bytecode::Instruction& ins) {
 bool unconditional_jump(const std::string& name) {
   return name == "JUMP_FORWARD" || name == "JUMP_BACKWARD" ||
          name == "JUMP_BACKWARD_NO_INTERRUPT" || name == "JUMP" || name == "JUMP_NO_INTERRUPT";
+}
+
+// From instruction `k` work and loads alone come before the next jump on truth, work among them.
+bool work_before_test(const bytecode::Bytecode& code, std::size_t k) {
+  const auto& ins = code.instructions();
+  bool work = false;
+  for (; k < ins.size(); ++k) {
+    const std::string name = name_of(ins[k]);
+    if (truth_jump(name)) {
+      return work;
+    }
+    if (unconditional_jump(name) || (!test_instruction(name) && !test_work(name))) {
+      return false;
+    }
+    work = work || test_work(name);
+  }
+  return false;
 }
 
 // Whether the straight line from instruction `k` (instructions that do not jump, and unconditional
@@ -125,7 +152,8 @@ bool OpcodeExecutor::while_shape(LoopSite* site) const {
         }
       }
       body = q;
-      if (back == none && !test_instruction(name_of(code[q]))) {
+      const std::string name = name_of(code[q]);
+      if (back == none && !test_instruction(name) && !test_work(name)) {
         return false;
       }
     }
@@ -189,9 +217,16 @@ bool OpcodeExecutor::while_test(LoopSite* site, const bytecode::Instruction& ins
   }
   site->exit = t->leave;
   const VarPtr v = peek(1);
+  const std::size_t go_on_at = pc_ == site->back ? site->for_pc
+                               : t->leave == code_.index_of(ins.target)
+                                   ? pc_ + 1
+                                   : code_.index_of(ins.target);
   if (v->kind() == Variable::Kind::kArray) {
     if (!while_test_value(v)) {
       return false;
+    }
+    if (pc_ != site->back && go_on_at != site->for_pc && work_before_test(code_, go_on_at)) {
+      return short_circuit_test(site, *t, go_on_at);  // (work follows before the next test)
     }
     (entry ? site->entry_tests : site->step_tests).push_back({v->graph_id(), t->go_on_if});
   } else {
@@ -201,10 +236,99 @@ bool OpcodeExecutor::while_test(LoopSite* site, const bytecode::Instruction& ins
     }
   }
   pop();
-  next_ = pc_ == site->back                        ? site->for_pc
-          : t->leave == code_.index_of(ins.target) ? pc_ + 1
-                                                   : code_.index_of(ins.target);
+  next_ = go_on_at;
   return true;
+}
+
+bool OpcodeExecutor::simulate_test_work(LoopSite* loop, IfSite* site, std::size_t from) {
+  // From `from` to the next jump on truth: work and loads only; that jump a test of the loop that
+  // leaves where the others do, on a bool of the graph; nothing else changed.
+  const auto& code = code_.instructions();
+  next_ = from;
+  for (;;) {
+    pc_ = next_;
+    if (pc_ <= site->jump || pc_ >= code.size() || ++result_.simulated > kMaxSteps) {
+      return false;
+    }
+    const std::string name = name_of(code[pc_]);
+    if (truth_jump(name)) {
+      break;
+    }
+    if ((!test_instruction(name) && !test_work(name)) || unconditional_jump(name)) {
+      return false;
+    }
+    next_ = pc_ + 1;
+    step(code[pc_]);
+  }
+  const std::optional<LoopTest> t = loop_test(*loop, code[pc_], *truth_jump(name_of(code[pc_])));
+  if (!t || t->leave != loop->exit || stack_.size() != site->stack_after.size() + 1 ||
+      !std::equal(site->stack_after.begin(), site->stack_after.end(), stack_.begin()) ||
+      locals_ != site->locals || cleared_.size() != site->mark.cleared ||
+      effects().changed_since(site->mark.effects, site->serial) || !while_test_value(peek(1))) {
+    return false;
+  }
+  const int value = peek(1)->graph_id();
+  const graph::ValueInfo& info = arrays().graph.value(value).info;
+  if (info.dtype != graph::DType::kBool) {
+    return false;
+  }
+  // (the way that leaves at the first test hands on the truth that leaves at this one)
+  const std::size_t go = site->start[0] == from ? 0 : 1;
+  IfSite::Output out;
+  out.stack = 0;
+  out.info = info;
+  out.id[go] = value;
+  const py::object leave = py::bool_(!t->go_on_if);
+  out.constant[1 - go] = info.python == 'b' ? leave : numpy_module().attr("bool_")(leave);
+  site->outputs.push_back(std::move(out));
+  site->stack_values = {nullptr};
+  site->join = pc_;
+  return true;
+}
+
+bool OpcodeExecutor::short_circuit_test(LoopSite* loop, const LoopTest& first,
+                                        std::size_t go_on_at) {
+  IfSite site;
+  site.jump = pc_;
+  site.target = code_.index_of(code_.instructions()[pc_].target);
+  site.start = first.go_on_if ? std::array<std::size_t, 2>{go_on_at, first.leave}
+                              : std::array<std::size_t, 2>{first.leave, go_on_at};
+  site.locals = locals_;
+  site.stack = stack_;
+  site.mark = mark();
+  site.test = peek(1)->graph_id();
+  pop();
+  site.stack_after = stack_;
+  site.kept_both = stack_.size();
+  ArrayState& a = arrays();
+  site.values = a.graph.values().size();
+  site.ops = a.graph.ops().size();
+  site.inputs = a.graph.inputs().size();
+  site.serial = Variable::last_serial();
+  const std::size_t go = first.go_on_if ? 0 : 1;
+  bool ok = false;
+  try {
+    site.ops_from[go] = a.graph.ops().size();
+    site.values_from[go] = a.graph.values().size();
+    ok = simulate_test_work(loop, &site, go_on_at);
+    site.ops_to[go] = a.graph.ops().size();
+    site.values_to[go] = a.graph.values().size();
+    site.ops_from[1 - go] = site.ops_to[1 - go] = site.ops_to[go];
+    site.values_from[1 - go] = site.values_to[1 - go] = site.values_to[go];
+    if (ok) {
+      emit_cond_op(&site);  // (next_: the second test's jump, on the op's value)
+    }
+  } catch (const Stop&) {
+    ok = false;
+  }
+  if (!ok) {
+    rollback(site.mark);
+    locals_ = site.locals;
+    stack_ = site.stack;
+    pc_ = site.jump;
+    clear_result();
+  }
+  return ok;
 }
 
 bool OpcodeExecutor::while_entry(LoopSite* site, const bytecode::Instruction& ins, bool jump_if) {

@@ -15,17 +15,21 @@ namespace sot::graph {
 // Turns the check on (for `arch`, e.g. "sm_90") or off; on clears what was recorded.
 // While on, it watches the kernels the cpu backend lowers (kir::set_observer).
 void set_cuda_check(bool on, const std::string& arch);
-// Emits and compiles `k` (each distinct source once per process), recording the outcome.
+// Emits `k` and queues its source's compile (each distinct source once per process) on the
+// check's worker thread, which compiles while the tests go on; in a forked child of the worker's
+// process, nothing.
 void cuda_check_kernel(const kir::Kernel& k);
-// Every kernel checked since the last call, then forgets them: [{"kernel", "why" (not emitted),
-// "source", "ok", "registers", "spill_bytes", "log"}] (a source seen before has its first outcome).
+// Every kernel checked since the last call, once their compiles are done, then forgets them:
+// [{"kernel", "why" (not emitted), "source", "ok", "registers", "spill_bytes", "log"}] (a source
+// seen before has its first outcome).
 pybind11::list cuda_check_take();
 // Compiles one source (or loads it from the disk cache): {"ok", "error", "log", "registers",
 // "spill_bytes", "from_disk", "seconds", "cubin_bytes", "ptx"}.
 pybind11::dict cuda_compile(const std::string& source, const std::string& arch);
-// What was recorded: {"kernels", "emitted", "compiled", "sources", "not_emitted": {why: count},
-// "failed": [{"kernel", "source", "log"}], "max_registers", "spilling": [{"kernel", "bytes"}],
-// "compile_seconds": [per source compiled now], "from_disk", "nvrtc"}.
+// What was recorded, once every compile queued is done: {"kernels", "emitted", "compiled",
+// "sources", "not_emitted": {why: count}, "failed": [{"kernel", "source", "log"}],
+// "max_registers", "spilling": [{"kernel", "bytes"}], "compile_seconds": [per source compiled
+// now], "from_disk", "nvrtc"}.
 // With `sources`, also "source_texts": every distinct source emitted.
 pybind11::dict cuda_check_report(bool sources);
 
