@@ -257,6 +257,18 @@ def first_outside(x, lo, hi):
     return out
 
 
+def edit_distance(a, b):
+    n, m = a.shape[0], b.shape[0]
+    d = np.zeros((n + 1, m + 1))
+    d[:, 0] = np.arange(n + 1)
+    d[0, :] = np.arange(m + 1)
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):  # (after it j is m on every outer step: a constant the outer op leaves)
+            cost = 0.0 if a[i - 1] == b[j - 1] else 1.0
+            d[i, j] = min(d[i - 1, j] + 1.0, d[i, j - 1] + 1.0, d[i - 1, j - 1] + cost)
+    return d[n, m], j, cost
+
+
 CASES = [
     (counter, (1000,), [((50,), {}), ((5_000_000,), {})]),  # (the second passes 2**63: give up, Python's ints)
     (float_steps, (300, 1.0), [((20, -3.5), {})]),
@@ -271,6 +283,7 @@ CASES = [
     (insertion_sort, (X[:40],), [((X[:3],), {}), ((X[:30].astype(np.float32),), {}), ((np.arange(20) % 7,), {})]),
     (leading_positives, (np.abs(U2) + 0.1,), [((np.abs(U2[:3]),), {}), ((U2,), {}), ((U2[:, :1],), {})]),
     (first_outside, (U2 * 0.5, -0.9, 0.9), [((U2[:2] * 0.01, -1.0, 1.0), {}), ((U2.astype(np.float32), 0.0, 0.5), {})]),
+    (edit_distance, (np.arange(12) % 4, np.arange(9) % 3), [((np.arange(3) % 2, np.arange(40) % 5), {}), ((np.arange(20) % 4, np.arange(2)), {})]),
     (floor_and_mod, (200, 7), [((200, -7), {}), ((300, 0), {})]),  # (m = 0: ZeroDivisionError, as plain)
     (while_mixed, (np.ones(3), 3, 300.5), [((np.ones(2), 2**60, 2.0**60 + 100), {})]),
     (running_mean, (X,), [((X[:17],), {}), ((X.astype(np.float32),), {})]),

@@ -435,6 +435,12 @@ bool OpcodeExecutor::loop_state_ok(LoopSite* site) {
       site->last.emplace_back(static_cast<int>(slot), after->graph_id());
       continue;
     }
+    // (a constant the step made from constants alone: unbound before, it is read in the step only
+    // after the step stored it; a range known only where the graph runs may run no step)
+    if (fresh && after && after->is_const() && site->start_value < 0) {
+      site->last_constants.emplace_back(static_cast<int>(slot), after);
+      continue;
+    }
     site->why = "a local changes in a way the next step would see";
     return false;
   }
@@ -586,6 +592,9 @@ void OpcodeExecutor::loop_locals_after(const LoopSite& site, const std::vector<i
   for (const auto& [slot, v] : site.last) {
     locals_[static_cast<std::size_t>(slot)] = Variable::array(outs[k], out_infos[k].text());
     ++k;
+  }
+  for (const auto& [slot, v] : site.last_constants) {
+    locals_[static_cast<std::size_t>(slot)] = v;
   }
   if (site.var < 0) {
     return;  // (a while loop)

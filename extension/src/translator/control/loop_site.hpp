@@ -51,8 +51,11 @@ struct OpcodeExecutor::LoopSite {
   };
   std::vector<Carried> carried;
   std::vector<std::pair<int, int>> last;  // (slot, value at the end of the last step)
-  std::vector<VarPtr> body_locals;        // the locals as the body starts
-  std::string why;                        // why the loop was not captured
+  // Locals unbound before the loop that each step leaves the same constant (an inner loop's
+  // variable after it: `j` after `for j in range(1, m + 1)`), and that constant.
+  std::vector<std::pair<int, VarPtr>> last_constants;
+  std::vector<VarPtr> body_locals;  // the locals as the body starts
+  std::string why;                  // why the loop was not captured
   // A `while` loop (while_capture.cpp): the step runs from `for_pc` (the body's first instruction)
   // to the jump back to it, `back`; the trip count is known only where the graph runs. A test of
   // the loop's condition goes on while the truth of `value` is `go_on_if`.

@@ -143,7 +143,8 @@ bool OpcodeExecutor::runtime_loop_ok(const LoopSite& site) {
   if (site.start_value < 0) {
     return true;
   }
-  if (!site.last.empty() || site.counter >= 0 || site.rows || site.is_while) {
+  if (!site.last.empty() || !site.last_constants.empty() || site.counter >= 0 || site.rows ||
+      site.is_while) {
     return false;
   }
   if (!never_read(site.var, site.for_pc, site.exit)) {
