@@ -364,6 +364,23 @@ def inner_index_read_after(x):
     return out
 
 
+def newton_sqrt(a):
+    x = a.copy()
+    while np.max(np.abs(x * x - a)) > 1e-10:  # (np.max of a vector: tier C compares its items in order)
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def extremes(x, steps):
+    lo = x.min()
+    hi = np.max(x)
+    for _ in range(steps):
+        x = x * 0.5
+        lo = lo + x.min()  # (a NaN or zeros of both signs: the native run gives up, NumPy's answer)
+        hi = hi + np.max(x)
+    return lo, hi
+
+
 # ---- cases ------------------------------------------------------------------------------------------------------
 
 
@@ -391,6 +408,9 @@ CASES = [
     (shrinking, (floats(40, 30), 20), [((floats(41, 12), 5), {})]),
     (carried_in_place, (floats(42, 6), floats(43, 6), 30), None),
     (int_walk, (np.arange(5), 20), [((np.arange(3), 50), {})]),  # (50 steps overflow: NumPy wraps)
+    (newton_sqrt, (np.abs(floats(130, 40)) + 1.0,), [((np.abs(floats(131, 3)) * 50 + 1.0,), {})]),
+    (extremes, (floats(132, 30), 20), [((np.array([0.5, np.nan, 1.0]), 20), {}), ((np.array([-0.0, 0.0, -0.0]), 20), {}),
+                                       ((rng(133).integers(-9, 9, 12), 20), {}), ((np.zeros(0), 20), {})]),
 ]
 
 ELEMENT_LOOPS = (column_sums_below, forward_sub_loops)

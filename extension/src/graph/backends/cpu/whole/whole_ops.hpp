@@ -106,10 +106,12 @@ bool dot_vectors(OpCtx& c);
 
 // whole_ops_arrays.cpp: an elementwise op whose result is an array (each element by `scalar`, the
 // op's handler of NumPy scalars), an assignment into a view of an array (x[i] = row, x[a:b] = v),
-// the sum, mean, copy and norm of a vector, a float64 matrix times a vector (NumPy's gemv), the
-// outer product of two vectors.
+// the sum, mean, max, min, copy and norm of a vector, a float64 matrix times a vector (NumPy's
+// gemv), the outer product of two vectors.
 bool elementwise(OpCtx& c, Handler scalar);
 bool store(OpCtx& c);
+// np.max(x) / np.min(x) of a vector (scalar_max/scalar_min's one-operand form).
+bool vector_extreme(OpCtx& c, bool greatest);
 bool sum_vector(OpCtx& c);
 bool mean_vector(OpCtx& c);
 bool copy_vector(OpCtx& c);

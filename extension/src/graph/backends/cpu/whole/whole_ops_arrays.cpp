@@ -611,6 +611,26 @@ bool sum_over_axis(OpCtx& c) {
   return true;
 }
 
+bool vector_extreme(OpCtx& c, bool greatest) {
+  // np.max(x) / x.min() of a float64 or int64 vector: its items compared in order (the prelude's
+  // sot_extreme_*; where NumPy's answer could differ from that, the run gives up)
+  if (c.args.size() != 1) {
+    return refuse(c, "np.max()/np.min() of another form");
+  }
+  const Val& a = c.args[0];
+  if (c.result.kind != Kind::kScalar || a.type.kind != Kind::kArray || a.type.ndim != 1 ||
+      a.type.dtype != c.result.dtype ||
+      (c.result.dtype != DType::kFloat64 && c.result.dtype != DType::kInt64)) {
+    return refuse(c, "np.max()/np.min() of something other than a float64 or int64 vector");
+  }
+  const bool f = c.result.dtype == DType::kFloat64;
+  c.lines.push_back(c.result.c_type() + " " + c.name + ";");
+  c.lines.push_back(std::string("if (!") + (f ? "sot_extreme_f64(" : "sot_extreme_i64(") + a.expr +
+                    "->shape[0], " + a.expr + "->data, " + a.expr + "->strides[0], " +
+                    (greatest ? "true" : "false") + ", &" + c.name + ")) " + give_up(c));
+  return true;
+}
+
 bool sum_vector(OpCtx& c) {
   return c.args.size() == 2 ? sum_over_axis(c) : vector_reduction(c, false);
 }

@@ -307,6 +307,9 @@ bool scalar_of(OpCtx& c) {
 // max(a, b, ...) / min(...) of NumPy scalars of one dtype: the builtin's first greatest (least)
 // item, compared with NumPy's quiet `<`.
 bool scalar_extreme(OpCtx& c, bool greatest) {
+  if (c.args.size() == 1 && c.args[0].type.kind == Kind::kArray) {
+    return vector_extreme(c, greatest);  // (np.max(x): the builtin's form has two items or more)
+  }
   if (!scalar_result(c) || c.args.size() < 2) {
     return refuse(c, "max()/min() of something other than NumPy scalars");
   }

@@ -320,6 +320,54 @@ static inline bool sot_sum_i64(long long n, const char* a, long long stride, lon
   *r = sum;
   return true;
 }
+// np.max / np.min of a float64 vector (`greatest`: max), in order; false where NumPy's answer is
+// not this loop's: no items (NumPy raises), a NaN (NumPy hands one on), or a zero result where
+// zeros of both signs came (which one NumPy's vectorised loop keeps is its own).
+static inline bool sot_extreme_f64(long long n, const char* a, long long stride, bool greatest,
+                                   double* r) {
+  if (n == 0) {
+    return false;
+  }
+  double m;
+  __builtin_memcpy(&m, a, sizeof m);
+  bool plus_zero = false, minus_zero = false;
+  for (long long k = 0; k < n; ++k) {
+    double v;
+    __builtin_memcpy(&v, a + k * stride, sizeof v);
+    if (__builtin_isnan(v)) {
+      return false;
+    }
+    if (v == 0.) {
+      (__builtin_signbit(v) ? minus_zero : plus_zero) = true;
+    }
+    if (greatest ? v > m : v < m) {
+      m = v;
+    }
+  }
+  if (m == 0. && plus_zero && minus_zero) {
+    return false;
+  }
+  *r = m;
+  return true;
+}
+// The same of an int64 vector (false: no items).
+static inline bool sot_extreme_i64(long long n, const char* a, long long stride, bool greatest,
+                                   long long* r) {
+  if (n == 0) {
+    return false;
+  }
+  long long m;
+  __builtin_memcpy(&m, a, sizeof m);
+  for (long long k = 1; k < n; ++k) {
+    long long v;
+    __builtin_memcpy(&v, a + k * stride, sizeof v);
+    if (greatest ? v > m : v < m) {
+      m = v;
+    }
+  }
+  *r = m;
+  return true;
+}
 // Quiet comparisons: a NaN compares false and raises no invalid flag.
 #define SOT_LT(a, b) __builtin_isless((a), (b))
 #define SOT_LE(a, b) __builtin_islessequal((a), (b))
