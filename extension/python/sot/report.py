@@ -69,6 +69,10 @@ def plan_lines(plan, kernels=True):
     not fused or why it last ran op by op or on the host), each fused group's tier B state and kernel below it
     when ``kernels``."""
     lines = []
+    whole = plan.get("whole")
+    if whole:
+        runs = whole["runs"]
+        lines.append(f"tier C, the whole graph: {whole['status']} ({runs} native run{'s' if runs != 1 else ''})")
     for k, g in enumerate(plan.get("groups", [])):
         ops = ", ".join(g["op_names"])
         line = f"group {k} {g['kind']}: {ops}"

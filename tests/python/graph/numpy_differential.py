@@ -36,11 +36,15 @@ def native_loops():
 
 
 def _loop_entries(records):
-    """The tier C entries (status, runs, gave_up) of the loop ops of the graphs in ``records``."""
+    """The tier C entries (status, runs, gave_up) of the loop ops of the graphs in ``records``, and of a graph
+    whose loops are native as part of the whole graph's function (its plan's ``whole``, where it is emitted)."""
     loops = []
     for r in records:
         for g in r["graphs"]:
             plan = g["compiled"].plan() if hasattr(g["compiled"], "plan") else {}
+            whole = plan.get("whole")
+            if whole and not whole["status"].startswith("not emitted"):
+                loops.append(whole)
             for group in plan.get("groups", []):
                 loops.extend(group.get("loops", []))
     return loops

@@ -370,7 +370,7 @@ def test_unemitted_loops_say_why():
         return x, y
 
     loops = loops_of(last_array, np.ones((3, 2)), 40)
-    assert len(loops) == 1 and loops[0]["status"].startswith("not emitted: a loop that hands on an array"), loops
+    assert len(loops) == 1 and loops[0]["status"].startswith("not emitted: a loop whose result is an array"), loops
     assert loops[0]["runs"] == 0
 
 
@@ -408,3 +408,55 @@ def test_python_semantics_of_numbers():
         got = jitted(*args)
         assert same(got, want), (args, got, want)
         assert all(math.copysign(1.0, x) == math.copysign(1.0, y) for x, y in [(got[1], want[1])])
+
+
+# ---- a whole graph as one native function -------------------------------------------------------------------
+
+
+def trapezoid(x, y):
+    total = 0.0
+    for i in range(1, x.shape[0]):
+        total += 0.5 * (x[i] - x[i - 1]) * (y[i] + y[i - 1])
+    return total
+
+
+def sum_then_int(x, k):
+    t = 0.0
+    for v in x:
+        t += v * 2.0
+    return t, int(x[0] * k)  # (past 64 bits for x[0] * k >= 2**63: the whole graph's code gives up there)
+
+
+def whole_plan(fn, *args, calls=1):
+    """The plan of fn's one graph after ``calls`` translated calls (the first translates, the rest run it)."""
+    sot.reset()
+    cap.clear(fn)
+    translator = sot.translate.new_translator(records=True)
+    with cap.capture(translator):
+        results = [fn(*args) for _ in range(calls)]
+    (graph,) = [g for r in translator.records() for g in r["graphs"]]
+    return graph["compiled"].plan(), results
+
+
+def test_a_graph_with_a_loop_is_one_native_function():
+    """The ops the loop's first step leaves outside it and the loop op itself: one function, no group run."""
+    x = np.linspace(0.0, 3.0, 40)
+    check(trapezoid, x, np.sin(x), variants=[((x[:7], np.cos(x[:7])), {}), ((x[:2], x[:2]), {})])
+    plan, results = whole_plan(trapezoid, x, np.sin(x), calls=3)
+    assert plan["whole"]["status"].startswith("ready") and plan["whole"]["runs"] == 3, plan["whole"]
+    assert all(same(r, trapezoid(x, np.sin(x))) for r in results), results
+    assert all("loops" not in g or not g["loops"] for g in plan["groups"]), "the loop compiled on its own too"
+
+
+def test_a_whole_graph_that_gives_up_runs_its_groups_then_retires():
+    """An int past 64 bits after the loop: the whole graph's code gives up (nothing changed) and the graph's
+    groups compute the big int; after kGiveUpLimit give-ups it is not run again and the loop op gets native code
+    of its own."""
+    x = np.arange(50.0)
+    big = x + 1e20
+    check(sum_then_int, x, 3.0, variants=[((big, 1.0), {}), ((x[::-1], -2.5), {})])
+    plan, results = whole_plan(sum_then_int, big, 1.0, calls=6)
+    assert all(same(r, sum_then_int(big, 1.0)) for r in results), results
+    assert plan["whole"]["gave_up"] == 4 and "not run again" in plan["whole"]["status"], plan["whole"]
+    loops = [entry for g in plan["groups"] for entry in g.get("loops", [])]
+    assert len(loops) == 1 and loops[0]["status"].startswith("ready") and loops[0]["runs"] == 3, loops  # (the fourth call on)

@@ -45,6 +45,15 @@ class Backend {
     (void)spec;
     return nullptr;
   }
+  // A whole graph - its ops, and its loop ops with their bodies compiled (compile_loops with
+  // native false) - as one native function (graph/exec/native_graph.hpp); nullptr where this
+  // backend has none for it (its loops then get their own, compile_native_loops).
+  virtual std::shared_ptr<LoopCode> compile_graph(const Graph& graph,
+                                                  const std::vector<int>& outputs) {
+    (void)graph;
+    (void)outputs;
+    return nullptr;
+  }
   // Whether this backend makes native code of loops at all (now: tier C may be turned off).
   virtual bool compiles_loops() const { return false; }
   // Whether compile_loop would make native code of `spec` (else `why`): the translator keeps a

@@ -27,6 +27,10 @@ class LoopCode {
 
   // Compiled and not given up on.
   virtual bool ready() const = 0;
+  // False when there is no native code at all (status() says why).
+  virtual bool emitted() const { return true; }
+  // True once it will never be ready again (its compile failed, or it gave up too often).
+  virtual bool retired() const = 0;
   // The whole loop on the op's arguments: kDone with `*result` the op's tuple (a new reference),
   // kGaveUp with nothing changed, kError with a Python error set (a signal handler raised).
   virtual Outcome run(PyObject* const* args, std::size_t nargs, PyObject** result) = 0;

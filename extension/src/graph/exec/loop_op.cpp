@@ -16,8 +16,8 @@ namespace py = pybind11;
 namespace sot::graph {
 
 void LoopBody::compile(Backend* backend, bool check,
-                       const std::function<ValueInfo(ValueInfo)>& current,
-                       std::vector<bool> unread) {
+                       const std::function<ValueInfo(ValueInfo)>& current, std::vector<bool> unread,
+                       bool native) {
   Graph body = spec_.body;
   for (std::size_t i = 0; i < body.values().size(); ++i) {
     body.info(static_cast<int>(i)) = current(body.values()[i].info);
@@ -30,7 +30,16 @@ void LoopBody::compile(Backend* backend, bool check,
   current_.outputs = outs;
   current_.unread = std::move(unread);
   compiled_ = backend->compile(g, outs, check);
-  native_ = backend->compile_loop(current_);
+  native_ = nullptr;
+  if (native) {
+    compile_native(backend);
+  }
+}
+
+void LoopBody::compile_native(Backend* backend) {
+  if (compiled_ && !native_) {
+    native_ = backend->compile_loop(current_);
+  }
 }
 
 namespace {
@@ -251,15 +260,32 @@ std::vector<bool> unread_outputs(const Graph& graph, int tuple, int parts) {
 }  // namespace
 
 void compile_loops(const Graph& graph, Backend* backend, bool check,
-                   const std::function<ValueInfo(ValueInfo)>& current) {
+                   const std::function<ValueInfo(ValueInfo)>& current, bool native) {
   for (const Op& op : graph.ops()) {
     if (LoopBody* body = op.name == "loop" ? loop_body_of(op.fn) : nullptr) {
       body->compile(backend, check, current,
-                    unread_outputs(graph, op.result, graph.value(op.result).info.parts));
+                    unread_outputs(graph, op.result, graph.value(op.result).info.parts), native);
     } else if (CondBody* cond = op.name == "cond" ? cond_body_of(op.fn) : nullptr) {
       cond->compile(backend, check, current);
     }
   }
+}
+
+void compile_native_loops(const Graph& graph, Backend* backend) {
+  for (const Op& op : graph.ops()) {
+    if (LoopBody* body = op.name == "loop" ? loop_body_of(op.fn) : nullptr) {
+      body->compile_native(backend);
+    }
+  }
+}
+
+LoopSpec graph_as_step(const Graph& graph, const std::vector<int>& outputs) {
+  LoopSpec spec;
+  spec.body = graph;
+  spec.outputs = outputs;
+  spec.trips = 1;
+  spec.whole_graph = true;
+  return spec;
 }
 
 void bind_loop_type(py::module_& m) {

@@ -47,6 +47,8 @@ struct LoopSpec {
   // place; -1 when the loop is not over enumerate(...).
   int counter_input = -1;
   std::int64_t counter_start = 0;
+  // A whole graph as one step (graph_as_step): its outputs are the graph's, not a loop's.
+  bool whole_graph = false;
   // The op's outputs that no op of the graph around it reads (set by compile_loops: the native
   // code may hand them on as None); empty: all are read.
   std::vector<bool> unread;
@@ -66,8 +68,12 @@ class LoopBody final : public SubgraphOp {
   // Compiles the body (and the loops inside it) with `backend`; `current` gives each value's
   // description as the translation left it (symbols specialized on the way become sizes). The
   // backend may give the whole loop as native code too (graph/exec/loop_code.hpp).
+  // With `native` false the backend is not asked for the loop's native code (compile_native
+  // asks later: the graph around it may be native as a whole).
   void compile(Backend* backend, bool check, const std::function<ValueInfo(ValueInfo)>& current,
-               std::vector<bool> unread = {});
+               std::vector<bool> unread = {}, bool native = true);
+  // Asks the backend for the compiled loop's native code, once.
+  void compile_native(Backend* backend);
   // Runs the loop on the op's arguments: a tuple of the outputs (new reference; nullptr with an
   // error set when a step raises): the native code when it is ready and does not give up, else a
   // graph call per step. Compiles with the reference backend when nothing has.
@@ -92,8 +98,14 @@ LoopBody* loop_body_of(const pybind11::handle& fn);
 // Compiles the bodies of the loop and cond ops of `graph` (see LoopBody::compile), each loop op
 // told which of its outputs no op of `graph` reads (give it the optimized graph: its dead
 // `loop_output` ops are gone).
+// With `native` false the loop ops of `graph` itself get no native code (the loops inside their
+// bodies do): compile_native_loops gives it them later.
 void compile_loops(const Graph& graph, Backend* backend, bool check,
-                   const std::function<ValueInfo(ValueInfo)>& current);
+                   const std::function<ValueInfo(ValueInfo)>& current, bool native = true);
+void compile_native_loops(const Graph& graph, Backend* backend);
+// A whole graph as a loop op of one step (no carried values, its inputs read-only, its outputs
+// the last values), for a backend to make one native function of (Backend::compile_graph).
+LoopSpec graph_as_step(const Graph& graph, const std::vector<int>& outputs);
 // Registers the callable's Python type (at module import).
 void bind_loop_type(pybind11::module_& m);
 

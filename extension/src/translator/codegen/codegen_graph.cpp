@@ -10,6 +10,7 @@
 #include <cctype>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -20,6 +21,7 @@
 #include "core/loaded_module.hpp"
 #include "graph/exec/backend.hpp"
 #include "graph/exec/loop_op.hpp"
+#include "graph/exec/native_graph.hpp"
 #include "translator/codegen/codegen_emitter.hpp"
 
 namespace py = pybind11;
@@ -129,10 +131,21 @@ void CodeGen::prepare_graph(Emitter& e, const SimulationResult& r, std::vector<V
     const graph::Graph g = captured.optimized(&outs);
     // (the loops of the optimized graph: its dead loop_output ops are gone, and a loop's outputs
     // that nothing reads need not be made)
-    graph::compile_loops(g, backend, graph_options_.check,
-                         [&](graph::ValueInfo info) { return r.arrays->current(std::move(info)); });
+    // (their native code waits: the graph may be native as a whole, its loops with it)
+    graph::compile_loops(
+        g, backend, graph_options_.check,
+        [&](graph::ValueInfo info) { return r.arrays->current(std::move(info)); }, false);
+    std::shared_ptr<graph::LoopCode> whole = backend->compile_graph(g, outs);
+    std::function<void()> native_loops = [g, backend] { graph::compile_native_loops(g, backend); };
+    if (!whole || !whole->emitted()) {
+      native_loops();
+    }
     GraphRecord record;
     record.compiled = backend->compile(g, outs, graph_options_.check);
+    if (whole) {  // (not emitted: its plan says why)
+      record.compiled =
+          graph::native_first(record.compiled, whole, outs.size(), std::move(native_loops));
+    }
     record.text = g.text(outs);
     record.json = g.json(outs);
     record.op_counts = g.op_counts();

@@ -151,6 +151,12 @@ class CpuBackend final : public Backend {
     return whole::native_loop(spec);
   }
 
+  // Tier C of a graph with loop ops: the whole graph as one native function.
+  std::shared_ptr<LoopCode> compile_graph(const Graph& graph,
+                                          const std::vector<int>& outputs) override {
+    return whole::native_graph(graph, outputs);
+  }
+
   bool compiles_loops() const override { return whole::whole_options().enabled.load(); }
 
   bool native_loop(const LoopSpec& spec, std::string* why) override {

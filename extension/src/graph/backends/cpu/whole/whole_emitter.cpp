@@ -326,7 +326,7 @@ std::vector<Val> Emitter::output_vars(const Graph& g, const std::vector<int>& ou
     std::string why;
     const auto t = type_of(g.value(outputs[k]).info, &why);
     if (!t || (!t->number() && (k >= arrays || t->ndim < 1))) {
-      refuse(t ? std::string("a ") + what + " that hands on an array" : why);
+      refuse(t ? std::string("a ") + what + " whose result is an array" : why);
     }
     vars.push_back(Val{fresh("c"), *t, -1});
   }
@@ -465,8 +465,8 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
   // (a range known where it runs: its start and stop are the op's last arguments)
   const std::size_t nargs = args.size() - ntests - (spec.runtime_bounds ? 2 : 0);
   // The carried values as variables, the last values declared before the loop.
-  std::vector<Val> vars =
-      output_vars(spec.body, spec.outputs, nvalues, spec.ncarried, "loop", spec.unread);
+  std::vector<Val> vars = output_vars(spec.body, spec.outputs, nvalues, spec.ncarried,
+                                      spec.whole_graph ? "graph" : "loop", spec.unread);
   for (std::size_t k = 0; k < nvalues; ++k) {
     if (vars[k].absent) {
       continue;

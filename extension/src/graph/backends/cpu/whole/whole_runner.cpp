@@ -237,6 +237,10 @@ bool WholeLoop::ready() const {
   return gave_up_ < kGiveUpLimit && kernel_->state() == NativeKernel::State::kReady;
 }
 
+bool WholeLoop::retired() const {
+  return gave_up_ >= kGiveUpLimit || kernel_->state() == NativeKernel::State::kFailed;
+}
+
 bool WholeLoop::read_args(PyObject* const* args, std::size_t nargs,
                           std::vector<unsigned long long>* in,
                           std::vector<SlotArray>* arrays) const {
@@ -531,6 +535,16 @@ std::shared_ptr<LoopCode> native_loop(const LoopSpec& spec) {
     return std::make_shared<UnemittedLoop>(why);
   }
   return std::make_shared<WholeLoop>(std::move(*source));
+}
+
+std::shared_ptr<LoopCode> native_graph(const Graph& graph, const std::vector<int>& outputs) {
+  // (a graph with no loop op: tier B's groups, each compiled only where it pays, run it; one
+  // with a loop op is compiled anyway, once as a whole in place of once per loop)
+  const auto& ops = graph.ops();
+  if (std::none_of(ops.begin(), ops.end(), [](const Op& op) { return op.name == "loop"; })) {
+    return nullptr;
+  }
+  return native_loop(graph_as_step(graph, outputs));
 }
 
 }  // namespace sot::graph::whole

@@ -36,6 +36,7 @@ class WholeLoop final : public LoopCode {
   explicit WholeLoop(WholeSource source);
 
   bool ready() const override;
+  bool retired() const override;
   Outcome run(PyObject* const* args, std::size_t nargs, PyObject** result) override;
   std::string status() const override;
   long runs() const override { return runs_; }
@@ -66,6 +67,8 @@ class UnemittedLoop final : public LoopCode {
  public:
   explicit UnemittedLoop(std::string why) : why_(std::move(why)) {}
   bool ready() const override { return false; }
+  bool emitted() const override { return false; }
+  bool retired() const override { return true; }
   Outcome run(PyObject* const* args, std::size_t nargs, PyObject** result) override {
     (void)args;
     (void)nargs;
@@ -83,5 +86,8 @@ class UnemittedLoop final : public LoopCode {
 // Tier C's native code for loop op `spec`, or why not (an UnemittedLoop); nullptr when tier C is
 // off.
 std::shared_ptr<LoopCode> native_loop(const LoopSpec& spec);
+// Tier C's native code for a whole graph with a loop op among its ops (graph_as_step), or why not;
+// nullptr when tier C is off or the graph has no loop op.
+std::shared_ptr<LoopCode> native_graph(const Graph& graph, const std::vector<int>& outputs);
 
 }  // namespace sot::graph::whole
