@@ -35,7 +35,7 @@ def native_loops():
     return sot.config.backend == "cpu" and sot._sot.graph.tier_c() != "off"
 
 
-def _loop_entries(records):
+def tier_c_entries(records):
     """The tier C entries (status, runs, gave_up) of the loop ops of the graphs in ``records``, and of a graph
     whose loops are native as part of the whole graph's function (its plan's ``whole``, where it is emitted)."""
     loops = []
@@ -52,7 +52,7 @@ def _loop_entries(records):
 
 def native_runs(records):
     """How many times the loop ops of the graphs in ``records`` (a translator's records) ran as native code."""
-    return sum(loop["runs"] for loop in _loop_entries(records))
+    return sum(loop["runs"] for loop in tier_c_entries(records))
 
 
 def tier_c_loops(fn, *args, raises=()):
@@ -67,7 +67,7 @@ def tier_c_loops(fn, *args, raises=()):
     except raises:
         pass
     records = translator.records()
-    return _loop_entries(records), records
+    return tier_c_entries(records), records
 
 
 def _arrays_in(value, out):

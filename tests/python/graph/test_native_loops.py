@@ -460,3 +460,80 @@ def test_a_whole_graph_that_gives_up_runs_its_groups_then_retires():
     assert plan["whole"]["gave_up"] == 4 and "not run again" in plan["whole"]["status"], plan["whole"]
     loops = [entry for g in plan["groups"] for entry in g.get("loops", [])]
     assert len(loops) == 1 and loops[0]["status"].startswith("ready") and loops[0]["runs"] == 3, loops  # (the fourth call on)
+
+
+def solved(L, b):
+    n = b.shape[0]
+    x = np.zeros(n)
+    for i in range(n):
+        x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]
+    return x
+
+
+def counted(x, bins):
+    h = np.zeros(bins, dtype=np.int64)
+    g = np.ones(bins)
+    for v in x:
+        k = int(v * bins) % bins
+        h[k] += 1
+        g[k] *= 1.5
+    return h, g
+
+
+def scaled_in_place(x, k):
+    for i in range(x.shape[0]):
+        x[i] = x[i] * k + i
+    return x
+
+
+def twice(x):
+    y = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        y[i] = x[i] + 1.0
+    return y, y
+
+
+def tail_of(x):
+    y = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        y[i] = x[i] * 2.0
+    return y[1:]
+
+
+def lower(n, seed):
+    a = np.random.default_rng(seed).standard_normal((n, n))
+    return np.tril(a) + n * np.eye(n)
+
+
+def test_a_whole_graph_returns_the_arrays_it_made():
+    """Vectors the graph made (np.zeros, np.ones, with a dtype) come out as new arrays of NumPy's layout, each
+    made for the call; an argument the graph wrote into comes out as itself."""
+    b = np.arange(1.0, 13.0)
+    check(solved, lower(12, 1), b, variants=[((lower(5, 2), b[:5]), {}), ((lower(1, 3), b[:1]), {})])
+    plan, results = whole_plan(solved, lower(12, 1), b, calls=3)
+    assert plan["whole"]["status"].startswith("ready") and plan["whole"]["runs"] == 3, plan["whole"]
+    x = results[0]
+    assert x.flags.c_contiguous and x.flags.owndata and x.flags.writeable and x.base is None
+    assert results[0] is not results[1] and not np.shares_memory(results[0], results[1])
+    values = np.random.default_rng(4).uniform(0.0, 1.0, 60)
+    check(counted, values, 7, variants=[((values[:3], 7), {}), ((values[::-2], 7), {})])
+    plan, results = whole_plan(counted, values, 7, calls=2)
+    assert plan["whole"]["runs"] == 2 and results[0][0].dtype == np.int64, plan["whole"]
+    x = np.arange(30.0)
+    check(scaled_in_place, x, 3.0, variants=[((x[:4].copy(), -1.5), {}), ((x[::3].copy(), 2.0), {})])
+    arg = np.arange(30.0)
+    plan, results = whole_plan(scaled_in_place, arg, 3.0, calls=2)
+    assert plan["whole"]["runs"] == 2 and all(r is arg for r in results), plan["whole"]
+
+
+def test_a_whole_graph_keeps_what_its_results_are():
+    """One array returned twice is one object twice (the graph's one output); a view of an array the graph made
+    is not emitted (a new array would not be a view): the groups' path returns it."""
+    x = np.arange(20.0)
+    check(twice, x, variants=[((x[:3],), {})])
+    plan, results = whole_plan(twice, x)
+    assert plan["whole"]["runs"] == 1 and results[0][0] is results[0][1], plan["whole"]
+    check(tail_of, x, variants=[((x[:3],), {})])
+    plan, results = whole_plan(tail_of, x)
+    assert plan["whole"]["status"].startswith("not emitted: a graph whose result is a view"), plan["whole"]
+    assert results[0].base is not None

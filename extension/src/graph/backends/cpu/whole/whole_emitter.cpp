@@ -62,6 +62,7 @@ class Emitter {
   // A slice item of a key: its constant parts, and the values `index` gives for its Ellipsis parts.
   static Val slice(const py::handle& item, const std::function<Val()>& index);
   std::vector<Val> operands(const Scope& s, const Op& op);
+  std::vector<Val> shape_operands(const Scope& s, const Op& op);
   static void key_items(const py::handle& key, std::vector<Val>* vals);
   std::size_t at_items(const Scope& s, const Op& op, std::vector<Val>* vals);
   void ops(Scope& s);
@@ -74,10 +75,14 @@ class Emitter {
   std::vector<Val> body(const Graph& g, const std::vector<Val>& inputs,
                         const std::vector<int>& outputs);
   // Number variables for the outputs `outputs` of `g` (a loop's carried and last values, a cond's).
-  // (the first `arrays` may be vectors: a loop's carried arrays)
+  // (the first `arrays` may be vectors: a loop's carried arrays; with `handed_out` any may be: a
+  // whole graph's results, which its step hands out itself)
   std::vector<Val> output_vars(const Graph& g, const std::vector<int>& outputs, std::size_t count,
                                std::size_t arrays, const char* what,
-                               const std::vector<bool>& unread);
+                               const std::vector<bool>& unread, bool handed_out = false);
+  // A whole graph's array result `v`, output `k`: one of the arguments handed on as it is, or a
+  // new array (the runner's) that the array the code made is copied into.
+  void hand_out(std::size_t k, const Val& v);
   // A carried array: `var` (a SotArr*) starts as `init`, its buffer made before the loop; each
   // step's new array (`out`) copied into the buffer at its end (carry_array).
   void carried_array(Val* var, const Val& init);
@@ -100,6 +105,8 @@ class Emitter {
   std::vector<std::vector<int>> passed_groups_;  // the arguments of each loop's passed_on arrays
   WholeSource src_;
   std::vector<std::vector<Val>> tuples_;  // loop results, by the index recorded in a Val's arg
+  std::vector<std::string> arg_exprs_;    // the function's arguments, as the code names them
+  std::vector<std::string> handed_;       // a whole graph's results handed out, by output
 };
 
 Val Emitter::value(const Scope& s, int id) {
@@ -190,7 +197,38 @@ std::size_t Emitter::at_items(const Scope& s, const Op& op, std::vector<Val>* va
 // The op's operands: values and constants in order; a getitem/setitem key becomes its indices (a
 // tuple constant's items; getitem_at/setitem_at's template with the index values in its None
 // places).
+std::vector<Val> Emitter::shape_operands(const Scope& s, const Op& op) {
+  // (np.zeros(shape, dtype): the shape's sizes; the dtype is the result's)
+  for (const auto& [name, arg] : op.kwargs) {
+    if (name != "dtype") {
+      refuse(op.name + " with keyword arguments other than dtype");
+    }
+  }
+  if (op.args.empty() || op.args.size() > 2) {
+    refuse(op.name + " of another form");
+  }
+  const Arg& a = op.args[0];
+  std::vector<Val> vals;
+  if (a.kind == Arg::Kind::kValue) {
+    vals.push_back(value(s, a.value));
+  } else if (a.kind == Arg::Kind::kConst && PyTuple_Check(a.constant.ptr())) {
+    for (const py::handle item : a.constant) {
+      vals.push_back(constant(item));
+    }
+  } else if (a.kind == Arg::Kind::kConst) {
+    vals.push_back(constant(a.constant));
+  } else {
+    for (const int v : a.values) {
+      vals.push_back(value(s, v));
+    }
+  }
+  return vals;
+}
+
 std::vector<Val> Emitter::operands(const Scope& s, const Op& op) {
+  if (op.name == "zeros" || op.name == "ones" || op.name == "empty") {
+    return shape_operands(s, op);
+  }
   std::vector<Val> vals;
   const bool axis = op.name == "sum" && op.kwargs.size() == 1 && op.kwargs[0].first == "axis" &&
                     op.kwargs[0].second.kind == Arg::Kind::kConst;
@@ -314,7 +352,7 @@ std::vector<Val> Emitter::body(const Graph& g, const std::vector<Val>& inputs,
 
 std::vector<Val> Emitter::output_vars(const Graph& g, const std::vector<int>& outputs,
                                       std::size_t count, std::size_t arrays, const char* what,
-                                      const std::vector<bool>& unread) {
+                                      const std::vector<bool>& unread, bool handed_out) {
   std::vector<Val> vars;
   for (std::size_t k = 0; k < count; ++k) {
     if (k >= arrays && k < unread.size() && unread[k]) {
@@ -325,12 +363,45 @@ std::vector<Val> Emitter::output_vars(const Graph& g, const std::vector<int>& ou
     }
     std::string why;
     const auto t = type_of(g.value(outputs[k]).info, &why);
-    if (!t || (!t->number() && (k >= arrays || t->ndim < 1))) {
+    // (a whole graph's arrays: vectors, whose layout is NumPy's whatever made them)
+    const bool out = handed_out && t && t->kind == Kind::kArray && t->ndim == 1;
+    if (!t || (!t->number() && !out && (k >= arrays || t->ndim < 1))) {
       refuse(t ? std::string("a ") + what + " whose result is an array" : why);
     }
     vars.push_back(Val{fresh("c"), *t, -1});
+    vars.back().handed_out = out;
   }
   return vars;
+}
+
+void Emitter::hand_out(std::size_t k, const Val& v) {
+  if (!(v.whole || v.fresh) || v.type.kind != Kind::kArray || v.type.ndim != 1) {
+    refuse("a graph whose result is a view, or an array not made as NumPy makes it");
+  }
+  for (std::size_t j = 0; j < k && j < handed_.size(); ++j) {
+    if (handed_[j] == v.expr) {
+      refuse("a graph that returns one array twice");
+    }
+  }
+  handed_.resize(k + 1);
+  handed_[k] = v.expr;
+  const std::string slot = "out[" + std::to_string(k) + "].u";
+  std::string which = "0ULL";  // (1 + the argument it is)
+  for (std::size_t j = src_.args.size(); j-- > 0;) {
+    if (src_.args[j].kind == Kind::kArray) {
+      which = cat({v.expr, " == ", arg_exprs_[j], " ? ", std::to_string(j + 1), "ULL : (", which,
+                   ")"});
+    }
+  }
+  const std::string o = "o" + std::to_string(k);
+  line(cat({slot, " = ", which, ";"}));
+  line(cat({"if (", slot, " == 0ULL) {"}));
+  line(cat({"  char* const ", o, " = env->out_array(env, ", std::to_string(k), ", ", v.expr,
+            "->shape);"}));
+  line(cat({"  if (", o, " == nullptr) SOT_GIVE_UP(", std::to_string(carried_give_up()), ");"}));
+  line(cat({"  __builtin_memcpy(", o, ", ", v.expr, "->data, ", v.expr,
+            "->shape[0] * static_cast<long long>(sizeof(", v.type.c_type(), ")));"}));
+  line("}");
 }
 
 void Emitter::carried_array(Val* var, const Val& init) {
@@ -465,10 +536,11 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
   // (a range known where it runs: its start and stop are the op's last arguments)
   const std::size_t nargs = args.size() - ntests - (spec.runtime_bounds ? 2 : 0);
   // The carried values as variables, the last values declared before the loop.
-  std::vector<Val> vars = output_vars(spec.body, spec.outputs, nvalues, spec.ncarried,
-                                      spec.whole_graph ? "graph" : "loop", spec.unread);
+  std::vector<Val> vars =
+      output_vars(spec.body, spec.outputs, nvalues, spec.ncarried,
+                  spec.whole_graph ? "graph" : "loop", spec.unread, spec.whole_graph);
   for (std::size_t k = 0; k < nvalues; ++k) {
-    if (vars[k].absent) {
+    if (vars[k].absent || vars[k].handed_out) {
       continue;
     }
     if (vars[k].type.kind == Kind::kArray) {
@@ -538,7 +610,9 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
   for (std::size_t k = 0; k < nvalues; ++k) {
     const std::string n = fresh("t");
     vars[k].passed_on = from[k] >= 0;
-    if (vars[k].passed_on) {
+    if (vars[k].handed_out) {
+      hand_out(k, outs[k]);
+    } else if (vars[k].passed_on) {
       line("const SotArr* const " + n + " = " + outs[k].expr + ";");
     } else if (!vars[k].absent && vars[k].type.kind != Kind::kArray) {
       line("const " + vars[k].type.c_type() + " " + n + " = " + outs[k].expr + ";");
@@ -546,10 +620,12 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
     next.push_back(n);
   }
   for (std::size_t k = 0; k < nvalues; ++k) {
-    if (vars[k].absent) {
+    if (vars[k].absent || vars[k].handed_out) {
       continue;
     }
     if (vars[k].type.kind == Kind::kArray && !vars[k].passed_on) {
+      // (after the loop: the array it starts as, or the buffer's copy of a new one)
+      vars[k].whole = args.at(k).whole || args.at(k).fresh;
       carry_array(vars[k], outs[k]);
     } else {
       line(vars[k].expr + " = " + next[k] + ";");
@@ -609,6 +685,8 @@ WholeSource Emitter::run(const LoopSpec& spec) {
       line(text);
     }
     args.push_back(Val{name, *t, t->kind == Kind::kArray ? static_cast<int>(j) : -1});
+    args.back().whole = t->kind == Kind::kArray;
+    arg_exprs_.push_back(name);
     src_.args.push_back(*t);
     ++j;
   }
@@ -637,7 +715,8 @@ WholeSource Emitter::run(const LoopSpec& spec) {
   for (std::size_t k = 0; k < outs.size(); ++k) {
     const std::string slot = "out[" + std::to_string(k) + "].";
     src_.unread.push_back(outs[k].absent);
-    if (outs[k].absent) {
+    src_.handed_out.push_back(outs[k].handed_out);
+    if (outs[k].absent || outs[k].handed_out) {  // (handed out: its slot written in the step)
       src_.outputs.push_back(outs[k].type);
       continue;
     }

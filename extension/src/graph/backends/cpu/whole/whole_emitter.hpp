@@ -23,6 +23,9 @@ struct WholeSource {
   std::size_t tests = 0;         // of which the last are a while loop's entry tests (truths)
   std::vector<WType> outputs;    // the loop op's outputs (its carried, then its last values)
   std::vector<bool> unread;      // of which those no op reads: the runner hands on None
+  // of which a whole graph's arrays: the slot is 1 + the argument handed on, or 0: the new array
+  // made by env->out_array
+  std::vector<bool> handed_out;
   std::vector<int> written;      // the arguments (arrays) whose elements the code writes
   std::vector<std::string> ops;  // the text of each op an `env->why` may name
   bool makes_arrays = false;     // the code makes arrays (the runner sets up the arena)

@@ -68,6 +68,11 @@ struct Val {
   bool passed_on = false;
   // A None item of an index key (np.newaxis): a new dimension of one item.
   bool newaxis = false;
+  // At run time one of the function's array arguments as it is, or an array the code made itself
+  // (C-ordered, in the arena, no view of another): what a whole graph may return (fresh ones too).
+  bool whole = false;
+  // A whole graph's array result that the step itself hands on (its slot written there).
+  bool handed_out = false;
 };
 
 struct OpCtx {
@@ -120,6 +125,7 @@ bool matrix_vector(OpCtx& c);
 bool sum_over_axis(OpCtx& c);   // (x.sum(axis=k) of a float64 array: NumPy's order)
 bool outer_vectors(OpCtx& c);   // (np.outer of two vectors: a column times a row, elementwise)
 bool astype_element(OpCtx& c);  // (one element of x.astype(t): elementwise() makes the array)
+bool filled_array(OpCtx& c);    // (np.zeros, np.ones, np.empty of Python int sizes)
 
 // Whether NumPy op `name` is elementwise (its handler computes one element: elementwise() makes
 // arrays of it).

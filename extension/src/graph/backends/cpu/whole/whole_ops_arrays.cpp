@@ -1,5 +1,6 @@
 // Tier C's handlers of arrays made in the code (whole_ops.hpp): elementwise ops whose result is an
 // array, assignments into views, sums and means of vectors.
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <functional>
@@ -413,6 +414,44 @@ bool copy_vector(OpCtx& c) {
     return refuse(c, "a copy of something other than a vector");
   }
   c.out = copy_of(c, c.args[0], c.name);
+  c.out.fresh = true;
+  return true;
+}
+
+bool filled_array(OpCtx& c) {
+  // (np.zeros / np.ones / np.empty of Python int sizes, the dtype the result's: a new C-ordered
+  // array; np.empty's items are zeros here, NumPy leaves them as they come; a negative size gives
+  // up: NumPy raises)
+  const int rank = c.result.ndim;
+  if (c.result.kind != Kind::kArray || rank < 1 ||
+      c.args.size() != static_cast<std::size_t>(rank) ||
+      std::any_of(c.args.begin(), c.args.end(),
+                  [](const Val& a) { return a.is_slice() || a.type.kind != Kind::kPyInt; })) {
+    return refuse(c, "an array made of sizes other than Python ints");
+  }
+  if (c.size_hint > kMostItems) {
+    return refuse(c, "an array of " + std::to_string(c.size_hint) + " items");
+  }
+  const std::string& n = c.name;
+  std::string shape = "long long " + n + "_shape[" + std::to_string(rank) + "] = {";
+  for (int d = 0; d < rank; ++d) {
+    shape += cat({d > 0 ? ", " : "", c.args[static_cast<std::size_t>(d)].expr});
+  }
+  c.lines.push_back(shape + "};");
+  for (int d = 0; d < rank; ++d) {
+    c.lines.push_back(cat({"if (", n, "_shape[", std::to_string(d), "] < 0) ", give_up(c)}));
+  }
+  new_array(c, c.result.dtype, n + "_shape", rank, n);
+  const std::string bytes = n + "_count * " + size_of(c.result.dtype);
+  if (c.op->name == "ones") {
+    const std::string t = c_type(c.result.dtype);
+    c.lines.push_back(cat({"{ const ", t, " one = static_cast<", t, ">(1); for (long long k = 0; k < ",
+                           n, "_count; ++k) __builtin_memcpy(", n, "_data + k * sizeof one, &one, ",
+                           "sizeof one); }"}));
+  } else {
+    c.lines.push_back(cat({"__builtin_memset(", n, "_data, 0, ", bytes, ");"}));
+  }
+  c.out = Val{n, c.result, -1};
   c.out.fresh = true;
   return true;
 }

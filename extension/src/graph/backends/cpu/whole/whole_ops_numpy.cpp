@@ -458,7 +458,8 @@ bool setitem(OpCtx& c) {
                      (a.type.dtype == DType::kInt64 && (from == 'i' || from == 'b') &&
                       v.type.dtype != DType::kUInt64) ||
                      (to == 'b' && from == 'b');
-  if (!exact || a.arg < 0) {
+  // (into an argument, logged; or into an array the code made, which a give-up drops)
+  if (!exact || (a.arg < 0 && !a.fresh)) {
     return refuse(c, "an assignment whose cast tier C does not assert");
   }
   const std::string at = c.name + "_at";
@@ -468,10 +469,12 @@ bool setitem(OpCtx& c) {
   const std::string value = c.name + "_v";
   c.lines.push_back("const " + c_type(a.type.dtype) + " " + value + " = " +
                     cast_to(v.expr, v.type, a.type.dtype) + ";");
-  c.lines.push_back("if (!sot_log(env, " + at + ", sizeof " + value + ")) " + give_up(c));
+  if (a.arg >= 0) {
+    c.lines.push_back("if (!sot_log(env, " + at + ", sizeof " + value + ")) " + give_up(c));
+    c.written.push_back(a.arg);
+  }
   c.lines.push_back("__builtin_memcpy(" + at + ", &" + value + ", sizeof " + value + ");");
   c.out = a;  // (the op's result is the array itself)
-  c.written.push_back(a.arg);
   return true;
 }
 
@@ -515,6 +518,9 @@ const std::map<std::string, NumpyOp>& numpy_ops() {
       {"sum", {sum_vector, false}},
       {"mean", {mean_vector, false}},
       {"copy", {copy_vector, false}},
+      {"zeros", {filled_array, false}},
+      {"ones", {filled_array, false}},
+      {"empty", {filled_array, false}},
       {"linalg.norm", {norm_vector, false}},
       {"getitem", {getitem, false}},
       {"getitem_at", {getitem, false}},

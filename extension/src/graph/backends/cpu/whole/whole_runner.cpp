@@ -42,11 +42,38 @@ struct Env {
   long long arena_used, chunk_room, chunk_index;
   bool (*chunk_at)(Env*, long long k, long long bytes);
   DgemvFn dgemv;
+  char* (*out_array)(Env*, long long k, const long long* shape);
+  void* outs;  // (OutArrays)
 };
 using WholeFn = int (*)(const unsigned long long* in, unsigned long long* out, Env* env);
 static_assert(sizeof(Py_ssize_t) == sizeof(long long), "NumPy's npy_intp is 64 bits here");
 
 namespace {
+
+// A run's arrays made for a whole graph's results (out_array), by output.
+struct OutArrays {
+  const std::vector<py::object>* dtypes;  // per output: its dtype where it is handed out
+  PyObject* empty;                        // numpy.empty
+  std::vector<py::object> made;
+};
+
+char* out_array(Env* env, long long k, const long long* shape) {
+  auto* outs = static_cast<OutArrays*>(env->outs);
+  const auto at = static_cast<std::size_t>(k);
+  PyObject* size = PyLong_FromLongLong(shape[0]);
+  if (size == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  PyObject* a = PyObject_CallFunctionObjArgs(outs->empty, size, (*outs->dtypes)[at].ptr(), nullptr);
+  Py_DECREF(size);
+  if (a == nullptr) {  // (the graph's own path makes it, or raises)
+    PyErr_Clear();
+    return nullptr;
+  }
+  outs->made[at] = py::reinterpret_steal<py::object>(a);
+  return static_cast<char*>(array_fields(a)->data);
+}
 
 int check_signals() {
   return PyErr_CheckSignals();
@@ -224,8 +251,11 @@ WholeLoop::WholeLoop(WholeSource source) : source_(std::move(source)) {
     descrs_.push_back(t.kind == Kind::kArray ? numpy.attr("dtype")(std::string(name(t.dtype)))
                                              : py::object());
   }
-  for (const WType& t : source_.outputs) {
+  for (std::size_t k = 0; k < source_.outputs.size(); ++k) {
+    const WType& t = source_.outputs[k];
     types_.push_back(type_of_kind(t));
+    const bool out = k < source_.handed_out.size() && source_.handed_out[k];
+    out_dtypes_.push_back(out ? numpy.attr("dtype")(std::string(name(t.dtype))) : py::object());
   }
   std::sort(source_.written.begin(), source_.written.end());
   source_.written.erase(std::unique(source_.written.begin(), source_.written.end()),
@@ -368,8 +398,8 @@ PyObject* WholeLoop::carried_array(PyObject* const* args, std::size_t k,
   return made;
 }
 
-PyObject* WholeLoop::outputs(PyObject* const* args,
-                             const std::vector<unsigned long long>& out) const {
+PyObject* WholeLoop::outputs(PyObject* const* args, const std::vector<unsigned long long>& out,
+                             std::vector<py::object>& made) const {
   const std::size_t n = source_.outputs.size();
   PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(n));
   if (tuple == nullptr) {
@@ -384,6 +414,11 @@ PyObject* WholeLoop::outputs(PyObject* const* args,
     std::memcpy(&d, &out[k], sizeof d);
     if (k < source_.unread.size() && source_.unread[k]) {
       v = Py_NewRef(Py_None);
+      PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(k), v);
+      continue;
+    }
+    if (k < source_.handed_out.size() && source_.handed_out[k]) {  // (an argument, or made)
+      v = out[k] != 0 ? Py_NewRef(args[out[k] - 1]) : made[k].release().ptr();
       PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(k), v);
       continue;
     }
@@ -447,9 +482,10 @@ LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObj
     saved.emplace_back(args[w], py::reinterpret_steal<py::object>(copy));
   }
   std::vector<unsigned long long> out(source_.outputs.size() + 1);
+  OutArrays outs{&out_dtypes_, empty_.ptr(), std::vector<py::object>(source_.outputs.size())};
   Env env{check_signals,       -1,      nullptr, 0, 0,  grow_log,
           numpy_ddot(nullptr), nullptr, 0,       0, -1, chunk_at,
-          numpy_dgemv(nullptr)};
+          numpy_dgemv(nullptr), out_array, &outs};
   if (source_.makes_arrays && !chunk_at(&env, 0, 0)) {
     return Outcome::kGaveUp;
   }
@@ -489,7 +525,7 @@ LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObj
                      : "a floating-point flag NumPy reports");
     return Outcome::kGaveUp;
   }
-  *result = outputs(args, out);
+  *result = outputs(args, out, outs.made);
   if (*result == nullptr) {
     return Outcome::kError;
   }

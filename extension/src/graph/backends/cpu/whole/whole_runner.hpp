@@ -47,7 +47,9 @@ class WholeLoop final : public LoopCode {
   // The arguments in `in` (arrays' views in `arrays`); false when one is of another kind.
   bool read_args(PyObject* const* args, std::size_t nargs, std::vector<unsigned long long>* in,
                  std::vector<SlotArray>* arrays) const;
-  PyObject* outputs(PyObject* const* args, const std::vector<unsigned long long>& out) const;
+  // (`made`: the arrays made for a whole graph's results, taken)
+  PyObject* outputs(PyObject* const* args, const std::vector<unsigned long long>& out,
+                    std::vector<pybind11::object>& made) const;
   PyObject* carried_array(PyObject* const* args, std::size_t k, unsigned long long data) const;
   void note_give_up(const std::string& why);
 
@@ -55,6 +57,7 @@ class WholeLoop final : public LoopCode {
   std::shared_ptr<NativeKernel> kernel_;
   std::vector<pybind11::object> types_;   // per argument and output: a NumPy scalar's type
   std::vector<pybind11::object> descrs_;  // per argument: an array's dtype
+  std::vector<pybind11::object> out_dtypes_;  // per output: its dtype where it is handed out
   pybind11::object ndarray_;
   pybind11::object empty_;  // numpy.empty
   long runs_ = 0;
