@@ -537,3 +537,37 @@ def test_a_whole_graph_keeps_what_its_results_are():
     plan, results = whole_plan(tail_of, x)
     assert plan["whole"]["status"].startswith("not emitted: a graph whose result is a view"), plan["whole"]
     assert results[0].base is not None
+
+
+def prefix(A):
+    S = np.empty_like(A)
+    S[0] = A[0]
+    for i in range(1, A.shape[0]):
+        S[i] = S[i - 1] + A[i]
+    return S
+
+
+def cholesky(A):
+    n = A.shape[0]
+    L = np.zeros_like(A)
+    for j in range(n):
+        L[j, j] = math.sqrt(A[j, j] - L[j, :j] @ L[j, :j])
+        for i in range(j + 1, n):
+            L[i, j] = (A[i, j] - L[i, :j] @ L[j, :j]) / L[j, j]
+    return L
+
+
+def test_a_whole_graph_returns_matrices_made_as_numpy_makes_them():
+    """np.zeros_like / np.empty_like of a C-ordered matrix: C-ordered there and here. Of an F-ordered one NumPy
+    keeps the argument's layout: the code gives up and the groups' path makes it."""
+    A = np.arange(24.0).reshape(6, 4)
+    check(prefix, A, variants=[((A[:2].copy(),), {}), ((A[::2].copy(),), {})])
+    plan, results = whole_plan(prefix, A, calls=2)
+    assert plan["whole"]["runs"] == 2 and results[0].flags.c_contiguous, plan["whole"]
+    spd = lower(7, 5) @ lower(7, 5).T
+    check(cholesky, spd, variants=[((spd[:3, :3].copy(),), {})])
+    fortran = np.asfortranarray(A)
+    plan, results = whole_plan(prefix, fortran, calls=2)
+    assert plan["whole"]["gave_up"] == 2 and plan["whole"]["runs"] == 0, plan["whole"]
+    assert results[0].flags.f_contiguous == prefix(fortran).flags.f_contiguous
+    assert np.array_equal(results[0], prefix(fortran))

@@ -198,18 +198,33 @@ std::size_t Emitter::at_items(const Scope& s, const Op& op, std::vector<Val>* va
 // tuple constant's items; getitem_at/setitem_at's template with the index values in its None
 // places).
 std::vector<Val> Emitter::shape_operands(const Scope& s, const Op& op) {
-  // (np.zeros(shape, dtype): the shape's sizes; the dtype is the result's)
+  // (np.zeros(shape, dtype), np.full(shape, v, dtype): the shape's sizes, then the value;
+  // np.zeros_like(a, dtype), np.full_like(a, v, dtype): the array, then the value; the dtype is
+  // the result's)
   for (const auto& [name, arg] : op.kwargs) {
     if (name != "dtype") {
       refuse(op.name + " with keyword arguments other than dtype");
     }
   }
-  if (op.args.empty() || op.args.size() > 2) {
+  const bool full = op.name == "full" || op.name == "full_like";
+  const std::size_t parts = full ? 2 : 1;
+  if (op.args.size() < parts || op.args.size() > parts + 1) {
     refuse(op.name + " of another form");
   }
   const Arg& a = op.args[0];
   std::vector<Val> vals;
-  if (a.kind == Arg::Kind::kValue) {
+  const auto one = [&](const Arg& x) {
+    if (x.kind == Arg::Kind::kValue) {
+      return value(s, x.value);
+    }
+    if (x.kind != Arg::Kind::kConst) {
+      refuse(op.name + " of another form");
+    }
+    return constant(x.constant);
+  };
+  if (op.name.size() > 5 && op.name.compare(op.name.size() - 5, 5, "_like") == 0) {
+    vals.push_back(one(a));
+  } else if (a.kind == Arg::Kind::kValue) {
     vals.push_back(value(s, a.value));
   } else if (a.kind == Arg::Kind::kConst && PyTuple_Check(a.constant.ptr())) {
     for (const py::handle item : a.constant) {
@@ -222,11 +237,14 @@ std::vector<Val> Emitter::shape_operands(const Scope& s, const Op& op) {
       vals.push_back(value(s, v));
     }
   }
+  if (full) {
+    vals.push_back(one(op.args[1]));
+  }
   return vals;
 }
 
 std::vector<Val> Emitter::operands(const Scope& s, const Op& op) {
-  if (op.name == "zeros" || op.name == "ones" || op.name == "empty") {
+  if (filled_op(op.name)) {
     return shape_operands(s, op);
   }
   std::vector<Val> vals;
@@ -363,8 +381,8 @@ std::vector<Val> Emitter::output_vars(const Graph& g, const std::vector<int>& ou
     }
     std::string why;
     const auto t = type_of(g.value(outputs[k]).info, &why);
-    // (a whole graph's arrays: vectors, whose layout is NumPy's whatever made them)
-    const bool out = handed_out && t && t->kind == Kind::kArray && t->ndim == 1;
+    // (a whole graph's arrays: hand_out says which)
+    const bool out = handed_out && t && t->kind == Kind::kArray && t->ndim >= 1;
     if (!t || (!t->number() && !out && (k >= arrays || t->ndim < 1))) {
       refuse(t ? std::string("a ") + what + " whose result is an array" : why);
     }
@@ -375,7 +393,12 @@ std::vector<Val> Emitter::output_vars(const Graph& g, const std::vector<int>& ou
 }
 
 void Emitter::hand_out(std::size_t k, const Val& v) {
-  if (!(v.whole || v.fresh) || v.type.kind != Kind::kArray || v.type.ndim != 1) {
+  // (an argument as it is; an array the code made: a vector, whose layout is NumPy's whatever
+  // made it, or one NumPy makes C-ordered too)
+  const bool argument =
+      std::find(arg_exprs_.begin(), arg_exprs_.end(), v.expr) != arg_exprs_.end();
+  if (v.type.kind != Kind::kArray || !(argument || (v.fresh && v.c_order) ||
+                                       (v.type.ndim == 1 && (v.whole || v.fresh)))) {
     refuse("a graph whose result is a view, or an array not made as NumPy makes it");
   }
   for (std::size_t j = 0; j < k && j < handed_.size(); ++j) {
@@ -399,8 +422,11 @@ void Emitter::hand_out(std::size_t k, const Val& v) {
   line(cat({"  char* const ", o, " = env->out_array(env, ", std::to_string(k), ", ", v.expr,
             "->shape);"}));
   line(cat({"  if (", o, " == nullptr) SOT_GIVE_UP(", std::to_string(carried_give_up()), ");"}));
-  line(cat({"  __builtin_memcpy(", o, ", ", v.expr, "->data, ", v.expr,
-            "->shape[0] * static_cast<long long>(sizeof(", v.type.c_type(), ")));"}));
+  std::string bytes = "static_cast<long long>(sizeof(" + v.type.c_type() + "))";
+  for (int d = 0; d < v.type.ndim; ++d) {
+    bytes += cat({" * ", v.expr, "->shape[", std::to_string(d), "]"});
+  }
+  line(cat({"  __builtin_memcpy(", o, ", ", v.expr, "->data, ", bytes, ");"}));
   line("}");
 }
 

@@ -73,6 +73,9 @@ struct Val {
   bool whole = false;
   // A whole graph's array result that the step itself hands on (its slot written there).
   bool handed_out = false;
+  // A fresh array that NumPy too makes C-ordered (np.zeros; np.zeros_like of a C-ordered one): a
+  // whole graph may return it whatever its dimensions.
+  bool c_order = false;
 };
 
 struct OpCtx {
@@ -125,7 +128,9 @@ bool matrix_vector(OpCtx& c);
 bool sum_over_axis(OpCtx& c);   // (x.sum(axis=k) of a float64 array: NumPy's order)
 bool outer_vectors(OpCtx& c);   // (np.outer of two vectors: a column times a row, elementwise)
 bool astype_element(OpCtx& c);  // (one element of x.astype(t): elementwise() makes the array)
-bool filled_array(OpCtx& c);    // (np.zeros, np.ones, np.empty of Python int sizes)
+// np.zeros, np.ones, np.empty, np.full of Python int sizes, and their _like forms.
+bool filled_array(OpCtx& c);
+bool filled_op(const std::string& name);
 
 // Whether NumPy op `name` is elementwise (its handler computes one element: elementwise() makes
 // arrays of it).

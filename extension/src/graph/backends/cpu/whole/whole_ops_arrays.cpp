@@ -419,40 +419,67 @@ bool copy_vector(OpCtx& c) {
 }
 
 bool filled_array(OpCtx& c) {
-  // (np.zeros / np.ones / np.empty of Python int sizes, the dtype the result's: a new C-ordered
-  // array; np.empty's items are zeros here, NumPy leaves them as they come; a negative size gives
-  // up: NumPy raises)
+  // (np.zeros / ones / empty / full of Python int sizes, or the _like forms of an array's shape:
+  // a new C-ordered array of the result's dtype - the _like forms only of a C-ordered array, else
+  // give up: NumPy keeps the argument's layout; np.empty's items are zeros here, NumPy leaves them
+  // as they come; np.full's value cast as a store's is; a negative size gives up: NumPy raises)
+  const std::string& op = c.op->name;
+  const bool like = op.size() > 5 && op.compare(op.size() - 5, 5, "_like") == 0;
+  const bool full = op == "full" || op == "full_like";
   const int rank = c.result.ndim;
-  if (c.result.kind != Kind::kArray || rank < 1 ||
-      c.args.size() != static_cast<std::size_t>(rank) ||
-      std::any_of(c.args.begin(), c.args.end(),
-                  [](const Val& a) { return a.is_slice() || a.type.kind != Kind::kPyInt; })) {
+  const std::size_t sizes = c.args.size() - (full ? 1 : 0);
+  const Val& a = c.args.empty() ? Val{} : c.args[0];
+  const bool sizes_ok =
+      like ? sizes == 1 && a.type.kind == Kind::kArray && a.type.ndim == rank
+           : sizes == static_cast<std::size_t>(rank) &&
+                 std::none_of(c.args.begin(), c.args.begin() + static_cast<std::ptrdiff_t>(sizes),
+                              [](const Val& v) { return v.is_slice() || v.type.kind != Kind::kPyInt; });
+  if (c.result.kind != Kind::kArray || rank < 1 || c.args.empty() || !sizes_ok) {
     return refuse(c, "an array made of sizes other than Python ints");
+  }
+  const Val* fill = full ? &c.args.back() : nullptr;
+  if (fill != nullptr && !(fill->type.number() && exact_store(fill->type, c.result.dtype))) {
+    return refuse(c, "a fill value whose cast tier C does not assert");
   }
   if (c.size_hint > kMostItems) {
     return refuse(c, "an array of " + std::to_string(c.size_hint) + " items");
   }
   const std::string& n = c.name;
-  std::string shape = "long long " + n + "_shape[" + std::to_string(rank) + "] = {";
-  for (int d = 0; d < rank; ++d) {
-    shape += cat({d > 0 ? ", " : "", c.args[static_cast<std::size_t>(d)].expr});
+  std::string shape = n + "_shape";
+  if (like) {
+    shape = a.expr + "->shape";
+    std::string item = "static_cast<long long>(sizeof(" + a.type.c_type() + "))";
+    for (int d = rank - 1; d >= 0; --d) {  // (C order: each dimension steps over those after it)
+      const std::string at = "[" + std::to_string(d) + "]";
+      c.lines.push_back(cat({"if (", a.expr, "->shape", at, " > 1 && ", a.expr, "->strides", at,
+                             " != ", item, ") ", give_up(c)}));
+      item = cat({item, " * ", a.expr, "->shape", at});
+    }
+  } else {
+    std::string init = "long long " + shape + "[" + std::to_string(rank) + "] = {";
+    for (int d = 0; d < rank; ++d) {
+      init += cat({d > 0 ? ", " : "", c.args[static_cast<std::size_t>(d)].expr});
+    }
+    c.lines.push_back(init + "};");
+    for (int d = 0; d < rank; ++d) {
+      c.lines.push_back(cat({"if (", shape, "[", std::to_string(d), "] < 0) ", give_up(c)}));
+    }
   }
-  c.lines.push_back(shape + "};");
-  for (int d = 0; d < rank; ++d) {
-    c.lines.push_back(cat({"if (", n, "_shape[", std::to_string(d), "] < 0) ", give_up(c)}));
-  }
-  new_array(c, c.result.dtype, n + "_shape", rank, n);
-  const std::string bytes = n + "_count * " + size_of(c.result.dtype);
-  if (c.op->name == "ones") {
-    const std::string t = c_type(c.result.dtype);
-    c.lines.push_back(cat({"{ const ", t, " one = static_cast<", t, ">(1); for (long long k = 0; k < ",
-                           n, "_count; ++k) __builtin_memcpy(", n, "_data + k * sizeof one, &one, ",
+  new_array(c, c.result.dtype, shape, rank, n);
+  const std::string t = c_type(c.result.dtype);
+  if (fill != nullptr || op == "ones" || op == "ones_like") {
+    const std::string v = fill != nullptr ? cast_to(fill->expr, fill->type, c.result.dtype)
+                                          : "static_cast<" + t + ">(1)";
+    c.lines.push_back(cat({"{ const ", t, " one = ", v, "; for (long long k = 0; k < ", n,
+                           "_count; ++k) __builtin_memcpy(", n, "_data + k * sizeof one, &one, ",
                            "sizeof one); }"}));
   } else {
-    c.lines.push_back(cat({"__builtin_memset(", n, "_data, 0, ", bytes, ");"}));
+    c.lines.push_back(
+        cat({"__builtin_memset(", n, "_data, 0, ", n, "_count * ", size_of(c.result.dtype), ");"}));
   }
   c.out = Val{n, c.result, -1};
   c.out.fresh = true;
+  c.out.c_order = true;
   return true;
 }
 

@@ -521,6 +521,11 @@ const std::map<std::string, NumpyOp>& numpy_ops() {
       {"zeros", {filled_array, false}},
       {"ones", {filled_array, false}},
       {"empty", {filled_array, false}},
+      {"full", {filled_array, false}},
+      {"zeros_like", {filled_array, false}},
+      {"ones_like", {filled_array, false}},
+      {"empty_like", {filled_array, false}},
+      {"full_like", {filled_array, false}},
       {"linalg.norm", {norm_vector, false}},
       {"getitem", {getitem, false}},
       {"getitem_at", {getitem, false}},
@@ -535,6 +540,11 @@ const std::map<std::string, NumpyOp>& numpy_ops() {
 Handler numpy_handler_for(const std::string& name) {
   const auto found = numpy_ops().find(name);
   return found == numpy_ops().end() ? nullptr : found->second.handler;
+}
+
+bool filled_op(const std::string& name) {
+  const auto found = numpy_ops().find(name);
+  return found != numpy_ops().end() && found->second.handler == filled_array;
 }
 
 bool elementwise_op(const std::string& name) {

@@ -52,7 +52,7 @@ struct SotEnv {
   // NumPy's cblas_dgemv (whole_blas.hpp): CBLAS's enums as ints, sizes and strides in elements
   void (*dgemv)(int, int, long long, long long, double, const double*, long long, const double*,
                 long long, double, double*, long long);
-  // A whole graph's array result k (hand_out): a new vector of shape[0] items, the runner's, its
+  // A whole graph's array result k (hand_out): a new C-ordered array of `shape`, the runner's, its
   // data to copy into (null: none could be made, the function gives up)
   char* (*out_array)(SotEnv*, long long k, const long long* shape);
   void* outs;

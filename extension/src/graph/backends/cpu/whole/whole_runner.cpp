@@ -53,6 +53,7 @@ namespace {
 // A run's arrays made for a whole graph's results (out_array), by output.
 struct OutArrays {
   const std::vector<py::object>* dtypes;  // per output: its dtype where it is handed out
+  const std::vector<WType>* types;        // per output: its kind (the array's dimensions)
   PyObject* empty;                        // numpy.empty
   std::vector<py::object> made;
 };
@@ -60,7 +61,16 @@ struct OutArrays {
 char* out_array(Env* env, long long k, const long long* shape) {
   auto* outs = static_cast<OutArrays*>(env->outs);
   const auto at = static_cast<std::size_t>(k);
-  PyObject* size = PyLong_FromLongLong(shape[0]);
+  const int nd = (*outs->types)[at].ndim;
+  PyObject* size = PyTuple_New(nd);
+  for (int d = 0; size != nullptr && d < nd; ++d) {
+    PyObject* n = PyLong_FromLongLong(shape[d]);
+    if (n == nullptr) {
+      Py_CLEAR(size);
+      break;
+    }
+    PyTuple_SET_ITEM(size, d, n);
+  }
   if (size == nullptr) {
     PyErr_Clear();
     return nullptr;
@@ -482,7 +492,8 @@ LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObj
     saved.emplace_back(args[w], py::reinterpret_steal<py::object>(copy));
   }
   std::vector<unsigned long long> out(source_.outputs.size() + 1);
-  OutArrays outs{&out_dtypes_, empty_.ptr(), std::vector<py::object>(source_.outputs.size())};
+  OutArrays outs{&out_dtypes_, &source_.outputs, empty_.ptr(),
+                 std::vector<py::object>(source_.outputs.size())};
   Env env{check_signals,       -1,      nullptr, 0, 0,  grow_log,
           numpy_ddot(nullptr), nullptr, 0,       0, -1, chunk_at,
           numpy_dgemv(nullptr), out_array, &outs};
