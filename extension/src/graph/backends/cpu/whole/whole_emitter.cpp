@@ -80,9 +80,12 @@ class Emitter {
   std::vector<Val> output_vars(const Graph& g, const std::vector<int>& outputs, std::size_t count,
                                std::size_t arrays, const char* what,
                                const std::vector<bool>& unread, bool handed_out = false);
-  // A whole graph's array result `v`, output `k`: one of the arguments handed on as it is, or a
-  // new array (the runner's) that the array the code made is copied into.
+  // A whole graph's array result `v`, output `k` (hand_out_lines).
   void hand_out(std::size_t k, const Val& v);
+  // After a step's body: the values `vars` take from `outs` (`from`: passed_on's;
+  // `args`: the loop's, the carried values' first values).
+  void step_outputs(std::vector<Val>* vars, const std::vector<Val>& outs,
+                    const std::vector<int>& from, const std::vector<Val>& args);
   // A carried array: `var` (a SotArr*) starts as `init`, its buffer made before the loop; each
   // step's new array (`out`) copied into the buffer at its end (carry_array).
   void carried_array(Val* var, const Val& init);
@@ -105,7 +108,7 @@ class Emitter {
   std::vector<std::vector<int>> passed_groups_;  // the arguments of each loop's passed_on arrays
   WholeSource src_;
   std::vector<std::vector<Val>> tuples_;  // loop results, by the index recorded in a Val's arg
-  std::vector<std::string> arg_exprs_;    // the function's arguments, as the code names them
+  std::vector<std::string> arg_exprs_;    // the function's array arguments as the code names them
   std::vector<std::string> handed_;       // a whole graph's results handed out, by output
 };
 
@@ -393,41 +396,16 @@ std::vector<Val> Emitter::output_vars(const Graph& g, const std::vector<int>& ou
 }
 
 void Emitter::hand_out(std::size_t k, const Val& v) {
-  // (an argument as it is; an array the code made: a vector, whose layout is NumPy's whatever
-  // made it, or one NumPy makes C-ordered too)
-  const bool argument =
-      std::find(arg_exprs_.begin(), arg_exprs_.end(), v.expr) != arg_exprs_.end();
-  if (v.type.kind != Kind::kArray || !(argument || (v.fresh && v.c_order) ||
-                                       (v.type.ndim == 1 && (v.whole || v.fresh)))) {
-    refuse("a graph whose result is a view, or an array not made as NumPy makes it");
+  std::string why;
+  const auto give_up = static_cast<int>(src_.ops.size());
+  const std::vector<std::string> lines = hand_out_lines(k, v, arg_exprs_, &handed_, give_up, &why);
+  if (!why.empty()) {
+    refuse(why);
   }
-  for (std::size_t j = 0; j < k && j < handed_.size(); ++j) {
-    if (handed_[j] == v.expr) {
-      refuse("a graph that returns one array twice");
-    }
+  src_.ops.emplace_back("result " + std::to_string(k) + ": one array as two results, or no room");
+  for (const std::string& text : lines) {
+    line(text);
   }
-  handed_.resize(k + 1);
-  handed_[k] = v.expr;
-  const std::string slot = "out[" + std::to_string(k) + "].u";
-  std::string which = "0ULL";  // (1 + the argument it is)
-  for (std::size_t j = src_.args.size(); j-- > 0;) {
-    if (src_.args[j].kind == Kind::kArray) {
-      which = cat({v.expr, " == ", arg_exprs_[j], " ? ", std::to_string(j + 1), "ULL : (", which,
-                   ")"});
-    }
-  }
-  const std::string o = "o" + std::to_string(k);
-  line(cat({slot, " = ", which, ";"}));
-  line(cat({"if (", slot, " == 0ULL) {"}));
-  line(cat({"  char* const ", o, " = env->out_array(env, ", std::to_string(k), ", ", v.expr,
-            "->shape);"}));
-  line(cat({"  if (", o, " == nullptr) SOT_GIVE_UP(", std::to_string(carried_give_up()), ");"}));
-  std::string bytes = "static_cast<long long>(sizeof(" + v.type.c_type() + "))";
-  for (int d = 0; d < v.type.ndim; ++d) {
-    bytes += cat({" * ", v.expr, "->shape[", std::to_string(d), "]"});
-  }
-  line(cat({"  __builtin_memcpy(", o, ", ", v.expr, "->data, ", bytes, ");"}));
-  line("}");
 }
 
 void Emitter::carried_array(Val* var, const Val& init) {
@@ -555,6 +533,38 @@ void Emitter::cond(Scope& s, const CondSpec& spec, const std::vector<Val>& args,
   bind(s, result, Val{"", WType{}, static_cast<int>(tuples_.size() - 1)});
 }
 
+void Emitter::step_outputs(std::vector<Val>* vars, const std::vector<Val>& outs,
+                           const std::vector<int>& from, const std::vector<Val>& args) {
+  // The step's outputs first (a swap reads the old values), then the carried and last values.
+  std::vector<std::string> next;
+  for (std::size_t k = 0; k < vars->size(); ++k) {
+    Val& var = (*vars)[k];
+    const std::string n = fresh("t");
+    var.passed_on = from[k] >= 0;
+    if (var.handed_out) {
+      hand_out(k, outs[k]);
+    } else if (var.passed_on) {
+      line("const SotArr* const " + n + " = " + outs[k].expr + ";");
+    } else if (!var.absent && var.type.kind != Kind::kArray) {
+      line("const " + var.type.c_type() + " " + n + " = " + outs[k].expr + ";");
+    }
+    next.push_back(n);
+  }
+  for (std::size_t k = 0; k < vars->size(); ++k) {
+    Val& var = (*vars)[k];
+    if (var.absent || var.handed_out) {
+      continue;
+    }
+    if (var.type.kind == Kind::kArray && !var.passed_on) {
+      // (after the loop: the array it starts as, or the buffer's copy of a new one)
+      var.whole = args.at(k).whole || args.at(k).fresh;
+      carry_array(var, outs[k]);
+    } else {
+      line(var.expr + " = " + next[k] + ";");
+    }
+  }
+}
+
 void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args, int result) {
   const bool is_while = spec.trips < 0;
   const std::size_t ntests = spec.entry_go_on_if.size();
@@ -619,9 +629,8 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
       const std::string from = index ? first : std::to_string(spec.counter_start) + "LL";
       const std::int64_t by = index ? spec.step : 1;
       // (every value is a 64-bit int: the capture checked the range)
-      std::string text = "const long long " + name + " = " + from + " + ";
-      text += std::to_string(by) + "LL * " + step + ";";
-      line(text);
+      line(cat(
+          {"const long long ", name, " = ", from, " + ", std::to_string(by), "LL * ", step, ";"}));
       WType t;
       t.kind = Kind::kPyInt;
       inputs.push_back(Val{name, t, -1});
@@ -631,32 +640,7 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
   }
   const std::vector<Val> outs = body(spec.body, inputs, spec.outputs);
   const std::vector<int> from = passed_on(vars, outs, spec.ncarried);
-  // The step's outputs first (a swap reads the old values), then the carried and last values.
-  std::vector<std::string> next;
-  for (std::size_t k = 0; k < nvalues; ++k) {
-    const std::string n = fresh("t");
-    vars[k].passed_on = from[k] >= 0;
-    if (vars[k].handed_out) {
-      hand_out(k, outs[k]);
-    } else if (vars[k].passed_on) {
-      line("const SotArr* const " + n + " = " + outs[k].expr + ";");
-    } else if (!vars[k].absent && vars[k].type.kind != Kind::kArray) {
-      line("const " + vars[k].type.c_type() + " " + n + " = " + outs[k].expr + ";");
-    }
-    next.push_back(n);
-  }
-  for (std::size_t k = 0; k < nvalues; ++k) {
-    if (vars[k].absent || vars[k].handed_out) {
-      continue;
-    }
-    if (vars[k].type.kind == Kind::kArray && !vars[k].passed_on) {
-      // (after the loop: the array it starts as, or the buffer's copy of a new one)
-      vars[k].whole = args.at(k).whole || args.at(k).fresh;
-      carry_array(vars[k], outs[k]);
-    } else {
-      line(vars[k].expr + " = " + next[k] + ";");
-    }
-  }
+  step_outputs(&vars, outs, from, args);
   if (is_while) {
     std::string again = "true";
     for (std::size_t k = 0; k < spec.step_go_on_if.size(); ++k) {
@@ -712,7 +696,7 @@ WholeSource Emitter::run(const LoopSpec& spec) {
     }
     args.push_back(Val{name, *t, t->kind == Kind::kArray ? static_cast<int>(j) : -1});
     args.back().whole = t->kind == Kind::kArray;
-    arg_exprs_.push_back(name);
+    arg_exprs_.push_back(t->kind == Kind::kArray ? name : "");
     src_.args.push_back(*t);
     ++j;
   }

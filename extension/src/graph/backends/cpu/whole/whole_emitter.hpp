@@ -19,10 +19,10 @@ namespace sot::graph::whole {
 struct WholeSource {
   // Defines extern "C" int sot_whole(const SotSlot* in, SotSlot* out, SotEnv* env).
   std::string code;
-  std::vector<WType> args;       // the loop op's arguments, in order
-  std::size_t tests = 0;         // of which the last are a while loop's entry tests (truths)
-  std::vector<WType> outputs;    // the loop op's outputs (its carried, then its last values)
-  std::vector<bool> unread;      // of which those no op reads: the runner hands on None
+  std::vector<WType> args;     // the loop op's arguments, in order
+  std::size_t tests = 0;       // of which the last are a while loop's entry tests (truths)
+  std::vector<WType> outputs;  // the loop op's outputs (its carried, then its last values)
+  std::vector<bool> unread;    // of which those no op reads: the runner hands on None
   // of which a whole graph's arrays: the slot is 1 + the argument handed on, or 0: the new array
   // made by env->out_array
   std::vector<bool> handed_out;

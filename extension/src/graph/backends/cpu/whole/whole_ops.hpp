@@ -132,6 +132,16 @@ bool astype_element(OpCtx& c);  // (one element of x.astype(t): elementwise() ma
 bool filled_array(OpCtx& c);
 bool filled_op(const std::string& name);
 
+// whole_results.cpp: a whole graph's array result `v`, output `k` - one of the arguments (`arrays`:
+// each argument's name, "" where it is not an array) handed on as it is, or a new array the
+// runner makes (env->out_array) that the array the code made is copied into: the lines that write
+// its slot, or none and `why`. `handed`: the results handed out before it (their names), `v`'s
+// added; `give_up`: the number of its SOT_GIVE_UP.
+std::vector<std::string> hand_out_lines(std::size_t k, const Val& v,
+                                        const std::vector<std::string>& arrays,
+                                        std::vector<std::string>* handed, int give_up,
+                                        std::string* why);
+
 // Whether NumPy op `name` is elementwise (its handler computes one element: elementwise() makes
 // arrays of it).
 bool elementwise_op(const std::string& name);

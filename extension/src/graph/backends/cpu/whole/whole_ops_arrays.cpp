@@ -432,8 +432,9 @@ bool filled_array(OpCtx& c) {
   const bool sizes_ok =
       like ? sizes == 1 && a.type.kind == Kind::kArray && a.type.ndim == rank
            : sizes == static_cast<std::size_t>(rank) &&
-                 std::none_of(c.args.begin(), c.args.begin() + static_cast<std::ptrdiff_t>(sizes),
-                              [](const Val& v) { return v.is_slice() || v.type.kind != Kind::kPyInt; });
+                 std::none_of(
+                     c.args.begin(), c.args.begin() + static_cast<std::ptrdiff_t>(sizes),
+                     [](const Val& v) { return v.is_slice() || v.type.kind != Kind::kPyInt; });
   if (c.result.kind != Kind::kArray || rank < 1 || c.args.empty() || !sizes_ok) {
     return refuse(c, "an array made of sizes other than Python ints");
   }

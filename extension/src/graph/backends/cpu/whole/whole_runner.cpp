@@ -494,8 +494,8 @@ LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObj
   std::vector<unsigned long long> out(source_.outputs.size() + 1);
   OutArrays outs{&out_dtypes_, &source_.outputs, empty_.ptr(),
                  std::vector<py::object>(source_.outputs.size())};
-  Env env{check_signals,       -1,      nullptr, 0, 0,  grow_log,
-          numpy_ddot(nullptr), nullptr, 0,       0, -1, chunk_at,
+  Env env{check_signals,        -1,        nullptr, 0, 0,  grow_log,
+          numpy_ddot(nullptr),  nullptr,   0,       0, -1, chunk_at,
           numpy_dgemv(nullptr), out_array, &outs};
   if (source_.makes_arrays && !chunk_at(&env, 0, 0)) {
     return Outcome::kGaveUp;

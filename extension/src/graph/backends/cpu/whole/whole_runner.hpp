@@ -55,8 +55,8 @@ class WholeLoop final : public LoopCode {
 
   WholeSource source_;
   std::shared_ptr<NativeKernel> kernel_;
-  std::vector<pybind11::object> types_;   // per argument and output: a NumPy scalar's type
-  std::vector<pybind11::object> descrs_;  // per argument: an array's dtype
+  std::vector<pybind11::object> types_;       // per argument and output: a NumPy scalar's type
+  std::vector<pybind11::object> descrs_;      // per argument: an array's dtype
   std::vector<pybind11::object> out_dtypes_;  // per output: its dtype where it is handed out
   pybind11::object ndarray_;
   pybind11::object empty_;  // numpy.empty
