@@ -12,6 +12,9 @@ import warnings
 
 import pytest
 from numpy_differential import check, native_runs, same, tier_c_loops
+from test_math_numbers import cholesky_rows  # (programs of the other tier C suites, run here as whole graphs)
+from test_native_arrays import prefix_rows
+from test_native_slices import forward_substitution
 
 np = pytest.importorskip("numpy")
 sot = pytest.importorskip("sot")
@@ -413,13 +416,6 @@ def test_python_semantics_of_numbers():
 # ---- a whole graph as one native function -------------------------------------------------------------------
 
 
-def trapezoid(x, y):
-    total = 0.0
-    for i in range(1, x.shape[0]):
-        total += 0.5 * (x[i] - x[i - 1]) * (y[i] + y[i - 1])
-    return total
-
-
 def sum_then_int(x, k):
     t = 0.0
     for v in x:
@@ -462,14 +458,6 @@ def test_a_whole_graph_that_gives_up_runs_its_groups_then_retires():
     assert len(loops) == 1 and loops[0]["status"].startswith("ready") and loops[0]["runs"] == 3, loops  # (the fourth call on)
 
 
-def solved(L, b):
-    n = b.shape[0]
-    x = np.zeros(n)
-    for i in range(n):
-        x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]
-    return x
-
-
 def counted(x, bins):
     h = np.zeros(bins, dtype=np.int64)
     g = np.ones(bins)
@@ -509,8 +497,9 @@ def test_a_whole_graph_returns_the_arrays_it_made():
     """Vectors the graph made (np.zeros, np.ones, with a dtype) come out as new arrays of NumPy's layout, each
     made for the call; an argument the graph wrote into comes out as itself."""
     b = np.arange(1.0, 13.0)
-    check(solved, lower(12, 1), b, variants=[((lower(5, 2), b[:5]), {}), ((lower(1, 3), b[:1]), {})])
-    plan, results = whole_plan(solved, lower(12, 1), b, calls=3)
+    check(forward_substitution, lower(12, 1), b,
+          variants=[((lower(5, 2), b[:5]), {}), ((lower(1, 3), b[:1]), {})])
+    plan, results = whole_plan(forward_substitution, lower(12, 1), b, calls=3)
     assert plan["whole"]["status"].startswith("ready") and plan["whole"]["runs"] == 3, plan["whole"]
     x = results[0]
     assert x.flags.c_contiguous and x.flags.owndata and x.flags.writeable and x.base is None
@@ -539,35 +528,17 @@ def test_a_whole_graph_keeps_what_its_results_are():
     assert results[0].base is not None
 
 
-def prefix(A):
-    S = np.empty_like(A)
-    S[0] = A[0]
-    for i in range(1, A.shape[0]):
-        S[i] = S[i - 1] + A[i]
-    return S
-
-
-def cholesky(A):
-    n = A.shape[0]
-    L = np.zeros_like(A)
-    for j in range(n):
-        L[j, j] = math.sqrt(A[j, j] - L[j, :j] @ L[j, :j])
-        for i in range(j + 1, n):
-            L[i, j] = (A[i, j] - L[i, :j] @ L[j, :j]) / L[j, j]
-    return L
-
-
 def test_a_whole_graph_returns_matrices_made_as_numpy_makes_them():
     """np.zeros_like / np.empty_like of a C-ordered matrix: C-ordered there and here. Of an F-ordered one NumPy
     keeps the argument's layout: the code gives up and the groups' path makes it."""
     A = np.arange(24.0).reshape(6, 4)
-    check(prefix, A, variants=[((A[:2].copy(),), {}), ((A[::2].copy(),), {})])
-    plan, results = whole_plan(prefix, A, calls=2)
+    check(prefix_rows, A, variants=[((A[:2].copy(),), {}), ((A[::2].copy(),), {})])
+    plan, results = whole_plan(prefix_rows, A, calls=2)
     assert plan["whole"]["runs"] == 2 and results[0].flags.c_contiguous, plan["whole"]
     spd = lower(7, 5) @ lower(7, 5).T
-    check(cholesky, spd, variants=[((spd[:3, :3].copy(),), {})])
+    check(cholesky_rows, spd, variants=[((spd[:3, :3].copy(),), {})])
     fortran = np.asfortranarray(A)
-    plan, results = whole_plan(prefix, fortran, calls=2)
+    plan, results = whole_plan(prefix_rows, fortran, calls=2)
     assert plan["whole"]["gave_up"] == 2 and plan["whole"]["runs"] == 0, plan["whole"]
-    assert results[0].flags.f_contiguous == prefix(fortran).flags.f_contiguous
-    assert np.array_equal(results[0], prefix(fortran))
+    assert results[0].flags.f_contiguous == prefix_rows(fortran).flags.f_contiguous
+    assert np.array_equal(results[0], prefix_rows(fortran))

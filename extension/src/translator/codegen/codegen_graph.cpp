@@ -142,9 +142,9 @@ void CodeGen::prepare_graph(Emitter& e, const SimulationResult& r, std::vector<V
     }
     GraphRecord record;
     record.compiled = backend->compile(g, outs, graph_options_.check);
-    if (whole) {  // (not emitted: its plan says why)
-      record.compiled =
-          graph::native_first(record.compiled, whole, outs.size(), std::move(native_loops));
+    if (whole) {  // (not emitted: its plan says why, and the loops have their code already)
+      record.compiled = graph::native_first(record.compiled, whole, outs.size(),
+                                            whole->emitted() ? std::move(native_loops) : nullptr);
     }
     record.text = g.text(outs);
     record.json = g.json(outs);

@@ -197,9 +197,6 @@ std::size_t Emitter::at_items(const Scope& s, const Op& op, std::vector<Val>* va
   return next;
 }
 
-// The op's operands: values and constants in order; a getitem/setitem key becomes its indices (a
-// tuple constant's items; getitem_at/setitem_at's template with the index values in its None
-// places).
 std::vector<Val> Emitter::shape_operands(const Scope& s, const Op& op) {
   // (np.zeros(shape, dtype), np.full(shape, v, dtype): the shape's sizes, then the value;
   // np.zeros_like(a, dtype), np.full_like(a, v, dtype): the array, then the value; the dtype is
@@ -246,6 +243,9 @@ std::vector<Val> Emitter::shape_operands(const Scope& s, const Op& op) {
   return vals;
 }
 
+// The op's operands: values and constants in order; a getitem/setitem key becomes its indices (a
+// tuple constant's items; getitem_at/setitem_at's template with the index values in its None
+// places).
 std::vector<Val> Emitter::operands(const Scope& s, const Op& op) {
   if (filled_op(op.name)) {
     return shape_operands(s, op);
