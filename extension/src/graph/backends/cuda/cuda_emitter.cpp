@@ -9,7 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "core/loaded_module.hpp"
 #include "graph/backends/cuda/cuda_overrides.hpp"
+#include "graph/backends/cuda/cuda_pairwise.hpp"
+#include "graph/rules/reductions.hpp"
 namespace py = pybind11;
 
 namespace sot::graph {
@@ -112,6 +115,9 @@ class CudaWriter {
       *why = "a 0-d domain";
       return false;
     }
+    if (!plan_row_sum(why)) {
+      return false;
+    }
     for (const kir::Buffer& b : k_.buffers) {
       if (ctype(b.dtype) == nullptr) {
         *why = std::string(name(b.dtype)) + " arrays";
@@ -130,6 +136,27 @@ class CudaWriter {
         return false;
       }
     }
+    return true;
+  }
+
+  // A sum or mean over the last axis adds in the running NumPy's order: pairwise over the row
+  // (NumPy >= 2.3), or pairwise over parts of the buffer size added in order (NumPy 1.x to 2.2);
+  // an order not known is refused. (The order is read once, at emission: a buffer size set later
+  // changes only the rounding, within the tolerance.)
+  bool plan_row_sum(std::string* why) {
+    const int r = k_.reduction();
+    if (r < 0 || expr(r).reduce.all ||
+        (expr(r).reduce.fn != Reduction::Fn::kSum && expr(r).reduce.fn != Reduction::Fn::kMean)) {
+      return true;
+    }
+    const py::module_ numpy = loaded_module("numpy");
+    const auto bufsize = numpy.attr("getbufsize")().cast<std::int64_t>();
+    const SumOrder order = numpy_sum_order(bufsize, numpy);
+    if (order == SumOrder::kUnknown) {
+      *why = "NumPy's summation order for this buffer size is not known";
+      return false;
+    }
+    row_chunk_ = order == SumOrder::kChunked ? bufsize : 0;
     return true;
   }
 
@@ -543,7 +570,8 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
     std::string identity;
     std::string combine;  // of `x` and `y` into x
     bool mean = false;
-    int buffer = -1;  // the reduced output
+    bool fn_sum = false;  // a sum or mean (NumPy adds pairwise)
+    int buffer = -1;      // the reduced output
   };
 
   Reducer reducer() const {
@@ -562,10 +590,12 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
         break;
       case Reduction::Fn::kMean:
         out.mean = true;
+        out.fn_sum = true;
         out.identity = "0";
         out.combine = "x = sot_add(x, y, fl);";
         break;
       case Reduction::Fn::kSum:
+        out.fn_sum = true;
         out.identity = "0";
         out.combine = "x = sot_add(x, y, fl);";
         break;
@@ -596,8 +626,78 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
            "\n        red[threadIdx.x] = x;\n      }\n      __syncthreads();\n    }\n";
   }
 
+  // A sum or mean over the last axis adds each row as NumPy does: 0 plus the row's pairwise sum
+  // (cuda_pairwise.hpp). A row of at most kPairwiseLeaf elements is one thread's; a longer one is
+  // one block's, thread t summing the subtree its 8 bits choose in NumPy's recursion (a path that
+  // ends early in a leaf: the thread whose remaining bits are 0), thread 0 adding the 256 subtrees'
+  // sums as the recursion's top 8 levels do. One call of the walk in the code (compile time).
+  std::string pairwise_rows_kernel() const {
+    const Reducer red = reducer();
+    const std::string& t = red.type;
+    const std::string k = k_.name;
+    const std::string leaf = std::to_string(kPairwiseLeaf);
+    const std::string chunk = std::to_string(row_chunk_);
+    return pairwise_functions(red) + "extern \"C\" __global__ void __launch_bounds__(" +
+           std::to_string(kThreads) + ") " + k + "_rows(const CudaArgs a) {\n  __shared__ " + t +
+           " red[" + std::to_string(kThreads) +
+           "];\n  unsigned fl = 0;\n  const long long length = a.size[SOT_R - 1];\n"
+           "  // NumPy's chunks of a row (" +
+           chunk +
+           ": its buffer size where NumPy < 2.3 sums a row in parts; 0: none)\n"
+           "  const long long chunk = " +
+           chunk + " > 0 ? " + chunk +
+           " : (length > 0 ? length : 1);\n"
+           "  const bool own = length <= " +
+           leaf +
+           " && length <= chunk;  // a row a thread\n"
+           "  const long long per_block = own ? blockDim.x : 1;\n"
+           "  for (long long first = blockIdx.x * per_block; first < a.rows; first += "
+           "static_cast<long long>(gridDim.x) * per_block) {\n"
+           "    const long long row = own ? first + threadIdx.x : first;\n"
+           "    long long base[SOT_NB];\n    sot_offsets(a, row < a.rows ? row : 0, SOT_R - 1, "
+           "base);\n    " +
+           t + " x = 0;\n    for (long long c = 0; c == 0 || c < length; c += chunk) {\n" +
+           "      const long long part = length - c < chunk ? length - c : chunk;\n"
+           "      long long lo = c;\n      long long n = part;\n      int level = 0;\n"
+           "      for (; !own && level < 8 && n > " +
+           leaf +
+           "; ++level) {\n        const long long h = sot_half(n);\n"
+           "        if (((threadIdx.x >> (7 - level)) & 1u) != 0) {\n          lo += h;\n"
+           "          n -= h;\n        } else {\n          n = h;\n        }\n      }\n"
+           "      const bool mine = own ? row < a.rows : (threadIdx.x & ((1u << (8 - level)) - "
+           "1u)) == 0;\n      const " +
+           t + " v = mine ? sot_pairwise<" + t +
+           ">(n, 32, [&](long long at, long long m, unsigned, unsigned& f) { return " + k +
+           "_leaf(a, base, lo + at, m, f); }, fl) : static_cast<" + t +
+           ">(0);\n"
+           "      if (own) {\n        x = sot_add(x, v, fl);\n        continue;\n      }\n"
+           "      red[threadIdx.x] = v;\n      __syncthreads();\n"
+           "      if (threadIdx.x == 0) x = sot_add(x, sot_pairwise<" +
+           t +
+           ">(part, 8, [&](long long, long long, unsigned p, unsigned&) { return red[p]; }, fl), "
+           "fl);\n      __syncthreads();\n    }\n"
+           "    if (own ? row < a.rows : threadIdx.x == 0) {\n" +
+           (red.mean ? "      " + mean_of("length") + "\n" : std::string()) + "      " +
+           store(red.buffer, "x", "base[" + std::to_string(red.buffer) + "]") +
+           "\n    }\n  }\n  if (fl != 0) atomicOr(a.flags, fl);\n}\n";
+  }
+
+  // The device functions of pairwise_rows_kernel (cuda_pairwise.hpp).
+  std::string pairwise_functions(const Reducer& red) const {
+    std::string reduced;
+    const std::string body = element(
+        [](int b) {
+          return "base[" + std::to_string(b) + "] + j * a.st[" + std::to_string(b) + "][SOT_R - 1]";
+        },
+        &reduced);
+    return cuda_pairwise_functions(red.type, k_.name, body, reduced);
+  }
+
   std::string rows_kernel() const {
     const Reducer red = reducer();
+    if (red.fn_sum) {
+      return pairwise_rows_kernel();
+    }
     std::string reduced;
     const std::string body = element(
         [](int b) {
@@ -657,6 +757,7 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
   const kir::Kernel& k_;
   std::vector<DType> loop_;        // the dtype each call computes in
   std::vector<char> scalar_kind_;  // per scalar: 'f', 'i' or 'u'
+  std::int64_t row_chunk_ = 0;     // a row sum's parts: NumPy's buffer size where it sums in parts
 };
 
 }  // namespace

@@ -2,10 +2,11 @@
 // kernel's entry points, all taking one argument block (`CudaArgs`, laid out by cuda_args.hpp):
 //   <name>_flat     elementwise, every buffer contiguous over the whole domain (index i);
 //   <name>_strided  elementwise, any strides (0 where a buffer is broadcast), sizes at run time;
-//   <name>_rows     a kernel ending in a reduction over the last axis: one thread block per row
-//                   (grid-stride over rows), each thread accumulating a fixed set of the row's
-//                   elements, then a fixed tree in shared memory - no atomics, the same result on
-//                   every run;
+//   <name>_rows     a kernel ending in a reduction over the last axis (grid-stride over rows): a
+//                   sum or mean adds each row in NumPy's pairwise order (cuda_pairwise.hpp), a row
+//                   of at most 128 elements a thread, a longer one a block; a max or min is one
+//                   block per row, each thread reducing a fixed set of the row's elements, then a
+//                   fixed tree in shared memory - no atomics, the same result on every run;
 //   <name>_partial + <name>_total  a sum or mean over all axes: the first pass reduces contiguous
 //                   ranges of the flat domain into one partial per block (the number of blocks a
 //                   function of the size alone), the second (one block; CudaArgs::rows holds the

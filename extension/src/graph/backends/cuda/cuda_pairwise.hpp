@@ -1,0 +1,26 @@
+// NumPy's pairwise summation as CUDA device code, for the emitter's row sums (cuda_emitter.cpp):
+// NumPy adds a row of a float sum or mean as 0 plus DOUBLE_pairwise_sum / FLOAT_pairwise_sum of
+// its elements, and the kernel adds in that order, so its results are NumPy's bit for bit.
+#pragma once
+
+#include <string>
+
+namespace sot::graph {
+
+// The device functions of kernel `kernel` (value type `type`, "double" or "float"):
+//   sot_half(n)   where NumPy's recursion splits a range of n > 128 elements (n/2 rounded down to a
+//                 multiple of 8);
+//   sot_pairwise<T>(n, max_depth, leaf, fl)  the recursion over n elements as a loop, at most
+//                 max_depth levels down, `leaf(at, m, p, fl)` summing each range [at, at + m) where
+//                 the splitting stops (`p`: the path's first 8 levels as bits, bit 7 the first, 1
+//                 the right half);
+//   <kernel>_item(a, base, j, fl)  a row's element j: `item_body` (the element's statements, which
+//                 also store the group's other outputs there) then `reduced`;
+//   <kernel>_leaf(a, base, lo, n, fl)  NumPy's sum of at most 128 elements [lo, lo + n): a running
+//                 sum under 8, else eight partial sums over the multiple of 8 added as a tree, then
+//                 the rest in order; the element's code appears once.
+// They use CudaArgs and sot_add of the kernel's preamble.
+std::string cuda_pairwise_functions(const std::string& type, const std::string& kernel,
+                                    const std::string& item_body, const std::string& reduced);
+
+}  // namespace sot::graph

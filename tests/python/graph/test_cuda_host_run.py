@@ -1,0 +1,190 @@
+"""The CUDA backend's row sums, run where there is no GPU: the CUDA C++ the emitter writes for a sum or mean over the
+last axis is compiled by the system C++ compiler against a small host shim (a CUDA thread as a std::thread, a block's
+threads meeting at a std::barrier for __syncthreads, blocks one after another) and run on rows of every length the
+kernel's two ways take (a row a thread up to 128 elements, a row a block past it, NumPy's pairwise recursion split
+over the block's 256 threads), with one block and with several, at NumPy's buffer size and at 4096. Each row's
+result must be eager NumPy's bit for bit: the kernel adds in the running NumPy's order (0 plus the row's pairwise sum;
+NumPy < 2.3: plus each part of the buffer size's, in order), so a program whose row sums cancel
+(sqrt(|p|^2 + |q|^2 - 2 p.q)) gets NumPy's result on the GPU too."""
+
+import contextlib
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import sot
+
+G = sot._sot.graph
+NVRTC = G.nvrtc_version()
+CXX = shutil.which("c++") or shutil.which("g++")
+pytestmark = [pytest.mark.skipif(not NVRTC[:1].isdigit(), reason=f"NVRTC not available: {NVRTC}"),
+              pytest.mark.skipif(CXX is None, reason="no C++ compiler")]
+
+SHIM = r"""
+#include <barrier>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+using std::isfinite;
+using std::isinf;
+using std::isnan;
+struct Dim3 { unsigned x = 0; };
+thread_local Dim3 threadIdx, blockIdx;
+Dim3 gridDim, blockDim;
+std::barrier<>* sot_barrier = nullptr;
+void __syncthreads() { sot_barrier->arrive_and_wait(); }
+unsigned atomicOr(unsigned* p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
+double __longlong_as_double(long long v) { double d; std::memcpy(&d, &v, sizeof d); return d; }
+#define __device__
+#define __global__
+#define __forceinline__ inline
+#define __shared__ static
+#define __launch_bounds__(x)
+"""
+
+MAIN = r"""
+// argv: rows, length, blocks, input file, output file. Buffer 0 the (rows, length) input, buffer 1 the row results.
+int main(int argc, char** argv) {
+  (void)argc;
+  const long long rows = atoll(argv[1]), length = atoll(argv[2]);
+  const unsigned blocks = static_cast<unsigned>(atoi(argv[3]));
+  std::vector<T> x(static_cast<size_t>(rows * length)), out(static_cast<size_t>(rows));
+  FILE* f = fopen(argv[4], "rb");
+  if (fread(x.data(), sizeof(T), x.size(), f) != x.size()) return 2;
+  fclose(f);
+  CudaArgs a{};
+  a.b[0] = reinterpret_cast<char*>(x.data());
+  a.b[1] = reinterpret_cast<char*>(out.data());
+  a.st[0][0] = length;
+  a.st[0][1] = 1;
+  a.st[1][0] = 1;
+  a.st[1][1] = 0;
+  a.size[0] = rows;
+  a.size[1] = length;
+  a.n = rows * length;
+  a.rows = rows;
+  unsigned flags = 0;
+  a.flags = &flags;
+  gridDim.x = blocks;
+  blockDim.x = 256;
+  for (unsigned g = 0; g < blocks; ++g) {
+    std::barrier<> bar(256);
+    sot_barrier = &bar;
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < 256; ++t) {
+      threads.emplace_back([&a, g, t] { blockIdx.x = g; threadIdx.x = t; KERNEL(a); });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+  f = fopen(argv[5], "wb");
+  fwrite(out.data(), sizeof(T), out.size(), f);
+  fclose(f);
+  printf("%u\n", flags);
+  return 0;
+}
+"""
+
+
+def square_sum(x):
+    return (x * x).sum(axis=-1)
+
+
+def square_mean(x):
+    return (x * x).mean(axis=-1)
+
+
+@contextlib.contextmanager
+def bufsize(size):
+    """NumPy's buffer size set to `size` (None: as it is): NumPy < 2.3 sums a row in parts of that size."""
+    old = np.getbufsize()
+    if size is not None:
+        np.setbufsize(size)
+    try:
+        yield
+    finally:
+        np.setbufsize(old)
+
+
+def rows_source(fn, dtype):
+    """The CUDA C++ of fn's row-reduction kernel (the cpu backend's group, through the CUDA compile check)."""
+    sot.reset()
+    was_on = G.cuda_check_report()["enabled"]
+    G.cuda_check(True)
+    G.cuda_check_take()
+    try:
+        sot.jit(fn, backend="cpu")(np.ones((4, 16), dtype=dtype))
+        entries = G.cuda_check_take()
+    finally:
+        G.cuda_check(was_on)
+        sot.reset()
+    (source,) = [e["source"] for e in entries if "_rows(const CudaArgs a)" in e["source"]]
+    return source
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """fn, dtype -> the path of the host program running fn's row kernel."""
+    made = {}
+
+    def build(fn, dtype, size):
+        key = (fn.__name__, np.dtype(dtype).name, size)
+        if key not in made:
+            with bufsize(size):
+                src = rows_source(fn, dtype)
+            # the layout MAIN fills: the input is buffer 0, the row results buffer 1
+            assert "(a.b[0])[" in src and "*>(a.b[1])[base[1]] = x;" in src, src
+            entry = re.search(r"(\w+)_rows\(const CudaArgs a\)", src).group(1) + "_rows"
+            ctype = "double" if np.dtype(dtype) == np.float64 else "float"
+            d = tmp_path_factory.mktemp(f"{key[0]}{key[1]}{size}")
+            (d / "k.cpp").write_text(SHIM + src + f"using T = {ctype};\n#define KERNEL {entry}\n" + MAIN)
+            done = subprocess.run([CXX, "-std=c++20", "-O1", "-w", "-pthread", "-o", str(d / "k"), str(d / "k.cpp")],
+                                  capture_output=True, text=True, check=False)
+            assert done.returncode == 0, done.stderr[-3000:]
+            made[key] = d
+        return made[key]
+
+    return build
+
+
+# Lengths on both sides of each way's limits: under 8 (a running sum), 8 to 128 (eight partial sums), past 128 (the
+# recursion, split over the block), past 128 * 256 (a thread's subtree itself split) and odd lengths.
+SHAPES = [(5, 0), (5, 1), (5, 3), (4, 7), (4, 8), (3, 9), (3, 100), (3, 127), (3, 128), (3, 129), (2, 300), (2, 1000),
+          (2, 4097), (1, 32768), (1, 32769), (1, 123457), (600, 5)]
+
+
+@pytest.mark.parametrize("fn", [square_sum, square_mean])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("size", [None, 4096])
+def test_row_sums_are_numpys_bit_for_bit(built, fn, dtype, size):
+    d = built(fn, dtype, size)
+    rng = np.random.default_rng(20261128)
+    uint = np.uint64 if np.dtype(dtype) == np.float64 else np.uint32
+    for rows, length in SHAPES:
+        if length == 0 and fn is square_mean:
+            continue  # (NumPy warns: the mean of an empty slice)
+        # magnitudes over twelve orders and both signs: another order of additions gives other bits
+        x = (rng.standard_normal((rows, length)) * 10.0 ** rng.uniform(-3, 3, (rows, length))).astype(dtype)
+        x.tofile(d / "x.bin")
+        with bufsize(size):
+            want = fn(x)
+        for blocks in sorted({1, min(rows, 3)}):
+            run = subprocess.run([str(d / "k"), str(rows), str(length), str(blocks), str(d / "x.bin"),
+                                  str(d / "out.bin")], capture_output=True, text=True, check=False)
+            assert run.returncode == 0, run.stderr
+            got = np.fromfile(d / "out.bin", dtype=dtype)
+            assert np.array_equal(got.view(uint), np.asarray(want).view(uint)), (rows, length, blocks, got - want)
+
+
+def test_the_order_matters_on_these_rows():
+    """The comparison above can fail: the same rows added in another order (a sequential sum) give other bits."""
+    rng = np.random.default_rng(20261128)
+    x = rng.standard_normal((2, 4097)) * 10.0 ** rng.uniform(-3, 3, (2, 4097))
+    sq = x * x
+    sequential = np.array([sum(row.tolist(), 0.0) for row in sq])
+    assert not np.array_equal(sequential, sq.sum(axis=-1))
