@@ -74,6 +74,7 @@ def symbolic_translate(fn, backend=None):
     translated = _capture.jit_function(fn, default_translator, config, backend)
     functools.update_wrapper(translated, fn)
     translated.__sot_original__ = fn
+    translated.__sot_backend__ = backend  # (None: sot.config.backend at each translation)
     return translated
 
 
@@ -145,10 +146,12 @@ def _dis_text(code):
 def explain(fn, *args, **kwargs):
     """Translate and run ``fn(*args, **kwargs)`` afresh (every translation is reset first) and report what was
     done: breaks with their reasons and lines, guards, original and transformed bytecode (with every resume
-    function), translation time. The call's result is ``.value``; an exception it raises propagates."""
+    function), translation time. The call's result is ``.value``; an exception it raises propagates. A function
+    made by ``jit``/``symbolic_translate`` with a backend is explained with that backend."""
+    backend = getattr(fn, "__sot_backend__", None)
     fn = getattr(fn, "__sot_original__", fn)
     reset()
-    translator = new_translator(records=True)
+    translator = new_translator(records=True, backend=backend)
     with _capture.capture(translator):
         value = fn(*args, **kwargs)
     records = translator.records()

@@ -86,3 +86,21 @@ def test_the_report_reads_the_cuda_plan():
     assert sot.report.plan_summary(plan) == "cuda: 2 groups, 0 on the device (device 0 runs, host 3)"
     assert sot.report.plan_lines(plan, kernels=False)[0] == (
         "group 0 fused: exp, add - the device run failed: x, device 0, host 3 (last: the device run failed: x)")
+
+
+def test_explain_of_a_jitted_function_uses_its_backend():
+    # sot.explain(g, ...) of g = sot.jit(f, backend=...) translates with g's backend (it once showed the default
+    # backend's plan whatever g's was)
+    a, b = np.linspace(0, 1, 5), np.linspace(1, 2, 5)
+    for backend in ("numpy", "cpu"):
+        e = sot.explain(sot.jit(chain, backend=backend), a, b)
+        assert [g["compiled"].plan()["backend"] for g in e.graphs] == [backend]
+        assert np.array_equal(e.value, chain(a, b))
+    e = sot.explain(sot.jit(chain, backend="cuda"), a, b)
+    if sot._sot.graph.cuda_status()["available"]:
+        assert [g["compiled"].plan()["backend"] for g in e.graphs] == ["cuda"]
+    else:  # the reason the cuda backend has no device, where explain() shows it
+        assert e.graphs == [] and len(e.fallbacks) == 1 and "no CUDA device: " in e.fallbacks[0]
+        assert "runs as is: chain: no CUDA device" in str(e)
+    assert np.array_equal(e.value, chain(a, b))
+    sot.reset()
