@@ -182,7 +182,7 @@ TEST(CudaLaunch, SumsOverAllAxesUseBlocksSetByTheSizeAlone) {
     ASSERT_TRUE(l) << why;
     EXPECT_EQ(l->entry, "k0_partial");
     EXPECT_EQ(l->second, "k0_total");
-    EXPECT_EQ(l->parts, reduction_parts(1000000));
+    EXPECT_EQ(l->parts, reduction_parts(1000000, src.sum_chunk));
     EXPECT_EQ(l->partial_bytes, l->parts * 8U);
     const CudaArgsLayout lay{3, 2, 0};
     EXPECT_EQ(l->args[lay.rows()], l->parts);
@@ -190,10 +190,16 @@ TEST(CudaLaunch, SumsOverAllAxesUseBlocksSetByTheSizeAlone) {
     grids.push_back(l->grid);
   }
   EXPECT_EQ(grids[0], grids[1]);
-  EXPECT_EQ(reduction_parts(1), 1U);
-  EXPECT_EQ(reduction_parts(2048), 1U);
-  EXPECT_EQ(reduction_parts(2049), 2U);
-  EXPECT_EQ(reduction_parts(std::int64_t{1} << 40), 1024U);
+  // pairwise (chunk 0): a power of 2 of blocks, each a subtree of at least 32768 elements
+  EXPECT_EQ(reduction_parts(0, 0), 1U);
+  EXPECT_EQ(reduction_parts(65535, 0), 1U);
+  EXPECT_EQ(reduction_parts(65536, 0), 2U);
+  EXPECT_EQ(reduction_parts(1000000, 0), 16U);
+  EXPECT_EQ(reduction_parts(std::int64_t{1} << 40, 0), 4096U);
+  // NumPy's parts (chunk 8192): a block each
+  EXPECT_EQ(reduction_parts(0, 8192), 1U);
+  EXPECT_EQ(reduction_parts(8192, 8192), 1U);
+  EXPECT_EQ(reduction_parts(8193, 8192), 2U);
 }
 
 }  // namespace

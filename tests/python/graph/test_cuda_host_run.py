@@ -41,6 +41,7 @@ std::barrier<>* sot_barrier = nullptr;
 void __syncthreads() { sot_barrier->arrive_and_wait(); }
 unsigned atomicOr(unsigned* p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
 double __longlong_as_double(long long v) { double d; std::memcpy(&d, &v, sizeof d); return d; }
+int __clz(int v) { return v == 0 ? 32 : __builtin_clz(static_cast<unsigned>(v)); }
 #define __device__
 #define __global__
 #define __forceinline__ inline
@@ -48,8 +49,26 @@ double __longlong_as_double(long long v) { double d; std::memcpy(&d, &v, sizeof 
 #define __launch_bounds__(x)
 """
 
+LAUNCH = r"""
+template <typename Kernel>
+void launch(const CudaArgs& a, unsigned blocks, Kernel kernel) {
+  gridDim.x = blocks;
+  blockDim.x = 256;
+  for (unsigned g = 0; g < blocks; ++g) {
+    std::barrier<> bar(256);
+    sot_barrier = &bar;
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < 256; ++t) {
+      threads.emplace_back([&a, g, t, kernel] { blockIdx.x = g; threadIdx.x = t; kernel(a); });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+}
+"""
+
 MAIN = r"""
-// argv: rows, length, blocks, input file, output file. Buffer 0 the (rows, length) input, buffer 1 the row results.
+// argv: rows, length, blocks, input file, output file. Buffer 0 the (rows, length) input, buffer 1 the results (a
+// row's each, or the total: then the first pass runs on `blocks` blocks, the second on one).
 int main(int argc, char** argv) {
   (void)argc;
   const long long rows = atoll(argv[1]), length = atoll(argv[2]);
@@ -71,19 +90,22 @@ int main(int argc, char** argv) {
   a.rows = rows;
   unsigned flags = 0;
   a.flags = &flags;
-  gridDim.x = blocks;
-  blockDim.x = 256;
-  for (unsigned g = 0; g < blocks; ++g) {
-    std::barrier<> bar(256);
-    sot_barrier = &bar;
-    std::vector<std::thread> threads;
-    for (unsigned t = 0; t < 256; ++t) {
-      threads.emplace_back([&a, g, t] { blockIdx.x = g; threadIdx.x = t; KERNEL(a); });
-    }
-    for (std::thread& t : threads) t.join();
-  }
+#ifdef TOTAL
+  std::vector<T> partial(blocks);
+  a.partial = partial.data();
+  a.st[1][0] = 0;
+  a.rows = blocks;
+  launch(a, blocks, KERNEL_PARTIAL);
+  launch(a, 1, KERNEL_TOTAL);
+#else
+  launch(a, blocks, KERNEL_ROWS);
+#endif
   f = fopen(argv[5], "wb");
+#ifdef TOTAL
+  fwrite(out.data(), sizeof(T), 1, f);
+#else
   fwrite(out.data(), sizeof(T), out.size(), f);
+#endif
   fclose(f);
   printf("%u\n", flags);
   return 0;
@@ -111,8 +133,19 @@ def bufsize(size):
         np.setbufsize(old)
 
 
-def rows_source(fn, dtype):
-    """The CUDA C++ of fn's row-reduction kernel (the cpu backend's group, through the CUDA compile check)."""
+def square_total(x):
+    return (x * x).sum()
+
+
+def square_total_mean(x):
+    return (x * x).mean()
+
+
+TOTALS = (square_total, square_total_mean)
+
+
+def kernel_source(fn, dtype):
+    """The CUDA C++ of fn's reduction kernel (the cpu backend's group, through the CUDA compile check)."""
     sot.reset()
     was_on = G.cuda_check_report()["enabled"]
     G.cuda_check(True)
@@ -123,7 +156,8 @@ def rows_source(fn, dtype):
     finally:
         G.cuda_check(was_on)
         sot.reset()
-    (source,) = [e["source"] for e in entries if "_rows(const CudaArgs a)" in e["source"]]
+    (source,) = [e["source"] for e in entries if "_rows(const CudaArgs a)" in e["source"] or
+                  "_total(const CudaArgs a)" in e["source"]]
     return source
 
 
@@ -136,17 +170,22 @@ def built(tmp_path_factory):
         key = (fn.__name__, np.dtype(dtype).name, size)
         if key not in made:
             with bufsize(size):
-                src = rows_source(fn, dtype)
-            # the layout MAIN fills: the input is buffer 0, the row results buffer 1
-            assert "(a.b[0])[" in src and "*>(a.b[1])[base[1]] = x;" in src, src
-            entry = re.search(r"(\w+)_rows\(const CudaArgs a\)", src).group(1) + "_rows"
+                src = kernel_source(fn, dtype)
+            total = fn in TOTALS
+            # the layout MAIN fills: the input is buffer 0, the results buffer 1
+            assert "(a.b[0])[" in src and ("*>(a.b[1])[0] = x;" if total else "*>(a.b[1])[base[1]] = x;") in src, src
+            entry = re.search(r"(\w+)_(rows|total)\(const CudaArgs a\)", src).group(1)
             ctype = "double" if np.dtype(dtype) == np.float64 else "float"
             d = tmp_path_factory.mktemp(f"{key[0]}{key[1]}{size}")
-            (d / "k.cpp").write_text(SHIM + src + f"using T = {ctype};\n#define KERNEL {entry}\n" + MAIN)
+            defines = (f"using T = {ctype};\n#define KERNEL_ROWS {entry}_rows\n#define KERNEL_PARTIAL {entry}_partial\n"
+                       f"#define KERNEL_TOTAL {entry}_total\n" + ("#define TOTAL\n" if total else ""))
+            (d / "k.cpp").write_text(SHIM + src + LAUNCH + defines + MAIN)
             done = subprocess.run([CXX, "-std=c++20", "-O1", "-w", "-pthread", "-o", str(d / "k"), str(d / "k.cpp")],
                                   capture_output=True, text=True, check=False)
             assert done.returncode == 0, done.stderr[-3000:]
-            made[key] = d
+            # the blocks the first pass over all axes may run on: NumPy's parts (NumPy < 2.3), else any power of 2
+            chunk = re.search(r"if \((\d+) > 0\) \{  // NumPy's parts", src)
+            made[key] = (d, int(chunk.group(1)) if chunk else None)
         return made[key]
 
     return build
@@ -158,26 +197,36 @@ SHAPES = [(5, 0), (5, 1), (5, 3), (4, 7), (4, 8), (3, 9), (3, 100), (3, 127), (3
           (2, 4097), (1, 32768), (1, 32769), (1, 123457), (600, 5)]
 
 
-@pytest.mark.parametrize("fn", [square_sum, square_mean])
+def blocks_of(fn, rows, length, chunk):
+    if fn not in TOTALS:
+        return sorted({1, min(rows, 3)})
+    if chunk:
+        return [max(1, -(-rows * length // chunk))]
+    return [1, 4]
+
+
+@pytest.mark.parametrize("fn", [square_sum, square_mean, square_total, square_total_mean])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("size", [None, 4096])
-def test_row_sums_are_numpys_bit_for_bit(built, fn, dtype, size):
-    d = built(fn, dtype, size)
+def test_sums_are_numpys_bit_for_bit(built, fn, dtype, size):
+    d, chunk = built(fn, dtype, size)
     rng = np.random.default_rng(20261128)
     uint = np.uint64 if np.dtype(dtype) == np.float64 else np.uint32
     for rows, length in SHAPES:
-        if length == 0 and fn is square_mean:
+        if length == 0 and fn in (square_mean, square_total_mean):
             continue  # (NumPy warns: the mean of an empty slice)
         # magnitudes over twelve orders and both signs: another order of additions gives other bits
         x = (rng.standard_normal((rows, length)) * 10.0 ** rng.uniform(-3, 3, (rows, length))).astype(dtype)
         x.tofile(d / "x.bin")
         with bufsize(size):
             want = fn(x)
-        for blocks in sorted({1, min(rows, 3)}):
+        for blocks in blocks_of(fn, rows, length, chunk):
             run = subprocess.run([str(d / "k"), str(rows), str(length), str(blocks), str(d / "x.bin"),
                                   str(d / "out.bin")], capture_output=True, text=True, check=False)
             assert run.returncode == 0, run.stderr
             got = np.fromfile(d / "out.bin", dtype=dtype)
+            if fn in TOTALS:
+                got = got[0]
             assert np.array_equal(got.view(uint), np.asarray(want).view(uint)), (rows, length, blocks, got - want)
 
 

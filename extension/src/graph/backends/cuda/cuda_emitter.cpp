@@ -115,7 +115,7 @@ class CudaWriter {
       *why = "a 0-d domain";
       return false;
     }
-    if (!plan_row_sum(why)) {
+    if (!plan_sum_order(why)) {
       return false;
     }
     for (const kir::Buffer& b : k_.buffers) {
@@ -139,13 +139,13 @@ class CudaWriter {
     return true;
   }
 
-  // A sum or mean over the last axis adds in the running NumPy's order: pairwise over the row
+  // A sum or mean adds in the running NumPy's order: pairwise over a row or over all elements
   // (NumPy >= 2.3), or pairwise over parts of the buffer size added in order (NumPy 1.x to 2.2);
   // an order not known is refused. (The order is read once, at emission: a buffer size set later
   // changes only the rounding, within the tolerance.)
-  bool plan_row_sum(std::string* why) {
+  bool plan_sum_order(std::string* why) {
     const int r = k_.reduction();
-    if (r < 0 || expr(r).reduce.all ||
+    if (r < 0 ||
         (expr(r).reduce.fn != Reduction::Fn::kSum && expr(r).reduce.fn != Reduction::Fn::kMean)) {
       return true;
     }
@@ -156,7 +156,7 @@ class CudaWriter {
       *why = "NumPy's summation order for this buffer size is not known";
       return false;
     }
-    row_chunk_ = order == SumOrder::kChunked ? bufsize : 0;
+    sum_chunk_ = order == SumOrder::kChunked ? bufsize : 0;
     return true;
   }
 
@@ -167,11 +167,12 @@ class CudaWriter {
     const int r = k_.reduction();
     out.reduces = r >= 0;
     out.all_axes = r >= 0 && k_.exprs[static_cast<std::size_t>(r)].reduce.all;
+    out.sum_chunk = sum_chunk_;
     std::string code = preamble();
     if (r < 0) {
       code += elementwise("_flat", true) + elementwise("_strided", false);
     } else if (out.all_axes) {
-      code += partial_pass() + total_pass();
+      code += sum_passes();
     } else {
       code += rows_kernel();
     }
@@ -636,7 +637,7 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
     const std::string& t = red.type;
     const std::string k = k_.name;
     const std::string leaf = std::to_string(kPairwiseLeaf);
-    const std::string chunk = std::to_string(row_chunk_);
+    const std::string chunk = std::to_string(sum_chunk_);
     return pairwise_functions(red) + "extern \"C\" __global__ void __launch_bounds__(" +
            std::to_string(kThreads) + ") " + k + "_rows(const CudaArgs a) {\n  __shared__ " + t +
            " red[" + std::to_string(kThreads) +
@@ -719,45 +720,23 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
            "\n    }\n    __syncthreads();\n  }\n" + "  if (fl != 0) atomicOr(a.flags, fl);\n}\n";
   }
 
-  // All axes, first pass: block g reduces the flat range [g * chunk, (g + 1) * chunk).
-  std::string partial_pass() const {
+  // All axes: the two passes of cuda_pairwise.hpp, each element read by its flat index.
+  std::string sum_passes() const {
     const Reducer red = reducer();
     std::string reduced;
     const std::string body =
-        "      long long off[SOT_NB];\n      sot_offsets(a, i, SOT_R, off);\n" +
+        "    long long off[SOT_NB];\n    sot_offsets(a, j, SOT_R, off);\n" +
         element([](int b) { return "off[" + std::to_string(b) + "]"; }, &reduced);
-    return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ") " +
-           k_.name + "_partial(const CudaArgs a) {\n  __shared__ " + red.type + " red[" +
-           std::to_string(kThreads) + "];\n  unsigned fl = 0;\n" +
-           "  const long long chunk = (a.n + gridDim.x - 1) / gridDim.x;\n" +
-           "  const long long begin = chunk * blockIdx.x;\n" +
-           "  const long long end = begin + chunk < a.n ? begin + chunk : a.n;\n" + "  " +
-           red.type + " x = " + red.identity + ";\n" +
-           "  for (long long i = begin + threadIdx.x; i < end; i += " + std::to_string(kThreads) +
-           ") {\n" + body + "      " + red.type + " y = " + reduced + ";\n      " + red.combine +
-           "\n  }\n  {\n" + tree(red) + "  }\n  if (threadIdx.x == 0) static_cast<" + red.type +
-           "*>(a.partial)[blockIdx.x] = x;\n  if (fl != 0) atomicOr(a.flags, fl);\n}\n";
-  }
-
-  // All axes, second pass (one block): the partials in order, then the tree.
-  std::string total_pass() const {
-    const Reducer red = reducer();
-    return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ") " +
-           k_.name + "_total(const CudaArgs a) {\n  __shared__ " + red.type + " red[" +
-           std::to_string(kThreads) + "];\n  unsigned fl = 0;\n  " + red.type +
-           " x = " + red.identity +
-           ";\n  for (long long i = threadIdx.x; i < a.rows; i += " + std::to_string(kThreads) +
-           ") {\n    " + red.type + " y = static_cast<const " + red.type +
-           "*>(a.partial)[i];\n    " + red.combine + "\n  }\n  {\n" + tree(red) +
-           "  }\n  if (threadIdx.x == 0) {\n    " +
-           (red.mean ? mean_of("a.n") + "\n    " : std::string()) + store(red.buffer, "x", "0") +
-           "\n  }\n  if (fl != 0) atomicOr(a.flags, fl);\n}\n";
+    const std::string finish = (red.mean ? "    " + mean_of("a.n") + "\n" : std::string()) +
+                               "    " + store(red.buffer, "x", "0") + "\n";
+    return cuda_pairwise_functions(red.type, k_.name, body, reduced) +
+           cuda_pairwise_sum_passes(red.type, k_.name, sum_chunk_, finish);
   }
 
   const kir::Kernel& k_;
   std::vector<DType> loop_;        // the dtype each call computes in
   std::vector<char> scalar_kind_;  // per scalar: 'f', 'i' or 'u'
-  std::int64_t row_chunk_ = 0;     // a row sum's parts: NumPy's buffer size where it sums in parts
+  std::int64_t sum_chunk_ = 0;     // a sum's parts: NumPy's buffer size where it sums in parts
 };
 
 }  // namespace

@@ -7,16 +7,18 @@
 //                   of at most 128 elements a thread, a longer one a block; a max or min is one
 //                   block per row, each thread reducing a fixed set of the row's elements, then a
 //                   fixed tree in shared memory - no atomics, the same result on every run;
-//   <name>_partial + <name>_total  a sum or mean over all axes: the first pass reduces contiguous
-//                   ranges of the flat domain into one partial per block (the number of blocks a
-//                   function of the size alone), the second (one block; CudaArgs::rows holds the
-//                   number of partials) reduces the partials in order.
+//   <name>_partial + <name>_total  a sum or mean over all axes, in NumPy's order
+//                   (cuda_pairwise.hpp): the first pass sums a part of the flat domain a block (a
+//                   subtree of the pairwise recursion, or one of NumPy's parts of the buffer size),
+//                   the second (one block; CudaArgs::rows holds the number of partials) adds them
+//                   as NumPy does.
 // Values live in registers. Floating-point results follow CUDA's math library (exact for + - * /
 // sqrt, compiled without FMA contraction; within the documented ulp bounds for the others), and
 // NumPy's error flags (divide by zero, overflow, invalid) are computed per element from the
 // operands and results and or'ed into one word the host reads after the run.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,7 +39,10 @@ struct CudaSource {
   std::string name;       // the kernel's name: entry points are name + "_flat", ...
   bool reduces = false;   // ends in a reduction (then: rows, or partial + total)
   bool all_axes = false;  // the reduction is over every axis
-  int scalars = 0;        // CudaArgs::s entries
+  // A sum's parts: 0, pairwise over the whole (the all-axes passes take a power of 2 of blocks),
+  // else NumPy's buffer size (a block a part).
+  std::int64_t sum_chunk = 0;
+  int scalars = 0;  // CudaArgs::s entries
   // Per scalar, how the host writes it into CudaArgs::s: 'f' a double's bits, 'i' an int64, 'u' a
   // uint64 (bools as 0 or 1).
   std::string scalar_kinds;

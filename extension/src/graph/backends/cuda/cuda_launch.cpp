@@ -6,10 +6,11 @@ namespace sot::graph {
 
 namespace {
 
-constexpr unsigned kThreads = 256;      // threads per block (the emitter's reduction width)
-constexpr unsigned kBlocksPerSm = 32;   // grid-stride kernels: at most this many blocks an SM
-constexpr std::int64_t kPerThread = 8;  // all-axes reductions: elements a thread, at least
-constexpr unsigned kMaxParts = 1024;    // ... in at most this many blocks
+constexpr unsigned kThreads = 256;         // threads per block (the emitter's reduction width)
+constexpr unsigned kBlocksPerSm = 32;      // grid-stride kernels: at most this many blocks an SM
+constexpr std::int64_t kPerBlock = 32768;  // all-axes sums: a block's subtree at least this
+constexpr unsigned kMaxParts = 4096;       // ... in at most this many blocks
+constexpr std::int64_t kMaxChunks = std::int64_t{1} << 30;  // NumPy's parts: a block each
 
 std::int64_t product(const std::vector<std::int64_t>& v, std::size_t count) {
   std::int64_t p = 1;
@@ -100,10 +101,15 @@ bool all_flat(const std::vector<std::vector<std::int64_t>>& strides,
 
 }  // namespace
 
-unsigned reduction_parts(std::int64_t n) {
-  const std::int64_t per_block = kThreads * kPerThread;
-  const std::int64_t parts = (n + per_block - 1) / per_block;
-  return static_cast<unsigned>(std::clamp<std::int64_t>(parts, 1, kMaxParts));
+unsigned reduction_parts(std::int64_t n, std::int64_t chunk) {
+  if (chunk > 0) {
+    return static_cast<unsigned>(std::clamp<std::int64_t>((n + chunk - 1) / chunk, 1, kMaxChunks));
+  }
+  unsigned parts = 1;  // 2^D: D levels of the recursion, a block at least kPerBlock elements
+  while (parts < kMaxParts && n / (std::int64_t{parts} * 2) >= kPerBlock) {
+    parts *= 2;
+  }
+  return parts;
 }
 
 std::optional<CudaLaunch> plan_launch(const kir::Kernel& k, const CudaSource& src,
@@ -156,7 +162,7 @@ std::optional<CudaLaunch> plan_launch(const kir::Kernel& k, const CudaSource& sr
   } else if (src.all_axes) {
     launch.entry = src.name + "_partial";
     launch.second = src.name + "_total";
-    launch.parts = reduction_parts(n);
+    launch.parts = reduction_parts(n, src.sum_chunk);
     launch.grid = launch.parts;
     launch.args[layout.rows()] = launch.parts;
     launch.partial_bytes =

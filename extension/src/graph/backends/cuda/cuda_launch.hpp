@@ -63,8 +63,9 @@ std::optional<CudaLaunch> plan_launch(const kir::Kernel& k, const CudaSource& sr
                                       std::uint64_t flags, std::uint64_t partial,
                                       int multiprocessors, std::string* why);
 
-// The blocks of a reduction over all axes for `n` elements: a function of `n` alone, so that the
-// sum is the same on every device.
-unsigned reduction_parts(std::int64_t n);
+// The blocks of a sum over all axes of `n` elements (a function of `n` and the order alone, so
+// that the sum is the same on every device): chunk > 0, one a part of NumPy's; else a power of 2,
+// each a subtree of NumPy's pairwise recursion of at least 32768 elements, at most 4096.
+unsigned reduction_parts(std::int64_t n, std::int64_t chunk);
 
 }  // namespace sot::graph

@@ -1,5 +1,6 @@
 #include "graph/backends/cuda/cuda_pairwise.hpp"
 
+#include <cstdint>
 #include <string>
 
 namespace sot::graph {
@@ -16,11 +17,12 @@ constexpr const char* kPairwiseWalk =
 }
 template <typename T, typename Leaf>
 __device__ __forceinline__ T sot_pairwise(long long n, int max_depth, Leaf leaf, unsigned& fl) {
+  // (max_depth <= 32)
   long long right_at[32], right_n[32];  // (a row of up to 128 * 2^32 elements)
   T left[32];
   unsigned long long in_right = 0;  // bit d: frame d's left half is summed
   long long at = 0;
-  unsigned p = 0;
+  unsigned long long p = 0;  // the path: bit max_depth - 1 - L for level L, 1 the right half
   int d = 0;
   for (;;) {
     for (; n > 128 && d < max_depth; ++d) {
@@ -37,7 +39,8 @@ __device__ __forceinline__ T sot_pairwise(long long n, int max_depth, Leaf leaf,
     in_right |= 1ull << (d - 1);
     at = right_at[d - 1];
     n = right_n[d - 1];
-    if (d - 1 < 8) p = (p & ~(0xFFu >> (d - 1))) | (0x80u >> (d - 1));
+    const int s = max_depth - d;  // frame d - 1's bit
+    p = (p & ~((2ull << s) - 1ull)) | (1ull << s);
   }
 }
 )";
@@ -60,6 +63,51 @@ std::string partial_sums() {
 }
 
 }  // namespace
+
+std::string cuda_pairwise_sum_passes(const std::string& type, const std::string& kernel,
+                                     std::int64_t chunk, const std::string& finish) {
+  const std::string& t = type;
+  const std::string& k = kernel;
+  const std::string c = std::to_string(chunk);
+  return "extern \"C\" __global__ void __launch_bounds__(256) " + k +
+         "_partial(const CudaArgs a) {\n  __shared__ " + t +
+         " red[256];\n  unsigned fl = 0;\n  long long lo = 0;\n  long long n = a.n;\n"
+         "  bool mine = true;\n  if (" +
+         c + " > 0) {  // NumPy's parts of the buffer size: block g's is part g\n" +
+         "    lo = static_cast<long long>(blockIdx.x) * " + c + ";\n    n = a.n - lo < " + c +
+         " ? a.n - lo : " + c +
+         ";\n  } else {  // the recursion's top levels: block g's subtree by g's bits\n"
+         "    const int depth = 31 - __clz(static_cast<int>(gridDim.x));\n    int level = 0;\n"
+         "    for (; level < depth && n > 128; ++level) {\n"
+         "      const long long h = sot_half(n);\n"
+         "      if (((blockIdx.x >> (depth - 1 - level)) & 1u) != 0) {\n        lo += h;\n"
+         "        n -= h;\n      } else {\n        n = h;\n      }\n    }\n"
+         "    mine = (blockIdx.x & ((1u << (depth - level)) - 1u)) == 0;\n  }\n"
+         "  const long long part = n;\n  int level = 0;\n"
+         "  for (; level < 8 && n > 128; ++level) {\n    const long long h = sot_half(n);\n"
+         "    if (((threadIdx.x >> (7 - level)) & 1u) != 0) {\n      lo += h;\n      n -= h;\n"
+         "    } else {\n      n = h;\n    }\n  }\n"
+         "  const bool own = mine && (threadIdx.x & ((1u << (8 - level)) - 1u)) == 0;\n"
+         "  red[threadIdx.x] = own ? sot_pairwise<" +
+         t + ">(n, 32, [&](long long at, long long m, unsigned long long, unsigned& f) { return " +
+         k + "_leaf(a, nullptr, lo + at, m, f); }, fl) : static_cast<" + t +
+         ">(0);\n  __syncthreads();\n  if (threadIdx.x == 0) static_cast<" + t +
+         "*>(a.partial)[blockIdx.x] = mine ? sot_pairwise<" + t +
+         ">(part, 8, [&](long long, long long, unsigned long long p, unsigned&) { return red[p]; "
+         "}, fl) : static_cast<" +
+         t + ">(0);\n  if (fl != 0) atomicOr(a.flags, fl);\n}\n" +
+         "extern \"C\" __global__ void __launch_bounds__(256) " + k +
+         "_total(const CudaArgs a) {\n  unsigned fl = 0;\n  if (threadIdx.x == 0) {\n"
+         "    const " +
+         t + "* partial = static_cast<const " + t + "*>(a.partial);\n    " + t + " x = 0;\n" +
+         "    if (" + c +
+         " > 0) {\n      for (long long g = 0; g < a.rows; ++g) x = sot_add(x, "
+         "partial[g], fl);\n    } else {\n      x = sot_add(x, sot_pairwise<" +
+         t +
+         ">(a.n, 31 - __clz(static_cast<int>(a.rows)), [&](long long, long long, unsigned long "
+         "long p, unsigned&) { return partial[p]; }, fl), fl);\n    }\n" +
+         finish + "  }\n  if (fl != 0) atomicOr(a.flags, fl);\n}\n";
+}
 
 std::string cuda_pairwise_functions(const std::string& type, const std::string& kernel,
                                     const std::string& item_body, const std::string& reduced) {

@@ -3,6 +3,7 @@
 // its elements, and the kernel adds in that order, so its results are NumPy's bit for bit.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace sot::graph {
@@ -22,5 +23,17 @@ namespace sot::graph {
 // They use CudaArgs and sot_add of the kernel's preamble.
 std::string cuda_pairwise_functions(const std::string& type, const std::string& kernel,
                                     const std::string& item_body, const std::string& reduced);
+
+// The two passes of a sum or mean over all axes (after cuda_pairwise_functions, whose
+// `<kernel>_leaf` reads the flat element j): `<kernel>_partial`, block g summing its part of the
+// elements as NumPy does (chunk > 0: NumPy's parts of `chunk` elements, part g; chunk 0: the
+// pairwise recursion's subtree that g's log2(blocks) bits choose, a path ending early in a leaf:
+// the block whose remaining bits are 0, others 0), its 256 threads splitting that 8 levels further
+// as a row's do;
+// `<kernel>_total` (one block, CudaArgs::rows the number of partials, a power of 2 for chunk 0):
+// 0 plus the parts in order (chunk > 0) or plus the recursion's top levels over the partials, into
+// `x`, then `finish` (the mean's division, the store).
+std::string cuda_pairwise_sum_passes(const std::string& type, const std::string& kernel,
+                                     std::int64_t chunk, const std::string& finish);
 
 }  // namespace sot::graph
