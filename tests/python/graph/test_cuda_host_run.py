@@ -8,6 +8,9 @@ NumPy < 2.3: plus each part of the buffer size's, in order), so a program whose 
 (sqrt(|p|^2 + |q|^2 - 2 p.q)) gets NumPy's result on the GPU too."""
 
 import contextlib
+import hashlib
+import os
+import pathlib
 import re
 import shutil
 import subprocess
@@ -20,8 +23,11 @@ import sot
 G = sot._sot.graph
 NVRTC = G.nvrtc_version()
 CXX = shutil.which("c++") or shutil.which("g++")
+# (the kernels come from the cpu backend's groups whatever SOT_BACKEND says: the suites' runs on other backends would
+# run the same programs again)
 pytestmark = [pytest.mark.skipif(not NVRTC[:1].isdigit(), reason=f"NVRTC not available: {NVRTC}"),
-              pytest.mark.skipif(CXX is None, reason="no C++ compiler")]
+              pytest.mark.skipif(CXX is None, reason="no C++ compiler"),
+              pytest.mark.skipif(sot.config.backend != "cpu", reason="the same programs as the cpu backend's run")]
 
 SHIM = r"""
 #include <barrier>
@@ -163,8 +169,10 @@ def kernel_source(fn, dtype):
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """fn, dtype -> the path of the host program running fn's row kernel."""
+    """fn, dtype, buffer size -> (the folder of the host program running fn's kernel, NumPy's parts or None)."""
     made = {}
+    cached = os.environ.get("SOT_CACHE_DIR")
+    cache_root = (pathlib.Path(cached) / "host_run") if cached else tmp_path_factory.mktemp("host_run")
 
     def build(fn, dtype, size):
         key = (fn.__name__, np.dtype(dtype).name, size)
@@ -176,13 +184,18 @@ def built(tmp_path_factory):
             assert "(a.b[0])[" in src and ("*>(a.b[1])[0] = x;" if total else "*>(a.b[1])[base[1]] = x;") in src, src
             entry = re.search(r"(\w+)_(rows|total)\(const CudaArgs a\)", src).group(1)
             ctype = "double" if np.dtype(dtype) == np.float64 else "float"
-            d = tmp_path_factory.mktemp(f"{key[0]}{key[1]}{size}")
             defines = (f"using T = {ctype};\n#define KERNEL_ROWS {entry}_rows\n#define KERNEL_PARTIAL {entry}_partial\n"
                        f"#define KERNEL_TOTAL {entry}_total\n" + ("#define TOTAL\n" if total else ""))
-            (d / "k.cpp").write_text(SHIM + src + LAUNCH + defines + MAIN)
-            done = subprocess.run([CXX, "-std=c++20", "-O1", "-w", "-pthread", "-o", str(d / "k"), str(d / "k.cpp")],
-                                  capture_output=True, text=True, check=False)
-            assert done.returncode == 0, done.stderr[-3000:]
+            program = SHIM + src + LAUNCH + defines + MAIN
+            # (the programs are kept under SOT_CACHE_DIR by their text: the suites' other runs in `make test` reuse them)
+            d = cache_root / hashlib.sha1(program.encode()).hexdigest()[:20]
+            if not (d / "k").exists():
+                d.mkdir(parents=True, exist_ok=True)
+                (d / "k.cpp").write_text(program)
+                done = subprocess.run([CXX, "-std=c++20", "-O1", "-w", "-pthread", "-o", str(d / "k.tmp"),
+                                       str(d / "k.cpp")], capture_output=True, text=True, check=False)
+                assert done.returncode == 0, done.stderr[-3000:]
+                os.replace(d / "k.tmp", d / "k")
             # the blocks the first pass over all axes may run on: NumPy's parts (NumPy < 2.3), else any power of 2
             chunk = re.search(r"if \((\d+) > 0\) \{  // NumPy's parts", src)
             made[key] = (d, int(chunk.group(1)) if chunk else None)
@@ -208,8 +221,10 @@ def blocks_of(fn, rows, length, chunk):
 @pytest.mark.parametrize("fn", [square_sum, square_mean, square_total, square_total_mean])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("size", [None, 4096])
-def test_sums_are_numpys_bit_for_bit(built, fn, dtype, size):
+def test_sums_are_numpys_bit_for_bit(built, tmp_path, fn, dtype, size):
     d, chunk = built(fn, dtype, size)
+    if size is not None and not chunk and built(fn, dtype, None)[0] == d:
+        pytest.skip("NumPy >= 2.3 adds in one order at any buffer size: the program of the default size, run there")
     rng = np.random.default_rng(20261128)
     uint = np.uint64 if np.dtype(dtype) == np.float64 else np.uint32
     for rows, length in SHAPES:
@@ -217,14 +232,14 @@ def test_sums_are_numpys_bit_for_bit(built, fn, dtype, size):
             continue  # (NumPy warns: the mean of an empty slice)
         # magnitudes over twelve orders and both signs: another order of additions gives other bits
         x = (rng.standard_normal((rows, length)) * 10.0 ** rng.uniform(-3, 3, (rows, length))).astype(dtype)
-        x.tofile(d / "x.bin")
+        x.tofile(tmp_path / "x.bin")
         with bufsize(size):
             want = fn(x)
         for blocks in blocks_of(fn, rows, length, chunk):
-            run = subprocess.run([str(d / "k"), str(rows), str(length), str(blocks), str(d / "x.bin"),
-                                  str(d / "out.bin")], capture_output=True, text=True, check=False)
+            run = subprocess.run([str(d / "k"), str(rows), str(length), str(blocks), str(tmp_path / "x.bin"),
+                                  str(tmp_path / "out.bin")], capture_output=True, text=True, check=False)
             assert run.returncode == 0, run.stderr
-            got = np.fromfile(d / "out.bin", dtype=dtype)
+            got = np.fromfile(tmp_path / "out.bin", dtype=dtype)
             if fn in TOTALS:
                 got = got[0]
             assert np.array_equal(got.view(uint), np.asarray(want).view(uint)), (rows, length, blocks, got - want)
