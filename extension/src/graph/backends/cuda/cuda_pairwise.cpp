@@ -8,8 +8,8 @@ namespace sot::graph {
 namespace {
 
 // A recursive device function would keep its registers on the stack: the recursion is a loop over
-// frames, frame d holding a split's right half and, once its left half is summed, that sum (32
-// frames: a row of up to 128 * 2^32 elements).
+// frames, frame d holding the size of a split's right half and, once its left half is summed, that
+// sum (32 frames: a row of up to 128 * 2^32 elements).
 constexpr const char* kPairwiseWalk =
     R"(__device__ __forceinline__ long long sot_half(long long n) {
   const long long h = n / 2;
@@ -18,7 +18,7 @@ constexpr const char* kPairwiseWalk =
 template <typename T, typename Leaf>
 __device__ __forceinline__ T sot_pairwise(long long n, int max_depth, Leaf leaf, unsigned& fl) {
   // (max_depth <= 32)
-  long long right_at[32], right_n[32];  // (a row of up to 128 * 2^32 elements)
+  long long right_n[32];  // (a row of up to 128 * 2^32 elements)
   T left[32];
   unsigned long long in_right = 0;  // bit d: frame d's left half is summed
   long long at = 0;
@@ -27,17 +27,17 @@ __device__ __forceinline__ T sot_pairwise(long long n, int max_depth, Leaf leaf,
   for (;;) {
     for (; n > 128 && d < max_depth; ++d) {
       const long long h = sot_half(n);
-      right_at[d] = at + h;
       right_n[d] = n - h;
       in_right &= ~(1ull << d);
       n = h;
     }
     T v = leaf(at, n, p, fl);
+    const long long end = at + n;
     for (; d > 0 && ((in_right >> (d - 1)) & 1ull) != 0; --d) v = sot_add(left[d - 1], v, fl);
     if (d == 0) return v;
     left[d - 1] = v;
     in_right |= 1ull << (d - 1);
-    at = right_at[d - 1];
+    at = end;  // (the right half starts where the left half's last leaf ends)
     n = right_n[d - 1];
     const int s = max_depth - d;  // frame d - 1's bit
     p = (p & ~((2ull << s) - 1ull)) | (1ull << s);
