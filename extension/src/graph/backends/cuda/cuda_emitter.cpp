@@ -568,8 +568,8 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
   // The reduction's operand type, identity and combining step.
   struct Reducer {
     std::string type;
-    std::string identity;
-    std::string combine;  // of `x` and `y` into x
+    std::string identity;  // max and min (a sum's order is cuda_pairwise.hpp's)
+    std::string combine;   // of `x` and `y` into x
     bool mean = false;
     bool fn_sum = false;  // a sum or mean (NumPy adds pairwise)
     int buffer = -1;      // the reduced output
@@ -589,16 +589,12 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
         out.identity = "static_cast<" + out.type + ">(__longlong_as_double(0x7ff0000000000000LL))";
         out.combine = "x = sot_min(x, y);";
         break;
-      case Reduction::Fn::kMean:
+      case Reduction::Fn::kMean:  // (sums add in NumPy's order: no identity or combining step)
         out.mean = true;
         out.fn_sum = true;
-        out.identity = "0";
-        out.combine = "x = sot_add(x, y, fl);";
         break;
       case Reduction::Fn::kSum:
         out.fn_sum = true;
-        out.identity = "0";
-        out.combine = "x = sot_add(x, y, fl);";
         break;
     }
     for (const kir::Store& st : k_.stores) {

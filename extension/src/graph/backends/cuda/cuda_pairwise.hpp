@@ -1,6 +1,7 @@
-// NumPy's pairwise summation as CUDA device code, for the emitter's row sums (cuda_emitter.cpp):
-// NumPy adds a row of a float sum or mean as 0 plus DOUBLE_pairwise_sum / FLOAT_pairwise_sum of
-// its elements, and the kernel adds in that order, so its results are NumPy's bit for bit.
+// NumPy's pairwise summation as CUDA device code, for the emitter's sums and means over rows and
+// over all axes (cuda_emitter.cpp): NumPy adds a float sum as 0 plus DOUBLE_pairwise_sum /
+// FLOAT_pairwise_sum of its elements (NumPy < 2.3: of each part of the buffer size, the parts in
+// order), and the kernels add in that order, so their results are NumPy's bit for bit.
 #pragma once
 
 #include <cstdint>
@@ -12,9 +13,9 @@ namespace sot::graph {
 //   sot_half(n)   where NumPy's recursion splits a range of n > 128 elements (n/2 rounded down to a
 //                 multiple of 8);
 //   sot_pairwise<T>(n, max_depth, leaf, fl)  the recursion over n elements as a loop, at most
-//                 max_depth levels down, `leaf(at, m, p, fl)` summing each range [at, at + m) where
-//                 the splitting stops (`p`: the path's first 8 levels as bits, bit 7 the first, 1
-//                 the right half);
+//                 max_depth (<= 32) levels down, `leaf(at, m, p, fl)` summing each range
+//                 [at, at + m) where the splitting stops (`p`: the path as max_depth bits, the
+//                 first level's the highest, 1 the right half, 0 below where the path stopped);
 //   <kernel>_item(a, base, j, fl)  a row's element j: `item_body` (the element's statements, which
 //                 also store the group's other outputs there) then `reduced`;
 //   <kernel>_leaf(a, base, lo, n, fl)  NumPy's sum of at most 128 elements [lo, lo + n): a running
