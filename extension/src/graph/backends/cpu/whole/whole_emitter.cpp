@@ -253,7 +253,9 @@ std::vector<Val> Emitter::operands(const Scope& s, const Op& op) {
   std::vector<Val> vals;
   const bool axis = op.name == "sum" && op.kwargs.size() == 1 && op.kwargs[0].first == "axis" &&
                     op.kwargs[0].second.kind == Arg::Kind::kConst;
-  if (!op.kwargs.empty() && !axis) {
+  // (arange's dtype is its result's)
+  const bool dtype = op.name == "arange" && op.kwargs.size() == 1 && op.kwargs[0].first == "dtype";
+  if (!op.kwargs.empty() && !axis && !dtype) {
     refuse(op.name + " with keyword arguments");
   }
   if (op.name == "astype") {  // (the dtype is the result's: only the array is an operand)
@@ -325,6 +327,8 @@ void Emitter::op(Scope& s, const Op& o) {
   }
   OpCtx c;
   c.op = &o;
+  c.graph = s.graph;
+  c.loops = &src_.ufunc_loops;
   c.args = operands(s, o);
   c.result = *result;
   c.name = fresh("v");
@@ -550,11 +554,21 @@ void Emitter::step_outputs(std::vector<Val>* vars, const std::vector<Val>& outs,
     }
     next.push_back(n);
   }
+  // (arrays handed on among themselves - a, b = b, a - are after the loop one of the arrays they
+  // start as or a buffer's copy: each a whole one where every carried array starts as one)
+  bool whole = true;
+  for (std::size_t k = 0; k < vars->size(); ++k) {
+    const Val& var = (*vars)[k];
+    if (var.type.kind == Kind::kArray && !var.absent && !var.handed_out) {
+      whole = whole && (args.at(k).whole || args.at(k).fresh);
+    }
+  }
   for (std::size_t k = 0; k < vars->size(); ++k) {
     Val& var = (*vars)[k];
     if (var.absent || var.handed_out) {
       continue;
     }
+    var.whole = var.whole || (var.passed_on && whole);
     if (var.type.kind == Kind::kArray && !var.passed_on) {
       // (after the loop: the array it starts as, or the buffer's copy of a new one)
       var.whole = args.at(k).whole || args.at(k).fresh;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/backends/cpu/whole/whole_ops.hpp"
 #include "graph/backends/cpu/whole/whole_types.hpp"
 #include "graph/exec/loop_op.hpp"
 
@@ -29,6 +30,7 @@ struct WholeSource {
   std::vector<int> written;      // the arguments (arrays) whose elements the code writes
   std::vector<std::string> ops;  // the text of each op an `env->why` may name
   bool makes_arrays = false;     // the code makes arrays (the runner sets up the arena)
+  UfuncLoops ufunc_loops;        // the NumPy loops it calls (env->loops)
 };
 
 // The function of the loop op `spec` (its body with the sizes of this translation), or nullopt

@@ -24,14 +24,20 @@
 //   - arrays made in the code (a + b of rows and slices): each element as the scalar rule above
 //     computes it in the result's dtype (NumPy's loop for these ufuncs computes in it too), shapes
 //     broadcast as NumPy's (shapes that do not broadcast give up: NumPy raises); an in-place op
-//     (x += y) only where every operand has the target's dtype (or is a Python number), computed
-//     into a new array first and copied (overlapping operands read as NumPy's copies do);
+//     (x += y) only where the operands promote to the target's dtype (Python numbers aside: x +=
+//     mask of an int64 x), computed into a new array first and copied (overlapping operands read as
+//     NumPy's copies do);
 //   - assignments of arrays (S[i] = row, x[a:b] = 0.0): the value broadcast to the view, cast only
 //     as the element rule allows, copied first where it views an argument (overlap);
 //   - sums: float64 vectors as NumPy's pairwise sum (0.0 plus DOUBLE_pairwise_sum, up to 8192
 //     items: past them NumPy may sum buffered parts, so tier C gives up), int64 in order with an
 //     overflow giving up (NumPy wraps); mean as that sum over the count; np.linalg.norm of a
-//     float64 vector as NumPy's: sqrt of the vector's dot with itself, made contiguous first.
+//     float64 vector as NumPy's: sqrt of the vector's dot with itself, made contiguous first;
+//   - copies: x.copy() C-ordered, np.copy(x) of a matrix only where x is C-ordered (else give up:
+//     NumPy keeps x's layout);
+//   - the ufuncs of floats tier C has no form of (exp, power, clip, ...) and np.arange: the rules
+//   of
+//     whole_ops_ufuncs.cpp.
 #pragma once
 
 #include <initializer_list>
@@ -40,6 +46,7 @@
 #include <utility>
 #include <vector>
 
+#include "graph/backends/cpu/cpp_emitter.hpp"
 #include "graph/backends/cpu/whole/whole_types.hpp"
 #include "graph/ir/graph.hpp"
 
@@ -78,12 +85,21 @@ struct Val {
   bool c_order = false;
 };
 
+// The NumPy loops the generated code calls (`env->loops[k]`: whole_ops_ufuncs.cpp), and what keeps
+// each alive (NumPy's capsule of its context and data).
+struct UfuncLoops {
+  std::vector<NativeLoop> loops;
+  std::vector<pybind11::object> owners;
+};
+
 struct OpCtx {
   const Op* op = nullptr;
-  std::vector<Val> args;  // the op's operands (a tuple argument's items in turn)
-  WType result;           // the kind of the op's result
-  std::string name;       // the variable the handler declares for the result
-  int give_up = 0;        // the op's number for SOT_GIVE_UP
+  const Graph* graph = nullptr;  // the graph of `op` (for the rules that read other values)
+  UfuncLoops* loops = nullptr;   // where a handler adds a NumPy loop the code calls
+  std::vector<Val> args;         // the op's operands (a tuple argument's items in turn)
+  WType result;                  // the kind of the op's result
+  std::string name;              // the variable the handler declares for the result
+  int give_up = 0;               // the op's number for SOT_GIVE_UP
   std::vector<std::string> lines;
   // An element's checks that need not stop the loop at once (no early exit: the loop stays
   // vectorizable): `flag |= ...` in `lines`; elementwise() declares the flag (unsigned, 0) before
@@ -107,22 +123,24 @@ std::string cat(std::initializer_list<std::string_view> parts);
 bool refuse(OpCtx& c, const std::string& why);
 void declare(OpCtx& c, const std::string& value);
 
-// whole_ops_views.cpp: a getitem whose result is an array (a view), a matmul of two vectors.
+// whole_ops_views.cpp: a getitem whose result is an array (a view), a transpose (a view), a matmul
+// of two vectors.
 bool array_view(OpCtx& c);
+bool transpose_view(OpCtx& c);
 bool matmul_vectors(OpCtx& c);
 bool dot_vectors(OpCtx& c);
 
 // whole_ops_arrays.cpp: an elementwise op whose result is an array (each element by `scalar`, the
 // op's handler of NumPy scalars), an assignment into a view of an array (x[i] = row, x[a:b] = v),
-// the sum, mean, max, min, copy and norm of a vector, a float64 matrix times a vector (NumPy's
-// gemv), the outer product of two vectors.
+// the sum, mean, max, min and norm of a vector, the copy of an array, a float64 matrix times a
+// vector (NumPy's gemv), the outer product of two vectors.
 bool elementwise(OpCtx& c, Handler scalar);
 bool store(OpCtx& c);
 // np.max(x) / np.min(x) of a vector (scalar_max/scalar_min's one-operand form).
 bool vector_extreme(OpCtx& c, bool greatest);
 bool sum_vector(OpCtx& c);
 bool mean_vector(OpCtx& c);
-bool copy_vector(OpCtx& c);
+bool copy_array(OpCtx& c);
 bool norm_vector(OpCtx& c);
 bool matrix_vector(OpCtx& c);
 bool sum_over_axis(OpCtx& c);   // (x.sum(axis=k) of a float64 array: NumPy's order)
@@ -131,6 +149,16 @@ bool astype_element(OpCtx& c);  // (one element of x.astype(t): elementwise() ma
 // np.zeros, np.ones, np.empty, np.full of Python int sizes, and their _like forms.
 bool filled_array(OpCtx& c);
 bool filled_op(const std::string& name);
+
+// whole_ops_ufuncs.cpp: an op of a float ufunc tier C has no form of (exp, power, clip, ...)
+// through NumPy's own loop; np.arange of Python ints.
+bool ufunc_loop(OpCtx& c);
+bool arange_op(OpCtx& c);
+
+// Operand `v` (a number) cast to dtype `t` as NumPy casts it into its loop, into `expr`, with the
+// lines that give up where that cast is not exact (a Python int past a float's exact ints, or out
+// of a narrower int's range). False when `v` is not a number tier C casts so.
+bool operand_as(OpCtx& c, const Val& v, DType t, std::string* expr);
 
 // whole_results.cpp: a whole graph's array result `v`, output `k` - one of the arguments (`arrays`:
 // each argument's name, "" where it is not an array) handed on as it is, or a new array the

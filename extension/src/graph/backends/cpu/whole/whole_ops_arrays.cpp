@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/loaded_module.hpp"
+#include "graph/backends/cpu/whole/whole_arrays.hpp"
 #include "graph/backends/cpu/whole/whole_blas.hpp"
 #include "graph/backends/cpu/whole/whole_ops.hpp"
 
@@ -16,10 +18,6 @@ namespace {
 
 // The most dimensions tier C makes arrays of.
 constexpr int kMaxDims = 8;
-// The most items of an array tier C makes (at most, as the translation sized it): past them one
-// pass per op costs more than a step of tier B's fused kernel plus its call (heat_1d at 4096: 2.5
-// ms in tier C, 0.76 ms on its own path; jacobi_2d at 256x256: 22 ms and 5.3 ms).
-constexpr long long kMostItems = 16384;
 
 // An array a loop nest walks: its first element and, per dimension of the nest, its byte stride
 // (0 along a broadcast dimension).
@@ -111,33 +109,6 @@ void nest(OpCtx& c, const std::string& shape, int rank, const std::vector<Walked
   }
 }
 
-// A new array of dtype `t` and shape `shape` (`rank` dimensions) from the arena, C-ordered, as
-// `name` (a SotArr*), its data `name`_data and strides `name`_strides.
-void new_array(OpCtx& c, DType t, const std::string& shape, int rank, const std::string& name) {
-  const std::string count = name + "_count";
-  c.lines.push_back("long long " + count + " = 1;");
-  for (int d = 0; d < rank; ++d) {
-    c.lines.push_back(
-        cat({"if (__builtin_mul_overflow(", count, ", ", shape, "[", std::to_string(d), "], &",
-             count, ") || ", count, " > (1LL << 40)) ", give_up(c)}));
-  }
-  c.lines.push_back("char* const " + name + "_data = sot_alloc(env, " + count + " * " + size_of(t) +
-                    ");");
-  c.lines.push_back("if (" + name + "_data == nullptr) " + give_up(c));
-  const std::string strides = name + "_strides";
-  c.lines.push_back("long long " + strides + "[" + std::to_string(rank) + "];");
-  c.lines.push_back(strides + "[" + std::to_string(rank - 1) + "] = " + size_of(t) + ";");
-  for (int d = rank - 2; d >= 0; --d) {
-    const std::string next = std::to_string(d + 1);
-    c.lines.push_back(cat({strides, "[", std::to_string(d), "] = ", strides, "[", next, "] * ",
-                           shape, "[", next, "];"}));
-  }
-  c.lines.push_back("const SotArr " + name + "_view = {" + name + "_data, " + shape + ", " +
-                    strides + ", " + std::to_string(rank) + "};");
-  c.lines.push_back("const SotArr* const " + name + " = &" + name + "_view;");
-  c.makes_array = true;
-}
-
 // The walked array of a new array made by new_array.
 Walked walk_new(const std::string& name, int rank, DType t) {
   Walked w;
@@ -182,8 +153,43 @@ Val copy_of(OpCtx& c, const Val& a, const std::string& name) {
   return Val{name, a.type, -1};
 }
 
-// Broadcasts the shapes of the arrays among `args` into `shape` (declared, `rank` dimensions, one
-// item each to start with); shapes that do not broadcast give up (NumPy raises).
+// Whether a value of kind `from` is written into an array of dtype `to` by a cast tier C asserts
+// as NumPy's (the element rule of setitem).
+bool exact_store(const WType& from, DType to) {
+  const char k = kind(to);
+  const char f = from.c_kind();
+  return k == 'f' ||
+         (to == DType::kInt64 && (f == 'i' || f == 'b') && from.dtype != DType::kUInt64) ||
+         (k == 'b' && f == 'b');
+}
+
+}  // namespace
+
+void new_array(OpCtx& c, DType t, const std::string& shape, int rank, const std::string& name) {
+  const std::string count = name + "_count";
+  c.lines.push_back("long long " + count + " = 1;");
+  for (int d = 0; d < rank; ++d) {
+    c.lines.push_back(
+        cat({"if (__builtin_mul_overflow(", count, ", ", shape, "[", std::to_string(d), "], &",
+             count, ") || ", count, " > (1LL << 40)) ", give_up(c)}));
+  }
+  c.lines.push_back("char* const " + name + "_data = sot_alloc(env, " + count + " * " + size_of(t) +
+                    ");");
+  c.lines.push_back("if (" + name + "_data == nullptr) " + give_up(c));
+  const std::string strides = name + "_strides";
+  c.lines.push_back("long long " + strides + "[" + std::to_string(rank) + "];");
+  c.lines.push_back(strides + "[" + std::to_string(rank - 1) + "] = " + size_of(t) + ";");
+  for (int d = rank - 2; d >= 0; --d) {
+    const std::string next = std::to_string(d + 1);
+    c.lines.push_back(cat({strides, "[", std::to_string(d), "] = ", strides, "[", next, "] * ",
+                           shape, "[", next, "];"}));
+  }
+  c.lines.push_back("const SotArr " + name + "_view = {" + name + "_data, " + shape + ", " +
+                    strides + ", " + std::to_string(rank) + "};");
+  c.lines.push_back("const SotArr* const " + name + " = &" + name + "_view;");
+  c.makes_array = true;
+}
+
 void broadcast(OpCtx& c, const std::vector<Val>& args, int rank, const std::string& shape) {
   std::string init = "long long " + shape + "[" + std::to_string(rank) + "] = {";
   for (int d = 0; d < rank; ++d) {
@@ -203,17 +209,49 @@ void broadcast(OpCtx& c, const std::vector<Val>& args, int rank, const std::stri
   }
 }
 
-// Whether a value of kind `from` is written into an array of dtype `to` by a cast tier C asserts
-// as NumPy's (the element rule of setitem).
-bool exact_store(const WType& from, DType to) {
-  const char k = kind(to);
-  const char f = from.c_kind();
-  return k == 'f' ||
-         (to == DType::kInt64 && (f == 'i' || f == 'b') && from.dtype != DType::kUInt64) ||
-         (k == 'b' && f == 'b');
+void dense_of(OpCtx& c, const Val& a, const std::string& shape, int rank, const std::string& name) {
+  const std::string size = size_of(a.type.dtype);
+  const std::string strides = name + "_cs";
+  c.lines.push_back("long long " + strides + "[" + std::to_string(rank) + "];");
+  c.lines.push_back(strides + "[" + std::to_string(rank - 1) + "] = " + size + ";");
+  for (int d = rank - 2; d >= 0; --d) {
+    const std::string next = std::to_string(d + 1);
+    c.lines.push_back(cat({strides, "[", std::to_string(d), "] = ", strides, "[", next, "] * ",
+                           shape, "[", next, "];"}));
+  }
+  // (dense: of the shape itself, each dimension of more than one item at its C stride)
+  std::string dense = a.type.ndim == rank ? "true" : "false";
+  for (int d = 0; a.type.ndim == rank && d < rank; ++d) {
+    const std::string at = "[" + std::to_string(d) + "]";
+    dense += cat({" && ", a.expr, "->shape", at, " == ", shape, at, " && (", shape, at, " <= 1 || ",
+                  a.expr, "->strides", at, " == ", strides, at, ")"});
+  }
+  c.lines.push_back("SotArr " + name + "_view = {" + a.expr + "->data, " + shape + ", " + strides +
+                    ", " + std::to_string(rank) + "};");
+  c.lines.push_back("if (!(" + dense + ")) {");
+  std::string count = "1LL";
+  for (int d = 0; d < rank; ++d) {
+    count += cat({" * ", shape, "[", std::to_string(d), "]"});
+  }
+  c.lines.push_back(
+      cat({"char* const ", name, "_data = sot_alloc(env, ", count, " * ", size, ");"}));
+  c.lines.push_back("if (" + name + "_data == nullptr) " + give_up(c));
+  Walked to;
+  to.data = name + "_data";
+  to.size = size;
+  for (int d = 0; d < rank; ++d) {
+    to.strides.push_back(strides + "[" + std::to_string(d) + "]");
+  }
+  const std::vector<Walked> walked = {walk(c, a, rank, name + "_from"), to};
+  nest(c, shape, rank, walked, name, [&](const std::vector<std::string>& p) {
+    const Val e = load(c, p[0], a.type.dtype, name + "_e");
+    put(c, p[1], e, a.type.dtype, false, name + "_w");
+  });
+  c.lines.push_back(name + "_view.data = " + name + "_data;");
+  c.lines.emplace_back("}");
+  c.lines.push_back("const SotArr* const " + name + " = &" + name + "_view;");
+  c.makes_array = true;
 }
-
-}  // namespace
 
 bool astype_element(OpCtx& c) {
   // (one element of x.astype(t): the element rule's casts - exact, or NumPy's C cast into a float;
@@ -228,15 +266,18 @@ bool astype_element(OpCtx& c) {
 
 namespace {
 
-// The operands of an in-place op all of the target's dtype (or Python numbers): NumPy's loop then
-// computes in it, as the element's handler does.
+// The operands of an in-place op (Python numbers aside) promote to the target's dtype (x += mask of
+// an int64 x: int64): NumPy's loop then computes in it, each operand cast to it as the element's
+// handler casts it; a wider one (float32 += float64) computes in another dtype than the target's.
 bool in_place_operands(const OpCtx& c) {
+  DType promoted = c.result.dtype;
   for (const Val& v : c.args) {
-    if (!v.type.python() && v.type.dtype != c.result.dtype) {
-      return false;
+    if (!v.type.python()) {
+      promoted = promote_types(promoted, v.type.dtype);
     }
   }
-  return c.args[0].type.kind == Kind::kArray && c.args[0].type.ndim == c.result.ndim;
+  return promoted == c.result.dtype && c.args[0].type.kind == Kind::kArray &&
+         c.args[0].type.dtype == c.result.dtype && c.args[0].type.ndim == c.result.ndim;
 }
 
 }  // namespace
@@ -407,14 +448,27 @@ bool vector_reduction(OpCtx& c, bool mean) {
 
 }  // namespace
 
-bool copy_vector(OpCtx& c) {
-  // (x.copy() of a vector: C order is every order of one dimension)
-  if (c.args.size() != 1 || c.args[0].type.kind != Kind::kArray || c.args[0].type.ndim != 1 ||
-      !(c.args[0].type == c.result)) {
-    return refuse(c, "a copy of something other than a vector");
+bool copy_array(OpCtx& c) {
+  // (x.copy(): C-ordered whatever x's layout; np.copy(x) keeps x's order, which is C order where x
+  // is C-ordered, so a matrix of another layout gives up; one dimension has one order)
+  if (c.args.size() != 1 || c.args[0].type.kind != Kind::kArray || c.args[0].type.ndim < 1 ||
+      c.args[0].type.ndim > kMaxDims || !(c.args[0].type == c.result) || !c.op->kwargs.empty()) {
+    return refuse(c, "a copy of something other than an array, or with an order");
   }
-  c.out = copy_of(c, c.args[0], c.name);
+  const Val& a = c.args[0];
+  const bool method = c.op->fn.is(loaded_module("numpy").attr("ndarray").attr("copy"));
+  if (!method && a.type.ndim > 1) {
+    std::string item = size_of(a.type.dtype);
+    for (int d = a.type.ndim - 1; d >= 0; --d) {
+      const std::string at = "[" + std::to_string(d) + "]";
+      c.lines.push_back(cat({"if (", a.expr, "->shape", at, " > 1 && ", a.expr, "->strides", at,
+                             " != ", item, ") ", give_up(c)}));
+      item = cat({item, " * ", a.expr, "->shape", at});
+    }
+  }
+  c.out = copy_of(c, a, c.name);
   c.out.fresh = true;
+  c.out.c_order = true;
   return true;
 }
 
@@ -498,11 +552,7 @@ bool norm_vector(OpCtx& c) {
     return refuse(c, "a norm without NumPy's BLAS (" + why + ")");
   }
   const std::string flat = c.name + "_flat";
-  c.lines.push_back("const SotArr* " + flat + " = " + a.expr + ";");
-  c.lines.push_back("if (" + a.expr + "->strides[0] != 8 && " + a.expr + "->shape[0] > 1) {");
-  const Val copy = copy_of(c, a, c.name + "_c");
-  c.lines.push_back(flat + " = " + copy.expr + ";");
-  c.lines.emplace_back("}");
+  dense_of(c, a, a.expr + "->shape", 1, flat);
   const std::string sq = c.name + "_sq";
   const std::string n = flat + "->shape[0]";
   c.lines.push_back("double " + sq + ";");

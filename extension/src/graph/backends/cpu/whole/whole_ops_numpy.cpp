@@ -4,6 +4,7 @@
 #include <string>
 
 #include "graph/backends/cpu/whole/whole_ops.hpp"
+#include "graph/rules/op_list.hpp"
 
 namespace sot::graph::whole {
 
@@ -15,9 +16,8 @@ const char* exact_int_limit(DType t) {
   return t == DType::kFloat32 ? "16777216LL" : "9007199254740992LL";
 }
 
-// Operand `v` cast to the computation's dtype `t` as NumPy casts it into the loop, with the
-// checks that keep that cast exact where NumPy's own is not asserted (a Python int into a float or
-// a narrower int). False when the operand is not a number tier C casts so.
+}  // namespace
+
 bool operand_as(OpCtx& c, const Val& v, DType t, std::string* expr) {
   if (!v.type.number()) {
     return false;
@@ -37,6 +37,8 @@ bool operand_as(OpCtx& c, const Val& v, DType t, std::string* expr) {
   *expr = cast_to(v.expr, v.type, t);
   return true;
 }
+
+namespace {
 
 bool operands_as(OpCtx& c, DType t, std::vector<std::string>* exprs) {
   for (const Val& v : c.args) {
@@ -517,7 +519,7 @@ const std::map<std::string, NumpyOp>& numpy_ops() {
       {"dot", {dot_vectors, false}},
       {"sum", {sum_vector, false}},
       {"mean", {mean_vector, false}},
-      {"copy", {copy_vector, false}},
+      {"copy", {copy_array, false}},
       {"zeros", {filled_array, false}},
       {"ones", {filled_array, false}},
       {"empty", {filled_array, false}},
@@ -526,7 +528,9 @@ const std::map<std::string, NumpyOp>& numpy_ops() {
       {"ones_like", {filled_array, false}},
       {"empty_like", {filled_array, false}},
       {"full_like", {filled_array, false}},
+      {"arange", {arange_op, false}},
       {"linalg.norm", {norm_vector, false}},
+      {"transpose", {transpose_view, false}},
       {"getitem", {getitem, false}},
       {"getitem_at", {getitem, false}},
       {"setitem", {setitem, false}},
@@ -539,7 +543,11 @@ const std::map<std::string, NumpyOp>& numpy_ops() {
 
 Handler numpy_handler_for(const std::string& name) {
   const auto found = numpy_ops().find(name);
-  return found == numpy_ops().end() ? nullptr : found->second.handler;
+  if (found != numpy_ops().end()) {
+    return found->second.handler;
+  }
+  // (the other ops of the one list: NumPy's own loop, as tier B calls it for them)
+  return find_op(name) != nullptr ? ufunc_loop : nullptr;
 }
 
 bool filled_op(const std::string& name) {

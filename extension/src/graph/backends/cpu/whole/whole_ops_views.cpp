@@ -1,5 +1,5 @@
-// Tier C's handlers of views and dot products (whole_ops.hpp): A[i], L[i, :i], x[k + 1:] as views
-// of the arrays the runner passes, and `a @ b` of two vectors as NumPy computes it.
+// Tier C's handlers of views and dot products (whole_ops.hpp): A[i], L[i, :i], x[k + 1:] and x.T
+// as views of the arrays the runner passes, and `a @ b` of two vectors as NumPy computes it.
 #include <string>
 
 #include "graph/backends/cpu/whole/whole_blas.hpp"
@@ -82,6 +82,31 @@ bool array_view(OpCtx& c) {
   c.lines.push_back("const long long " + n + "_strides[] = " + steps + "};");
   c.lines.push_back("const SotArr " + n + "_view = {" + n + "_data, " + n + "_shape, " + n +
                     "_strides, " + std::to_string(shape.size()) + "};");
+  c.lines.push_back("const SotArr* const " + n + " = &" + n + "_view;");
+  c.out = Val{n, c.result, a.arg};  // (a write into it writes into the argument)
+  return true;
+}
+
+// x.T, np.transpose(x), x.transpose(): the array's dimensions in reverse, a view of its data.
+bool transpose_view(OpCtx& c) {
+  const Val& a = c.args.empty() ? Val{} : c.args[0];
+  if (c.args.size() != 1 || a.type.kind != Kind::kArray || !(a.type == c.result) ||
+      a.type.ndim < 1) {
+    return refuse(c, "a transpose with axes, or of something other than an array");
+  }
+  const std::string& n = c.name;
+  std::string dims = "{";
+  std::string steps = "{";
+  for (int d = a.type.ndim - 1; d >= 0; --d) {
+    const std::string at = "[" + std::to_string(d) + "]";
+    const char* sep = d < a.type.ndim - 1 ? ", " : "";
+    dims += cat({sep, a.expr, "->shape", at});
+    steps += cat({sep, a.expr, "->strides", at});
+  }
+  c.lines.push_back("const long long " + n + "_shape[] = " + dims + "};");
+  c.lines.push_back("const long long " + n + "_strides[] = " + steps + "};");
+  c.lines.push_back("const SotArr " + n + "_view = {" + a.expr + "->data, " + n + "_shape, " + n +
+                    "_strides, " + std::to_string(a.type.ndim) + "};");
   c.lines.push_back("const SotArr* const " + n + " = &" + n + "_view;");
   c.out = Val{n, c.result, a.arg};  // (a write into it writes into the argument)
   return true;

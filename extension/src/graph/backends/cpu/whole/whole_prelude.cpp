@@ -34,6 +34,11 @@ struct SotUndo {  // an element's address, size and bytes before a write
   unsigned long long old;
   unsigned long size;
 };
+struct SotLoop {
+  int (*fn)(void*, char* const*, const long*, const long*, void*);
+  void* context;
+  void* auxdata;
+};
 struct SotEnv {
   int (*signals)();  // PyErr_CheckSignals: -1 when a signal handler raised
   long long why;     // the op that gave up (deoptimised), for the report
@@ -56,6 +61,9 @@ struct SotEnv {
   // data to copy into (null: none could be made, the function gives up)
   char* (*out_array)(SotEnv*, long long k, const long long* shape);
   void* outs;
+  // NumPy's strided loops the code calls (whole_ops_ufuncs.cpp): fn(context, data, &n, strides,
+  // auxdata), 0 on success
+  const SotLoop* loops;
 };
 // A place in the arena (sot_mark), to come back to when a step's arrays are dead (sot_release).
 struct SotMark {

@@ -44,6 +44,7 @@ struct Env {
   DgemvFn dgemv;
   char* (*out_array)(Env*, long long k, const long long* shape);
   void* outs;  // (OutArrays)
+  const NativeLoop* loops;
 };
 using WholeFn = int (*)(const unsigned long long* in, unsigned long long* out, Env* env);
 static_assert(sizeof(Py_ssize_t) == sizeof(long long), "NumPy's npy_intp is 64 bits here");
@@ -494,9 +495,22 @@ LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObj
   std::vector<unsigned long long> out(source_.outputs.size() + 1);
   OutArrays outs{&out_dtypes_, &source_.outputs, empty_.ptr(),
                  std::vector<py::object>(source_.outputs.size())};
-  Env env{check_signals,        -1,        nullptr, 0, 0,  grow_log,
-          numpy_ddot(nullptr),  nullptr,   0,       0, -1, chunk_at,
-          numpy_dgemv(nullptr), out_array, &outs};
+  Env env{check_signals,
+          -1,
+          nullptr,
+          0,
+          0,
+          grow_log,
+          numpy_ddot(nullptr),
+          nullptr,
+          0,
+          0,
+          -1,
+          chunk_at,
+          numpy_dgemv(nullptr),
+          out_array,
+          &outs,
+          source_.ufunc_loops.loops.data()};
   if (source_.makes_arrays && !chunk_at(&env, 0, 0)) {
     return Outcome::kGaveUp;
   }

@@ -1,0 +1,32 @@
+// Tier C's making of arrays (whole_ops_arrays.cpp), for the handler files that make arrays of
+// their own (whole_ops_ufuncs.cpp): a new C-ordered array from the arena, the broadcast shape of
+// operands, an operand as a C-ordered array of a shape.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/backends/cpu/whole/whole_ops.hpp"
+
+namespace sot::graph::whole {
+
+// The most items of an array tier C makes (at most, as the translation sized it): past them one
+// pass per op costs more than a step of tier B's fused kernel plus its call (heat_1d at 4096: 2.5
+// ms in tier C, 0.76 ms on its own path; jacobi_2d at 256x256: 22 ms and 5.3 ms).
+constexpr long long kMostItems = 16384;
+
+// A new array of dtype `t` and shape `shape` (`rank` dimensions) from the arena, C-ordered, as
+// `name` (a SotArr*), its data `name`_data, its items `name`_count and strides `name`_strides.
+void new_array(OpCtx& c, DType t, const std::string& shape, int rank, const std::string& name);
+
+// Broadcasts the shapes of the arrays among `args` into `shape` (declared, `rank` dimensions, one
+// item each to start with); shapes that do not broadcast give up (NumPy raises).
+void broadcast(OpCtx& c, const std::vector<Val>& args, int rank, const std::string& shape);
+
+// Array `a` as a C-ordered array of `shape` (`rank` dimensions; `a` broadcasts to it), declared as
+// `name` (a const SotArr*): `a` itself where at run time it already is one, else a copy of it (its
+// elements as they are now, broadcast) from the arena. Declared in the op's scope: no block of the
+// lines ends before its uses.
+void dense_of(OpCtx& c, const Val& a, const std::string& shape, int rank, const std::string& name);
+
+}  // namespace sot::graph::whole
