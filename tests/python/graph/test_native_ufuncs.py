@@ -105,12 +105,23 @@ def leapfrog_waves(u0, steps):
     return u, u_prev
 
 
+def doubles_then_overflows(a, k):
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            a[i, j] = a[i, j] * 2
+    s = 0
+    for i in range(a.shape[0]):
+        s += int(a[i, 0]) * k  # (past 2**63 for k = 2**62: the code gives up, its writes put back)
+    return s
+
+
 def spd(n, seed):
     a = np.random.default_rng(seed).standard_normal((n, n))
     return a @ a.T + n * np.eye(n)
 
 
 X = np.random.default_rng(7).standard_normal(40)
+GRID = np.arange(24).reshape(4, 6) + 1
 XY = np.random.default_rng(8).standard_normal((30, 4))
 Y = (XY @ np.array([1.0, -2.0, 0.5, 0.0]) > 0).astype(np.float64)
 
@@ -126,6 +137,8 @@ CASES = [
     (logistic_fit, (XY, Y, 9), [((XY[:5], Y[:5], 3), {}), ((np.asfortranarray(XY), Y, 4), {}),
                                 ((XY[::2], Y[::2], 2), {})]),
     (leapfrog_waves, (X, 9), [((X[:3], 4), {}), ((X[::-1], 2), {}), ((X[:2], 5), {})]),
+    (doubles_then_overflows, (GRID[:, ::2], 3), [((GRID[:, :3], 2**62), {}), ((GRID[:, ::2], 2**62), {}),
+                                                 ((np.asfortranarray(GRID), 2**62), {}), ((GRID, -(2**61)), {})]),
     (ramp_walk, (40, 7), [((0, 3), {}), ((1, 1), {}), ((17, 0), {})]),
     (lu_of_a_copy, (spd(9, 1),), [((spd(3, 2),), {}), ((np.asfortranarray(spd(6, 3)),), {}),
                                   ((spd(12, 4)[::2, ::2],), {})]),
@@ -200,6 +213,22 @@ def test_a_loop_that_warns_gives_up():
         pytest.skip("no NumPy loops in tier C under NumPy 1.x")
     whole, _ = whole_of(sigmoid_steps, np.full(4, -800.0), 3)
     assert whole["gave_up"] == 2 and whole["runs"] == 0 and "floating-point flag" in whole["status"], whole
+
+
+@pytest.mark.parametrize("layout", ["strided", "rows", "fortran"])
+def test_a_give_up_puts_back_what_it_wrote(layout):
+    """Arguments written into and then a give-up: their bytes as they were before the run (saved by runs of
+    adjacent items: each item, each row, the whole block), then the groups' path computes as plain Python."""
+    def grid():
+        g = GRID.copy()
+        return {"strided": g[:, ::2], "rows": g[:, :3], "fortran": np.asfortranarray(g)}[layout]
+
+    a, b = grid(), grid()
+    assert not b.flags.c_contiguous and b.flags.f_contiguous == (layout == "fortran")
+    want = doubles_then_overflows(a, 2**62)
+    whole, results = whole_of(doubles_then_overflows, b, 2**62, calls=1)
+    assert whole["gave_up"] == 1 and whole["runs"] == 0, whole
+    assert results[0] == want and np.array_equal(a, b), (results, a, b)
 
 
 def test_arange_masks_and_matrix_copies_run_natively():

@@ -162,6 +162,56 @@ void trim_chunks() {
 // The arrays' bytes at or under which a run copies them rather than logging each write.
 constexpr long long kCopyLimitBytes = 16LL << 20;
 
+// The bytes of the arrays a run writes, as they were before it (put back where it gives up).
+thread_local std::vector<char> t_saved;
+
+// Calls `at(pointer, bytes)` for each run of adjacent items of array `f` (items of `item` bytes),
+// in C order of their indices: the whole array at once where it is C- or F-contiguous, else each
+// row whose items are adjacent, else each item. Saving and putting back walk the same runs.
+template <typename At>
+void each_run(const ArrayFields* f, long long item, const At& at) {
+  constexpr int kFContiguous = 0x0002;
+  long long count = 1;
+  for (int d = 0; d < f->nd; ++d) {
+    count *= f->dimensions[d];
+  }
+  if (count == 0) {
+    return;
+  }
+  if (f->nd == 0 || (f->flags & (kArrayCContiguous | kFContiguous)) != 0) {
+    at(f->data, count * item);
+    return;
+  }
+  const int last = f->nd - 1;
+  const Py_ssize_t inner = f->dimensions[last];
+  const Py_ssize_t step = f->strides[last];
+  std::vector<Py_ssize_t> index(static_cast<std::size_t>(last), 0);
+  while (true) {
+    char* row = f->data;
+    for (int d = 0; d < last; ++d) {
+      row += index[static_cast<std::size_t>(d)] * f->strides[d];
+    }
+    if (step == item) {
+      at(row, inner * item);
+    } else {
+      for (Py_ssize_t i = 0; i < inner; ++i) {
+        at(row + i * step, item);
+      }
+    }
+    int d = last - 1;
+    for (; d >= 0; --d) {
+      auto& k = index[static_cast<std::size_t>(d)];
+      if (++k < f->dimensions[d]) {
+        break;
+      }
+      k = 0;
+    }
+    if (d < 0) {
+      return;
+    }
+  }
+}
+
 // The bits of a NumPy scalar of dtype `t` (its value follows the object's header, as NumPy's
 // scalar objects lay it out) in a slot: floats as the code reads them (.f, .f32), ints widened.
 unsigned long long scalar_bits(PyObject* obj, DType t) {
@@ -484,13 +534,16 @@ LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObj
     written_bytes += n;
   }
   const bool copies = written_bytes <= kCopyLimitBytes;
-  std::vector<std::pair<PyObject*, py::object>> saved;
-  for (const int w : copies ? source_.written : std::vector<int>{}) {
-    PyObject* copy = PyObject_CallMethod(args[w], "copy", nullptr);
-    if (copy == nullptr) {
-      return Outcome::kError;
+  if (copies) {  // (their bytes, not NumPy copies: a copy's call costs more than a small run)
+    t_saved.resize(static_cast<std::size_t>(written_bytes));
+    char* to = t_saved.data();
+    for (const int w : source_.written) {
+      const long long item = itemsize(source_.args[static_cast<std::size_t>(w)].dtype);
+      each_run(array_fields(args[w]), item, [&](char* at, long long bytes) {
+        std::memcpy(to, at, static_cast<std::size_t>(bytes));
+        to += bytes;
+      });
     }
-    saved.emplace_back(args[w], py::reinterpret_steal<py::object>(copy));
   }
   std::vector<unsigned long long> out(source_.outputs.size() + 1);
   OutArrays outs{&out_dtypes_, &source_.outputs, empty_.ptr(),
@@ -540,10 +593,13 @@ LoopCode::Outcome WholeLoop::run(PyObject* const* args, std::size_t nargs, PyObj
       const Undo& u = env.log[k];
       std::memcpy(u.at, &u.old, u.size);
     }
-    for (auto& [array, copy] : saved) {
-      if (PyObject_SetItem(array, Py_Ellipsis, copy.ptr()) < 0) {
-        return Outcome::kError;
-      }
+    const char* from = t_saved.data();
+    for (const int w : copies ? source_.written : std::vector<int>{}) {
+      const long long item = itemsize(source_.args[static_cast<std::size_t>(w)].dtype);
+      each_run(array_fields(args[w]), item, [&](char* at, long long bytes) {
+        std::memcpy(at, from, static_cast<std::size_t>(bytes));
+        from += bytes;
+      });
     }
     note_give_up(rc == 1 && env.why >= 0 && static_cast<std::size_t>(env.why) < source_.ops.size()
                      ? "at " + source_.ops[static_cast<std::size_t>(env.why)]
