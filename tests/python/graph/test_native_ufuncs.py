@@ -115,6 +115,27 @@ def doubles_then_overflows(a, k):
     return s
 
 
+def shortest_paths(D):
+    D = D.copy()
+    for k in range(D.shape[0]):
+        D = np.minimum(D, D[:, k:k + 1] + D[k:k + 1, :])  # (C-ordered operands: NumPy makes it C-ordered)
+    return D
+
+
+def mixed_layouts(A, steps):
+    D = np.zeros(A.shape)
+    for _ in range(steps):
+        D = np.minimum(D, A) + 1.0  # (A's layout is the argument's: NumPy's result follows it)
+    return D
+
+
+def every_other(A, steps):
+    B = np.ones((A.shape[0] * 2, A.shape[1] + 1))
+    for _ in range(steps):
+        B[::2, 1:] = B[::2, 1:] * 0.5 + A
+    return B[::2, 1:] * 2.0
+
+
 def spd(n, seed):
     a = np.random.default_rng(seed).standard_normal((n, n))
     return a @ a.T + n * np.eye(n)
@@ -139,6 +160,11 @@ CASES = [
     (leapfrog_waves, (X, 9), [((X[:3], 4), {}), ((X[::-1], 2), {}), ((X[:2], 5), {})]),
     (doubles_then_overflows, (GRID[:, ::2], 3), [((GRID[:, :3], 2**62), {}), ((GRID[:, ::2], 2**62), {}),
                                                  ((np.asfortranarray(GRID), 2**62), {}), ((GRID, -(2**61)), {})]),
+    (shortest_paths, (np.abs(spd(9, 2)),), [((np.abs(spd(3, 3)),), {}), ((np.asfortranarray(spd(6, 4)),), {}),
+                                            ((np.abs(spd(12, 5))[::2, ::3],), {})]),
+    (mixed_layouts, (spd(6, 6), 9), [((np.asfortranarray(spd(6, 7)), 9), {}), ((spd(8, 8)[::2], 3), {}),
+                                     ((spd(8, 8)[:, ::-2], 4), {})]),
+    (every_other, (spd(4, 9), 8), [((np.asfortranarray(spd(5, 1)), 3), {}), ((spd(6, 2)[::2], 2), {})]),
     (ramp_walk, (40, 7), [((0, 3), {}), ((1, 1), {}), ((17, 0), {})]),
     (lu_of_a_copy, (spd(9, 1),), [((spd(3, 2),), {}), ((np.asfortranarray(spd(6, 3)),), {}),
                                   ((spd(12, 4)[::2, ::2],), {})]),
@@ -229,6 +255,22 @@ def test_a_give_up_puts_back_what_it_wrote(layout):
     whole, results = whole_of(doubles_then_overflows, b, 2**62, calls=1)
     assert whole["gave_up"] == 1 and whole["runs"] == 0, whole
     assert results[0] == want and np.array_equal(a, b), (results, a, b)
+
+
+def test_matrices_whose_layout_numpy_keeps_c_ordered():
+    """A carried matrix that starts C-ordered and whose steps combine C-ordered operands (slices with positive
+    steps included) is C-ordered in NumPy after any number of steps: the whole graph returns it. Where a step
+    combines it with an argument (whose layout NumPy's result follows) the guess fails, the graph is emitted
+    again without it, and its result is not emitted (the groups' path makes NumPy's layout)."""
+    whole, results = whole_of(shortest_paths, np.asfortranarray(spd(7, 1)))
+    assert whole["status"].startswith("ready") and whole["runs"] == 2, whole
+    assert results[0].flags.c_contiguous
+    whole, results = whole_of(every_other, spd(4, 2), 8)
+    assert whole["status"].startswith("ready") and whole["runs"] == 2, whole
+    fortran = np.asfortranarray(spd(6, 3))
+    whole, results = whole_of(mixed_layouts, fortran, 9)
+    assert whole["status"].startswith("not emitted: a graph whose result is a view, or an array not made"), whole
+    assert layouts(results[0]) == layouts(mixed_layouts(fortran, 9))
 
 
 def test_arange_masks_and_matrix_copies_run_natively():

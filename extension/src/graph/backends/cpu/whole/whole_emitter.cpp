@@ -10,7 +10,6 @@
 #include <utility>
 #include <vector>
 
-#include "graph/backends/cpu/whole/whole_ops.hpp"
 #include "graph/backends/cpu/whole/whole_prelude.hpp"
 #include "graph/exec/cond_op.hpp"
 
@@ -24,6 +23,8 @@ namespace {
 struct Refused {
   std::string why;
 };
+// A carried array guessed C-ordered whose step makes it otherwise: emitted again without guesses.
+struct WrongLayoutGuess {};
 
 // The slot field a value of kind `t` travels in between the runner and the code.
 std::string slot_field(const WType& t) {
@@ -38,6 +39,8 @@ std::string slot_field(const WType& t) {
 
 class Emitter {
  public:
+  // `guess_layouts`: a carried array that starts C-ordered is taken as one in its loop's body.
+  explicit Emitter(bool guess_layouts) : guess_layouts_(guess_layouts) {}
   WholeSource run(const LoopSpec& spec);
 
  private:
@@ -100,6 +103,7 @@ class Emitter {
   // for an inner loop, by the code after it): all of them written (called once all is emitted).
   void mark_passed_groups_written();
 
+  bool guess_layouts_;
   std::ostringstream out_;
   int indent_ = 1;
   int serial_ = 0;
@@ -439,6 +443,7 @@ void Emitter::carried_array(Val* var, const Val& init) {
   line("const SotArr " + c + "_view = {" + c + "_buf, " + init.expr + "->shape, " + stride + ", " +
        std::to_string(rank) + "};");
   var->arg = init.arg;  // (its first step's writes are the input's)
+  var->c_like = guess_layouts_ && init.laid_c();
   ++arrays_;
   src_.makes_arrays = true;
 }
@@ -446,6 +451,9 @@ void Emitter::carried_array(Val* var, const Val& init) {
 void Emitter::carry_array(const Val& var, const Val& out) {
   if (!out.fresh) {
     refuse("a carried array that is not a new array on each step");
+  }
+  if (var.c_like && !out.c_order) {
+    throw WrongLayoutGuess{};
   }
   const std::string& c = var.expr;
   std::string same = "false";
@@ -554,8 +562,7 @@ void Emitter::step_outputs(std::vector<Val>* vars, const std::vector<Val>& outs,
     }
     next.push_back(n);
   }
-  // (arrays handed on among themselves - a, b = b, a - are after the loop one of the arrays they
-  // start as or a buffer's copy: each a whole one where every carried array starts as one)
+  // (arrays handed on among themselves - a, b = b, a - are whole where all carried ones start so)
   bool whole = true;
   for (std::size_t k = 0; k < vars->size(); ++k) {
     const Val& var = (*vars)[k];
@@ -572,6 +579,7 @@ void Emitter::step_outputs(std::vector<Val>* vars, const std::vector<Val>& outs,
     if (var.type.kind == Kind::kArray && !var.passed_on) {
       // (after the loop: the array it starts as, or the buffer's copy of a new one)
       var.whole = args.at(k).whole || args.at(k).fresh;
+      var.c_order = var.c_like && args.at(k).c_order;  // (then each step's is: carry_array)
       carry_array(var, outs[k]);
     } else {
       line(var.expr + " = " + next[k] + ";");
@@ -775,8 +783,11 @@ WholeSource Emitter::run(const LoopSpec& spec) {
 
 std::optional<WholeSource> emit_loop(const LoopSpec& spec, std::string* why) {
   try {
-    Emitter e;
-    return e.run(spec);
+    try {
+      return Emitter(true).run(spec);
+    } catch (const WrongLayoutGuess&) {
+      return Emitter(false).run(spec);
+    }
   } catch (const Refused& r) {
     *why = r.why;
   } catch (py::error_already_set& e) {

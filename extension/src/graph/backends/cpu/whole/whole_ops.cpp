@@ -24,6 +24,15 @@ void declare(OpCtx& c, const std::string& value) {
   c.lines.push_back("const " + c.result.c_type() + " " + c.name + " = " + value + ";");
 }
 
+bool all_laid_c(const std::vector<Val>& args) {
+  for (const Val& v : args) {
+    if (v.type.kind == Kind::kArray && !v.laid_c()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool refuse(OpCtx& c, const std::string& why) {
   c.why = why;
   return false;

@@ -83,7 +83,16 @@ struct Val {
   // A fresh array that NumPy too makes C-ordered (np.zeros; np.zeros_like of a C-ordered one): a
   // whole graph may return it whatever its dimensions.
   bool c_order = false;
+  // Laid out as NumPy sees a C-ordered array: its strides positive and each dimension of several
+  // items stepping over those after it (a C-ordered array, a slice of one with positive steps).
+  // NumPy makes an elementwise op of such operands C-ordered too (its K order).
+  bool c_like = false;
+  bool laid_c() const { return c_order || c_like; }
 };
+
+// Whether every array among `args` is laid out as C order (Val::c_like): an elementwise result of
+// them is C-ordered in NumPy.
+bool all_laid_c(const std::vector<Val>& args);
 
 // The NumPy loops the generated code calls (`env->loops[k]`: whole_ops_ufuncs.cpp), and what keeps
 // each alive (NumPy's capsule of its context and data).

@@ -352,6 +352,7 @@ bool elementwise(OpCtx& c, Handler scalar) {
   c.lines.push_back("if (" + deferred + " != 0) " + give_up(c));
   c.out = Val{n, c.result, -1};
   c.out.fresh = !in_place;
+  c.out.c_order = !in_place && all_laid_c(c.args);
   if (!in_place) {
     return true;
   }
@@ -650,6 +651,7 @@ bool outer_vectors(OpCtx& c) {
   c.makes_array = c.makes_array || m.makes_array;
   c.deferred = m.deferred;
   c.out = m.out;
+  c.out.c_order = true;  // (NumPy multiplies contiguous ravels: C order)
   return true;
 }
 
@@ -725,6 +727,7 @@ bool sum_over_axis(OpCtx& c) {
   c.lines.emplace_back("}");
   c.out = Val{n, c.result, -1};
   c.out.fresh = true;
+  c.out.c_order = true;  // (NumPy's reduction of a C-ordered array: C order)
   return true;
 }
 

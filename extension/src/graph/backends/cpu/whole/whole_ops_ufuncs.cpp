@@ -138,6 +138,7 @@ bool ufunc_loop(OpCtx& c) {
   call_loop(c, index, io, strides, n + "_count");
   c.out = Val{n, c.result, -1};
   c.out.fresh = true;
+  c.out.c_order = all_laid_c(operands);
   return true;
 }
 

@@ -9,6 +9,20 @@ namespace sot::graph::whole {
 
 namespace {
 
+// A literal of the generated code that is a positive int ("2LL").
+bool positive_literal(const std::string& e) {
+  const std::size_t digits = e.size() > 2 ? e.size() - 2 : 0;
+  if (digits == 0 || e.compare(digits, 2, "LL") != 0 || e[0] == '0') {
+    return false;
+  }
+  for (std::size_t k = 0; k < digits; ++k) {
+    if (e[k] < '0' || e[k] > '9') {
+      return false;
+    }
+  }
+  return true;
+}
+
 // An int of the key: a Python int (a value or a literal).
 bool is_int(const Val& v) {
   return !v.is_slice() && v.type.kind == Kind::kPyInt;
@@ -29,7 +43,8 @@ bool array_view(OpCtx& c) {
   std::vector<std::string> shape;
   std::vector<std::string> strides;
   c.lines.push_back("char* " + n + "_data = " + a.expr + "->data;");
-  int d = 0;  // the dimension of `a` the next key item indexes
+  bool forward = true;  // (every slice steps forward by a constant)
+  int d = 0;            // the dimension of `a` the next key item indexes
   for (std::size_t k = 1; k < c.args.size(); ++k, ++d) {
     const Val& item = c.args[k];
     if (item.newaxis) {  // (a dimension of one item, indexing none of `a`'s)
@@ -57,6 +72,7 @@ bool array_view(OpCtx& c) {
     const std::string& start = item.slice[0];
     const std::string& stop = item.slice[1];
     const std::string step = item.slice[2].empty() ? "1LL" : item.slice[2];
+    forward = forward && positive_literal(step);
     c.lines.push_back(cat({"long long ", at, ", ", at, "_n;"}));
     c.lines.push_back(cat({"sot_slice(", dim, ", ", start.empty() ? "false, 0" : "true, ", start,
                            ", ", stop.empty() ? "false, 0" : "true, ", stop, ", ", step, ", &", at,
@@ -84,6 +100,7 @@ bool array_view(OpCtx& c) {
                     "_strides, " + std::to_string(shape.size()) + "};");
   c.lines.push_back("const SotArr* const " + n + " = &" + n + "_view;");
   c.out = Val{n, c.result, a.arg};  // (a write into it writes into the argument)
+  c.out.c_like = a.laid_c() && forward;
   return true;
 }
 

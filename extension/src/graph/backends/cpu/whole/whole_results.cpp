@@ -14,8 +14,8 @@ std::vector<std::string> hand_out_lines(std::size_t k, const Val& v,
   // (an argument as it is; an array the code made: a vector, whose layout is NumPy's whatever
   // made it, or one NumPy makes C-ordered too)
   const bool argument = std::find(arrays.begin(), arrays.end(), v.expr) != arrays.end();
-  if (v.type.kind != Kind::kArray ||
-      !(argument || (v.fresh && v.c_order) || (v.type.ndim == 1 && (v.whole || v.fresh)))) {
+  if (v.type.kind != Kind::kArray || !(argument || ((v.fresh || v.whole) && v.c_order) ||
+                                       (v.type.ndim == 1 && (v.whole || v.fresh)))) {
     *why = "a graph whose result is a view, or an array not made as NumPy makes it";
     return {};
   }
