@@ -111,7 +111,7 @@ bool ufunc_loop(OpCtx& c) {
     if (!operand_as(c, v, t, &e)) {
       return refuse(c, "a ufunc's operand tier C does not cast");
     }
-    c.lines.push_back(c.result.c_type() + " " + at + " = " + e + ";");
+    c.lines.push_back(cat({c.result.c_type(), " ", at, " = ", e, ";"}));
   }
   if (!array) {
     c.lines.push_back(c.result.c_type() + " " + n + " = 0;");
