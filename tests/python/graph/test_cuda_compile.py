@@ -5,7 +5,6 @@ its reason. (The whole NumPy corpus goes through the same check under SOT_CUDA_C
 
 import numpy as np
 import pytest
-from cuda_checking import cuda_check_on, kernels_of
 
 import sot
 
@@ -18,8 +17,21 @@ pytestmark = pytest.mark.skipif(not NVRTC[:1].isdigit(), reason=f"NVRTC not avai
 def check():
     # Under SOT_CUDA_CHECK=1 the check is on for the session: it stays on, and these tests read only the kernels
     # their own calls add (cuda_check_take).
-    with cuda_check_on():
-        yield
+    sot.reset()
+    was_on = G.cuda_check_report()["enabled"]
+    if not was_on:
+        G.cuda_check(True)
+    G.cuda_check_take()
+    yield
+    if not was_on:
+        G.cuda_check(False)
+    sot.reset()
+
+
+def kernels_of(fn, *args):
+    """The CUDA check's entries for the kernels of fn's graphs on the cpu backend."""
+    sot.jit(fn, backend="cpu")(*args)
+    return G.cuda_check_take()
 
 
 def chain(a, b):

@@ -19,7 +19,7 @@ namespace sot::graph {
 
 namespace {
 
-constexpr int kThreads = kPairwiseThreads;  // threads per block of the reduction kernels
+constexpr int kThreads = 256;  // threads per block of the reduction kernels (a power of 2)
 
 // The C++ type of a dtype in the generated code (nullptr: not emitted).
 const char* ctype(DType t) {
@@ -633,7 +633,6 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
     const std::string& t = red.type;
     const std::string k = k_.name;
     const std::string leaf = std::to_string(kPairwiseLeaf);
-    const std::string bits = std::to_string(kPairwiseThreadBits);
     const std::string chunk = std::to_string(sum_chunk_);
     return pairwise_functions(red) + "extern \"C\" __global__ void __launch_bounds__(" +
            std::to_string(kThreads) + ") " + k + "_rows(const CudaArgs a) {\n  __shared__ " + t +
@@ -656,20 +655,24 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
            "base);\n    " +
            t + " x = 0;\n    for (long long c = 0; c == 0 || c < length; c += chunk) {\n" +
            "      const long long part = length - c < chunk ? length - c : chunk;\n"
-           "      long long lo = c;\n      long long n = part;\n"
-           "      const int level = own ? 0 : sot_descend(threadIdx.x, " +
-           bits +
-           ", lo, n);\n      const bool mine = own ? row < a.rows : (threadIdx.x & ((1u << (" +
-           bits + " - level)) - 1u)) == 0;\n      const " + t + " v = mine ? sot_pairwise<" + t +
-           ">(n, 32, [&](long long at, long long m, unsigned long long, unsigned& f) { return " +
-           k + "_leaf(a, base, lo + at, m, f); }, fl) : static_cast<" + t +
+           "      long long lo = c;\n      long long n = part;\n      int level = 0;\n"
+           "      for (; !own && level < 8 && n > " +
+           leaf +
+           "; ++level) {\n        const long long h = sot_half(n);\n"
+           "        if (((threadIdx.x >> (7 - level)) & 1u) != 0) {\n          lo += h;\n"
+           "          n -= h;\n        } else {\n          n = h;\n        }\n      }\n"
+           "      const bool mine = own ? row < a.rows : (threadIdx.x & ((1u << (8 - level)) - "
+           "1u)) == 0;\n      const " +
+           t + " v = mine ? sot_pairwise<" + t +
+           ">(n, 32, [&](long long at, long long m, unsigned, unsigned& f) { return " + k +
+           "_leaf(a, base, lo + at, m, f); }, fl) : static_cast<" + t +
            ">(0);\n"
            "      if (own) {\n        x = sot_add(x, v, fl);\n        continue;\n      }\n"
            "      red[threadIdx.x] = v;\n      __syncthreads();\n"
            "      if (threadIdx.x == 0) x = sot_add(x, sot_pairwise<" +
-           t + ">(part, " + bits +
-           ", [&](long long, long long, unsigned long long p, unsigned&) { return red[p]; }, "
-           "fl), fl);\n      __syncthreads();\n    }\n"
+           t +
+           ">(part, 8, [&](long long, long long, unsigned p, unsigned&) { return red[p]; }, fl), "
+           "fl);\n      __syncthreads();\n    }\n"
            "    if (own ? row < a.rows : threadIdx.x == 0) {\n" +
            (red.mean ? "      " + mean_of("length") + "\n" : std::string()) + "      " +
            store(red.buffer, "x", "base[" + std::to_string(red.buffer) + "]") +

@@ -15,21 +15,6 @@ constexpr const char* kPairwiseWalk =
   const long long h = n / 2;
   return h - h % 8;
 }
-// Down the recursion's first `depth` levels as the bits of `index` choose (bit depth - 1 - L at
-// level L, 1 the right half), while the range [lo, lo + n) is longer than a leaf: the level reached.
-__device__ __forceinline__ int sot_descend(unsigned index, int depth, long long& lo, long long& n) {
-  int level = 0;
-  for (; level < depth && n > 128; ++level) {
-    const long long h = sot_half(n);
-    if (((index >> (depth - 1 - level)) & 1u) != 0) {
-      lo += h;
-      n -= h;
-    } else {
-      n = h;
-    }
-  }
-  return level;
-}
 template <typename T, typename Leaf>
 __device__ __forceinline__ T sot_pairwise(long long n, int max_depth, Leaf leaf, unsigned& fl) {
   // (max_depth <= 32)
@@ -84,31 +69,34 @@ std::string cuda_pairwise_sum_passes(const std::string& type, const std::string&
   const std::string& t = type;
   const std::string& k = kernel;
   const std::string c = std::to_string(chunk);
-  const std::string threads = std::to_string(kPairwiseThreads);
-  const std::string bits = std::to_string(kPairwiseThreadBits);
-  return "extern \"C\" __global__ void __launch_bounds__(" + threads + ") " + k +
-         "_partial(const CudaArgs a) {\n  __shared__ " + t + " red[" + threads +
-         "];\n  unsigned fl = 0;\n  long long lo = 0;\n  long long n = a.n;\n"
+  return "extern \"C\" __global__ void __launch_bounds__(256) " + k +
+         "_partial(const CudaArgs a) {\n  __shared__ " + t +
+         " red[256];\n  unsigned fl = 0;\n  long long lo = 0;\n  long long n = a.n;\n"
          "  bool mine = true;\n  if (" +
          c + " > 0) {  // NumPy's parts of the buffer size: block g's is part g\n" +
          "    lo = static_cast<long long>(blockIdx.x) * " + c + ";\n    n = a.n - lo < " + c +
          " ? a.n - lo : " + c +
          ";\n  } else {  // the recursion's top levels: block g's subtree by g's bits\n"
-         "    const int depth = 31 - __clz(static_cast<int>(gridDim.x));\n"
-         "    const int level = sot_descend(blockIdx.x, depth, lo, n);\n"
+         "    const int depth = 31 - __clz(static_cast<int>(gridDim.x));\n    int level = 0;\n"
+         "    for (; level < depth && n > 128; ++level) {\n"
+         "      const long long h = sot_half(n);\n"
+         "      if (((blockIdx.x >> (depth - 1 - level)) & 1u) != 0) {\n        lo += h;\n"
+         "        n -= h;\n      } else {\n        n = h;\n      }\n    }\n"
          "    mine = (blockIdx.x & ((1u << (depth - level)) - 1u)) == 0;\n  }\n"
-         "  const long long part = n;\n  const int level = sot_descend(threadIdx.x, " +
-         bits + ", lo, n);\n  const bool own = mine && (threadIdx.x & ((1u << (" + bits +
-         " - level)) - 1u)) == 0;\n"
+         "  const long long part = n;\n  int level = 0;\n"
+         "  for (; level < 8 && n > 128; ++level) {\n    const long long h = sot_half(n);\n"
+         "    if (((threadIdx.x >> (7 - level)) & 1u) != 0) {\n      lo += h;\n      n -= h;\n"
+         "    } else {\n      n = h;\n    }\n  }\n"
+         "  const bool own = mine && (threadIdx.x & ((1u << (8 - level)) - 1u)) == 0;\n"
          "  red[threadIdx.x] = own ? sot_pairwise<" +
          t + ">(n, 32, [&](long long at, long long m, unsigned long long, unsigned& f) { return " +
          k + "_leaf(a, nullptr, lo + at, m, f); }, fl) : static_cast<" + t +
          ">(0);\n  __syncthreads();\n  if (threadIdx.x == 0) static_cast<" + t +
-         "*>(a.partial)[blockIdx.x] = mine ? sot_pairwise<" + t + ">(part, " + bits +
-         ", [&](long long, long long, unsigned long long p, unsigned&) { return red[p]; "
+         "*>(a.partial)[blockIdx.x] = mine ? sot_pairwise<" + t +
+         ">(part, 8, [&](long long, long long, unsigned long long p, unsigned&) { return red[p]; "
          "}, fl) : static_cast<" +
          t + ">(0);\n  if (fl != 0) atomicOr(a.flags, fl);\n}\n" +
-         "extern \"C\" __global__ void __launch_bounds__(" + threads + ") " + k +
+         "extern \"C\" __global__ void __launch_bounds__(256) " + k +
          "_total(const CudaArgs a) {\n  unsigned fl = 0;\n  if (threadIdx.x == 0) {\n"
          "    const " +
          t + "* partial = static_cast<const " + t + "*>(a.partial);\n    " + t + " x = 0;\n" +

@@ -9,16 +9,9 @@
 
 namespace sot::graph {
 
-// The threads of a block that sums one row or one part (a power of 2: the bits a thread's subtree
-// takes in the recursion), the width of every reduction kernel of the emitter.
-constexpr int kPairwiseThreadBits = 8;
-constexpr int kPairwiseThreads = 1 << kPairwiseThreadBits;
-
 // The device functions of kernel `kernel` (value type `type`, "double" or "float"):
 //   sot_half(n)   where NumPy's recursion splits a range of n > 128 elements (n/2 rounded down to a
 //                 multiple of 8);
-//   sot_descend(index, depth, lo, n)  down the recursion's first `depth` levels as `index`'s bits
-//                 choose (a block's or a thread's subtree), the range [lo, lo + n) narrowed to it;
 //   sot_pairwise<T>(n, max_depth, leaf, fl)  the recursion over n elements as a loop, at most
 //                 max_depth (<= 32) levels down, `leaf(at, m, p, fl)` summing each range
 //                 [at, at + m) where the splitting stops (`p`: the path as max_depth bits, the
