@@ -6,10 +6,10 @@ the call and in the warnings. Where NumPy gives no loop access (NumPy 1.x) those
 groups run them; the plans say which.
 PYTEST_DONT_REWRITE"""
 
-import warnings
 
 import pytest
 from numpy_differential import check, same
+from test_native_loops import run_plainly  # (one call's result, arguments after it and warnings)
 
 np = pytest.importorskip("numpy")
 sot = pytest.importorskip("sot")
@@ -171,19 +171,6 @@ CASES = [
     (doubled_first_column, (spd(6, 5),), [((spd(2, 6),), {}), ((np.asfortranarray(spd(5, 7)),), {}),
                                           ((spd(8, 8)[:, ::2],), {})]),
 ]
-
-
-def run_plainly(fn, args):
-    """The result (or the exception), the arguments after the call and the warnings of one call."""
-    args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            value = fn(*args)
-            error = None
-        except Exception as exc:  # noqa: BLE001 - every exception is compared
-            value, error = None, (type(exc), str(exc))
-    return value, error, args, [(w.category, str(w.message)) for w in caught]
 
 
 def layouts(value):
