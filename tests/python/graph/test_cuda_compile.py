@@ -5,6 +5,7 @@ its reason. (The whole NumPy corpus goes through the same check under SOT_CUDA_C
 
 import numpy as np
 import pytest
+from cuda_checking import cuda_check_on, kernels_of
 
 import sot
 
@@ -17,21 +18,8 @@ pytestmark = pytest.mark.skipif(not NVRTC[:1].isdigit(), reason=f"NVRTC not avai
 def check():
     # Under SOT_CUDA_CHECK=1 the check is on for the session: it stays on, and these tests read only the kernels
     # their own calls add (cuda_check_take).
-    sot.reset()
-    was_on = G.cuda_check_report()["enabled"]
-    if not was_on:
-        G.cuda_check(True)
-    G.cuda_check_take()
-    yield
-    if not was_on:
-        G.cuda_check(False)
-    sot.reset()
-
-
-def kernels_of(fn, *args):
-    """The CUDA check's entries for the kernels of fn's graphs on the cpu backend."""
-    sot.jit(fn, backend="cpu")(*args)
-    return G.cuda_check_take()
+    with cuda_check_on():
+        yield
 
 
 def chain(a, b):
@@ -102,6 +90,17 @@ def test_row_reductions_are_one_block_per_row_without_atomics_on_values(check):
         for s in rows:
             assert "__shared__" in s and "__syncthreads()" in s
             assert "atomicAdd" not in s  # (only the error flags are or'ed atomically)
+
+
+def short_rows(x):
+    return (x * 2.0).sum(axis=-1), np.sqrt((x * x).sum(axis=1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(4, 5, 6), (1000, 3), (4, 3000)])
+def test_row_sums_of_every_length_and_rank_compile_without_spills(check, dtype, shape):
+    # (float32 rows of a 3-d array or of 3 items spilled 20-24 bytes while the pairwise walk was inlined)
+    assert_clean(kernels_of(short_rows, np.ones(shape, dtype)))
 
 
 def test_sums_over_all_axes_take_two_passes(check):

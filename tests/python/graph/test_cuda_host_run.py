@@ -17,6 +17,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from cuda_checking import cuda_check_on, kernels_of
 
 import sot
 
@@ -52,7 +53,7 @@ int __clz(int v) { return v == 0 ? 32 : __builtin_clz(static_cast<unsigned>(v));
 #define __global__
 #define __forceinline__ inline
 #define __shared__ static
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 """
 
 LAUNCH = r"""
@@ -152,16 +153,8 @@ TOTALS = (square_total, square_total_mean)
 
 def kernel_source(fn, dtype):
     """The CUDA C++ of fn's reduction kernel (the cpu backend's group, through the CUDA compile check)."""
-    sot.reset()
-    was_on = G.cuda_check_report()["enabled"]
-    G.cuda_check(True)
-    G.cuda_check_take()
-    try:
-        sot.jit(fn, backend="cpu")(np.ones((4, 16), dtype=dtype))
-        entries = G.cuda_check_take()
-    finally:
-        G.cuda_check(was_on)
-        sot.reset()
+    with cuda_check_on():
+        entries = kernels_of(fn, np.ones((4, 16), dtype=dtype))
     (source,) = [e["source"] for e in entries if "_rows(const CudaArgs a)" in e["source"] or
                   "_total(const CudaArgs a)" in e["source"]]
     return source

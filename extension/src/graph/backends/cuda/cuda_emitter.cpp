@@ -19,7 +19,7 @@ namespace sot::graph {
 
 namespace {
 
-constexpr int kThreads = 256;  // threads per block of the reduction kernels (a power of 2)
+constexpr int kThreads = kReductionThreads;  // (a power of 2)
 
 // The C++ type of a dtype in the generated code (nullptr: not emitted).
 const char* ctype(DType t) {
@@ -634,9 +634,8 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
     const std::string k = k_.name;
     const std::string leaf = std::to_string(kPairwiseLeaf);
     const std::string chunk = std::to_string(sum_chunk_);
-    return pairwise_functions(red) + "extern \"C\" __global__ void __launch_bounds__(" +
-           std::to_string(kThreads) + ") " + k + "_rows(const CudaArgs a) {\n  __shared__ " + t +
-           " red[" + std::to_string(kThreads) +
+    return pairwise_functions(red) + cuda_reduction_entry(k + "_rows") +
+           "(const CudaArgs a) {\n  __shared__ " + t + " red[" + std::to_string(kThreads) +
            "];\n  unsigned fl = 0;\n  const long long length = a.size[SOT_R - 1];\n"
            "  // NumPy's chunks of a row (" +
            chunk +
@@ -701,9 +700,8 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
           return "base[" + std::to_string(b) + "] + j * a.st[" + std::to_string(b) + "][SOT_R - 1]";
         },
         &reduced);
-    return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ") " +
-           k_.name + "_rows(const CudaArgs a) {\n  __shared__ " + red.type + " red[" +
-           std::to_string(kThreads) +
+    return cuda_reduction_entry(k_.name + "_rows") + "(const CudaArgs a) {\n  __shared__ " +
+           red.type + " red[" + std::to_string(kThreads) +
            "];\n  unsigned fl = 0;\n  const long long length = a.size[SOT_R - 1];\n" +
            "  for (long long row = blockIdx.x; row < a.rows; row += gridDim.x) {\n" +
            "    long long base[SOT_NB];\n    sot_offsets(a, row, SOT_R - 1, base);\n" + "    " +

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 
+#include "graph/backends/cuda/cuda_pairwise.hpp"
+
 namespace sot::graph {
 
 namespace {
 
-constexpr unsigned kThreads = 256;         // threads per block (the emitter's reduction width)
+constexpr auto kThreads = static_cast<unsigned>(kReductionThreads);  // (the emitter's)
 constexpr unsigned kBlocksPerSm = 32;      // grid-stride kernels: at most this many blocks an SM
 constexpr std::int64_t kPerBlock = 32768;  // all-axes sums: a block's subtree at least this
 constexpr unsigned kMaxParts = 4096;       // ... in at most this many blocks

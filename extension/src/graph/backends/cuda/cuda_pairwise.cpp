@@ -64,13 +64,17 @@ std::string partial_sums() {
 
 }  // namespace
 
+std::string cuda_reduction_entry(const std::string& name) {
+  return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kReductionThreads) +
+         ", 1) " + name;
+}
+
 std::string cuda_pairwise_sum_passes(const std::string& type, const std::string& kernel,
                                      std::int64_t chunk, const std::string& finish) {
   const std::string& t = type;
   const std::string& k = kernel;
   const std::string c = std::to_string(chunk);
-  return "extern \"C\" __global__ void __launch_bounds__(256) " + k +
-         "_partial(const CudaArgs a) {\n  __shared__ " + t +
+  return cuda_reduction_entry(k + "_partial") + "(const CudaArgs a) {\n  __shared__ " + t +
          " red[256];\n  unsigned fl = 0;\n  long long lo = 0;\n  long long n = a.n;\n"
          "  bool mine = true;\n  if (" +
          c + " > 0) {  // NumPy's parts of the buffer size: block g's is part g\n" +
@@ -96,8 +100,8 @@ std::string cuda_pairwise_sum_passes(const std::string& type, const std::string&
          ">(part, 8, [&](long long, long long, unsigned long long p, unsigned&) { return red[p]; "
          "}, fl) : static_cast<" +
          t + ">(0);\n  if (fl != 0) atomicOr(a.flags, fl);\n}\n" +
-         "extern \"C\" __global__ void __launch_bounds__(256) " + k +
-         "_total(const CudaArgs a) {\n  unsigned fl = 0;\n  if (threadIdx.x == 0) {\n"
+         cuda_reduction_entry(k + "_total") +
+         "(const CudaArgs a) {\n  unsigned fl = 0;\n  if (threadIdx.x == 0) {\n"
          "    const " +
          t + "* partial = static_cast<const " + t + "*>(a.partial);\n    " + t + " x = 0;\n" +
          "    if (" + c +

@@ -9,6 +9,15 @@
 
 namespace sot::graph {
 
+// The reduction kernels' block: 256 threads (the pairwise recursion 8 levels down a thread).
+inline constexpr int kReductionThreads = 256;
+
+// `extern "C" __global__ void <bounds> name`: a reduction kernel's head. The bounds say 256 threads
+// and at least one block an SM, so that ptxas gives the walk the registers it needs (with the
+// thread count alone, NVRTC 13 held float row kernels to 48 registers on sm_90 and spilled 20-24
+// bytes; with both, 52-78 registers and no spills over the test corpus).
+std::string cuda_reduction_entry(const std::string& name);
+
 // The device functions of kernel `kernel` (value type `type`, "double" or "float"):
 //   sot_half(n)   where NumPy's recursion splits a range of n > 128 elements (n/2 rounded down to a
 //                 multiple of 8);
