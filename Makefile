@@ -100,12 +100,12 @@ test-python: $(BUILD)/test-jupyter
 	$(TEST_JUPYTER_ENV) SOT_BACKEND=numpy SOT_TEST_NUMPY_PROMOTION=weak $(NP124_PY) -m pytest -c tests/pytest.ini tests/python/graph
 
 # Every pure-Python suite (NumPy 2.x and the magics included) with pyenv's 3.12.1 and 3.13.0, from their
-# environments.
+# environments, tier C's native loops compiled before their first run (every run of them native).
 test-python-extra: $(BUILD)/test-jupyter
 	@if [ -z "$(EXTRA_PYTHONS)" ]; then echo "test-python-extra: no pyenv 3.12.1/3.13.0 found; skipped"; fi
 	@set -e; for py in $(EXTRA_ENV_PYTHONS); do \
-	  echo "== pure-Python tests with $$py"; \
-	  $(TEST_JUPYTER_ENV) $$py -m pytest -c tests/pytest.ini -W ignore::DeprecationWarning tests/python; \
+	  echo "== pure-Python tests with $$py (tier C in sync mode)"; \
+	  $(TEST_JUPYTER_ENV) SOT_CPU_TIER_C=sync $$py -m pytest -c tests/pytest.ini -W ignore::DeprecationWarning tests/python; \
 	done
 
 $(BUILD)/test-jupyter:

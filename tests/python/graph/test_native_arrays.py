@@ -639,6 +639,39 @@ def test_a_division_by_zero_warns_as_plain():
     assert loops and loops[0]["gave_up"] == 1, loops
 
 
+@cpu_only
+@pytest.mark.parametrize("view", ["rows apart", "items apart", "reversed", "contiguous"])
+def test_a_strided_argument_written_in_place_is_put_back_where_the_run_gives_up(view):
+    """A run that writes into a view and then gives up (a zero divisor) puts its bytes back as they were - the whole
+    block, row by row or item by item - before the loop op's own path runs the steps again and warns."""
+    def divided_in_place(A, d):
+        for i in range(A.shape[0]):
+            A[i] = A[i] / d[i] + 1.0
+        return A
+
+    def of(base):
+        return {"rows apart": base[::2], "items apart": base[:, ::3], "reversed": base[::-1, ::-1],
+                "contiguous": base[:10, :4]}[view]
+
+    base = floats(34, 20, 12)
+    d = floats(35, 20, 12)[:10, :4].copy() + 0.5
+    d[6, 1] = 0.0
+    plain_base, sot_base = base.copy(), base.copy()
+    with warnings.catch_warnings(record=True) as plain_w:
+        warnings.simplefilter("always")
+        divided_in_place(of(plain_base)[:10, :4], d)
+    sot.reset()
+    cap.clear(divided_in_place)
+    translator = sot.translate.new_translator(records=True)
+    with warnings.catch_warnings(record=True) as got_w, cap.capture(translator):
+        warnings.simplefilter("always")
+        divided_in_place(of(sot_base)[:10, :4], d)
+    assert np.array_equal(sot_base, plain_base, equal_nan=True)
+    assert [str(w.message) for w in got_w] == [str(w.message) for w in plain_w]
+    loops = tier_c_entries(translator.records())
+    assert loops and loops[0]["gave_up"] == 1, loops
+
+
 def test_shapes_that_do_not_broadcast_raise_as_plain():
     """The rows written before the error stay written, as plain NumPy leaves them."""
     def bad(A, w):

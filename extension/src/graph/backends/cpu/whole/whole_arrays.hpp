@@ -15,6 +15,9 @@ namespace sot::graph::whole {
 // ms in tier C, 0.76 ms on its own path; jacobi_2d at 256x256: 22 ms and 5.3 ms).
 constexpr long long kMostItems = 16384;
 
+// The most dimensions tier C makes arrays of (and of an operand of NumPy's loops it calls).
+constexpr int kMaxDims = 8;
+
 // A new array of dtype `t` and shape `shape` (`rank` dimensions) from the arena, C-ordered, as
 // `name` (a SotArr*), its data `name`_data, its items `name`_count and strides `name`_strides.
 void new_array(OpCtx& c, DType t, const std::string& shape, int rank, const std::string& name);

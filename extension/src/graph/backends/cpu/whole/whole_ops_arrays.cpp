@@ -16,9 +16,6 @@ namespace sot::graph::whole {
 
 namespace {
 
-// The most dimensions tier C makes arrays of.
-constexpr int kMaxDims = 8;
-
 // An array a loop nest walks: its first element and, per dimension of the nest, its byte stride
 // (0 along a broadcast dimension).
 struct Walked {

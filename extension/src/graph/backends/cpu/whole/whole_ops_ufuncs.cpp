@@ -23,9 +23,6 @@ namespace sot::graph::whole {
 
 namespace {
 
-// The most dimensions an operand of a loop call has.
-constexpr int kMaxRank = 8;
-
 // The lines that call loop `index` on `count` items of the pointers `io` (operands, then the
 // result) with `strides`, giving up where it fails.
 void call_loop(OpCtx& c, std::size_t index, const std::vector<std::string>& io,
@@ -55,7 +52,7 @@ bool ufunc_loop(OpCtx& c) {
   const DType t = c.result.dtype;
   const bool array = c.result.kind == Kind::kArray;
   if ((c.result.kind != Kind::kScalar && !array) || c.result.c_kind() != 'f' ||
-      (array && (c.result.ndim < 1 || c.result.ndim > kMaxRank))) {
+      (array && (c.result.ndim < 1 || c.result.ndim > kMaxDims))) {
     return refuse(c, "a ufunc whose result is not a float array or scalar (NumPy's loop: floats)");
   }
   if (array && c.size_hint > kMostItems) {
@@ -96,14 +93,11 @@ bool ufunc_loop(OpCtx& c) {
   if (!numpy_loop(call.ufunc, t, probe_strides, constants, &loop, &owner, &why)) {
     return refuse(c, "no NumPy loop to call: " + why);
   }
-  const std::size_t index = c.loops->loops.size();
-  c.loops->loops.push_back(loop);
-  c.loops->owners.push_back(std::move(owner));
   const std::string& n = c.name;
-  std::vector<std::string> io;
+  std::vector<std::string>
+      scalars;  // (each scalar operand as the result's type, before the loop is kept)
   for (std::size_t k = 0; k < operands.size(); ++k) {
     const Val& v = operands[k];
-    const std::string at = n + "_a" + std::to_string(k);
     if (v.type.kind == Kind::kArray) {
       continue;  // (below, once the result's shape is known)
     }
@@ -111,8 +105,13 @@ bool ufunc_loop(OpCtx& c) {
     if (!operand_as(c, v, t, &e)) {
       return refuse(c, "a ufunc's operand tier C does not cast");
     }
-    c.lines.push_back(cat({c.result.c_type(), " ", at, " = ", e, ";"}));
+    scalars.push_back(cat({c.result.c_type(), " ", n, "_a", std::to_string(k), " = ", e, ";"}));
   }
+  c.lines.insert(c.lines.end(), scalars.begin(), scalars.end());
+  const std::size_t index = c.loops->loops.size();
+  c.loops->loops.push_back(loop);
+  c.loops->owners.push_back(std::move(owner));
+  std::vector<std::string> io;
   if (!array) {
     c.lines.push_back(c.result.c_type() + " " + n + " = 0;");
     for (std::size_t k = 0; k < operands.size(); ++k) {

@@ -2,6 +2,7 @@
 #include "graph/backends/cpu/whole/whole_runner.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cfenv>
 #include <cstdint>
 #include <cstdio>
@@ -159,6 +160,9 @@ void trim_chunks() {
   }
 }
 
+// The most dimensions of a NumPy array (NPY_MAXDIMS: 32 in NumPy 1.x, 64 in 2.x).
+constexpr std::size_t kMostArrayDims = 64;
+
 // The arrays' bytes at or under which a run copies them rather than logging each write.
 constexpr long long kCopyLimitBytes = 16LL << 20;
 
@@ -185,7 +189,8 @@ void each_run(const ArrayFields* f, long long item, const At& at) {
   const int last = f->nd - 1;
   const Py_ssize_t inner = f->dimensions[last];
   const Py_ssize_t step = f->strides[last];
-  std::vector<Py_ssize_t> index(static_cast<std::size_t>(last), 0);
+  std::array<Py_ssize_t, kMostArrayDims>
+      index{};  // (no allocation: called for each array a run writes)
   while (true) {
     char* row = f->data;
     for (int d = 0; d < last; ++d) {
