@@ -310,6 +310,38 @@ class OpcodeExecutor {
   void emit_loop_op(LoopSite* site);
   void loop_locals_after(const LoopSite& site, const std::vector<int>& outs,
                          const std::vector<graph::ValueInfo>& out_infos);
+  // loop_exits.cpp: an `if` in the body of a `for` loop being captured whose one way leaves the
+  // loop (a `break`, or a `return` of a local or a constant) becomes the loop op's exit test.
+  LoopSite* body_loop_ = nullptr;  // the `for` loop whose body is being simulated (none: null)
+  bool index_values_ = false;      // a loop's index is a value an exit's ways may hand on
+  struct IfSite;
+  // The way (0, 1) of the `if` at `site` that leaves body_loop_ as an exit can, else 2.
+  std::size_t exit_way_of(const IfSite& site);
+  bool capture_exit(IfSite* site, std::size_t exit_way);
+  void exit_needs_var(LoopSite* site) const;
+  bool simulate_to_head(IfSite* site, std::size_t start);
+  // Whether the way at `start` pops the iterator and then runs what the loop's end runs (at
+  // `after`): a `break`.
+  bool breaks_out(std::size_t start, std::size_t after) const;
+  // Where straight code from `start` reaches such a break (npos: it does not).
+  std::size_t break_at(std::size_t start, std::size_t after) const;
+  // The value the way at `start` returns when it only loads locals or constants and returns.
+  VarPtr returned_by(std::size_t start, const std::vector<VarPtr>& stack);
+  // After the body: what an exit needs (the loop variable's last value where it is read after the
+  // loop; for a `return`, the code after the loop returning a local or a constant too).
+  bool loop_exit_ok(LoopSite* site, const VarPtr& it);
+  // A `return` exit taken or not, after its loop op: the frame returns the value the last test
+  // picks (a cond op of the two).
+  struct ExitReturn {
+    int test = -1;
+    bool go_on_if = true;
+    VarPtr exit_value, after_value;
+  };
+  std::optional<ExitReturn> exit_return_;
+  void return_at_exit();
+  // The locals an exit's outputs (from `k` on) set after its loop op, and a `return`'s values.
+  void loop_exit_values(const LoopSite& site, const std::vector<int>& outs,
+                        const std::vector<graph::ValueInfo>& out_infos, std::size_t k);
   // while_capture.cpp: a `while` loop whose test jumps on a value of the graph becomes one loop op
   // whose trip count is known only where the graph runs; false when it cannot (the test then
   // breaks the graph).
@@ -317,7 +349,6 @@ class OpcodeExecutor {
   // if_capture.cpp: an `if` on a value of the graph becomes one cond op (each way simulated, its
   // ops a graph of their own; only the way the test picks runs); false when it cannot (the jump
   // then breaks the graph).
-  struct IfSite;
   bool capture_if(const bytecode::Instruction& ins, bool jump_if);
   bool simulate_way(IfSite* site, std::size_t start, bool first);
   // The last cond op made (its jump's target and where its ways met), counted: a way whose step

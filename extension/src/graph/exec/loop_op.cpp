@@ -190,7 +190,7 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
     for (std::size_t k = 0; k < spec_.ncarried; ++k) {
       argv[k] = output_of(r, nout, k);
     }
-    if (is_while) {
+    if (ntests > 0) {  // (a while loop's tests, or a `for` loop's exit test: loop_exits.cpp)
       std::vector<PyObject*> tests(ntests);
       for (std::size_t k = 0; k < ntests; ++k) {
         tests[k] = output_of(r, nout, nout - ntests + k);

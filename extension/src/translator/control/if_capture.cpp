@@ -180,7 +180,7 @@ bool OpcodeExecutor::way_value(const VarPtr& v, int* id, ValueInfo* info, py::ob
     const ArrayOperand op = array_operand(v);
     g = op.kind == ArrayOperand::Kind::kValue ? op.id : -1;
   }
-  if (g < 0 || arrays().is_loop_index(g)) {
+  if (g < 0 || (arrays().is_loop_index(g) && !index_values_)) {
     return false;
   }
   *id = g;
@@ -388,14 +388,19 @@ bool OpcodeExecutor::capture_if(const bytecode::Instruction& ins, bool jump_if) 
   site.ops = a.graph.ops().size();
   site.inputs = a.graph.inputs().size();
   site.serial = Variable::last_serial();
+  // (one way leaving the `for` loop whose body this is: the loop's exit, loop_exits.cpp)
+  const std::size_t exit_way = shared_->cond_depth == 0 ? exit_way_of(site) : 2;
   bool ok = false;
   {
     const LoopDepth depth(&shared_->cond_depth);  // (the same guard, on the ifs' count)
     try {
       // (the fall-through way first: it finds where the ways meet)
       const std::size_t first = site.start[0] == site.jump + 1 ? 0 : 1;
-      ok = true;
+      ok = exit_way < 2 ? capture_exit(&site, exit_way) : true;
       for (const std::size_t w : {first, 1 - first}) {
+        if (exit_way < 2) {
+          break;
+        }
         site.ops_from[w] = a.graph.ops().size();
         site.values_from[w] = a.graph.values().size();
         ok = ok && simulate_way(&site, site.start[w], w == first) && way_ok(&site, w);
@@ -406,15 +411,17 @@ bool OpcodeExecutor::capture_if(const bytecode::Instruction& ins, bool jump_if) 
         locals_ = site.locals;
         stack_ = site.stack_after;
       }
-      site.kept_both = std::min(site.kept[0], site.kept[1]);
-      for (std::vector<VarPtr>& way_stack : site.way_stack) {
-        way_stack.erase(way_stack.begin(),
-                        way_stack.begin() + static_cast<std::ptrdiff_t>(
-                                                std::min(site.kept_both, way_stack.size())));
-      }
-      ok = ok && cond_outputs(&site);
-      if (ok) {
-        emit_cond_op(&site);
+      if (exit_way >= 2) {
+        site.kept_both = std::min(site.kept[0], site.kept[1]);
+        for (std::vector<VarPtr>& way_stack : site.way_stack) {
+          way_stack.erase(way_stack.begin(),
+                          way_stack.begin() + static_cast<std::ptrdiff_t>(
+                                                  std::min(site.kept_both, way_stack.size())));
+        }
+        ok = ok && cond_outputs(&site);
+        if (ok) {
+          emit_cond_op(&site);
+        }
       }
     } catch (const Stop&) {
       ok = false;

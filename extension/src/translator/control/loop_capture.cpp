@@ -76,6 +76,7 @@ bool OpcodeExecutor::loop_shape(const bytecode::Instruction& ins, LoopSite* site
     return false;
   }
   slots_stored(pc_ + 1 + site->header, site->exit, site);
+  exit_needs_var(site);
   return true;
 }
 
@@ -251,7 +252,7 @@ bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr
     try {
       loop_numbers(&site);
       loop_placeholders(&site);
-      ok = simulate_loop_body(&site) && loop_state_ok(&site);
+      ok = simulate_loop_body(&site) && loop_state_ok(&site) && loop_exit_ok(&site, it);
     } catch (const Stop&) {
       ok = false;
     }
@@ -364,14 +365,10 @@ bool OpcodeExecutor::simulate_loop_body(LoopSite* site) {
     item = Variable::tuple({Variable::array(site->counter_index, "the loop counter"), item});
   }
   push(std::move(item));
-  struct Restore {  // (the head of an outer loop's body again once this body is simulated)
-    std::size_t* at;
-    std::size_t was;
-    Restore(const Restore&) = delete;
-    Restore& operator=(const Restore&) = delete;
-    ~Restore() { *at = was; }
-  } const restore{&loop_head_, loop_head_};
-  loop_head_ = site->for_pc;
+  // (the head of an outer loop's body again once this body is simulated; an `if` in this body may
+  // leave this loop, loop_exits.cpp)
+  const ScopedSet<std::size_t> head(&loop_head_, site->for_pc);
+  const ScopedSet<LoopSite*> body(&body_loop_, site);
   next_ = site->for_pc + 1;
   for (;;) {
     pc_ = next_;
@@ -528,6 +525,10 @@ OpcodeExecutor::BuiltLoop OpcodeExecutor::build_loop(const LoopSite& site) const
     spec.outputs.push_back(body_value(v));
     built.out_infos.push_back(g.value(v).info);
   }
+  for (const int v : site.exit_values) {  // (loop_exits.cpp)
+    spec.outputs.push_back(body_value(v));
+    built.out_infos.push_back(g.value(v).info);
+  }
   for (const LoopSite::Test& t : site.step_tests) {  // (outputs of the body, not of the op)
     spec.outputs.push_back(body_value(t.value));
     spec.step_go_on_if.push_back(t.go_on_if);
@@ -596,8 +597,9 @@ void OpcodeExecutor::loop_locals_after(const LoopSite& site, const std::vector<i
   for (const auto& [slot, v] : site.last_constants) {
     locals_[static_cast<std::size_t>(slot)] = v;
   }
-  if (site.var < 0) {
-    return;  // (a while loop)
+  loop_exit_values(site, outs, out_infos, k);
+  if (site.var < 0 || site.var_out) {
+    return;  // (a while loop, or the loop variable's last value from the op)
   }
   if (site.start_value >= 0) {
     // (the loop variable, read nowhere after the loop, as it was: a range of no steps)

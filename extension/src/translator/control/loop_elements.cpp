@@ -207,7 +207,13 @@ bool OpcodeExecutor::body_needs_native(const LoopSite& site) {
   }
   graph::Backend* backend = graph::find_backend(shared_->backend);
   std::string why;
-  if (backend != nullptr && backend->native_loop(build_loop(site).spec, &why)) {
+  // (the last values no code after the loop reads, as compile_loops will find them: unread)
+  graph::LoopSpec spec = build_loop(site).spec;
+  spec.unread.assign(spec.ncarried, false);
+  for (const auto& [slot, v] : site.last) {
+    spec.unread.push_back(never_read(slot, site.for_pc, site.exit));
+  }
+  if (backend != nullptr && backend->native_loop(spec, &why)) {
     return false;
   }
   abandon_loop(site);

@@ -71,6 +71,18 @@ struct OpcodeExecutor::LoopSite {
   bool in_tests = false;          // the step has passed its first test
   std::size_t test_pc = 0;        // the jump where the capture started, and its stack, to put back
   std::vector<VarPtr> test_stack;
+  // A `for` loop's exit (loop_exits.cpp): an `if` in the body whose one way (at `exit_way`) leaves
+  // the loop. Its test is the loop's step test; the rest of the step after it is a cond op whose
+  // other way hands the values at the test on. A `break` goes on after the loop as its end does; a
+  // `return` returns `exit_value` (at the test) where the last test left, else what the code after
+  // the loop returns (a local or a constant: `after_slot`, or `after_constant`).
+  std::size_t exit_way = static_cast<std::size_t>(-1);
+  VarPtr exit_value;
+  pybind11::object after_constant;
+  std::vector<int> exit_values;  // the op's outputs after the last values
+  int after_slot = -1;
+  bool exit_returns = false;
+  bool var_out = false;  // the loop variable's last value is an output (read after)
 };
 
 // Two values of the graph a loop step or an if's two ways may hand on as one: the same dtype, shape
@@ -107,6 +119,22 @@ inline bool same_constant(const pybind11::object& a, const pybind11::object& b) 
   PyErr_Clear();
   return eq == 1;
 }
+
+// `*at` set to `value` for a scope, then back to what it was however the scope ends.
+template <typename T>
+class ScopedSet {
+ public:
+  ScopedSet(T* at, T value) : at_(at), was_(*at) { *at_ = value; }
+  ~ScopedSet() { *at_ = was_; }
+  ScopedSet(const ScopedSet&) = delete;
+  ScopedSet& operator=(const ScopedSet&) = delete;
+  ScopedSet(ScopedSet&&) = delete;
+  ScopedSet& operator=(ScopedSet&&) = delete;
+
+ private:
+  T* at_;
+  T was_;
+};
 
 // Restores the count of loop bodies (or ifs) being captured however the capture ends.
 class LoopDepth {

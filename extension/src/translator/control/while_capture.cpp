@@ -361,6 +361,8 @@ bool OpcodeExecutor::while_entry(LoopSite* site, const bytecode::Instruction& in
 
 bool OpcodeExecutor::simulate_while_body(LoopSite* site) {
   const auto& code = code_.instructions();
+  // (no `if` in this body leaves an outer `for` loop: loop_exits.cpp)
+  const ScopedSet<LoopSite*> body(&body_loop_, nullptr);
   next_ = site->for_pc;
   for (;;) {
     pc_ = next_;

@@ -33,6 +33,9 @@ void OpcodeExecutor::op_for_iter(const bytecode::Instruction& ins) {
     it->set_position(-1);
     pop();
     next_ = code_.index_of(ins.target) + bytecode::operand::for_iter_exit_skip();
+    if (exit_return_) {
+      return_at_exit();  // (the body may return from the loop: loop_exits.cpp)
+    }
     return;
   }
   if (it->iter_kind() == Variable::IterKind::kConstSeq && it->position() >= 0 &&

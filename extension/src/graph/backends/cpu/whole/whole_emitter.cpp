@@ -629,9 +629,10 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
               ") - static_cast<unsigned long long>(", a, ") - 1ULL) / ", std::to_string(spec.step),
               "ULL) + 1LL;"}));
   }
-  line(is_while
-           ? "for (long long " + step + " = 0; " + go + "; ++" + step + ") {"
-           : "for (long long " + step + " = 0; " + step + " < " + trips + "; ++" + step + ") {");
+  // (a while loop runs while its tests go on; a `for` loop to its trips, or its exit test)
+  const std::string more =
+      is_while ? "" : (spec.step_go_on_if.empty() ? "" : go + " && ") + step + " < " + trips;
+  line("for (long long " + step + " = 0; " + (is_while ? go : more) + "; ++" + step + ") {");
   ++indent_;
   line("if (--env_tick < 0) { env_tick = 65536; if (env->signals() < 0) return 2; }");
   // (the step's lines apart, to release the arrays it makes at its end)
@@ -663,7 +664,7 @@ void Emitter::loop(Scope& s, const LoopSpec& spec, const std::vector<Val>& args,
   const std::vector<Val> outs = body(spec.body, inputs, spec.outputs);
   const std::vector<int> from = passed_on(vars, outs, spec.ncarried);
   step_outputs(&vars, outs, from, args);
-  if (is_while) {
+  if (!spec.step_go_on_if.empty()) {
     std::string again = "true";
     for (std::size_t k = 0; k < spec.step_go_on_if.size(); ++k) {
       again += std::string(" && ") + (spec.step_go_on_if[k] ? "" : "!") + "static_cast<bool>(" +

@@ -1,0 +1,180 @@
+"""Exits from `for` loop ops (loop_exits.cpp): an `if` in the body whose one way leaves the loop - a `break`, with
+work before it or not, or a `return` of a local or a constant where the code after the loop returns one too - is the
+loop op's exit test, and the rest of the step a cond op. Every case runs plainly and translated (first call, from the
+cache, other arguments: the exit taken on the first step, on a later one, never). Where loops are native (the cpu
+backend, tier C on) the function is one graph without breaks; elsewhere the `if` breaks the graph as before. Exits
+that cannot be captured (the iterator a local, a print before the break, more work after a return's loop) still
+agree with plain Python."""
+
+import pytest
+from numpy_differential import check, native_loops, native_runs
+
+np = pytest.importorskip("numpy")
+sot = pytest.importorskip("sot")
+
+pytestmark = pytest.mark.usefixtures("tier_c_sync")
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def relax(u, f, tol):
+    for it in range(200):
+        new = 0.5 * (u[:-2] + u[2:]) - f[1:-1]
+        err = np.abs(new - u[1:-1]).max()
+        u[1:-1] = new
+        if err < tol:
+            break
+    return u, it
+
+
+def relax_steps(u, f, tol):
+    for it in range(200):
+        new = 0.5 * (u[:-2] + u[2:]) - f[1:-1]
+        err = np.abs(new - u[1:-1]).max()
+        u[1:-1] = new
+        if err < tol:
+            return it
+    return -1
+
+
+def relax_counted(u, f, tol):
+    steps = 0
+    for it in range(200):
+        new = 0.5 * (u[:-2] + u[2:]) - f[1:-1]
+        err = np.abs(new - u[1:-1]).max()
+        if err < tol:
+            break
+        u[1:-1] = new
+        steps += 1
+    return u, steps
+
+
+def first_above(x, t):
+    k = -1
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            k = i
+            break
+    return k
+
+
+def last_below(x, t):
+    for i in range(x.shape[0]):
+        if x[i] >= t:
+            return i
+    return x.shape[0]
+
+
+def newton(a):
+    x = a
+    for i in range(60):
+        x_new = 0.5 * (x + a / x)
+        if np.abs(x_new - x) < 1e-12:
+            break
+        x = x_new
+    return x, i
+
+
+def newton_returns(a):
+    x = a
+    for _ in range(60):
+        x_new = 0.5 * (x + a / x)
+        if np.abs(x_new - x) < 1e-12:
+            return x_new
+        x = x_new
+    return x
+
+
+def rows_until(A, limit):
+    total = np.zeros(A.shape[1])
+    for i in range(A.shape[0]):
+        total = total + A[i]
+        if total.sum() > limit:
+            break
+    return total, i
+
+
+def grids(n, seed):
+    r = rng(seed)
+    return r.random(n), r.random(n) * 1e-3
+
+
+CASES = [
+    (relax, (*grids(20, 1), 1e-6), [((*grids(33, 2), 1e-3), {}), ((*grids(10, 3), 1e-30), {}),
+                                    ((*grids(20, 4), 1.0), {})]),
+    (relax_steps, (*grids(20, 5), 1e-6), [((*grids(33, 6), 1e-3), {}), ((*grids(10, 7), 1e-30), {}),
+                                          ((*grids(20, 8), 1.0), {})]),
+    (relax_counted, (*grids(20, 9), 1e-6), [((*grids(12, 10), 1e-30), {}), ((*grids(20, 11), 1.0), {})]),
+    (first_above, (np.arange(50.0), 20.5), [((np.arange(30.0), 100.0), {}), ((np.arange(64.0), -1.0), {}),
+                                            ((rng(12).random(40), 0.9), {})]),
+    (newton, (np.float64(2.0),), [((np.float64(1e6),), {}), ((np.float64(1.0),), {})]),
+    (newton_returns, (np.float64(2.0),), [((np.float64(1e6),), {}), ((np.float64(1.0),), {})]),
+    (rows_until, (rng(13).random((40, 3)), 10.0), [((rng(14).random((40, 3)), 1e9), {}),
+                                                   ((rng(15).random((25, 3)), -1.0), {})]),
+]
+
+
+ELEMENT_LOOPS = (first_above, newton, newton_returns)  # (elsewhere left to CPython: the function runs as is)
+
+
+@pytest.mark.parametrize("fn, args, variants", CASES, ids=[c[0].__name__ for c in CASES])
+def test_loops_that_may_leave_early(fn, args, variants):
+    if native_loops():
+        records = check(fn, *args, variants=variants)
+        assert native_runs(records) > 0, "tier C's code never ran"
+    elif fn in ELEMENT_LOOPS:
+        check(fn, *args, variants=variants, graphs=0, breaks=1, fallbacks=1)
+    else:
+        check(fn, *args, variants=variants, breaks=1)
+
+
+def iterator_kept(x, t):
+    it = iter(range(x.shape[0]))
+    for i in it:
+        if x[i] > t:
+            break
+    return i, list(it)
+
+
+def printed_before_break(x, t):
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            print("found", i)
+            break
+    return i
+
+
+def more_after_return(x, t):
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            return i
+    y = x * 2.0
+    return int(y.argmax())
+
+
+def in_inner_loop(A, t):
+    found = 0
+    for r in range(A.shape[0]):
+        for c in range(A.shape[1]):
+            if A[r, c] > t:
+                found += 1
+                break
+    return found
+
+
+@pytest.mark.parametrize("fn", [iterator_kept, printed_before_break, more_after_return, in_inner_loop, last_below])
+def test_exits_not_captured_or_nested_agree_with_plain(fn, capsys):
+    # (last_below's code after the loop computes: its return is not captured)
+    x = rng(16).random(40)
+    A = rng(17).random((20, 30))
+    for t in (0.5, 0.99, 2.0):
+        args = (A, t) if fn is in_inner_loop else (x.copy(), t)
+        want = fn(*args)
+        plain_out = capsys.readouterr().out
+        sot.reset()
+        for _ in range(2):
+            got = sot.jit(fn)(*args)
+            assert got == want and type(got) is type(want)
+            assert capsys.readouterr().out == plain_out
