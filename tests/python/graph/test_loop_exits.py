@@ -87,6 +87,15 @@ def newton_returns(a):
     return x
 
 
+def cos_fixed_point(x):
+    for _ in range(100):
+        x_new = np.cos(x)
+        if np.max(np.abs(x_new - x)) < 1e-12:
+            return x_new
+        x = x_new
+    return x
+
+
 def rows_until(A, limit):
     total = np.zeros(A.shape[1])
     for i in range(A.shape[0]):
@@ -101,16 +110,18 @@ def grids(n, seed):
     return r.random(n), r.random(n) * 1e-3
 
 
+# (the Jacobi sweeps' arguments: their tolerance reached on step 77, never, on step 94, at once, on step 76)
+SWEEPS = [(*grids(20, 5), 0.05), (*grids(33, 6), 1e-3), (*grids(10, 7), 1e-3), (*grids(20, 8), 1.0),
+          (*grids(12, 9), 0.01)]
+
 CASES = [
-    (relax, (*grids(20, 1), 1e-6), [((*grids(33, 2), 1e-3), {}), ((*grids(10, 3), 1e-30), {}),
-                                    ((*grids(20, 4), 1.0), {})]),
-    (relax_steps, (*grids(20, 5), 1e-6), [((*grids(33, 6), 1e-3), {}), ((*grids(10, 7), 1e-30), {}),
-                                          ((*grids(20, 8), 1.0), {})]),
-    (relax_counted, (*grids(20, 9), 1e-6), [((*grids(12, 10), 1e-30), {}), ((*grids(20, 11), 1.0), {})]),
+    *[(fn, SWEEPS[0], [(a, {}) for a in SWEEPS[1:]]) for fn in (relax, relax_steps, relax_counted)],
     (first_above, (np.arange(50.0), 20.5), [((np.arange(30.0), 100.0), {}), ((np.arange(64.0), -1.0), {}),
                                             ((rng(12).random(40), 0.9), {})]),
     (newton, (np.float64(2.0),), [((np.float64(1e6),), {}), ((np.float64(1.0),), {})]),
     (newton_returns, (np.float64(2.0),), [((np.float64(1e6),), {}), ((np.float64(1.0),), {})]),
+    (cos_fixed_point, (np.linspace(0.0, 1.0, 8),), [((np.linspace(0.0, 1.0, 30),), {}),
+                                                    ((np.full(5, 0.7390851332151607),), {})]),
     (rows_until, (rng(13).random((40, 3)), 10.0), [((rng(14).random((40, 3)), 1e9), {}),
                                                    ((rng(15).random((25, 3)), -1.0), {})]),
 ]
@@ -123,7 +134,9 @@ ELEMENT_LOOPS = (first_above, newton, newton_returns)  # (elsewhere left to CPyt
 def test_loops_that_may_leave_early(fn, args, variants):
     if native_loops():
         records = check(fn, *args, variants=variants)
-        assert native_runs(records) > 0, "tier C's code never ran"
+        # (np.cos natively is NumPy 2's strided loop: under NumPy 1.x the loop op runs its own path)
+        if fn is not cos_fixed_point or np.lib.NumpyVersion(np.__version__) >= "2.0.0":
+            assert native_runs(records) > 0, "tier C's code never ran"
     elif fn in ELEMENT_LOOPS:
         check(fn, *args, variants=variants, graphs=0, breaks=1, fallbacks=1)
     else:

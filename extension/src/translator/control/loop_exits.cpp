@@ -17,8 +17,6 @@
 // loop). Anything else ends the capture as before: the loop breaks the graph, or unrolls.
 #include <algorithm>
 #include <cstddef>
-#include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <string>
 #include <utility>
@@ -68,7 +66,6 @@ bool unconditional_jump(const std::string& name) {
 
 std::size_t OpcodeExecutor::exit_way_of(const IfSite& site) {
   LoopSite* loop = body_loop_;
-  fprintf(stderr, "exit_way_of loop=%p head=%zu\n", static_cast<void*>(loop), loop_head_);
   if (loop == nullptr || loop->is_while || loop_head_ != loop->for_pc ||
       loop->exit_way != static_cast<std::size_t>(-1)) {
     return 2;
@@ -76,8 +73,6 @@ std::size_t OpcodeExecutor::exit_way_of(const IfSite& site) {
   const std::size_t after = loop->exit + bytecode::operand::for_iter_exit_skip();
   for (std::size_t w = 0; w < 2; ++w) {
     const std::size_t start = site.start[w];
-    fprintf(stderr, " way %zu start %zu jump %zu exit %zu brk %d\n", w, start, site.jump,
-            loop->exit, static_cast<int>(breaks_out(start, after)));
     if (start > site.jump && start < loop->exit) {
       if (break_at(start, after) != static_cast<std::size_t>(-1)) {
         return w;
@@ -240,6 +235,14 @@ bool OpcodeExecutor::capture_exit(IfSite* site, std::size_t exit_way) {
   site->values_to[stay] = a.graph.values().size();
   site->way_locals[stay] = locals_;
   site->way_stack[stay] = stack_;
+  if (loop->exit_returns && site->ops_to[stay] == site->ops_from[stay]) {
+    // (a `return`'s loop whose rest of the step only rebinds locals, `x = x_new`: run on every
+    // step, as no code after a return reads them; where the loop ends without returning, they are
+    // what plain Python's last step left)
+    loop->step_tests.push_back({site->test, exit_way == 1});
+    next_ = site->join;
+    return true;
+  }
   locals_ = site->locals;
   stack_ = site->stack_after;
   site->ops_from[exit_way] = a.graph.ops().size();
@@ -344,6 +347,14 @@ bool OpcodeExecutor::loop_exit_ok(LoopSite* site, const VarPtr& it) {
     return false;
   }
   site->exit_values.push_back(site->step_tests.back().value);
+  // (the step's value of a carried local, the op's output for it: `return x_new` after `x = x_new`)
+  for (const LoopSite::Carried& c : site->carried) {
+    if (c.out >= 0 && c.out == ids[0] &&
+        locals_[static_cast<std::size_t>(c.slot)] == site->exit_value) {
+      site->exit_slot = c.slot;
+      return true;
+    }
+  }
   if (ids[0] >= 0) {
     site->exit_values.push_back(ids[0]);
   }
@@ -366,9 +377,13 @@ void OpcodeExecutor::loop_exit_values(const LoopSite& site, const std::vector<in
   int id = -1;
   ValueInfo info;
   py::object constant;
-  r.exit_value = way_value(site.exit_value, &id, &info, &constant) && id < 0
-                     ? site.exit_value
-                     : Variable::array(outs[k + 1], out_infos[k + 1].text());
+  if (site.exit_slot >= 0) {
+    r.exit_value = locals_[static_cast<std::size_t>(site.exit_slot)];
+  } else {
+    r.exit_value = way_value(site.exit_value, &id, &info, &constant) && id < 0
+                       ? site.exit_value
+                       : Variable::array(outs[k + 1], out_infos[k + 1].text());
+  }
   r.after_value = site.after_slot >= 0 ? locals_[static_cast<std::size_t>(site.after_slot)]
                                        : Variable::from_input(site.after_constant, Tracker{});
   exit_return_ = r;

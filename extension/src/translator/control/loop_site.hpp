@@ -81,6 +81,7 @@ struct OpcodeExecutor::LoopSite {
   pybind11::object after_constant;
   std::vector<int> exit_values;  // the op's outputs after the last values
   int after_slot = -1;
+  int exit_slot = -1;  // the local whose value after the loop `exit_value` is (-1: an output)
   bool exit_returns = false;
   bool var_out = false;  // the loop variable's last value is an output (read after)
 };
