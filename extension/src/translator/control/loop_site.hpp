@@ -69,6 +69,8 @@ struct OpcodeExecutor::LoopSite {
   std::vector<Test> entry_tests;  // the tests as the loop op is reached (the frame's values)
   std::vector<Test> step_tests;   // the tests at the end of each step (the body's values)
   bool in_tests = false;          // the step has passed its first test
+  bool exit_returns = false;      // (an exit, below: a `return`)
+  bool var_out = false;           // (an exit: the loop variable's last value an output)
   std::size_t test_pc = 0;        // the jump where the capture started, and its stack, to put back
   std::vector<VarPtr> test_stack;
   // A `for` loop's exit (loop_exits.cpp): an `if` in the body whose one way (at `exit_way`) leaves
@@ -82,8 +84,6 @@ struct OpcodeExecutor::LoopSite {
   std::vector<int> exit_values;  // the op's outputs after the last values
   int after_slot = -1;
   int exit_slot = -1;  // the local whose value after the loop `exit_value` is (-1: an output)
-  bool exit_returns = false;
-  bool var_out = false;  // the loop variable's last value is an output (read after)
 };
 
 // Two values of the graph a loop step or an if's two ways may hand on as one: the same dtype, shape

@@ -68,6 +68,9 @@ struct Val {
   // An array made by this op alone (C-ordered, in the arena, no view of another): what a carried
   // array may be on each step.
   bool fresh = false;
+  // Not fresh, but either a fresh array or else the array this expression names, as it is: a cond
+  // op's array whose one way hands on a loop's carried array unchanged (an exit's step).
+  std::string fresh_or;
   // A loop's last value that no op reads: nothing is kept for it, and the loop hands on None.
   bool absent = false;
   // A loop's carried array that its steps hand on as another of them (a pointer to one of the
