@@ -506,6 +506,40 @@ def extremes(x, y, n):
     return x
 
 
+def vector_extremes(x, steps):
+    lo = x.min()
+    hi = np.max(x)
+    for _ in range(steps):
+        x = x * 0.5
+        lo = lo + x.min()
+        hi = hi + np.max(x)
+    return lo, hi
+
+
+NEG = -np.arange(1.0, 12.0)
+
+
+@pytest.mark.parametrize("x", [
+    floats(75, 11), floats(76, 64), -floats(77, 13),
+    np.where(np.arange(11) == 6, np.nan, NEG),  # (a NaN in the third of four lanes)
+    np.where(np.arange(11) == 10, np.nan, NEG),  # (a NaN in the tail)
+    np.where(np.arange(11) == 5, 0.0, np.where(np.arange(11) == 8, -0.0, NEG)),  # (zeros of both signs, greatest)
+    np.where(np.arange(11) == 7, -0.0, NEG),  # (one zero: its sign is the greatest's)
+    -np.where(np.arange(11) == 2, 0.0, np.where(np.arange(11) == 9, -0.0, NEG)),  # (both signs, least)
+], ids=["plain11", "plain64", "negative13", "nan_lane", "nan_tail", "zeros_max", "minus_zero", "zeros_min"])
+def test_vector_greatest_and_least_are_numpys_in_every_lane(x):
+    """np.max / x.min() of a vector: four lanes natively; a NaN anywhere, or a zero result where zeros of both signs
+    came, gives up to NumPy (which picks the NaN and the zero)."""
+    exact(vector_extremes, x, 3)
+    got = sot.jit(vector_extremes)(x, 3)
+    assert np.signbit(got).tolist() == np.signbit(vector_extremes(x, 3)).tolist()
+    if sot.config.backend == "cpu":
+        loops, _ = tier_c_loops(vector_extremes, x, 3)
+        both_zeros = bool(np.any((x == 0) & np.signbit(x))) and bool(np.any((x == 0) & ~np.signbit(x)))
+        gives_up = bool(np.isnan(x).any()) or both_zeros
+        assert [(e["runs"] > 0, e["gave_up"] > 0) for e in loops] == [(not gives_up, gives_up)], loops
+
+
 @cpu_only
 def test_minimum_and_maximum_give_up_on_nans_and_signed_zeros():
     """Ordered values natively; a NaN or zeros of two signs give up to NumPy's own loops (which pick the zero and

@@ -340,26 +340,49 @@ static inline bool sot_extreme_f64(long long n, const char* a, long long stride,
   if (n == 0) {
     return false;
   }
-  double m;
-  __builtin_memcpy(&m, a, sizeof m);
-  bool plus_zero = false, minus_zero = false;
-  for (long long k = 0; k < n; ++k) {
+  // (four lanes, each keeping its greatest or least with quiet comparisons and no branch: the
+  // same number in any order but for NaNs and zeros' signs, which the run gives up on)
+  double m[4];
+  for (int l = 0; l < 4; ++l) {
+    __builtin_memcpy(&m[l], a, sizeof m[l]);
+  }
+  bool nan = false;
+  long long k = 0;
+  for (; k + 4 <= n; k += 4) {
+    for (int l = 0; l < 4; ++l) {
+      double v;
+      __builtin_memcpy(&v, a + (k + l) * stride, sizeof v);
+      nan |= v != v;
+      m[l] = (greatest ? __builtin_isgreater(v, m[l]) : __builtin_isless(v, m[l])) ? v : m[l];
+    }
+  }
+  for (; k < n; ++k) {
     double v;
     __builtin_memcpy(&v, a + k * stride, sizeof v);
-    if (__builtin_isnan(v)) {
-      return false;
-    }
-    if (v == 0.) {
-      (__builtin_signbit(v) ? minus_zero : plus_zero) = true;
-    }
-    if (greatest ? v > m : v < m) {
-      m = v;
-    }
+    nan |= v != v;
+    m[0] = (greatest ? __builtin_isgreater(v, m[0]) : __builtin_isless(v, m[0])) ? v : m[0];
   }
-  if (m == 0. && plus_zero && minus_zero) {
+  if (nan) {
     return false;
   }
-  *r = m;
+  double best = m[0];
+  for (int l = 1; l < 4; ++l) {
+    best = (greatest ? m[l] > best : m[l] < best) ? m[l] : best;
+  }
+  if (best == 0.) {
+    bool plus_zero = false, minus_zero = false;
+    for (k = 0; k < n; ++k) {
+      double v;
+      __builtin_memcpy(&v, a + k * stride, sizeof v);
+      if (v == 0.) {
+        (__builtin_signbit(v) ? minus_zero : plus_zero) = true;
+      }
+    }
+    if (plus_zero && minus_zero) {
+      return false;
+    }
+  }
+  *r = best;
   return true;
 }
 // The same of an int64 vector (false: no items).
