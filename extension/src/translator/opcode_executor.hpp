@@ -374,6 +374,11 @@ class OpcodeExecutor {
   bool cond_outputs(IfSite* site);
   bool way_value(const VarPtr& v, int* id, graph::ValueInfo* info, pybind11::object* constant);
   bool build_cond(IfSite* site, graph::CondSpec* spec, std::vector<int>* outer);
+  // A cond op on `test` (its ways `spec`, taking `args`) and a cond_output per output of kind
+  // `infos`, at the source line of `at`: the outputs' ids.
+  std::vector<int> add_cond_op(int test, const std::vector<int>& args, graph::CondSpec spec,
+                               const std::vector<graph::ValueInfo>& infos,
+                               const bytecode::Instruction& at);
   void emit_cond_op(IfSite* site);
   // A jump on a constant: the loop tried as a loop op once it has gone on kLoopUnrollMax times.
   bool long_while(const bytecode::Instruction& ins, bool jump_if);

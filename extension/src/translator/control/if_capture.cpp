@@ -43,11 +43,6 @@ using graph::ValueInfo;
 
 namespace {
 
-bool unconditional(const std::string& name) {
-  return name == "JUMP_FORWARD" || name == "JUMP_BACKWARD" ||
-         name == "JUMP_BACKWARD_NO_INTERRUPT" || name == "JUMP" || name == "JUMP_NO_INTERRUPT";
-}
-
 // A jump back from after instruction `pc` to it or before it: `pc` is inside a loop.
 bool in_loop(const bytecode::Bytecode& code, std::size_t pc) {
   const auto& ins = code.instructions();
@@ -86,7 +81,7 @@ bool OpcodeExecutor::simulate_way(IfSite* site, std::size_t start, bool first) {
     }
     const bytecode::Instruction& at = code[pc_];
     const std::string name = bytecode::opcode_info(at.opcode).name;
-    if (unconditional(name)) {
+    if (bytecode::opcode_info(at.opcode).is_unconditional_jump()) {
       const std::size_t to = code_.index_of(at.target);
       if (first && pc_ + 1 == site->target && (to > pc_ || to <= site->jump)) {
         site->join = to;  // (the `if` block's last jump: past the `else` block, or a loop's head)
@@ -305,6 +300,36 @@ bool OpcodeExecutor::build_cond(IfSite* site, graph::CondSpec* spec, std::vector
   return true;
 }
 
+std::vector<int> OpcodeExecutor::add_cond_op(int test, const std::vector<int>& args,
+                                             graph::CondSpec spec,
+                                             const std::vector<ValueInfo>& infos,
+                                             const bytecode::Instruction& at) {
+  ArrayState& a = arrays();
+  graph::Op cond;
+  cond.name = "cond";
+  cond.mutates = spec.body[0].has_mutation() || spec.body[1].has_mutation();
+  cond.args.push_back(Arg::of(test));
+  for (const int v : args) {
+    cond.args.push_back(Arg::of(v));
+  }
+  cond.line = at.position.line;
+  cond.fn = graph::make_cond_callable(std::move(spec));
+  ValueInfo tuple;
+  tuple.parts = static_cast<int>(infos.size());
+  const int cond_id = a.graph.add_op(std::move(cond), tuple);
+  std::vector<int> ids;
+  for (std::size_t k = 0; k < infos.size(); ++k) {
+    graph::Op out;
+    out.name = "cond_output";
+    out.fn = loaded_module("operator").attr("getitem");
+    out.args = {Arg::of(cond_id), Arg::constant_of(py::int_(k))};
+    out.view = true;  // (it may be an array the frame also holds: never reused for another result)
+    out.line = at.position.line;
+    ids.push_back(a.graph.add_op(std::move(out), infos[k]));
+  }
+  return ids;
+}
+
 void OpcodeExecutor::emit_cond_op(IfSite* site) {
   ArrayState& a = arrays();
   graph::CondSpec spec;
@@ -314,33 +339,23 @@ void OpcodeExecutor::emit_cond_op(IfSite* site) {
     throw Stop{};
   }
   const std::vector<int> moved = a.cut_back(g, {site->values, site->ops, site->inputs});
-  graph::Op cond;
-  cond.name = "cond";
-  cond.mutates = spec.body[0].has_mutation() || spec.body[1].has_mutation();
-  cond.args.push_back(Arg::of(site->test));
-  for (const int v : outer) {
-    cond.args.push_back(Arg::of(moved[static_cast<std::size_t>(v)]));
-  }
-  cond.line = code_.instructions()[site->jump].position.line;
-  cond.fn = graph::make_cond_callable(std::move(spec));
-  ValueInfo tuple;
-  tuple.parts = static_cast<int>(site->outputs.size());
-  const int cond_id = a.graph.add_op(std::move(cond), tuple);
+  std::vector<int> args(outer.size());
+  std::transform(outer.begin(), outer.end(), args.begin(),
+                 [&](int v) { return moved[static_cast<std::size_t>(v)]; });
+  std::vector<ValueInfo> infos(site->outputs.size());
+  std::transform(site->outputs.begin(), site->outputs.end(), infos.begin(),
+                 [](const IfSite::Output& o) { return o.info; });
+  const std::vector<int> ids =
+      add_cond_op(site->test, args, std::move(spec), infos, code_.instructions()[site->jump]);
   locals_ = site->locals;
   for (std::size_t k = 0; k < site->outputs.size(); ++k) {
-    graph::Op out;
-    out.name = "cond_output";
-    out.fn = loaded_module("operator").attr("getitem");
-    out.args = {Arg::of(cond_id), Arg::constant_of(py::int_(k))};
-    out.view = true;  // (it may be an array the frame also holds: never reused for another result)
-    out.line = code_.instructions()[site->jump].position.line;
     const ValueInfo& info = site->outputs[k].info;
-    const int id = a.graph.add_op(std::move(out), info);
     const int stack = site->outputs[k].stack;
     if (stack >= 0) {
-      site->stack_values[static_cast<std::size_t>(stack)] = Variable::array(id, info.text());
+      site->stack_values[static_cast<std::size_t>(stack)] = Variable::array(ids[k], info.text());
     } else {
-      locals_[static_cast<std::size_t>(site->outputs[k].slot)] = Variable::array(id, info.text());
+      locals_[static_cast<std::size_t>(site->outputs[k].slot)] =
+          Variable::array(ids[k], info.text());
     }
   }
   for (const auto& [slot, v] : site->same) {
@@ -412,12 +427,7 @@ bool OpcodeExecutor::capture_if(const bytecode::Instruction& ins, bool jump_if) 
         stack_ = site.stack_after;
       }
       if (exit_way >= 2) {
-        site.kept_both = std::min(site.kept[0], site.kept[1]);
-        for (std::vector<VarPtr>& way_stack : site.way_stack) {
-          way_stack.erase(way_stack.begin(),
-                          way_stack.begin() + static_cast<std::ptrdiff_t>(
-                                                  std::min(site.kept_both, way_stack.size())));
-        }
+        site.trim_way_stacks();
         ok = ok && cond_outputs(&site);
         if (ok) {
           emit_cond_op(&site);

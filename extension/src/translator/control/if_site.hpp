@@ -4,6 +4,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -38,6 +39,14 @@ struct OpcodeExecutor::IfSite {
   // the value it copied (`0 <= k < n`), the other pops it.
   std::array<std::size_t, 2> kept{};
   std::size_t kept_both = 0;
+  // Once both ways ran: what both kept of `stack_after`, and each way's stack above it alone.
+  void trim_way_stacks() {
+    kept_both = std::min(kept[0], kept[1]);
+    for (std::vector<VarPtr>& way : way_stack) {
+      way.erase(way.begin(),
+                way.begin() + static_cast<std::ptrdiff_t>(std::min(kept_both, way.size())));
+    }
+  }
   // The outputs: the local's slot (or, with `stack` >= 0, the way's stack value there), and in each
   // way the value (a graph id) or a constant.
   struct Output {

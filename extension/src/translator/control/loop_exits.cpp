@@ -17,14 +17,11 @@
 // loop). Anything else ends the capture as before: the loop breaks the graph, or unrolls.
 #include <algorithm>
 #include <cstddef>
-#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "bytecode/opcode_table.hpp"
-#include "bytecode/operands.hpp"
-#include "core/loaded_module.hpp"
 #include "graph/exec/cond_op.hpp"
 #include "translator/control/if_site.hpp"
 #include "translator/control/loop_site.hpp"
@@ -35,7 +32,6 @@ namespace py = pybind11;
 
 namespace sot::translator {
 
-using graph::Arg;
 using graph::ValueInfo;
 
 namespace {
@@ -57,9 +53,8 @@ bool returns(const std::string& name) {
   return name == "RETURN_VALUE" || name == "RETURN_CONST";
 }
 
-bool unconditional_jump(const std::string& name) {
-  return name == "JUMP_FORWARD" || name == "JUMP_BACKWARD" || name == "JUMP" ||
-         name == "JUMP_NO_INTERRUPT" || name == "JUMP_BACKWARD_NO_INTERRUPT";
+bool jumps_always(const bytecode::Instruction& ins) {
+  return bytecode::opcode_info(ins.opcode).is_unconditional_jump();
 }
 
 }  // namespace
@@ -70,15 +65,16 @@ std::size_t OpcodeExecutor::exit_way_of(const IfSite& site) {
       loop->exit_way != static_cast<std::size_t>(-1)) {
     return 2;
   }
-  const std::size_t after = loop->exit + bytecode::operand::for_iter_exit_skip();
+  const std::size_t after = loop->after_loop();
   for (std::size_t w = 0; w < 2; ++w) {
     const std::size_t start = site.start[w];
     if (start > site.jump && start < loop->exit) {
       if (break_at(start, after) != static_cast<std::size_t>(-1)) {
         return w;
       }
-      if (returned_by(start, site.stack_after)) {
+      if (VarPtr value = returned_by(start, site.stack_after)) {
         loop->exit_returns = true;
+        loop->exit_value = std::move(value);
         return w;
       }
     }
@@ -126,7 +122,7 @@ bool OpcodeExecutor::breaks_out(std::size_t start, std::size_t after) const {
     return false;
   }
   // (the way's instructions after the pop and the loop end's, loads of locals one at a time)
-  auto plain = [&](std::size_t from, std::size_t skip_to, std::vector<Plain>* out) {
+  auto plain = [&](std::size_t from, std::vector<Plain>* out) {
     for (std::size_t k = from; k < code.size() && out->size() < kMostExitInstructions; ++k) {
       const std::string n = name(k);
       const std::size_t target =
@@ -140,19 +136,19 @@ bool OpcodeExecutor::breaks_out(std::size_t start, std::size_t after) const {
         continue;
       }
       out->push_back({n == "LOAD_FAST_CHECK" ? "LOAD_FAST" : n, code[k].arg, target});
-      if (k == skip_to || returns(n) || unconditional_jump(n)) {
+      if (returns(n) || jumps_always(code[k])) {
         return;
       }
     }
     out->clear();  // (too long to compare)
   };
-  if (unconditional_jump(name(start + 1))) {
+  if (jumps_always(code[start + 1])) {
     return code_.index_of(code[start + 1].target) == after;  // (3.11: the jump to the loop's end)
   }
   std::vector<Plain> way;
   std::vector<Plain> end;
-  plain(start + 1, static_cast<std::size_t>(-1), &way);
-  plain(after, static_cast<std::size_t>(-1), &end);
+  plain(start + 1, &way);
+  plain(after, &end);
   return !way.empty() && way == end && returns(way.back().name);
 }
 
@@ -221,10 +217,7 @@ bool OpcodeExecutor::capture_exit(IfSite* site, std::size_t exit_way) {
   LoopSite* loop = body_loop_;
   ArrayState& a = arrays();
   const std::size_t stay = 1 - exit_way;
-  loop->exit_way = site->start[exit_way];
-  if (loop->exit_returns) {
-    loop->exit_value = returned_by(loop->exit_way, site->stack_after);
-  }
+  loop->exit_way = site->start[exit_way];  // (a `return`'s value: exit_way_of's)
   // The way that stays, then the exit's as a way that changes nothing.
   site->ops_from[stay] = a.graph.ops().size();
   site->values_from[stay] = a.graph.values().size();
@@ -248,8 +241,7 @@ bool OpcodeExecutor::capture_exit(IfSite* site, std::size_t exit_way) {
   site->ops_from[exit_way] = a.graph.ops().size();
   site->values_from[exit_way] = a.graph.values().size();
   if (!loop->exit_returns) {  // (a break's work before it: `k = i; break`)
-    const std::size_t at =
-        break_at(site->start[exit_way], loop->exit + bytecode::operand::for_iter_exit_skip());
+    const std::size_t at = break_at(site->start[exit_way], loop->after_loop());
     for (next_ = site->start[exit_way]; next_ < at;) {
       pc_ = next_;
       next_ = pc_ + 1;
@@ -264,11 +256,7 @@ bool OpcodeExecutor::capture_exit(IfSite* site, std::size_t exit_way) {
   site->way_locals[exit_way] = locals_;
   site->way_stack[exit_way] = stack_;
   site->kept[exit_way] = site->stack_after.size();
-  site->kept_both = std::min(site->kept[0], site->kept[1]);
-  for (std::vector<VarPtr>& way_stack : site->way_stack) {
-    way_stack.erase(way_stack.begin(), way_stack.begin() + static_cast<std::ptrdiff_t>(std::min(
-                                                               site->kept_both, way_stack.size())));
-  }
+  site->trim_way_stacks();
   loop->step_tests.push_back({site->test, exit_way == 1});  // (going on where the exit is not)
   const bool nothing = site->ops_to[stay] == site->ops_from[stay] &&
                        site->ops_to[exit_way] == site->ops_from[exit_way] &&
@@ -313,7 +301,7 @@ bool OpcodeExecutor::loop_exit_ok(LoopSite* site, const VarPtr& it) {
     return true;
   }
   // A `return`: the code after the loop returns a local or a constant too.
-  const std::size_t after = site->exit + bytecode::operand::for_iter_exit_skip();
+  const std::size_t after = site->after_loop();
   auto name = [&](std::size_t k) {
     return k < code.size() ? std::string(bytecode::opcode_info(code[k].opcode).name) : "";
   };
@@ -420,25 +408,10 @@ void OpcodeExecutor::return_at_exit() {
     spec.args[w].push_back(static_cast<int>(at - outer.begin()));
     spec.outputs[w].push_back(body.add_input(info, "returned"));
   }
-  ArrayState& a = arrays();
-  graph::Op cond;
-  cond.name = "cond";
-  cond.args.push_back(Arg::of(r.test));
-  for (const int v : outer) {
-    cond.args.push_back(Arg::of(v));
-  }
-  cond.line = code_.instructions()[pc_].position.line;
-  cond.fn = graph::make_cond_callable(std::move(spec));
-  ValueInfo tuple;
-  tuple.parts = 1;
-  const int cond_id = a.graph.add_op(std::move(cond), tuple);
-  graph::Op out;
-  out.name = "cond_output";
-  out.fn = loaded_module("operator").attr("getitem");
-  out.args = {Arg::of(cond_id), Arg::constant_of(py::int_(0))};
-  out.view = true;  // (the array either way is the object plain Python returns)
-  out.line = code_.instructions()[pc_].position.line;
-  finish(Variable::array(a.graph.add_op(std::move(out), info), info.text()));
+  // (the array either way is the object plain Python returns: the output is a view)
+  const std::vector<int> ids =
+      add_cond_op(r.test, outer, std::move(spec), {info}, code_.instructions()[pc_]);
+  finish(Variable::array(ids[0], info.text()));
 }
 
 }  // namespace sot::translator

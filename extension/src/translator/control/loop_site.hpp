@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "bytecode/operands.hpp"
 #include "translator/opcode_executor.hpp"
 
 namespace sot::translator {
@@ -84,6 +85,9 @@ struct OpcodeExecutor::LoopSite {
   std::vector<int> exit_values;  // the op's outputs after the last values
   int after_slot = -1;
   int exit_slot = -1;  // the local whose value after the loop `exit_value` is (-1: an output)
+
+  // Where the code after a `for` loop starts (FOR_ITER's exhausted way, past the iterator's pop).
+  std::size_t after_loop() const { return exit + bytecode::operand::for_iter_exit_skip(); }
 };
 
 // Two values of the graph a loop step or an if's two ways may hand on as one: the same dtype, shape

@@ -77,11 +77,6 @@ std::string name_of(const bytecode::Instruction& ins) {
   return bytecode::opcode_info(ins.opcode).name;
 }
 
-bool unconditional_jump(const std::string& name) {
-  return name == "JUMP_FORWARD" || name == "JUMP_BACKWARD" ||
-         name == "JUMP_BACKWARD_NO_INTERRUPT" || name == "JUMP" || name == "JUMP_NO_INTERRUPT";
-}
-
 // From instruction `k` work and loads alone come before the next jump on truth, work among them.
 bool work_before_test(const bytecode::Bytecode& code, std::size_t k) {
   const auto& ins = code.instructions();
@@ -91,7 +86,8 @@ bool work_before_test(const bytecode::Bytecode& code, std::size_t k) {
     if (truth_jump(name)) {
       return work;
     }
-    if (unconditional_jump(name) || (!test_instruction(name) && !test_work(name))) {
+    if (bytecode::opcode_info(ins[k].opcode).is_unconditional_jump() ||
+        (!test_instruction(name) && !test_work(name))) {
       return false;
     }
     work = work || test_work(name);
@@ -115,7 +111,7 @@ bool leaves(const bytecode::Bytecode& code, std::size_t k, std::size_t top, std:
     if (name == "RETURN_VALUE" || name == "RETURN_CONST") {
       return true;
     }
-    if (unconditional_jump(name)) {
+    if (bytecode::opcode_info(ins[k].opcode).is_unconditional_jump()) {
       k = code.index_of(ins[k].target);
     } else if (ins[k].target < 0) {
       ++k;  // (the code after the loop, inlined here: it runs after the loop op, whatever it is)
@@ -254,7 +250,8 @@ bool OpcodeExecutor::simulate_test_work(LoopSite* loop, IfSite* site, std::size_
     if (truth_jump(name)) {
       break;
     }
-    if ((!test_instruction(name) && !test_work(name)) || unconditional_jump(name)) {
+    if ((!test_instruction(name) && !test_work(name)) ||
+        bytecode::opcode_info(code[pc_].opcode).is_unconditional_jump()) {
       return false;
     }
     next_ = pc_ + 1;

@@ -67,7 +67,7 @@ class Emitter {
   // The ops of `g` with its inputs bound to `inputs`: the values of `outputs`.
   std::vector<Val> body(const Graph& g, const std::vector<Val>& inputs,
                         const std::vector<int>& outputs);
-  // Number variables for the outputs `outputs` of `g` (a loop's carried and last values, a cond's).
+  // Number variables for the outputs `outputs` of `g` (a loop's carried and last values).
   // (the first `arrays` may be vectors: a loop's carried arrays; with `handed_out` any may be: a
   // whole graph's results, which its step hands out itself)
   std::vector<Val> output_vars(const Graph& g, const std::vector<int>& outputs, std::size_t count,
