@@ -33,6 +33,23 @@ bool all_laid_c(const std::vector<Val>& args) {
   return true;
 }
 
+void laid_c_result(OpCtx& c, const std::vector<Val>& operands, int rank, const std::string& shape) {
+  if (rank < 2 || all_laid_c(operands)) {
+    return;  // (a vector is contiguous in both)
+  }
+  std::string list;
+  int count = 0;
+  for (const Val& v : operands) {
+    if (v.type.kind == Kind::kArray) {
+      list += (count++ == 0 ? "" : ", ") + v.expr;
+    }
+  }
+  const std::string ops = c.name + "_ops";
+  c.lines.push_back("const SotArr* const " + ops + "[] = {" + list + "};");
+  c.lines.push_back(cat({"if (!sot_c_result(", ops, ", ", std::to_string(count), ", ",
+                         std::to_string(rank), ", ", shape, ")) ", give_up(c)}));
+}
+
 bool refuse(OpCtx& c, const std::string& why) {
   c.why = why;
   return false;

@@ -130,6 +130,15 @@ using Handler = bool (*)(OpCtx& c);
 // For the handler files: the line that gives up at the op, a refusal (false, `why` set), and the
 // result declared as `value`.
 std::string give_up(const OpCtx& c);
+
+// Emits what makes an elementwise result of `operands` (of `rank` dimensions, broadcast to the
+// declared `shape`) laid out as NumPy's: tier C makes it C-ordered, NumPy in its K order, which
+// follows the operands' strides. Where their layouts are not known as C order here, the code gives
+// up at run time unless NumPy's result is C-ordered (sot_c_result): a matrix NumPy lays out
+// otherwise (`2.0 * X.T`, F-ordered there) would hold NumPy's values in other strides, and a sum
+// over an axis or a matrix product of it, working in the order of its strides, would round
+// otherwise. The result is then C-ordered in both (Val::c_order).
+void laid_c_result(OpCtx& c, const std::vector<Val>& operands, int rank, const std::string& shape);
 // The parts joined (a line built in a loop, without temporaries).
 std::string cat(std::initializer_list<std::string_view> parts);
 bool refuse(OpCtx& c, const std::string& why);

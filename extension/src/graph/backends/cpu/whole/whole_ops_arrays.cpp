@@ -301,6 +301,9 @@ bool elementwise(OpCtx& c, Handler scalar) {
   const std::string& n = c.name;
   const std::string shape = n + "_shape";
   broadcast(c, c.args, rank, shape);
+  if (!in_place) {
+    laid_c_result(c, c.args, rank, shape);
+  }
   if (in_place) {  // (NumPy's output does not broadcast)
     for (int d = 0; d < rank; ++d) {
       const std::string at = "[" + std::to_string(d) + "]";
@@ -309,6 +312,11 @@ bool elementwise(OpCtx& c, Handler scalar) {
     }
   }
   new_array(c, c.result.dtype, shape, rank, n);
+  for (const Val& a : c.args) {  // (NumPy casts a Python float before its loop, even an empty one)
+    if (a.type.kind == Kind::kPyFloat && c.result.dtype == DType::kFloat32) {
+      c.lines.push_back("if (sot_f32_overflows(" + a.expr + ")) " + give_up(c));
+    }
+  }
   std::vector<Walked> walked;
   std::vector<int> which;  // the operand each walked array is
   for (std::size_t k = 0; k < c.args.size(); ++k) {
@@ -349,7 +357,7 @@ bool elementwise(OpCtx& c, Handler scalar) {
   c.lines.push_back("if (" + deferred + " != 0) " + give_up(c));
   c.out = Val{n, c.result, -1};
   c.out.fresh = !in_place;
-  c.out.c_order = !in_place && all_laid_c(c.args);
+  c.out.c_order = !in_place;  // (laid_c_result)
   if (!in_place) {
     return true;
   }

@@ -33,6 +33,8 @@ bool operand_as(OpCtx& c, const Val& v, DType t, std::string* expr) {
     }
   } else if (v.type.kind == Kind::kPyFloat && to != 'f') {
     return false;
+  } else if (v.type.kind == Kind::kPyFloat && t == DType::kFloat32) {
+    c.lines.push_back("if (sot_f32_overflows(" + v.expr + ")) " + give_up(c));
   }
   *expr = cast_to(v.expr, v.type, t);
   return true;

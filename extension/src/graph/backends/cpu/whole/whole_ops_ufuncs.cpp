@@ -123,6 +123,7 @@ bool ufunc_loop(OpCtx& c) {
   }
   const int rank = c.result.ndim;
   broadcast(c, operands, rank, n + "_shape");
+  laid_c_result(c, operands, rank, n + "_shape");
   new_array(c, t, n + "_shape", rank, n);
   for (std::size_t k = 0; k < operands.size(); ++k) {
     const std::string at = n + "_a" + std::to_string(k);
@@ -137,7 +138,7 @@ bool ufunc_loop(OpCtx& c) {
   call_loop(c, index, io, strides, n + "_count");
   c.out = Val{n, c.result, -1};
   c.out.fresh = true;
-  c.out.c_order = all_laid_c(operands);
+  c.out.c_order = true;  // (laid_c_result)
   return true;
 }
 

@@ -308,6 +308,49 @@ static double sot_pairwise(const char* a, long long n, long long stride) {
   n2 -= n2 % 8;
   return sot_pairwise(a, n2, stride) + sot_pairwise(a + n2 * stride, n - n2, stride);
 }
+// Whether a finite double cast to float32 overflows (rounds to an infinity: 2**128 - 2**103 and
+// beyond), where NumPy warns "overflow encountered in cast" - of a Python float operand before its
+// loop, even an empty one.
+static inline bool sot_f32_overflows(double v) {
+  const double m = __builtin_fabs(v);
+  return m >= 0x1.ffffffp+127 && m <= __DBL_MAX__;
+}
+// Whether NumPy makes its elementwise result of the arrays `ops` (broadcast to `shape`, `rank`
+// dimensions) C-ordered. Its iterator (K order) sorts the axes by the operands' strides
+// (nditer's npyiter_find_best_axis_ordering): two axes are swapped only where every operand whose
+// strides on both are nonzero steps farther along the inner one, by magnitude; a broadcast
+// dimension's stride is 0, as a dimension of one item's. With no axis swapped the result is
+// C-ordered (negative strides flipped or not).
+static inline bool sot_c_result(const SotArr* const* ops, int n, long long rank,
+                                const long long* shape) {
+  for (long long i = 0; i < rank; ++i) {
+    for (long long j = i + 1; j < rank && shape[i] > 1; ++j) {
+      if (shape[j] <= 1) {
+        continue;
+      }
+      bool decided = false;
+      bool keep = false;
+      for (int k = 0; k < n && !keep; ++k) {
+        const SotArr* a = ops[k];
+        const long long off = rank - a->nd;
+        if (i < off || a->shape[i - off] == 1 || a->shape[j - off] == 1) {
+          continue;
+        }
+        const long long si = a->strides[i - off];
+        const long long sj = a->strides[j - off];
+        if (si == 0 || sj == 0) {
+          continue;
+        }
+        decided = true;
+        keep = (sj < 0 ? -sj : sj) <= (si < 0 ? -si : si);
+      }
+      if (decided && !keep) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
 // NumPy's sum of a float64 vector: 0.0 plus the pairwise sum of its items; false (give up) past
 // 8192 items, where NumPy's buffered iteration may sum in parts.
 static inline bool sot_sum_f64(long long n, const char* a, long long stride, double* r) {
