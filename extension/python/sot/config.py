@@ -30,6 +30,10 @@ Environment variables:
     ``on`` (default: compiled in the background; the loop's own path runs until it is ready), ``sync``
     (compiled before the loop's first run: every run native from the first, for tests) or ``off``. With
     tier C off, a loop whose steps compute single elements or Python numbers is left to CPython.
+``SOT_CPU_TIER_C_HOT``
+    calls on small arrays (at most 16,384 items each) after which tier C makes a graph with no loop op one
+    native function too (default ``64``); it then times a few calls of it and of tier B's groups per size of the
+    arrays, now and then, and runs the faster. ``0``: native from the first call, untimed (for tests).
 ``SOT_PROFILE``
     ``1`` times every group of the ``cpu`` backend (``compiled.plan()``, the ``%%sot`` report; default ``0``).
 ``SOT_ADAPTIVE``
@@ -125,6 +129,7 @@ class Config:
     cpu_threads: int = 0
     cpu_tier_b: bool = True
     cpu_tier_c: str = "on"
+    cpu_tier_c_hot: int = 64
     profile: bool = False
     adaptive: bool = True
 
@@ -141,14 +146,15 @@ class Config:
         "cpu_threads": ("SOT_CPU_THREADS", _parse_count),
         "cpu_tier_b": ("SOT_CPU_TIER_B", _parse_bool),
         "cpu_tier_c": ("SOT_CPU_TIER_C", _parse_tier_c),
+        "cpu_tier_c_hot": ("SOT_CPU_TIER_C_HOT", _parse_count),
         "profile": ("SOT_PROFILE", _parse_bool),
         "adaptive": ("SOT_ADAPTIVE", _parse_bool),
     }
     # fields the C++ backends read at run time: pushed to them when set
-    _CPU_FIELDS = ("cpu_block", "cpu_threads", "cpu_tier_b", "cpu_tier_c", "profile")
+    _CPU_FIELDS = ("cpu_block", "cpu_threads", "cpu_tier_b", "cpu_tier_c", "cpu_tier_c_hot", "profile")
 
     def __setattr__(self, name, value):
-        if name in ("cpu_block", "cpu_threads") and (not isinstance(value, int) or value < 0):
+        if name in ("cpu_block", "cpu_threads", "cpu_tier_c_hot") and (not isinstance(value, int) or value < 0):
             raise ConfigError(f"{name}={value!r}: expected a non-negative integer")
         if name == "cpu_tier_c" and value not in ("on", "off", "sync"):
             raise ConfigError(f"{name}={value!r}: expected 'on', 'off' or 'sync'")
@@ -161,13 +167,14 @@ class Config:
             _sot.capture.set_adaptive(bool(value))
 
     def apply_cpu_options(self):
-        """Hands ``cpu_block``, ``cpu_threads``, ``cpu_tier_b``, ``cpu_tier_c`` and ``profile`` to the ``cpu``
-        backend."""
+        """Hands ``cpu_block``, ``cpu_threads``, ``cpu_tier_b``, ``cpu_tier_c``, ``cpu_tier_c_hot`` and ``profile``
+        to the ``cpu`` backend."""
         from . import _sot
 
         _sot.graph.cpu_options(block_elements=self.cpu_block, profile=self.profile, threads=self.cpu_threads)
         _sot.graph.tier_b(self.cpu_tier_b)
         _sot.graph.tier_c(self.cpu_tier_c)
+        _sot.graph.tier_c_hot(self.cpu_tier_c_hot)
 
     @classmethod
     def from_environ(cls, environ=None):

@@ -112,6 +112,22 @@ void bind_backend_settings(py::module_& g) {
       "background), 'sync' (compiled before the loop's first run) or 'off', for loops compiled "
       "from now on; returns the mode.");
   g.def(
+      "tier_c_hot",
+      [](const py::object& calls) {
+        graph::whole::WholeOptions& o = graph::whole::whole_options();
+        if (!calls.is_none()) {
+          const auto n = calls.cast<long>();
+          if (n < 0) {
+            throw py::value_error("tier C's hot calls must be 0 or more, not " + std::to_string(n));
+          }
+          o.hot_calls = n;
+        }
+        return o.hot_calls.load();
+      },
+      py::arg("calls") = py::none(),
+      "Calls on small arrays after which tier C makes a graph with no loop op native (where it "
+      "then measures faster than tier B); 0: native from the first call, always. Returns it.");
+  g.def(
       "cuda_check", [](bool on, const std::string& arch) { graph::set_cuda_check(on, arch); },
       py::arg("on"), py::arg("arch") = "sm_90",
       "While on, every kernel the cpu backend lowers is also emitted as CUDA C++ and compiled by "

@@ -37,13 +37,14 @@ def native_loops():
 
 def tier_c_entries(records):
     """The tier C entries (status, runs, gave_up) of the loop ops of the graphs in ``records``, and of a graph
-    whose loops are native as part of the whole graph's function (its plan's ``whole``, where it is emitted)."""
+    whose loops are native as part of the whole graph's function (its plan's ``whole``, where it is emitted; a graph
+    with no loop op that is not yet hot has none)."""
     loops = []
     for r in records:
         for g in r["graphs"]:
             plan = g["compiled"].plan() if hasattr(g["compiled"], "plan") else {}
             whole = plan.get("whole")
-            if whole and not whole["status"].startswith("not emitted"):
+            if whole and not whole["status"].startswith(("not emitted", "waiting")):
                 loops.append(whole)
             for group in plan.get("groups", []):
                 loops.extend(group.get("loops", []))

@@ -17,6 +17,9 @@ namespace sot::graph {
 class LoopCode {
  public:
   enum class Outcome : std::uint8_t { kDone, kGaveUp, kError };
+  // Which path a call takes: the native code or the graph's other one, and whether the caller
+  // times it (and says how long it took through timed()).
+  enum class Route : std::uint8_t { kNative, kNativeTimed, kOther, kOtherTimed };
 
   LoopCode() = default;
   virtual ~LoopCode() = default;
@@ -34,6 +37,19 @@ class LoopCode {
   // The whole loop on the op's arguments: kDone with `*result` the op's tuple (a new reference),
   // kGaveUp with nothing changed, kError with a Python error set (a signal handler raised).
   virtual Outcome run(PyObject* const* args, std::size_t nargs, PyObject** result) = 0;
+  // The path of a call on `args` (by default native whenever ready). Code that may run slower
+  // than the other path (a graph with no loop op, whose groups tier B compiles) asks for some
+  // calls of both to be timed and picks the faster.
+  virtual Route route(PyObject* const* args, std::size_t nargs) {
+    (void)args;
+    (void)nargs;
+    return ready() ? Route::kNative : Route::kOther;
+  }
+  // A timed call of the last route() took `ns` nanoseconds, on the native path or not.
+  virtual void timed(bool native, long long ns) {
+    (void)native;
+    (void)ns;
+  }
   // "ready (compiled in 0.21 s)", "compiling", "gave up 3 times (int overflow in add, line 4)".
   virtual std::string status() const = 0;
   // How many runs were native, and how many gave up.

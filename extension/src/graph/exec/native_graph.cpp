@@ -1,6 +1,7 @@
 // A compiled graph run natively first (native_graph.hpp).
 #include "graph/exec/native_graph.hpp"
 
+#include <chrono>
 #include <string>
 #include <utility>
 
@@ -22,14 +23,23 @@ class NativeFirst final : public Runner {
         on_retire_(std::move(on_retire)) {}
 
   PyObject* run(PyObject* const* argv, std::size_t nargs) override {
-    if (native_->ready()) {
+    using Route = LoopCode::Route;
+    const Route route = native_->route(argv, nargs);
+    const bool timed = route == Route::kNativeTimed || route == Route::kOtherTimed;
+    const auto start = timed ? Clock::now() : Clock::time_point();
+    bool gave_up = false;
+    if (route == Route::kNative || route == Route::kNativeTimed) {
       PyObject* result = nullptr;
       switch (native_->run(argv, nargs, &result)) {
         case LoopCode::Outcome::kDone:
+          if (timed) {
+            native_->timed(true, nanoseconds_since(start));
+          }
           return unpack(result);
         case LoopCode::Outcome::kError:
           return nullptr;
         case LoopCode::Outcome::kGaveUp:
+          gave_up = true;
           break;
       }
     }
@@ -43,7 +53,11 @@ class NativeFirst final : public Runner {
         return nullptr;
       }
     }
-    return PyObject_Vectorcall(compiled_.ptr(), argv, nargs, nullptr);
+    PyObject* result = PyObject_Vectorcall(compiled_.ptr(), argv, nargs, nullptr);
+    if (timed && !gave_up && result != nullptr) {
+      native_->timed(false, nanoseconds_since(start));
+    }
+    return result;
   }
 
   std::string repr() const override { return py::str(compiled_).cast<std::string>(); }
@@ -72,6 +86,11 @@ class NativeFirst final : public Runner {
       return Py_NewRef(Py_None);
     }
     return tuple;
+  }
+
+  using Clock = std::chrono::steady_clock;
+  static long long nanoseconds_since(Clock::time_point start) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
   }
 
   py::object compiled_;

@@ -12,6 +12,7 @@
 
 #include "graph/backends/cpu/block_executor.hpp"
 #include "graph/backends/cpu/whole/whole_emitter.hpp"
+#include "graph/backends/cpu/whole/whole_graph.hpp"
 #include "graph/backends/cpu/whole/whole_runner.hpp"
 #include "graph/exec/backend.hpp"
 #include "graph/exec/grouped_runner.hpp"

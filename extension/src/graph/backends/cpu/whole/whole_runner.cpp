@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <string>
 #include <utility>
 
 #include "core/array_fields.hpp"
@@ -656,17 +657,15 @@ std::shared_ptr<LoopCode> native_loop(const LoopSpec& spec) {
   if (!source) {
     return std::make_shared<UnemittedLoop>(why);
   }
-  return std::make_shared<WholeLoop>(std::move(*source));
-}
-
-std::shared_ptr<LoopCode> native_graph(const Graph& graph, const std::vector<int>& outputs) {
-  // (a graph with no loop op: tier B's groups, each compiled only where it pays, run it; one
-  // with a loop op is compiled anyway, once as a whole in place of once per loop)
-  const auto& ops = graph.ops();
-  if (std::none_of(ops.begin(), ops.end(), [](const Op& op) { return op.name == "loop"; })) {
-    return nullptr;
+  // (a graph of thousands of ops, unrolled: its compile would take minutes of a core - a 310 KB
+  // source takes 5 s here, a 7 MB one more than 3 minutes - where tier B compiles group by group)
+  constexpr std::size_t kMostSourceBytes = 512 * 1024;
+  if (source->code.size() > kMostSourceBytes) {
+    return std::make_shared<UnemittedLoop>(
+        "its source is " + std::to_string(source->code.size() / 1024) + " KB, past the " +
+        std::to_string(kMostSourceBytes / 1024) + " KB tier C compiles");
   }
-  return native_loop(graph_as_step(graph, outputs));
+  return std::make_shared<WholeLoop>(std::move(*source));
 }
 
 }  // namespace sot::graph::whole

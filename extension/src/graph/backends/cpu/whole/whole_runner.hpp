@@ -24,6 +24,9 @@ namespace sot::graph::whole {
 struct WholeOptions {
   std::atomic<bool> enabled{true};  // SOT_CPU_TIER_C=0: off
   std::atomic<bool> sync{false};    // SOT_CPU_TIER_C=sync: compiled before the first run
+  // SOT_CPU_TIER_C_HOT: a graph with no loop op is made native after this many calls on small
+  // arrays (whole_graph.hpp); 0: from the first, and run natively without timing the other path
+  std::atomic<long> hot_calls{64};
 };
 WholeOptions& whole_options();
 
@@ -89,8 +92,5 @@ class UnemittedLoop final : public LoopCode {
 // Tier C's native code for loop op `spec`, or why not (an UnemittedLoop); nullptr when tier C is
 // off.
 std::shared_ptr<LoopCode> native_loop(const LoopSpec& spec);
-// Tier C's native code for a whole graph with a loop op among its ops (graph_as_step), or why not;
-// nullptr when tier C is off or the graph has no loop op.
-std::shared_ptr<LoopCode> native_graph(const Graph& graph, const std::vector<int>& outputs);
 
 }  // namespace sot::graph::whole
