@@ -63,6 +63,7 @@ OpcodeExecutor::OpcodeExecutor(const bytecode::Bytecode& code, const FrameInputs
       locals_[i] = Variable::cell(nullptr, static_cast<int>(i), /*outside=*/true);
     }
   }
+  changed_floats_as_inputs();
   entry_locals_ = locals_;
 }
 

@@ -506,6 +506,9 @@ class OpcodeExecutor {
   // number where the graph runs, a value the frame may return or keep but not compute with
   // (python_numbers.cpp); nullptr when the call is not one.
   VarPtr python_number_of(const VarPtr& callable, const std::vector<VarPtr>& args, std::size_t nkw);
+  // Python floats the frame received whose value changed since an earlier translation of this
+  // code (its locals, where one is an ndarray) become inputs of the graph (python_numbers.cpp).
+  void changed_floats_as_inputs();
   // math.sqrt(x), math.exp(x), ... of a number of the graph: a Python float made where it runs.
   VarPtr math_of(const VarPtr& callable, const std::vector<VarPtr>& args, std::size_t nkw);
   // A Python number made in the graph ('i' or 'f', its graph value), or a Python int or float

@@ -9,6 +9,7 @@
 // NaN or an infinity, and a division by zero, raise where the graph runs: those ops are made only
 // while no side effect waits to be replayed after the graph.
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <utility>
@@ -85,6 +86,49 @@ VarPtr OpcodeExecutor::python_number_of(const VarPtr& callable, const std::vecto
   }
   guards_->identity(callable);
   return number_op(to_int ? "int" : "float", callable->value(), {id}, to_int ? 'i' : 'f');
+}
+
+void OpcodeExecutor::changed_floats_as_inputs() {
+  // ("automatic dynamic", as TorchDynamo's: a float guarded by value would make a translation per
+  // value - `step(x, v, dt)` with a new dt per call - until the cache's limit, and then plain code)
+  const py::object numpy = numpy_module();
+  if (!inputs_.dynamic_shapes || numpy.is_none()) {
+    return;
+  }
+  const py::object ndarray = numpy.attr("ndarray");
+  if (std::none_of(locals_.begin(), locals_.end(), [&](const VarPtr& v) {
+        return v && v->kind() == Variable::Kind::kObject && py::isinstance(v->value(), ndarray);
+      })) {
+    return;
+  }
+  const py::dict& history = inputs_.shape_history;
+  for (VarPtr& v : locals_) {
+    if (!v || v->kind() != Variable::Kind::kConst || !PyFloat_CheckExact(v->value().ptr()) ||
+        v->tracker().kind != Tracker::Kind::kLocal || v->tracker().deref) {
+      continue;
+    }
+    const py::str seen_key("number " + str_of(v->tracker().key));
+    const py::str dynamic_key("dynamic number " + str_of(v->tracker().key));
+    const double value = PyFloat_AS_DOUBLE(v->value().ptr());
+    bool changed = history.contains(dynamic_key);
+    if (!changed && history.contains(seen_key)) {
+      const double before = PyFloat_AS_DOUBLE(history[seen_key].ptr());
+      changed = !(before == value && std::signbit(before) == std::signbit(value));
+    }
+    history[seen_key] = v->value();
+    if (!changed) {
+      continue;
+    }
+    history[dynamic_key] = py::bool_(true);
+    ArrayState& a = arrays();
+    guards_->type(v);
+    const graph::ValueInfo info = python_info('f');
+    const int id = a.graph.add_input(info, tracker_path(v->tracker(), py::tuple()));
+    a.meta.emplace_back();  // (not an array: its type is its guard)
+    a.inputs.push_back(v);
+    a.ids[v.get()] = id;
+    v = Variable::array(id, info.text());
+  }
 }
 
 VarPtr OpcodeExecutor::math_of(const VarPtr& callable, const std::vector<VarPtr>& args,
