@@ -211,13 +211,13 @@ def whole_of(fn, *args, calls=2):
                          ids=["exp_log1p", "power_clip_sin", "scalars", "transpose_gemv_exp"])
 def test_numpy_loops_run_natively(fn, args):
     """NumPy 2: the whole graph is one native function that calls NumPy's loops (every call native). NumPy 1.x:
-    no whole graph (the loop unrolled, or left to CPython)."""
+    no whole graph (the loop unrolled, or left to CPython: a graph with no loop op is not native until hot)."""
     whole, results = whole_of(fn, *args)
     assert all(same(r, fn(*args)) for r in results)
     if LOOPS:
         assert whole["status"].startswith("ready") and whole["runs"] == 2, whole
     else:
-        assert whole is None or whole["status"].startswith("not emitted"), whole
+        assert whole is None or whole["status"].startswith(("not emitted", "waiting")), whole
 
 
 def test_a_loop_that_warns_gives_up():

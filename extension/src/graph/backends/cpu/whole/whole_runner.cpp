@@ -659,7 +659,7 @@ std::shared_ptr<LoopCode> native_loop(const LoopSpec& spec) {
   }
   // (a graph of thousands of ops, unrolled: its compile would take minutes of a core - a 310 KB
   // source takes 5 s here, a 7 MB one more than 3 minutes - where tier B compiles group by group)
-  constexpr std::size_t kMostSourceBytes = 512 * 1024;
+  constexpr std::size_t kMostSourceBytes = std::size_t{512} * 1024;
   if (source->code.size() > kMostSourceBytes) {
     return std::make_shared<UnemittedLoop>(
         "its source is " + std::to_string(source->code.size() / 1024) + " KB, past the " +
