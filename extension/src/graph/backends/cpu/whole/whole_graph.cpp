@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
+#include <string>
 #include <utility>
 
 #include "core/array_fields.hpp"
@@ -44,7 +46,14 @@ int WholeGraph::size_class(PyObject* const* args, std::size_t nargs) const {
 }
 
 void WholeGraph::make_code() {
-  code_ = native_loop(graph_as_step(graph_, outputs_));
+  // (during a call of the graph: nothing may escape into the caller's C API frame)
+  try {
+    code_ = native_loop(graph_as_step(graph_, outputs_));
+  } catch (pybind11::error_already_set& e) {
+    code_ = std::make_shared<UnemittedLoop>(std::string("its emission raised: ") + e.what());
+  } catch (const std::exception& e) {
+    code_ = std::make_shared<UnemittedLoop>(std::string("its emission failed: ") + e.what());
+  }
   if (!code_) {
     code_ = std::make_shared<UnemittedLoop>("tier C is off (SOT_CPU_TIER_C=0)");
   }
