@@ -53,7 +53,7 @@ CPYTHON_TRANSLATE_ALL_MODULES := test_grammar test_scope test_generators test_ex
   test_random test_typechecks test_decimal test_math
 
 .PHONY: all deps lock configure build test test-cpp test-python test-python-extra test-kernel test-notebooks test-browser demo \
-        test-cpython test-translate-all check-layers bench bench-peers-deps bench-peers fuzz fuzz-programs test-fuzz-smoke doc-opcodes test-asan \
+        test-cpython test-translate-all test-native-all check-layers bench bench-peers-deps bench-peers fuzz fuzz-programs test-fuzz-smoke doc-opcodes test-asan \
         kernelspec-install format format-check tidy tidy-size clean
 
 all: build
@@ -220,6 +220,13 @@ fuzz: $(FUZZ_BIN)
 
 test-fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
+
+# The NumPy suites on the cpu backend with every graph native from its first call (tier C's hot calls 0: graphs
+# with no loop op too, compiled before their first run) under NumPy 2.x and 1.24. About 8 minutes a run here
+# with a warm kernel cache (a compile per graph): not part of `make test`.
+test-native-all: $(BUILD)/test-jupyter
+	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_BLOCK=64 SOT_CPU_TIER_C=sync SOT_CPU_TIER_C_HOT=0 $(PYTEST) tests/python/graph
+	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_TIER_C=sync SOT_CPU_TIER_C_HOT=0 $(NP124_PY) -m pytest -c tests/pytest.ini tests/python/graph
 
 # docs/opcodes.md from the opcode tables of the three interpreters' _sot.
 doc-opcodes: build

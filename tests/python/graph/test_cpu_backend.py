@@ -38,12 +38,14 @@ MIXED = np.tile(np.array([-1.0, 0.0, 1.0, 2.0, np.inf, -np.inf, np.nan, 1e308, -
 def cpu_backend(request):
     """Tier A with blocks of 64 elements and automatic blocks, then tier B (compiled kernels) where emitted: with
     automatic blocks (arrays of 4096 elements and more) and with blocks of 64 (every array, each block a chunk's
-    tail)."""
-    saved = (sot.config.backend, sot.config.cpu_block, sot.config.cpu_tier_b)
+    tail). A graph with no loop op stays on tiers A and B here (tier C's hot calls at their default, whatever
+    SOT_CPU_TIER_C_HOT says: these tests pin what tiers A and B do)."""
+    saved = (sot.config.backend, sot.config.cpu_block, sot.config.cpu_tier_b, sot.config.cpu_tier_c_hot)
     sot.config.backend = "cpu"
     sot.config.cpu_block, sot.config.cpu_tier_b = request.param
+    sot.config.cpu_tier_c_hot = 64
     yield request.param
-    sot.config.backend, sot.config.cpu_block, sot.config.cpu_tier_b = saved
+    (sot.config.backend, sot.config.cpu_block, sot.config.cpu_tier_b, sot.config.cpu_tier_c_hot) = saved
 
 
 def chain(a, b):
