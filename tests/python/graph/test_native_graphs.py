@@ -99,22 +99,30 @@ def test_graphs_native_from_the_first_call_equal_plain(hot, fn, args):
     assert native_runs(records) >= 1, loops
 
 
+def warned_runs(fn, *args):
+    """``fn(*args)`` plainly, then translated by a fresh translator, each with every warning recorded: the plain
+    result and warnings' messages, the translated ones, and the translator's records."""
+    with warnings.catch_warnings(record=True) as plain_w:
+        warnings.simplefilter("always")
+        plain = fn(*args)
+    sot.reset()
+    cap.clear(fn)
+    translator = sot.translate.new_translator(records=True)
+    with warnings.catch_warnings(record=True) as got_w, cap.capture(translator):
+        warnings.simplefilter("always")
+        got = fn(*args)
+    messages = [[str(w.message) for w in ws] for ws in (plain_w, got_w)]
+    return plain, messages[0], got, messages[1], translator.records()
+
+
 def test_a_flag_gives_up_and_warns_as_plain(hot):
     hot(0)
     a, b = floats(14, 6), floats(15, 6)
     b[2] = 0.0
-    with warnings.catch_warnings(record=True) as plain_w:
-        warnings.simplefilter("always")
-        plain = ratio(a, b)
-    sot.reset()
-    cap.clear(ratio)
-    translator = sot.translate.new_translator(records=True)
-    with warnings.catch_warnings(record=True) as got_w, cap.capture(translator):
-        warnings.simplefilter("always")
-        got = ratio(a, b)
+    plain, plain_w, got, got_w, records = warned_runs(ratio, a, b)
     assert np.array_equal(got, plain, equal_nan=True)
-    assert [str(w.message) for w in got_w] == [str(w.message) for w in plain_w]
-    entries = tier_c_entries(translator.records())
+    assert got_w == plain_w
+    entries = tier_c_entries(records)
     assert entries and entries[0]["gave_up"] == 1, entries
 
 
@@ -263,16 +271,8 @@ def test_a_python_float_past_float32_warns_of_its_cast_as_plain(hot, n, s):
     empty array; the compiler had folded the cast of the constant, so no flag was raised. The code gives up there."""
     hot(0)
     x = np.linspace(1.0, 2.0, n).astype(np.float32)
-    with warnings.catch_warnings(record=True) as plain_w:
-        warnings.simplefilter("always")
-        plain = float32_scaled(x, s)
-    sot.reset()
-    cap.clear(float32_scaled)
-    translator = sot.translate.new_translator(records=True)
-    with warnings.catch_warnings(record=True) as got_w, cap.capture(translator):
-        warnings.simplefilter("always")
-        got = float32_scaled(x, s)
+    plain, plain_w, got, got_w, records = warned_runs(float32_scaled, x, s)
     for p, g in zip(plain, got):
         assert p.dtype == g.dtype and np.array_equal(p, g, equal_nan=True)
-    assert [str(w.message) for w in got_w] == [str(w.message) for w in plain_w]
-    assert tier_c_entries(translator.records())
+    assert got_w == plain_w
+    assert tier_c_entries(records)

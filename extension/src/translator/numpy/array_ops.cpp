@@ -107,6 +107,15 @@ void ArrayState::rollback(const Mark& m) {
   }
 }
 
+int ArrayState::add_input(const VarPtr& v, graph::ValueInfo info, const std::string& path,
+                          InputMeta m) {
+  const int id = graph.add_input(std::move(info), path);
+  meta.push_back(std::move(m));
+  inputs.push_back(v);
+  ids[v.get()] = id;
+  return id;
+}
+
 int ArrayState::count_symbol(int mask) {
   const auto it = mask_symbol.find(mask);
   if (it != mask_symbol.end()) {
@@ -395,12 +404,8 @@ OpcodeExecutor::ArrayOperand OpcodeExecutor::array_operand(const VarPtr& v) {
       info.symbols = meta.symbols;
     }
   }
-  const int id = a.graph.add_input(info, path);
-  a.meta.push_back(std::move(meta));
-  a.inputs.push_back(v);
-  a.ids[v.get()] = id;
   out.kind = ArrayOperand::Kind::kValue;
-  out.id = id;
+  out.id = a.add_input(v, info, path, std::move(meta));
   return out;
 }
 

@@ -42,7 +42,10 @@ struct ArrayState {
     std::vector<int> symbols;  // per dimension: a symbol, or -1
     bool array = false;        // an ndarray (not a NumPy scalar)
   };
-  std::vector<InputMeta> meta;    // by graph input
+  std::vector<InputMeta> meta;  // by graph input
+  // Input Variable `v` (received from outside) as a new graph input of `info`, named by its
+  // tracker's `path`: its graph value.
+  int add_input(const VarPtr& v, graph::ValueInfo info, const std::string& path, InputMeta m);
   std::vector<bool> specialized;  // by symbol
   std::map<std::int64_t, int> symbol_of_size;
   bool dynamic = true;     // config: dimensions may become symbols

@@ -123,10 +123,8 @@ void OpcodeExecutor::changed_floats_as_inputs() {
     ArrayState& a = arrays();
     guards_->type(v);
     const graph::ValueInfo info = python_info('f');
-    const int id = a.graph.add_input(info, tracker_path(v->tracker(), py::tuple()));
-    a.meta.emplace_back();  // (not an array: its type is its guard)
-    a.inputs.push_back(v);
-    a.ids[v.get()] = id;
+    // (not an array: no meta, its type is its guard)
+    const int id = a.add_input(v, info, tracker_path(v->tracker(), py::tuple()), {});
     v = Variable::array(id, info.text());
   }
 }

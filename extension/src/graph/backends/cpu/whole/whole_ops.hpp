@@ -180,6 +180,9 @@ bool arange_op(OpCtx& c);
 // lines that give up where that cast is not exact (a Python int past a float's exact ints, or out
 // of a narrower int's range). False when `v` is not a number tier C casts so.
 bool operand_as(OpCtx& c, const Val& v, DType t, std::string* expr);
+// The line that gives up where Python float `v` cast to float32 becomes an infinity (NumPy warns
+// "overflow encountered in cast", before its loop); nothing for other operands and dtypes.
+void float_cast_fits(OpCtx& c, const Val& v, DType t);
 
 // whole_results.cpp: a whole graph's array result `v`, output `k` - one of the arguments (`arrays`:
 // each argument's name, "" where it is not an array) handed on as it is, or a new array the

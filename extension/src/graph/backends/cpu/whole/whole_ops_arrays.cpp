@@ -301,21 +301,18 @@ bool elementwise(OpCtx& c, Handler scalar) {
   const std::string& n = c.name;
   const std::string shape = n + "_shape";
   broadcast(c, c.args, rank, shape);
-  if (!in_place) {
-    laid_c_result(c, c.args, rank, shape);
-  }
   if (in_place) {  // (NumPy's output does not broadcast)
     for (int d = 0; d < rank; ++d) {
       const std::string at = "[" + std::to_string(d) + "]";
       c.lines.push_back(
           cat({"if (", shape, at, " != ", c.args[0].expr, "->shape", at, ") ", give_up(c)}));
     }
+  } else {
+    laid_c_result(c, c.args, rank, shape);
   }
   new_array(c, c.result.dtype, shape, rank, n);
   for (const Val& a : c.args) {  // (NumPy casts a Python float before its loop, even an empty one)
-    if (a.type.kind == Kind::kPyFloat && c.result.dtype == DType::kFloat32) {
-      c.lines.push_back("if (sot_f32_overflows(" + a.expr + ")) " + give_up(c));
-    }
+    float_cast_fits(c, a, c.result.dtype);
   }
   std::vector<Walked> walked;
   std::vector<int> which;  // the operand each walked array is

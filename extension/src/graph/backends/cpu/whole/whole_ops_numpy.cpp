@@ -18,6 +18,12 @@ const char* exact_int_limit(DType t) {
 
 }  // namespace
 
+void float_cast_fits(OpCtx& c, const Val& v, DType t) {
+  if (v.type.kind == Kind::kPyFloat && t == DType::kFloat32) {
+    c.lines.push_back("if (sot_f32_overflows(" + v.expr + ")) " + give_up(c));
+  }
+}
+
 bool operand_as(OpCtx& c, const Val& v, DType t, std::string* expr) {
   if (!v.type.number()) {
     return false;
@@ -33,8 +39,8 @@ bool operand_as(OpCtx& c, const Val& v, DType t, std::string* expr) {
     }
   } else if (v.type.kind == Kind::kPyFloat && to != 'f') {
     return false;
-  } else if (v.type.kind == Kind::kPyFloat && t == DType::kFloat32) {
-    c.lines.push_back("if (sot_f32_overflows(" + v.expr + ")) " + give_up(c));
+  } else {
+    float_cast_fits(c, v, t);
   }
   *expr = cast_to(v.expr, v.type, t);
   return true;
