@@ -25,7 +25,11 @@ WERROR      ?= ON
 CMAKE_ARGS  ?=
 SERVE       ?=
 PORT        ?= 8888
-PYTEST      := $(KPY) -m pytest -c tests/pytest.ini
+# The Python suites run on $(JOBS) workers (pytest-xdist), a test file per worker at a time; the kernel, notebook
+# and browser tests run alone (they start kernels and servers).
+XDIST       := -n $(JOBS) --dist loadfile
+PYTEST_ONE  := $(KPY) -m pytest -c tests/pytest.ini
+PYTEST      := $(PYTEST_ONE) $(XDIST)
 # Jupyter state of the test runs stays inside the build tree.
 TEST_JUPYTER_ENV = JUPYTER_PATH=$(CURDIR)/$(BUILD)/share/jupyter JUPYTER_DATA_DIR=$(CURDIR)/$(BUILD)/test-jupyter/data \
   JUPYTER_RUNTIME_DIR=$(CURDIR)/$(BUILD)/test-jupyter/runtime JUPYTER_CONFIG_DIR=$(CURDIR)/$(BUILD)/test-jupyter/config \
@@ -77,8 +81,8 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	@$(MAKE) --no-print-directory test-cpp check-layers tidy-size test-python test-python-extra test-cpython test-fuzz-smoke test-kernel \
-	  test-notebooks test-browser
+	@$(MAKE) --no-print-directory test-cpp check-layers tidy-size test-python test-python-extra test-native-all test-cpython \
+	  test-fuzz-smoke test-kernel test-notebooks test-browser
 
 test-cpp:
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -93,19 +97,22 @@ test-python: $(BUILD)/test-jupyter
 	@echo "   kernel also emitted as CUDA C++ and compiled by NVRTC for sm_90 (the CUDA compile check), tier C's"
 	@echo "   native loops compiled before their first run (every run of them native)"
 	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_BLOCK=64 SOT_CUDA_CHECK=1 SOT_CPU_TIER_C=sync $(PYTEST) tests/python/graph
-	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_BLOCK=64 SOT_CPU_TIER_C=sync $(NP124_PY) -m pytest -c tests/pytest.ini tests/python/graph
+	@echo "== NumPy suites on the cpu backend under NumPy 1.24, every graph native from its first call (tier C forced:"
+	@echo "   its hot calls 0, graphs with no loop op included, compiled before their first run)"
+	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_BLOCK=64 SOT_CPU_TIER_C=sync SOT_CPU_TIER_C_HOT=0 $(NP124_PY) -m pytest -c tests/pytest.ini $(XDIST) tests/python/graph
 	@echo "== NumPy suites under NumPy 1.24 (legacy value-based promotion)"
-	$(TEST_JUPYTER_ENV) $(NP124_PY) -m pytest -c tests/pytest.ini tests/python/graph
+	$(TEST_JUPYTER_ENV) $(NP124_PY) -m pytest -c tests/pytest.ini $(XDIST) tests/python/graph
 	@echo "== NumPy suites under NumPy 1.24 with NEP 50 promotion ('weak' state), on the numpy reference backend"
-	$(TEST_JUPYTER_ENV) SOT_BACKEND=numpy SOT_TEST_NUMPY_PROMOTION=weak $(NP124_PY) -m pytest -c tests/pytest.ini tests/python/graph
+	$(TEST_JUPYTER_ENV) SOT_BACKEND=numpy SOT_TEST_NUMPY_PROMOTION=weak $(NP124_PY) -m pytest -c tests/pytest.ini $(XDIST) tests/python/graph
 
 # Every pure-Python suite (NumPy 2.x and the magics included) with pyenv's 3.12.1 and 3.13.0, from their
-# environments, tier C's native loops compiled before their first run (every run of them native).
+# environments, every graph native from its first call (tier C forced: compiled before its first run, its hot
+# calls 0, so graphs with no loop op too; the tests of tiers A and B pin the hot calls at their default).
 test-python-extra: $(BUILD)/test-jupyter
 	@if [ -z "$(EXTRA_PYTHONS)" ]; then echo "test-python-extra: no pyenv 3.12.1/3.13.0 found; skipped"; fi
 	@set -e; for py in $(EXTRA_ENV_PYTHONS); do \
-	  echo "== pure-Python tests with $$py (tier C in sync mode)"; \
-	  $(TEST_JUPYTER_ENV) SOT_CPU_TIER_C=sync $$py -m pytest -c tests/pytest.ini -W ignore::DeprecationWarning tests/python; \
+	  echo "== pure-Python tests with $$py (tier C forced: sync mode, hot calls 0)"; \
+	  $(TEST_JUPYTER_ENV) SOT_CPU_TIER_C=sync SOT_CPU_TIER_C_HOT=0 $$py -m pytest -c tests/pytest.ini $(XDIST) -W ignore::DeprecationWarning tests/python; \
 	done
 
 $(BUILD)/test-jupyter:
@@ -133,15 +140,15 @@ test-translate-all: build
 	done
 
 test-kernel: $(BUILD)/test-jupyter
-	$(TEST_JUPYTER_ENV) $(PYTEST) tests/kernel
+	$(TEST_JUPYTER_ENV) $(PYTEST_ONE) tests/kernel
 
 test-notebooks: $(BUILD)/test-jupyter
-	$(TEST_JUPYTER_ENV) $(PYTEST) tests/notebooks
+	$(TEST_JUPYTER_ENV) $(PYTEST_ONE) tests/notebooks
 
 # JupyterLab 4 and Notebook 7 (the kernel environment's) on 127.0.0.1 with the xsot kernel; Debian's headless
 # chromium driven by playwright for Python runs demo.ipynb; screenshots in $(BUILD)/screenshots/.
 test-browser: $(BUILD)/test-jupyter
-	$(TEST_JUPYTER_ENV) $(PYTEST) tests/browser
+	$(TEST_JUPYTER_ENV) $(PYTEST_ONE) tests/browser
 
 # Installs the build tree's kernelspec into the user's Jupyter data dir (as `jupyter kernelspec install --user`).
 kernelspec-install: build
@@ -221,12 +228,12 @@ fuzz: $(FUZZ_BIN)
 test-fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
 
-# The NumPy suites on the cpu backend with every graph native from its first call (tier C's hot calls 0: graphs
-# with no loop op too, compiled before their first run) under NumPy 2.x and 1.24. About 8 minutes a run here
-# with a warm kernel cache (a compile per graph): not part of `make test`.
+# Every suite of tests/python on 3.11 under NumPy 2.x with every graph native from its first call (tier C's hot
+# calls 0: graphs with no loop op too, compiled before their first run), as test-python-extra runs 3.12 and 3.13
+# and test-python the NumPy suites under NumPy 1.24. In `make test` after test-python-extra, whose compiles of the
+# same sources it loads from the disk cache (about 1.5 minutes here then; 6 from a cold cache).
 test-native-all: $(BUILD)/test-jupyter
-	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_BLOCK=64 SOT_CPU_TIER_C=sync SOT_CPU_TIER_C_HOT=0 $(PYTEST) tests/python/graph
-	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_TIER_C=sync SOT_CPU_TIER_C_HOT=0 $(NP124_PY) -m pytest -c tests/pytest.ini tests/python/graph
+	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_TIER_C=sync SOT_CPU_TIER_C_HOT=0 $(PYTEST) tests/python
 
 # docs/opcodes.md from the opcode tables of the three interpreters' _sot.
 doc-opcodes: build
@@ -267,10 +274,12 @@ TIDY_SIZE_SOURCES := $(sort $(shell find extension/src -name '*.cpp'))
 check-layers:
 	$(PY) share/tools/check_layers.py --max-lines 800
 
+# A file whose exact input (its compile commands, every file its compile read, the config, clang-tidy's version)
+# passed before is not checked again (share/tools/tidy_cached.py; the cache is shared by checkouts as ccache's is).
 tidy-size: build
 	@echo "clang-tidy (function size and complexity): $(words $(TIDY_SIZE_SOURCES)) files"
-	@printf '%s\n' $(TIDY_SIZE_SOURCES) | xargs -P $(JOBS) -n 4 clang-tidy -p $(BUILD) --quiet \
-	  --config-file=share/tidy/size.yaml
+	@$(PY) share/tools/tidy_cached.py --build $(BUILD) --config share/tidy/size.yaml --jobs $(JOBS) \
+	  $(TIDY_SIZE_SOURCES)
 
 clean:
 	rm -rf $(BUILD)

@@ -28,12 +28,42 @@ if os.environ.get("SOT_CUDA_CHECK") == "1":
     _sot_for_check._sot.graph.cuda_check(True)
 
 
+_WORKER_REPORTS = []  # the CUDA check's reports of pytest-xdist's workers, read by the controlling process
+
+
+def _merged_reports(reports):
+    """One CUDA check report of the workers' reports (their kernels, sources and compiles added up)."""
+    merged = dict(reports[0])
+    merged["failed"], merged["spilling"], merged["compile_seconds"], merged["not_emitted"] = [], [], [], {}
+    for key in ("kernels", "emitted", "sources", "compiled", "from_disk"):
+        merged[key] = sum(r[key] for r in reports)
+    merged["max_registers"] = max(r["max_registers"] for r in reports)
+    for r in reports:
+        merged["failed"] += r["failed"]
+        merged["spilling"] += r["spilling"]
+        merged["compile_seconds"] += r["compile_seconds"]
+        for why, n in r["not_emitted"].items():
+            merged["not_emitted"][why] = merged["not_emitted"].get(why, 0) + n
+    return merged
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """Under pytest-xdist (make test runs the suites with -n 2): a worker's CUDA check report, kept to be merged."""
+    report = getattr(node, "workeroutput", {}).get("cuda_check")
+    if report is not None:
+        _WORKER_REPORTS.append(report)
+
+
 def pytest_sessionfinish(session, exitstatus):
     if os.environ.get("SOT_CUDA_CHECK") != "1":
         return
     import sot
 
-    report = sot._sot.graph.cuda_check_report()
+    if hasattr(session.config, "workeroutput"):  # a pytest-xdist worker: the controlling process reports
+        session.config.workeroutput["cuda_check"] = sot._sot.graph.cuda_check_report()
+        return
+    report = _merged_reports(_WORKER_REPORTS) if _WORKER_REPORTS else sot._sot.graph.cuda_check_report()
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     write = reporter.write_line if reporter is not None else print
     if not report["nvrtc"][:1].isdigit():
@@ -41,7 +71,8 @@ def pytest_sessionfinish(session, exitstatus):
         return
     seconds = sorted(report["compile_seconds"])
     median = seconds[len(seconds) // 2] if seconds else 0.0
-    write(f"CUDA compile check (NVRTC {report['nvrtc']}, {report['arch']}): {report['kernels']} kernels, "
+    workers = f" ({len(_WORKER_REPORTS)} workers, their counts added)" if _WORKER_REPORTS else ""
+    write(f"CUDA compile check (NVRTC {report['nvrtc']}, {report['arch']}){workers}: {report['kernels']} kernels, "
           f"{report['emitted']} emitted as CUDA, {report['sources']} distinct sources, {report['compiled']} compiled "
           f"({report['from_disk']} sources from the disk cache), {len(report['failed'])} failed, "
           f"{len(report['spilling'])} spilling; at most {report['max_registers']} registers; "
