@@ -974,6 +974,32 @@ def test_values_nothing_reads_keep_their_floating_point_flags():
         assert [str(w.message) for w in caught] == [str(w.message) for w in caught_plain]
 
 
+def sqrt_then_sign(a):
+    return np.sqrt(a) * np.sign(a)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_numpy_loop_keeps_the_flags_raised_before_it(dtype):
+    """NumPy's sign loop clears the thread's floating-point flags when it ends; called inside a compiled kernel
+    after sqrt of a negative value, it must not hide sqrt's invalid flag (a lost warning, found by the program
+    fuzzer): every call warns as eager NumPy does, also once tier B is ready."""
+    a = rng.standard_normal(300_000).astype(dtype)
+    a[7] = -1.0
+    value, plan = _tier_b_plan(sqrt_then_sign, a)
+    (g,) = plan["groups"]
+    assert g["tier_b"].startswith("ready" if NUMPY2 else "not emitted"), g["tier_b"]
+    translated = sot.jit(sqrt_then_sign)
+    for _ in range(3):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = translated(a)
+        with warnings.catch_warnings(record=True) as caught_plain:
+            warnings.simplefilter("always")
+            want = sqrt_then_sign(a)
+        assert same(got, want)
+        assert [str(w.message) for w in caught] == [str(w.message) for w in caught_plain] != []
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_tier_b_takes_numpy_float_constants(dtype):
     scalars = (np.float32(1.5), np.float16(3.0)) if dtype == np.float32 else (np.float64(0.1), np.float32(1.5))

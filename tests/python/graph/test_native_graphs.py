@@ -126,6 +126,40 @@ def test_a_flag_gives_up_and_warns_as_plain(hot):
     assert entries and entries[0]["gave_up"] == 1, entries
 
 
+def sqrt_sign(x):
+    return np.sqrt(x) * np.sign(x)  # (NumPy's sign loop clears the flags when it ends)
+
+
+def unused_sqrt(x):
+    x = np.sqrt(x) * np.sign(x)  # (nothing reads it: its warning is all that shows)
+
+
+def nan_compare(k, flag):
+    if np.int32(k) / flag > float("nan"):  # (a quiet comparison with NaN: always false)
+        return 1
+    return 0
+
+
+def scalar_divide(a, b):
+    q = np.float64(a) / b  # (nothing reads q)
+    return a
+
+
+@pytest.mark.parametrize("fn, args", [
+    (sqrt_sign, (np.array([-1.0]),)), (sqrt_sign, (np.array([4.0, -1.0, 2.0]),)),
+    (unused_sqrt, (np.array([-1.0]),)), (nan_compare, (0, False)), (scalar_divide, (1.0, 0.0)),
+], ids=["sqrt_sign-1", "sqrt_sign-3", "unused_sqrt", "nan_compare", "scalar_divide"])
+def test_flags_of_values_nothing_reads_and_of_cleared_flags_warn_as_plain(hot, fn, args):
+    """Found by the program fuzzer with every graph native: a NumPy loop that clears the flags (sign) after an
+    op that raised one, a value nothing reads, a comparison the compiler folds: each warns as plain NumPy."""
+    hot(0)
+    plain, plain_w, got, got_w, _ = warned_runs(fn, *args)
+    assert plain_w, plain_w
+    assert got_w == plain_w
+    assert type(got) is type(plain)
+    assert plain is None or np.array_equal(np.asarray(got), np.asarray(plain), equal_nan=True)
+
+
 def _calls(fn, args_of, n, translator):
     """``n`` translated calls of ``fn`` on ``args_of(k)``, each compared with its plain call."""
     for k in range(n):

@@ -25,6 +25,23 @@ struct UfuncCallInfo {
 };
 
 constexpr const char* kCallInfo = "numpy_1.24_ufunc_call_info";
+
+// NumPy's loops of some ufuncs (sign, maximum, minimum, ...) clear the thread's floating-point
+// flags when they end (npy_clear_floatstatus_barrier: their comparisons with NaN raise flags NumPy
+// does not report). Called from generated code, that would also clear the flags the code's own
+// earlier ops raised, which the runner reads after the run (a lost warning). The generated code
+// calls this instead (NativeLoop's fn, its context the loop itself): the flags raised before the
+// call are raised again after it; the loop's own are as NumPy leaves them.
+int flags_kept(void* context, char* const* data, const long* n, const long* strides,
+               void* /*auxdata*/) {
+  const auto* loop = static_cast<const NativeLoop*>(context);
+  const int before = std::fetestexcept(FE_ALL_EXCEPT);
+  const int status = loop->fn(loop->context, data, n, strides, loop->auxdata);
+  if (before != 0) {
+    std::feraiseexcept(before);
+  }
+  return status;
+}
 constexpr long kProbe = 1024 + 37;  // whole vectors and a tail
 
 // Probe values for operand `k`: specials, then signed magnitudes from 1e-8 to 1e3 and values in
@@ -173,7 +190,13 @@ bool numpy_loop(const py::object& ufunc, DType t, const std::vector<long>& strid
       *why = fn + " (NumPy's loop differs from its ufunc call on probe values)";
       return false;
     }
-    *owner = capsule;
+    // (the loop itself, owned with the capsule, behind flags_kept)
+    auto* kept = new NativeLoop(*loop);  // NOLINT(cppcoreguidelines-owning-memory): the capsule's
+    const py::capsule kept_owner(kept, [](void* p) { delete static_cast<NativeLoop*>(p); });
+    loop->fn = &flags_kept;
+    loop->context = kept;
+    loop->auxdata = nullptr;
+    *owner = py::make_tuple(capsule, kept_owner);
     return true;
   } catch (std::exception& e) {  // a Python error or a failed conversion: tier A runs it
     PyErr_Clear();

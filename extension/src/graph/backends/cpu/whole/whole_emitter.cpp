@@ -272,6 +272,13 @@ void Emitter::op(Scope& s, const Op& o) {
   for (const std::string& l : c.lines) {
     line(l);
   }
+  if (result->kind == Kind::kScalar && result->c_kind() == 'f') {  // (its flags: SOT_KEEP)
+    if (c.out.expr != c.name) {
+      line("const " + result->c_type() + " " + c.name + " = " + c.out.expr + ";");
+      c.out.expr = c.name;
+    }
+    line("SOT_KEEP(" + c.name + ");");
+  }
   for (const int w : c.written) {
     src_.written.push_back(w);
   }

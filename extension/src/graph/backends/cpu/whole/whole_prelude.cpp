@@ -453,6 +453,9 @@ static inline bool sot_extreme_i64(long long n, const char* a, long long stride,
 #define SOT_GE(a, b) __builtin_isgreaterequal((a), (b))
 #define SOT_EQ(a, b) ((a) == (b))
 #define SOT_NE(a, b) ((a) != (b))
+// A NumPy float scalar's value is computed even where nothing reads it afterwards (the compiler
+// may fold `x > NaN` to false and drop x): its floating-point flags are NumPy's warnings.
+#define SOT_KEEP(v) __asm__ volatile("" : : "x"(v))
 )PRELUDE";
 
 }  // namespace
