@@ -10,7 +10,8 @@
 //   - NumPy scalars: the operands cast to the result's dtype (the graph's rule for it) and the
 //     IEEE operation in that type; an integer overflow gives up (NumPy warns), and a floating-point
 //     flag an operation raises (overflow, division by zero, invalid) is seen by the runner, which
-//     then gives up as well (NumPy warns there);
+//     then gives up as well (NumPy warns there); each such value is kept computed (SOT_KEEP) even
+//     where nothing reads it, so that its flags are raised;
 //   - elements: x[i], x[i, j] read and written through the array's strides, the index wrapped as
 //     Python's and checked (out of range: give up, the op's own path raises IndexError); a value
 //     written is cast to the array's dtype only where that cast is exact or NumPy's C cast;
