@@ -318,6 +318,11 @@ class OpcodeExecutor {
   // The way (0, 1) of the `if` at `site` that leaves body_loop_ as an exit can, else 2.
   std::size_t exit_way_of(const IfSite& site);
   bool capture_exit(IfSite* site, std::size_t exit_way);
+  // The tests of the exits inside the ways of `site` as outputs of its cond op (the way without
+  // the exit hands on a test that goes on).
+  bool exit_test_outputs(IfSite* site);
+  // How many tests body_loop_ has (none: 0).
+  std::size_t loop_tests() const;
   void exit_needs_var(LoopSite* site) const;
   bool simulate_to_head(IfSite* site, std::size_t start);
   // Whether the way at `start` pops the iterator and then runs what the loop's end runs (at

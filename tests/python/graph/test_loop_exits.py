@@ -204,3 +204,133 @@ def test_exits_not_captured_or_nested_agree_with_plain(fn, capsys):
             got = sot.jit(fn)(*args)
             assert got == want and type(got) is type(want)
             assert capsys.readouterr().out == plain_out
+
+
+# Exits past the first, and inside another `if` of the body (a `break` each): the loop's tests are the cond ops'
+# outputs, the ways without the exit handing on one that goes on.
+
+
+def either_side(x, t):
+    k = -1
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            k = i
+            break
+        if x[i] < -t:
+            k = i + 1000
+            break
+    return k
+
+
+def inside_band(x, t):
+    s = np.float64(0.0)
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            break
+        if x[i] < -t:
+            break
+        s += x[i]
+    return s, i
+
+
+def skip_then_stop(x, t):
+    s = np.float64(0.0)
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            continue
+        if x[i] > t:
+            break
+        s += x[i]
+    return s
+
+
+def stop_under_if(x, t, u):
+    k = -1
+    n = 0
+    for i in range(x.shape[0]):
+        if x[i] > u:
+            n += 1
+            if x[i] > t:
+                k = i
+                break
+    return k, n
+
+
+def stop_under_if_then_work(x, t, u):
+    s = np.float64(0.0)
+    for i in range(x.shape[0]):
+        if x[i] > u:
+            if x[i] * 2.0 > t:
+                break
+            s += x[i]
+        s += 1.0
+    return s
+
+
+def stop_in_else(x, t):
+    total = np.zeros(2)
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            total[0] += x[i]
+        else:
+            if total[1] + x[i] > t:
+                break
+            total[1] += x[i]
+    return total
+
+
+def three_ways_out(A, t):
+    found = 0
+    for r in range(A.shape[0]):
+        row = A[r]
+        if row.max() > t:
+            found = 1
+            break
+        if row.min() < -t:
+            found = 2
+            break
+        if row.sum() > 2.0 * t:
+            found = 3
+            break
+    return found, r
+
+
+def ramp(n, first, later):
+    # (n values; position `first` over the threshold 1.5, position `later` under -1.5, -1: none)
+    x = np.linspace(-1.0, 1.0, n)
+    if first >= 0:
+        x[first] = 2.0
+    if later >= 0:
+        x[later] = -2.0
+    return x
+
+
+MORE_EXITS = [
+    (either_side, (ramp(50, 30, 40), 1.5), [((ramp(40, -1, 10), 1.5), {}), ((ramp(64, -1, -1), 1.5), {}),
+                                           ((ramp(20, 0, 5), 1.5), {}), ((ramp(33, -1, 0), 1.5), {})]),
+    (inside_band, (ramp(50, 30, 40), 1.5), [((ramp(40, -1, 10), 1.5), {}), ((ramp(64, -1, -1), 1.5), {}),
+                                           ((ramp(20, 0, 5), 1.5), {})]),
+    (skip_then_stop, (ramp(50, 30, -1), 1.5), [((ramp(40, -1, 10), 1.5), {}), ((ramp(21, 20, -1), 1.5), {}),
+                                              ((rng(20).standard_normal(45), 1.0), {})]),
+    (stop_under_if, (rng(21).standard_normal(60), 1.5, 0.5), [((rng(22).standard_normal(30), 9.0, 0.5), {}),
+                                                             ((rng(23).standard_normal(30), -9.0, -9.0), {}),
+                                                             ((rng(24).standard_normal(70), 1.0, 2.0), {})]),
+    (stop_under_if_then_work, (rng(25).standard_normal(60), 3.0, 0.5),
+     [((rng(26).standard_normal(30), 99.0, 0.5), {}), ((rng(27).standard_normal(30), -9.0, -9.0), {})]),
+    (stop_in_else, (rng(28).standard_normal(60), 5.0), [((rng(29).standard_normal(30), 1e9), {}),
+                                                       ((rng(30).standard_normal(40), -1.0), {})]),
+    (three_ways_out, (rng(31).standard_normal((30, 4)), 2.5),
+     [((rng(32).standard_normal((30, 4)), 9.0), {}), ((rng(33).random((30, 4)), 1.2), {}),
+      ((-rng(34).random((30, 4)), 0.9), {}), ((rng(35).standard_normal((25, 4)), 0.1), {})]),
+]
+
+
+@pytest.mark.parametrize("fn, args, variants", MORE_EXITS, ids=[c[0].__name__ for c in MORE_EXITS])
+def test_second_exits_and_exits_inside_ifs(fn, args, variants):
+    if native_loops():
+        records = check(fn, *args, variants=variants)
+        assert native_runs(records) > 0, "tier C's code never ran"
+    elif fn in (stop_in_else, three_ways_out):  # (array work: a graph, broken at the `if`)
+        check(fn, *args, variants=variants, breaks=1)
+    else:
+        check(fn, *args, variants=variants, graphs=0, breaks=1, fallbacks=1)

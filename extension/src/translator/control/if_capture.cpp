@@ -20,6 +20,7 @@
 #include <array>
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -240,6 +241,9 @@ bool OpcodeExecutor::cond_outputs(IfSite* site) {
       return false;
     }
   }
+  if (!exit_test_outputs(site)) {
+    return false;
+  }
   // (a cond op of no outputs only changes arrays in place: `if v > m: h[k] += 1` in a loop body;
   // at the top of a frame such an `if` still breaks)
   if (!site->outputs.empty() || shared_->loop_depth == 0) {
@@ -351,7 +355,9 @@ void OpcodeExecutor::emit_cond_op(IfSite* site) {
   for (std::size_t k = 0; k < site->outputs.size(); ++k) {
     const ValueInfo& info = site->outputs[k].info;
     const int stack = site->outputs[k].stack;
-    if (stack >= 0) {
+    if (site->outputs[k].test >= 0) {  // (an exit's test inside a way: the loop's test now)
+      body_loop_->step_tests[static_cast<std::size_t>(site->outputs[k].test)].value = ids[k];
+    } else if (stack >= 0) {
       site->stack_values[static_cast<std::size_t>(stack)] = Variable::array(ids[k], info.text());
     } else {
       locals_[static_cast<std::size_t>(site->outputs[k].slot)] =
@@ -403,8 +409,13 @@ bool OpcodeExecutor::capture_if(const bytecode::Instruction& ins, bool jump_if) 
   site.ops = a.graph.ops().size();
   site.inputs = a.graph.inputs().size();
   site.serial = Variable::last_serial();
-  // (one way leaving the `for` loop whose body this is: the loop's exit, loop_exits.cpp)
-  const std::size_t exit_way = shared_->cond_depth == 0 ? exit_way_of(site) : 2;
+  // (one way leaving the `for` loop whose body this is: the loop's exit, loop_exits.cpp; what the
+  // loop knew of its exits, to put back)
+  std::optional<LoopSite> loop_was;
+  if (body_loop_ != nullptr) {
+    loop_was = *body_loop_;
+  }
+  const std::size_t exit_way = exit_way_of(site);
   bool ok = false;
   {
     const LoopDepth depth(&shared_->cond_depth);  // (the same guard, on the ifs' count)
@@ -418,7 +429,9 @@ bool OpcodeExecutor::capture_if(const bytecode::Instruction& ins, bool jump_if) 
         }
         site.ops_from[w] = a.graph.ops().size();
         site.values_from[w] = a.graph.values().size();
+        site.tests_from[w] = loop_tests();
         ok = ok && simulate_way(&site, site.start[w], w == first) && way_ok(&site, w);
+        site.tests_to[w] = loop_tests();
         site.ops_to[w] = a.graph.ops().size();
         site.values_to[w] = a.graph.values().size();
         site.way_locals[w] = locals_;
@@ -438,6 +451,9 @@ bool OpcodeExecutor::capture_if(const bytecode::Instruction& ins, bool jump_if) 
     }
   }
   if (!ok) {
+    if (loop_was) {
+      *body_loop_ = std::move(*loop_was);
+    }
     rollback(site.mark);
     locals_ = site.locals;
     stack_ = site.stack;

@@ -35,6 +35,8 @@ struct OpcodeExecutor::IfSite {
   // The values a way leaves on the stack above `stack_after` (a conditional expression's: `a if t
   // else b`), the same count both ways.
   std::array<std::vector<VarPtr>, 2> way_stack;
+  // The exits inside each way (loop_exits.cpp): their tests, [tests_from, tests_to) of the loop's.
+  std::array<std::size_t, 2> tests_from{}, tests_to{};
   // How much of `stack_after` each way left as it was, and both: a chained comparison's way takes
   // the value it copied (`0 <= k < n`), the other pops it.
   std::array<std::size_t, 2> kept{};
@@ -52,6 +54,7 @@ struct OpcodeExecutor::IfSite {
   struct Output {
     int slot = -1;
     int stack = -1;
+    int test = -1;  // (>= 0: the test of an exit inside a way, at that index of the loop's tests)
     graph::ValueInfo info;
     std::array<int, 2> id{-1, -1};
     std::array<pybind11::object, 2> constant;

@@ -369,6 +369,7 @@ bool OpcodeExecutor::simulate_loop_body(LoopSite* site) {
   // leave this loop, loop_exits.cpp)
   const ScopedSet<std::size_t> head(&loop_head_, site->for_pc);
   const ScopedSet<LoopSite*> body(&body_loop_, site);
+  site->body_conds = shared_->cond_depth;
   next_ = site->for_pc + 1;
   for (;;) {
     pc_ = next_;

@@ -13,8 +13,13 @@
 //   the loop: the frame returns one of the two, as the last test picks (a cond op of the two
 //   values), where plain Python returns at the test or after the loop;
 // - the loop variable, where read after the loop, is the op's output (its last step's value).
-// One exit a loop, from an `if` at the top of the body (not inside another `if`'s way or an inner
-// loop). Anything else ends the capture as before: the loop breaks the graph, or unrolls.
+// A `return` is the loop's one exit, from an `if` at the top of the body. `break`s may be more, and
+// inside other ifs of the body (`if x[i] < 0: continue` before one, `if a: if b: break`): each
+// exit's test is one of the loop's step tests, the cond ops around it hand it out as an output,
+// and their ways without it hand on a test that goes on (the op stops where any test says so). An
+// exit inside an `if` runs the rest of the step from its way that stays, past that `if`, to the
+// loop's head (the code after the `if` is in both ways). Anything else ends the capture as before:
+// the loop breaks the graph, or unrolls.
 #include <algorithm>
 #include <cstddef>
 #include <string>
@@ -37,6 +42,7 @@ using graph::ValueInfo;
 namespace {
 
 constexpr std::size_t kMostExitInstructions = 64;  // a way compared with the loop's end, at most
+constexpr std::size_t kNoExit = static_cast<std::size_t>(-1);
 
 // An instruction as the two copies of the code after a loop are compared: a load of a local by
 // name (3.12 checks a local after a loop, LOAD_FAST_CHECK; 3.13 pairs loads, LOAD_FAST_LOAD_FAST).
@@ -61,16 +67,21 @@ bool jumps_always(const bytecode::Instruction& ins) {
 
 std::size_t OpcodeExecutor::exit_way_of(const IfSite& site) {
   LoopSite* loop = body_loop_;
-  if (loop == nullptr || loop->is_while || loop_head_ != loop->for_pc ||
-      loop->exit_way != static_cast<std::size_t>(-1)) {
+  if (loop == nullptr || loop->is_while || loop_head_ != loop->for_pc || loop->exit_returns) {
     return 2;
   }
+  // (a `return` only as the loop's one exit, at the top of the body; a second exit, or one inside
+  // an `if` of the body, a `break`)
+  const bool top = loop->exit_way == kNoExit && shared_->cond_depth == loop->body_conds;
   const std::size_t after = loop->after_loop();
   for (std::size_t w = 0; w < 2; ++w) {
     const std::size_t start = site.start[w];
     if (start > site.jump && start < loop->exit) {
-      if (break_at(start, after) != static_cast<std::size_t>(-1)) {
+      if (break_at(start, after) != kNoExit) {
         return w;
+      }
+      if (!top) {
+        continue;
       }
       if (VarPtr value = returned_by(start, site.stack_after)) {
         loop->exit_returns = true;
@@ -80,6 +91,32 @@ std::size_t OpcodeExecutor::exit_way_of(const IfSite& site) {
     }
   }
   return 2;
+}
+
+std::size_t OpcodeExecutor::loop_tests() const {
+  return body_loop_ != nullptr ? body_loop_->step_tests.size() : 0;
+}
+
+bool OpcodeExecutor::exit_test_outputs(IfSite* site) {
+  // (each exit's test a value of its way; the other way, where no exit of it is taken, goes on)
+  for (std::size_t w = 0; w < 2; ++w) {
+    for (std::size_t t = site->tests_from[w]; t < site->tests_to[w]; ++t) {
+      const LoopSite::Test& test = body_loop_->step_tests[t];
+      IfSite::Output out;
+      out.test = static_cast<int>(t);
+      out.id[w] = test.value;
+      out.info = array_info(test.value);
+      const ValueInfo& i = out.info;
+      if (i.is_tuple() || i.dtype != graph::DType::kBool || !i.scalar ||
+          (i.python != 0 && i.python != 'b')) {
+        return false;
+      }
+      out.constant[1 - w] = i.python == 'b' ? py::object(py::bool_(test.go_on_if))
+                                            : numpy_module().attr("bool_")(test.go_on_if);
+      site->outputs.push_back(std::move(out));
+    }
+  }
+  return true;
 }
 
 void OpcodeExecutor::exit_needs_var(LoopSite* site) const {
@@ -110,7 +147,7 @@ std::size_t OpcodeExecutor::break_at(std::size_t start, std::size_t after) const
       break;
     }
   }
-  return static_cast<std::size_t>(-1);
+  return kNoExit;
 }
 
 bool OpcodeExecutor::breaks_out(std::size_t start, std::size_t after) const {
@@ -217,13 +254,17 @@ bool OpcodeExecutor::capture_exit(IfSite* site, std::size_t exit_way) {
   LoopSite* loop = body_loop_;
   ArrayState& a = arrays();
   const std::size_t stay = 1 - exit_way;
-  loop->exit_way = site->start[exit_way];  // (a `return`'s value: exit_way_of's)
+  if (loop->exit_way == kNoExit) {
+    loop->exit_way = site->start[exit_way];  // (the first exit; a `return`'s value: exit_way_of's)
+  }
   // The way that stays, then the exit's as a way that changes nothing.
   site->ops_from[stay] = a.graph.ops().size();
   site->values_from[stay] = a.graph.values().size();
+  site->tests_from[stay] = loop->step_tests.size();
   if (!simulate_to_head(site, site->start[stay]) || !way_ok(site, stay)) {
     return false;
   }
+  site->tests_to[stay] = loop->step_tests.size();
   site->ops_to[stay] = a.graph.ops().size();
   site->values_to[stay] = a.graph.values().size();
   site->way_locals[stay] = locals_;
@@ -262,7 +303,7 @@ bool OpcodeExecutor::capture_exit(IfSite* site, std::size_t exit_way) {
                        site->ops_to[exit_way] == site->ops_from[exit_way] &&
                        site->way_locals[stay] == site->locals &&
                        site->way_locals[exit_way] == site->locals && site->way_stack[0].empty() &&
-                       site->way_stack[1].empty();
+                       site->way_stack[1].empty() && site->tests_from[stay] == site->tests_to[stay];
   if (nothing) {  // (`if done: break` last in the step)
     next_ = site->join;
     return true;
@@ -276,7 +317,7 @@ bool OpcodeExecutor::capture_exit(IfSite* site, std::size_t exit_way) {
 }
 
 bool OpcodeExecutor::loop_exit_ok(LoopSite* site, const VarPtr& it) {
-  if (site->exit_way == static_cast<std::size_t>(-1)) {
+  if (site->exit_way == kNoExit) {
     return true;
   }
   const auto& code = code_.instructions();

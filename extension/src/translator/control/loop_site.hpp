@@ -85,6 +85,9 @@ struct OpcodeExecutor::LoopSite {
   std::vector<int> exit_values;  // the op's outputs after the last values
   int after_slot = -1;
   int exit_slot = -1;  // the local whose value after the loop `exit_value` is (-1: an output)
+  // The ifs being captured as the body starts: an exit under more of them is inside an `if` of the
+  // body (a `break` only; its test then an output of the cond ops around it).
+  int body_conds = 0;
 
   // Where the code after a `for` loop starts (FOR_ITER's exhausted way, past the iterator's pop).
   std::size_t after_loop() const { return exit + bytecode::operand::for_iter_exit_skip(); }
