@@ -523,6 +523,8 @@ class OpcodeExecutor {
     int id = -1;      // made in the graph
     VarPtr constant;  // a constant
   };
+  // -x ("neg"), +x ("pos"), ~x ("invert") of a Python number made in the graph; false for others.
+  bool python_number_unary(const char* name);
   NumberOperand number_operand(const VarPtr& v);
   int number_value(const NumberOperand& n);  // its graph value (a constant added, guarded)
   VarPtr number_op(const char* name, const pybind11::object& fn, const std::vector<int>& args,

@@ -325,6 +325,45 @@ MORE_EXITS = [
 ]
 
 
+# The loop variable, and ints made from it, as values an `if`'s ways hand on (no exit).
+
+
+def last_positive(x):
+    k = -1
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            k = i
+    return k
+
+
+def mirrored_last_positive(x):
+    k = 0
+    for i in range(x.shape[0]):
+        j = -i
+        if x[i] > 0:
+            k = j
+        elif x[i] < -1.0:
+            k = ~i
+    return k
+
+
+def negated_first_above(x, t):
+    k = 1
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            k = -i
+            break
+    return k
+
+
+MORE_EXITS += [
+    (last_positive, (rng(36).standard_normal(50),), [((-rng(37).random(20),), {}), ((rng(38).random(9),), {})]),
+    (mirrored_last_positive, (rng(39).standard_normal(50),), [((-rng(40).random(20) * 3,), {}),
+                                                              ((rng(41).random(9),), {})]),
+    (negated_first_above, (ramp(50, 30, -1), 1.5), [((ramp(40, -1, -1), 1.5), {}), ((ramp(20, 0, -1), 1.5), {})]),
+]
+
+
 @pytest.mark.parametrize("fn, args, variants", MORE_EXITS, ids=[c[0].__name__ for c in MORE_EXITS])
 def test_second_exits_and_exits_inside_ifs(fn, args, variants):
     if native_loops():

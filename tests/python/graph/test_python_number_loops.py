@@ -74,7 +74,36 @@ def array_loop_stays(x, n):
     return x
 
 
+def negated_counter(n):
+    s = 0
+    for i in range(n):
+        s += -i + (~i) * 2 + (+i) * 3
+    return s, -s, ~s
+
+
+def negated_floats(x, n):
+    a = float(x[0])
+    s = 0.0
+    for _ in range(n):
+        s = -s * 0.5 + a
+    return s, -a, +s
+
+
+def negated_past_int64(x, n):
+    m = int(x.min())  # -2**63 from an int64 array: -m is past int64
+    s = 0
+    for i in range(n):
+        s = -m + i
+    return s
+
+
+INT64_MIN = np.iinfo(np.int64).min
+
 CASES = [
+    case(negated_counter, 1000, graphs=0, breaks=1, variants=[((2000,), {}), ((0,), {})]),
+    case(negated_floats, np.arange(3.0) - 1.5, 300, breaks=1, variants=[((np.arange(4.0) + 1, 301), {})]),
+    case(negated_past_int64, np.array([-7, 5]), 300, breaks=1,
+         variants=[((np.array([INT64_MIN, 5]), 300), {}), ((np.array([INT64_MIN + 1, 5]), 300), {})]),
     case(counter, 1000, graphs=0, breaks=1, variants=[((2000,), {}), ((300,), {})]),
     case(short_constant_loop, graphs=0),
     case(counter_after_arrays, np.ones(4), 1000, breaks=1, variants=[((np.ones(5), 400), {})]),

@@ -441,6 +441,7 @@ bool OpcodeExecutor::capture_if(const bytecode::Instruction& ins, bool jump_if) 
       }
       if (exit_way >= 2) {
         site.trim_way_stacks();
+        const ScopedSet<bool> indices(&index_values_, true);  // (`k = i` in a way)
         ok = ok && cond_outputs(&site);
         if (ok) {
           emit_cond_op(&site);

@@ -313,25 +313,25 @@ void OpcodeExecutor::op_call_intrinsic_1(const bytecode::Instruction& ins) {
   if (ins.arg != kUnaryPositive) {
     graph_break("intrinsic function " + std::to_string(ins.arg) + " is not simulated");
   }
-  if (!array_unary("pos")) {
+  if (!array_unary("pos") && !python_number_unary("pos")) {
     unary(PyNumber_Positive);
   }
 }
 
 void OpcodeExecutor::op_unary_negative(const bytecode::Instruction& /*ins*/) {
-  if (!array_unary("neg")) {
+  if (!array_unary("neg") && !python_number_unary("neg")) {
     unary(PyNumber_Negative);
   }
 }
 
 void OpcodeExecutor::op_unary_positive(const bytecode::Instruction& /*ins*/) {
-  if (!array_unary("pos")) {
+  if (!array_unary("pos") && !python_number_unary("pos")) {
     unary(PyNumber_Positive);
   }
 }
 
 void OpcodeExecutor::op_unary_invert(const bytecode::Instruction& /*ins*/) {
-  if (!array_unary("invert")) {
+  if (!array_unary("invert") && !python_number_unary("invert")) {
     unary(PyNumber_Invert);
   }
 }

@@ -2,12 +2,12 @@
 // made where the graph runs, by the builtin itself (an op of the graph whose result is a Python int
 // or float, ValueInfo::python), so it is exactly what plain Python makes. The frame may return it,
 // keep it in a container or pass it on. +, -, *, /, //, % between such numbers and Python
-// constants, max(), min(), abs() of numbers of one kind (their result's kind follows from the
-// operands' kinds alone), comparisons (a Python bool made in the graph: a while loop's test), and
-// formatting one or a NumPy scalar in an f-string are ops of the graph in their turn; whatever
-// else needs its value here (a branch, an index, an array operation) breaks the graph. int() of a
-// NaN or an infinity, and a division by zero, raise where the graph runs: those ops are made only
-// while no side effect waits to be replayed after the graph.
+// constants, -x, +x, ~x, max(), min(), abs() of numbers of one kind (their result's kind follows
+// from the operands' kinds alone), comparisons (a Python bool made in the graph: a while loop's
+// test), and formatting one or a NumPy scalar in an f-string are ops of the graph in their turn;
+// whatever else needs its value here (a branch, an index, an array operation) breaks the graph.
+// int() of a NaN or an infinity, and a division by zero, raise where the graph runs: those ops are
+// made only while no side effect waits to be replayed after the graph.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -271,6 +271,27 @@ bool OpcodeExecutor::python_number_binary(int op) {
     track_int_range(bo->base, a, b, r->graph_id());
   }
   pop();
+  pop();
+  push(std::move(r));
+  return true;
+}
+
+bool OpcodeExecutor::python_number_unary(const char* name) {
+  // -x, +x of a Python int or float made in the graph, ~x of an int: a number of the same kind
+  const NumberOperand a = number_operand(peek(1));
+  const std::string which = name;
+  if (a.id < 0 || (which == "invert" && a.kind != 'i')) {
+    return false;
+  }
+  VarPtr r = number_op(name, loaded_module("operator").attr(name), {a.id}, a.kind);
+  if (a.kind == 'i' && which != "invert") {  // (-i's range from i's: 0 - i)
+    constexpr int kSubtract = 10;
+    constexpr int kAdd = 0;
+    NumberOperand zero;
+    zero.kind = 'i';
+    zero.constant = Variable::constant(py::int_(0));
+    track_int_range(which == "neg" ? kSubtract : kAdd, zero, a, r->graph_id());
+  }
   pop();
   push(std::move(r));
   return true;

@@ -244,6 +244,29 @@ bool py_abs(OpCtx& c) {
   return true;
 }
 
+// -x, +x of a Python int or float (the int's negation checked), ~x of an int.
+bool py_unary(OpCtx& c, char op) {
+  if (c.args.size() != 1 || !python_operands(c) || c.args[0].type.kind != c.result.kind ||
+      (op == '~' && c.result.kind != Kind::kPyInt)) {
+    return refuse(c, "a unary operator on something other than a Python number of its kind");
+  }
+  const Val& a = c.args[0];
+  if (op == '-' && c.result.kind == Kind::kPyInt) {
+    c.lines.push_back("if (" + as_int(a) + " == INT64_MIN) " + give_up(c));
+  }
+  declare(c, op == '+' ? a.expr : std::string(1, op) + a.expr);
+  return true;
+}
+bool py_neg(OpCtx& c) {
+  return py_unary(c, '-');
+}
+bool py_pos(OpCtx& c) {
+  return py_unary(c, '+');
+}
+bool py_invert(OpCtx& c) {
+  return py_unary(c, '~');
+}
+
 // max(a, b, ...) / min(...) of Python numbers of one kind: the first greatest (least) item, as
 // the builtin keeps it (a NaN first stays; a later one never replaces).
 bool py_extreme(OpCtx& c, bool greatest) {
@@ -326,6 +349,9 @@ Handler handler_for(const std::string& name, bool python) {
       {"int", py_int},
       {"float", py_float},
       {"abs", py_abs},
+      {"neg", py_neg},
+      {"pos", py_pos},
+      {"invert", py_invert},
       {"max", py_max},
       {"min", py_min},
   };
