@@ -525,6 +525,10 @@ class OpcodeExecutor {
   };
   // -x ("neg"), +x ("pos"), ~x ("invert") of a Python number made in the graph; false for others.
   bool python_number_unary(const char* name);
+  // x.shape where its first dimension is a size known only where the graph runs (x[mask], x[:i] in
+  // a loop body): a tuple whose first item is a Python int made there, len(x), the other sizes
+  // relied on; nullptr for any other array.
+  VarPtr runtime_shape(int id);
   NumberOperand number_operand(const VarPtr& v);
   int number_value(const NumberOperand& n);  // its graph value (a constant added, guarded)
   VarPtr number_op(const char* name, const pybind11::object& fn, const std::vector<int>& args,

@@ -559,12 +559,12 @@ def mask_matmul_rows(a):
     return rows.T @ rows, rows @ np.ones(a.shape[1])
 
 
-def mask_len_breaks(v):
+def mask_len(v):
     pos = v[v > 0]
     return pos.sum() / max(len(pos), 1)
 
 
-def mask_shape_breaks(a):
+def mask_shape(a):
     rows = a[a[:, 0] > 0]
     return rows.shape, rows * 2
 
@@ -863,7 +863,7 @@ def nonzero_with_mask(v):
     return v[m] * v[np.nonzero(m)[0]], np.nonzero(v)[0]
 
 
-def nonzero_len_breaks(v):
+def nonzero_len(v):
     return len(np.nonzero(v > 0)[0])
 
 
@@ -977,8 +977,8 @@ CASES = [
     case(mask_max_of_empty_raises, V4),
     case(mask_max_of_empty_after_effect, V4, graphs=1, breaks=1),
     case(mask_matmul_rows, A),
-    case(mask_len_breaks, V4, graphs=2, breaks=1),
-    case(mask_shape_breaks, A, graphs=2, breaks=1),
+    case(mask_len, V4),
+    case(mask_shape, A),
     case(mask_reshape_breaks, V4, graphs=1, breaks=1),
     case(mask_squeeze_breaks, A, graphs=1, breaks=1),
     case(mask_iteration_breaks, V4, graphs=1, breaks=1),
@@ -1043,7 +1043,7 @@ CASES = [
     case(nonzeros, V4, A),
     case(peak_detect, np.sin(np.linspace(0.0, 20.0, 50)), 0.5),
     case(nonzero_with_mask, V4),
-    case(nonzero_len_breaks, V4, graphs=1, breaks=1),
+    case(nonzero_len, V4),
     case(nonzero_of_scalar_breaks, V4, graphs=1, breaks=1),
 ]
 

@@ -220,6 +220,26 @@ def boolean_mask(a):
     return a[a > 0]
 
 
+def mask_count(a, t):
+    # (len() and .shape of a masked array: Python ints made where the graph runs, no break)
+    picked = a[a > t]
+    n = len(picked)
+    return n, picked.shape, picked.shape[0] * 2 + 1, n / max(len(a), 1), -n
+
+
+def masked_rows_count(m, t):
+    rows = m[m[:, 0] > t]
+    return rows.shape, len(rows), rows.sum(axis=0)
+
+
+def prefix_means(x):
+    # (len() of x[:i] in a loop body: where loops are native, tier C's)
+    out = np.zeros_like(x)
+    for i in range(1, x.shape[0]):
+        out[i] = x[:i].sum() / len(x[:i])
+    return out
+
+
 def fancy_index(a):
     return a[[0, 2]]
 
@@ -328,6 +348,10 @@ CASES = [
     case(index_out_of_range, A, graphs=0, breaks=1),
     case(slice_of_slice, T3),
     case(boolean_mask, A),  # (its count a size known when the graph runs)
+    case(mask_count, A, 0.5, variants=[((A, 99.0), {}), ((A * -1.0, -99.0), {}), ((A[:1], 0.0), {})]),
+    case(masked_rows_count, A, 0.5, variants=[((A, 99.0), {}), ((A + 1.0, -99.0), {})]),
+    case(prefix_means, np.linspace(-1.0, 2.0, 40), variants=[((np.linspace(0.0, 1.0, 70),), {}),
+                                                             ((np.ones(2, dtype=np.float32),), {})]),
     case(fancy_index, A),
     case(broadcast_to_shape, V),
     case(creation_static),

@@ -514,6 +514,28 @@ bool OpcodeExecutor::array_store_subscr() {
   return true;
 }
 
+VarPtr OpcodeExecutor::runtime_shape(int id) {
+  // (the first dimension a size known only where the graph runs, x[mask]'s or x[:i]'s in a loop
+  // body: a Python int made there, len(x); the others relied on)
+  ValueInfo info = array_info(id);
+  ArrayState& a = arrays();
+  if (info.symbols.empty() || info.scalar || info.ndim() == 0 ||
+      std::find(a.runtime.begin(), a.runtime.end(), info.symbols[0]) == a.runtime.end()) {
+    return nullptr;
+  }
+  info.symbols[0] = -1;
+  if (a.has_runtime(info)) {
+    return nullptr;
+  }
+  a.specialize(info);
+  std::vector<VarPtr> items;
+  items.push_back(number_op("len", loaded_module("builtins").attr("len"), {id}, 'i'));
+  for (std::size_t d = 1; d < info.shape.size(); ++d) {
+    items.push_back(Variable::constant(py::int_(info.shape[d])));
+  }
+  return Variable::tuple(std::move(items));
+}
+
 VarPtr OpcodeExecutor::array_attr(const VarPtr& base, const py::object& name) {
   if (captured_binary_ufunc(base)) {
     // np.add.outer, np.maximum.reduce, ...: called as ufunc methods (array_call).
@@ -527,6 +549,11 @@ VarPtr OpcodeExecutor::array_attr(const VarPtr& base, const py::object& name) {
   const ArrayOperand x = array_operand(base);
   if (x.kind != ArrayOperand::Kind::kValue) {
     return nullptr;
+  }
+  if (n == "shape") {
+    if (VarPtr shape = runtime_shape(x.id)) {
+      return shape;
+    }
   }
   // Sizes read as Python values: the translation relies on them (static from now on).
   const bool sizes = n == "shape" || n == "size" || n == "nbytes";

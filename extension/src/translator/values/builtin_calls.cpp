@@ -67,6 +67,10 @@ VarPtr OpcodeExecutor::builtin_len(const std::vector<VarPtr>& args) {
     if (a.kind != ArrayOperand::Kind::kValue || array_info(a.id).ndim() == 0) {
       return nullptr;
     }
+    if (VarPtr shape = runtime_shape(a.id)) {
+      return shape
+          ->items()[0];  // (a size known only where the graph runs: a Python int made there)
+    }
     return Variable::constant(py::int_(static_info(a.id).shape[0]));
   }
   switch (v->kind()) {

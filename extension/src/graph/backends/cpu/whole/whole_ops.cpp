@@ -244,6 +244,16 @@ bool py_abs(OpCtx& c) {
   return true;
 }
 
+// len() of an array (its first dimension, a size known only where the graph runs).
+bool py_len(OpCtx& c) {
+  if (c.args.size() != 1 || c.args[0].type.kind != Kind::kArray || c.args[0].type.ndim < 1 ||
+      c.result.kind != Kind::kPyInt) {
+    return refuse(c, "len() of something other than an array of one dimension or more");
+  }
+  declare(c, "static_cast<long long>(" + c.args[0].expr + "->shape[0])");
+  return true;
+}
+
 // -x, +x of a Python int or float (the int's negation checked), ~x of an int.
 bool py_unary(OpCtx& c, char op) {
   if (c.args.size() != 1 || !python_operands(c) || c.args[0].type.kind != c.result.kind ||
@@ -350,6 +360,7 @@ Handler handler_for(const std::string& name, bool python) {
       {"float", py_float},
       {"abs", py_abs},
       {"neg", py_neg},
+      {"len", py_len},
       {"pos", py_pos},
       {"invert", py_invert},
       {"max", py_max},
