@@ -30,6 +30,7 @@ PORT        ?= 8888
 XDIST       := -n $(JOBS) --dist loadfile
 PYTEST_ONE  := $(KPY) -m pytest -c tests/pytest.ini
 PYTEST      := $(PYTEST_ONE) $(XDIST)
+PYTEST_NP124 := $(NP124_PY) -m pytest -c tests/pytest.ini $(XDIST)
 # Jupyter state of the test runs stays inside the build tree.
 TEST_JUPYTER_ENV = JUPYTER_PATH=$(CURDIR)/$(BUILD)/share/jupyter JUPYTER_DATA_DIR=$(CURDIR)/$(BUILD)/test-jupyter/data \
   JUPYTER_RUNTIME_DIR=$(CURDIR)/$(BUILD)/test-jupyter/runtime JUPYTER_CONFIG_DIR=$(CURDIR)/$(BUILD)/test-jupyter/config \
@@ -99,11 +100,11 @@ test-python: $(BUILD)/test-jupyter
 	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_BLOCK=64 SOT_CUDA_CHECK=1 SOT_CPU_TIER_C=sync $(PYTEST) tests/python/graph
 	@echo "== NumPy suites on the cpu backend under NumPy 1.24, every graph native from its first call (tier C forced:"
 	@echo "   its hot calls 0, graphs with no loop op included, compiled before their first run)"
-	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_BLOCK=64 SOT_CPU_TIER_C=sync SOT_CPU_TIER_C_HOT=0 $(NP124_PY) -m pytest -c tests/pytest.ini $(XDIST) tests/python/graph
+	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_BLOCK=64 SOT_CPU_TIER_C=sync SOT_CPU_TIER_C_HOT=0 $(PYTEST_NP124) tests/python/graph
 	@echo "== NumPy suites under NumPy 1.24 (legacy value-based promotion)"
-	$(TEST_JUPYTER_ENV) $(NP124_PY) -m pytest -c tests/pytest.ini $(XDIST) tests/python/graph
+	$(TEST_JUPYTER_ENV) $(PYTEST_NP124) tests/python/graph
 	@echo "== NumPy suites under NumPy 1.24 with NEP 50 promotion ('weak' state), on the numpy reference backend"
-	$(TEST_JUPYTER_ENV) SOT_BACKEND=numpy SOT_TEST_NUMPY_PROMOTION=weak $(NP124_PY) -m pytest -c tests/pytest.ini $(XDIST) tests/python/graph
+	$(TEST_JUPYTER_ENV) SOT_BACKEND=numpy SOT_TEST_NUMPY_PROMOTION=weak $(PYTEST_NP124) tests/python/graph
 
 # Every pure-Python suite (NumPy 2.x and the magics included) with pyenv's 3.12.1 and 3.13.0, from their
 # environments, every graph native from its first call (tier C forced: compiled before its first run, its hot

@@ -58,7 +58,7 @@ class InputHasher:
     """The hash of everything clang-tidy reads for a file (its files' contents hashed once each)."""
 
     def __init__(self, build, root, salt):
-        self.build, self.root, self.salt = build, root, salt
+        self.root, self.salt = root, salt
         self.deps = recorded_deps(build)
         self.contents = {}
 

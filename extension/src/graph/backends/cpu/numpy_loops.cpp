@@ -26,6 +26,8 @@ struct UfuncCallInfo {
 
 constexpr const char* kCallInfo = "numpy_1.24_ufunc_call_info";
 
+constexpr long kProbe = 1024 + 37;  // whole vectors and a tail
+
 // NumPy's loops of some ufuncs (sign, maximum, minimum, ...) clear the thread's floating-point
 // flags when they end (npy_clear_floatstatus_barrier: their comparisons with NaN raise flags NumPy
 // does not report). Called from generated code, that would also clear the flags the code's own
@@ -42,7 +44,6 @@ int flags_kept(void* context, char* const* data, const long* n, const long* stri
   }
   return status;
 }
-constexpr long kProbe = 1024 + 37;  // whole vectors and a tail
 
 // Probe values for operand `k`: specials, then signed magnitudes from 1e-8 to 1e3 and values in
 // [-1, 1] (the domain of arcsin and its kin), from a fixed pseudo-random sequence.
