@@ -328,6 +328,11 @@ class OpcodeExecutor {
   // Whether the way at `start` pops the iterator and then runs what the loop's end runs (at
   // `after`): a `break`.
   bool breaks_out(std::size_t start, std::size_t after) const;
+  // Whether the code at `start` is a jump to `after` or runs what the code at `after` runs, up to
+  // its return (3.12 and 3.13 copy a short end into a `break`'s way).
+  bool runs_end(std::size_t start, std::size_t after) const;
+  // Where a `break` of `loop` goes: after a `for` loop's iterator is popped, a while loop's exit.
+  static std::size_t loop_end(const LoopSite& loop);
   // Where straight code from `start` reaches such a break (npos: it does not).
   std::size_t break_at(std::size_t start, std::size_t after) const;
   // The value the way at `start` returns when it only loads locals or constants and returns.
@@ -403,6 +408,11 @@ class OpcodeExecutor {
   bool short_circuit_test(LoopSite* loop, const LoopTest& first, std::size_t go_on_at);
   bool simulate_test_work(LoopSite* loop, IfSite* site, std::size_t from);
   bool simulate_while_body(LoopSite* site);
+  // The step of while loop `site` from `from` to its jump back (false, and site->why, where it is
+  // no step).
+  bool simulate_while_step(LoopSite* site, std::size_t from);
+  // Whether test `t` (of the jump `at`, at pc_) goes on to tests alone up to the loop's jump back.
+  bool tests_only(const LoopSite& site, const LoopTest& t, const bytecode::Instruction& at) const;
   // handlers_closure.cpp
   void op_make_cell(const bytecode::Instruction& ins);
   void op_load_deref(const bytecode::Instruction& ins);

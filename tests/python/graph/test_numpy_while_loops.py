@@ -1,14 +1,14 @@
 """``while`` loops captured as loop ops: a loop whose test jumps on a value of the graph (``while err > tol``) is
 one ``loop`` op whose trip count is known only where the graph runs, its tests at the top or bottom, with
 ``and``, with Python ints and floats the body counts with; so is a loop on Python numbers alone once its test has
-gone on 16 times; loops that cannot be (a ``break``, a print, a value
-that changes type, a test in the middle of the body) break at the test as before. Every case is compared with
+gone on 16 times; a ``break`` inside the step is one of the loop's exits where loops are native (below); loops that
+cannot be (a print, a value that changes type, a list appended to) break at the test as before. Every case is compared with
 plain NumPy on the first call, from the cache and with other arguments.
 PYTEST_DONT_REWRITE"""
 
 import pytest
 
-from numpy_differential import case, check, isolated_check, run_cases
+from numpy_differential import case, check, isolated_check, native_loops, native_runs, run_cases
 
 np = pytest.importorskip("numpy")
 sot = pytest.importorskip("sot")
@@ -119,7 +119,7 @@ def counter_in_graph_escapes(x, tol):
     return count, x
 
 
-def break_inside_breaks(x, tol):
+def break_inside(x, tol):
     while x.max() > tol:
         x = x * 0.5
         if x.min() < -tol:
@@ -206,7 +206,6 @@ CASES = [
     case(while_in_for, V[:5]),
     case(float32_residual, np.abs(V[:8]).astype(np.float32) + 1, np.float32(0.25)),
     case(counter_in_graph_escapes, V[:10], 1e-2),
-    case(break_inside_breaks, V[:6], 1e-2, graphs=2, breaks=2),
     case(print_inside_breaks, np.abs(V[:4]), 0.5, graphs=2, breaks=2),
     case(type_changes_breaks, np.arange(1, 9), 0.1, graphs=2, breaks=1),
     case(list_appended_breaks, np.abs(V[:4]), 1e-2, graphs=2, breaks=2),
@@ -259,3 +258,118 @@ def test_while_true_with_a_break_at_the_end():
     # `if done: break` as the body's last statement: the compiler makes it the loop's only jump out
     (text,) = _graph_texts(while_true_break_at_end, V[:6], 1e-3)
     assert text.count("= loop(") == 1, text
+
+
+# Temporaries and `break`s inside the step: a local unbound before the loop that nothing outside it reads (`x_new`)
+# is left unbound after the loop op; an `if` whose way breaks, with more of the step after it, is one of the loop's
+# exits (loop_exits.cpp): its test one of the loop's tests, the rest of the step (and the loop's own tests at its
+# end) a cond op. Where loops are native (the cpu backend's tier C) each is one graph, run natively; elsewhere the
+# `if` breaks the graph as before.
+
+
+def newton_temporaries(x, tol):
+    dx = np.abs(x).max()
+    it = 0
+    while dx > tol:
+        x_new = 0.5 * (x + 2.0 / x)
+        dx = np.abs(x_new - x).max()
+        x = x_new
+        it += 1
+    return x, it
+
+
+def temporary_read_after(x, tol):
+    # (x_new read after the loop: unbound there after no step, so the loop is no loop op)
+    x_new = None
+    while np.abs(x).max() > tol:
+        x_new = x * 0.5
+        x = x_new - 0.01
+    return x, x_new
+
+
+def newton_guarded(x, tol):
+    dx = np.abs(x).max()
+    it = 0
+    while dx > tol:
+        x_new = 0.5 * (x + 2.0 / x)
+        if np.abs(x_new).max() > 1e6:
+            break
+        dx = np.abs(x_new - x).max()
+        x = x_new
+        it += 1
+    return x, it
+
+
+def bisect_sine(lo, hi, tol):
+    n = 0
+    f_lo = np.sin(lo)
+    while hi - lo > tol:
+        mid = 0.5 * (lo + hi)
+        v = np.sin(mid)
+        if v == 0.0:
+            lo = mid
+            break
+        if (v > 0) == (f_lo > 0):
+            lo = mid
+        else:
+            hi = mid
+        n += 1
+    return lo, hi, n
+
+
+def damped_until(x, tol, limit):
+    steps = 0
+    last = np.float64(-1.0)
+    while np.abs(x).max() > tol:
+        x = x * 0.9
+        if x.sum() < limit:
+            last = x.sum()
+            break
+        if x.max() > 1e3:
+            break
+        steps += 1
+    return x, steps, last
+
+
+WHILE_EXITS = [
+    # (the guard taken on the first step, never; a root found exactly, bracketed; each break taken, none)
+    (newton_guarded, (np.array([1.0, 3.0, 9.0]), 1e-12), [((np.array([1e-9, 3.0]), 1e-12), {}),
+                                                          ((np.array([2.0]), 1.0), {}),
+                                                          ((np.array([4.0, 2.0], dtype=np.float32), 1e-3), {})]),
+    (bisect_sine, (np.float64(2.0), np.float64(4.0), 1e-10), [((np.float64(3.0), np.float64(3.5), 1e-6), {}),
+                                                              ((np.float64(0.0), np.float64(1.0), 1e-3), {})]),
+    (damped_until, (np.linspace(1.0, 2.0, 8), 1e-3, 3.0), [((np.linspace(1.0, 2.0, 8), 1e-3, -1.0), {}),
+                                                           ((np.linspace(1.0, 2.0, 8) * 1e4, 1e-3, -1.0), {}),
+                                                           ((np.full(3, 1e-4), 1e-3, 3.0), {})]),
+]
+
+
+@pytest.mark.parametrize("fn, args, variants", WHILE_EXITS, ids=[c[0].__name__ for c in WHILE_EXITS])
+def test_breaks_inside_the_step(fn, args, variants):
+    if native_loops():
+        records = check(fn, *args, variants=variants)
+        assert native_runs(records) > 0, "tier C's code never ran"
+    else:
+        graphs, breaks, fallbacks = NOT_NATIVE[fn.__name__]
+        check(fn, *args, variants=variants, graphs=graphs, breaks=breaks, fallbacks=fallbacks)
+
+
+# (graphs, breaks, fallbacks: a loop of single elements alone is left to CPython where loops are not native)
+NOT_NATIVE = {"newton_guarded": (2, 2, 0), "bisect_sine": (1, 2, 1), "damped_until": (2, 2, 0)}
+
+
+def test_break_as_the_last_statement_with_a_test_at_the_top():
+    args, variants = (V[:6], 1e-2), [((np.abs(V[:9]), 1e-2), {}), ((-np.abs(V[:4]), 1e-2), {})]
+    if native_loops():
+        check(break_inside, *args, variants=variants)
+    else:
+        check(break_inside, *args, variants=variants, graphs=2, breaks=2)
+
+
+def test_temporaries_nothing_reads_after_the_loop():
+    (text,) = _graph_texts(newton_temporaries, np.array([1.0, 3.0, 9.0]), 1e-12)
+    assert text.count("= loop(") == 1, text
+    check(newton_temporaries, np.array([1.0, 3.0]), 1e-12,
+          variants=[((np.array([1.0, 3.0]), 10.0), {}), ((np.array([5.0], dtype=np.float32), 1e-3), {})])
+    check(temporary_read_after, np.array([1.0, 3.0]), 0.1, graphs=2, breaks=1,
+          variants=[((np.array([0.01]), 0.1), {})])

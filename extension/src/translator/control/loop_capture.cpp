@@ -439,6 +439,13 @@ bool OpcodeExecutor::loop_state_ok(LoopSite* site) {
       site->last_constants.emplace_back(static_cast<int>(slot), after);
       continue;
     }
+    // (a while loop's temporary, `x_new`: unbound before the loop and read nowhere outside it;
+    // left unbound after the loop op, as a loop of no steps leaves it, since nothing reads it)
+    if (site->is_while && !site->locals[slot] &&
+        never_read(static_cast<int>(slot), site->top, site->back + 1)) {
+      site->dead.push_back(static_cast<int>(slot));
+      continue;
+    }
     site->why = "a local changes in a way the next step would see";
     return false;
   }
@@ -597,6 +604,9 @@ void OpcodeExecutor::loop_locals_after(const LoopSite& site, const std::vector<i
   }
   for (const auto& [slot, v] : site.last_constants) {
     locals_[static_cast<std::size_t>(slot)] = v;
+  }
+  for (const int slot : site.dead) {
+    locals_[static_cast<std::size_t>(slot)] = nullptr;
   }
   loop_exit_values(site, outs, out_infos, k);
   if (site.var < 0 || site.var_out) {

@@ -67,13 +67,14 @@ bool jumps_always(const bytecode::Instruction& ins) {
 
 std::size_t OpcodeExecutor::exit_way_of(const IfSite& site) {
   LoopSite* loop = body_loop_;
-  if (loop == nullptr || loop->is_while || loop_head_ != loop->for_pc || loop->exit_returns) {
+  if (loop == nullptr || (!loop->is_while && loop_head_ != loop->for_pc) || loop->exit_returns) {
     return 2;
   }
-  // (a `return` only as the loop's one exit, at the top of the body; a second exit, or one inside
-  // an `if` of the body, a `break`)
-  const bool top = loop->exit_way == kNoExit && shared_->cond_depth == loop->body_conds;
-  const std::size_t after = loop->after_loop();
+  // (a `return` only as a `for` loop's one exit, at the top of the body; a second exit, or one
+  // inside an `if` of the body, or a while loop's, a `break`)
+  const bool top =
+      loop->exit_way == kNoExit && shared_->cond_depth == loop->body_conds && !loop->is_while;
+  const std::size_t after = loop_end(*loop);
   for (std::size_t w = 0; w < 2; ++w) {
     const std::size_t start = site.start[w];
     if (start > site.jump && start < loop->exit) {
@@ -135,12 +136,17 @@ void OpcodeExecutor::exit_needs_var(LoopSite* site) const {
   }
 }
 
+std::size_t OpcodeExecutor::loop_end(const LoopSite& loop) {
+  return loop.is_while ? loop.exit : loop.after_loop();
+}
+
 std::size_t OpcodeExecutor::break_at(std::size_t start, std::size_t after) const {
   // (straight code - no jump, no return - up to the break: `k = i; break`)
   const auto& code = code_.instructions();
-  const std::size_t exit = body_loop_->exit;
-  for (std::size_t k = start; k < exit && k < start + kMostExitInstructions; ++k) {
-    if (breaks_out(k, after)) {
+  const LoopSite& loop = *body_loop_;
+  const std::size_t last = loop.is_while ? loop.back : loop.exit;
+  for (std::size_t k = start; k < last && k < start + kMostExitInstructions; ++k) {
+    if (loop.is_while ? runs_end(k, after) : breaks_out(k, after)) {
       return k;
     }
     if (code[k].target >= 0 || returns(bytecode::opcode_info(code[k].opcode).name)) {
@@ -152,10 +158,17 @@ std::size_t OpcodeExecutor::break_at(std::size_t start, std::size_t after) const
 
 bool OpcodeExecutor::breaks_out(std::size_t start, std::size_t after) const {
   const auto& code = code_.instructions();
+  return start + 1 < code.size() &&
+         std::string(bytecode::opcode_info(code[start].opcode).name) == "POP_TOP" &&
+         runs_end(start + 1, after);
+}
+
+bool OpcodeExecutor::runs_end(std::size_t start, std::size_t after) const {
+  const auto& code = code_.instructions();
   auto name = [&](std::size_t k) {
     return std::string(bytecode::opcode_info(code[k].opcode).name);
   };
-  if (start + 1 >= code.size() || name(start) != "POP_TOP") {
+  if (start >= code.size()) {
     return false;
   }
   // (the way's instructions after the pop and the loop end's, loads of locals one at a time)
@@ -179,12 +192,12 @@ bool OpcodeExecutor::breaks_out(std::size_t start, std::size_t after) const {
     }
     out->clear();  // (too long to compare)
   };
-  if (jumps_always(code[start + 1])) {
-    return code_.index_of(code[start + 1].target) == after;  // (3.11: the jump to the loop's end)
+  if (jumps_always(code[start])) {
+    return code_.index_of(code[start].target) == after;  // (3.11: the jump to the loop's end)
   }
   std::vector<Plain> way;
   std::vector<Plain> end;
-  plain(start + 1, &way);
+  plain(start, &way);
   plain(after, &end);
   return !way.empty() && way == end && returns(way.back().name);
 }
@@ -261,7 +274,12 @@ bool OpcodeExecutor::capture_exit(IfSite* site, std::size_t exit_way) {
   site->ops_from[stay] = a.graph.ops().size();
   site->values_from[stay] = a.graph.values().size();
   site->tests_from[stay] = loop->step_tests.size();
-  if (!simulate_to_head(site, site->start[stay]) || !way_ok(site, stay)) {
+  if (loop->is_while) {  // (the rest of the step and the loop's tests after it, to the jump back)
+    site->join = loop->for_pc;
+    if (!simulate_while_step(loop, site->start[stay]) || !way_ok(site, stay)) {
+      return false;
+    }
+  } else if (!simulate_to_head(site, site->start[stay]) || !way_ok(site, stay)) {
     return false;
   }
   site->tests_to[stay] = loop->step_tests.size();
@@ -282,7 +300,7 @@ bool OpcodeExecutor::capture_exit(IfSite* site, std::size_t exit_way) {
   site->ops_from[exit_way] = a.graph.ops().size();
   site->values_from[exit_way] = a.graph.values().size();
   if (!loop->exit_returns) {  // (a break's work before it: `k = i; break`)
-    const std::size_t at = break_at(site->start[exit_way], loop->after_loop());
+    const std::size_t at = break_at(site->start[exit_way], loop_end(*loop));
     for (next_ = site->start[exit_way]; next_ < at;) {
       pc_ = next_;
       next_ = pc_ + 1;
@@ -304,15 +322,17 @@ bool OpcodeExecutor::capture_exit(IfSite* site, std::size_t exit_way) {
                        site->way_locals[stay] == site->locals &&
                        site->way_locals[exit_way] == site->locals && site->way_stack[0].empty() &&
                        site->way_stack[1].empty() && site->tests_from[stay] == site->tests_to[stay];
-  if (nothing) {  // (`if done: break` last in the step)
-    next_ = site->join;
-    return true;
+  if (!nothing) {  // (`if done: break` last in the step: no cond op)
+    const ScopedSet<bool> indices(&index_values_, true);  // (`k = i; break`)
+    if (!cond_outputs(site)) {
+      return false;
+    }
+    emit_cond_op(site);
   }
-  const ScopedSet<bool> indices(&index_values_, true);  // (`k = i; break`)
-  if (!cond_outputs(site)) {
-    return false;
+  next_ = site->join;
+  if (loop->is_while) {
+    pc_ = loop->back;  // (the step ended at the jump back: simulate_while_step's end)
   }
-  emit_cond_op(site);
   return true;
 }
 

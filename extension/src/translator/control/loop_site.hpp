@@ -55,6 +55,8 @@ struct OpcodeExecutor::LoopSite {
   // Locals unbound before the loop that each step leaves the same constant (an inner loop's
   // variable after it: `j` after `for j in range(1, m + 1)`), and that constant.
   std::vector<std::pair<int, VarPtr>> last_constants;
+  // A while loop's locals unbound before it that nothing outside it reads (`x_new`): unbound after.
+  std::vector<int> dead;
   std::vector<VarPtr> body_locals;  // the locals as the body starts
   std::string why;                  // why the loop was not captured
   // A `while` loop (while_capture.cpp): the step runs from `for_pc` (the body's first instruction)

@@ -12,7 +12,10 @@
 //   `it += 1`, a time `t += dt`), then the body and its tests are simulated once, as a `for` loop's
 //   body is (loop_capture.cpp: what it changes must be carried, nothing else may change); after
 //   its first test only tests may follow, so that the step's tests can all be computed at its end;
-// - the op: runs while every test goes on, the entry's first, then each step's (loop_op.hpp).
+// - the op: runs while every test goes on, the entry's first, then each step's (loop_op.hpp);
+// - a test followed by more work in the step (`if bad: break` in its middle) is left to the jump's
+//   handler: an exit of the loop (loop_exits.cpp), its test one of the step's; a local unbound
+//   before the loop that nothing outside it reads (`x_new`) stays unbound after the op.
 // Anything else puts every value back as it was at the jump, which then breaks the graph as before.
 #include <algorithm>
 #include <array>
@@ -357,10 +360,18 @@ bool OpcodeExecutor::while_entry(LoopSite* site, const bytecode::Instruction& in
 }
 
 bool OpcodeExecutor::simulate_while_body(LoopSite* site) {
+  // (an `if` in this body may leave this loop with a `break`: loop_exits.cpp)
+  const ScopedSet<LoopSite*> body(&body_loop_, site);
+  site->body_conds = shared_->cond_depth;
+  return simulate_while_step(site, site->for_pc);
+}
+
+bool OpcodeExecutor::simulate_while_step(LoopSite* site, std::size_t from) {
+  // From `from` to the jump back: a test of the loop followed by more work in the step is left to
+  // the jump's handler (a `break` there is the loop's exit, loop_exits.cpp); after the other tests
+  // only tests may follow.
   const auto& code = code_.instructions();
-  // (no `if` in this body leaves an outer `for` loop: loop_exits.cpp)
-  const ScopedSet<LoopSite*> body(&body_loop_, nullptr);
-  next_ = site->for_pc;
+  next_ = from;
   for (;;) {
     pc_ = next_;
     if (pc_ < site->for_pc || pc_ > site->back) {
@@ -379,7 +390,8 @@ bool OpcodeExecutor::simulate_while_body(LoopSite* site) {
     }
     next_ = pc_ + 1;
     const auto j = truth_jump(name);
-    if (j && loop_test(*site, at, *j)) {
+    const std::optional<LoopTest> t = j ? loop_test(*site, at, *j) : std::nullopt;
+    if (t && (site->in_tests || tests_only(*site, *t, at))) {
       site->in_tests = true;
       if (!while_test(site, at, *j, false)) {
         site->why = "a test that leaves the loop for sure";
@@ -392,6 +404,22 @@ bool OpcodeExecutor::simulate_while_body(LoopSite* site) {
       return pc_ == site->back;  // (the jump back; from elsewhere, a `continue`: not one step)
     }
   }
+}
+
+bool OpcodeExecutor::tests_only(const LoopSite& site, const LoopTest& t,
+                                const bytecode::Instruction& at) const {
+  // (the way a test goes on by: tests alone up to the jump back, or more work of the step)
+  const auto& code = code_.instructions();
+  std::size_t k = t.leave == pc_ + 1 ? code_.index_of(at.target) : pc_ + 1;
+  for (; k < code.size() && k <= site.back; ++k) {
+    if (k == site.back || pc_ == site.back) {
+      return true;
+    }
+    if (!test_instruction(name_of(code[k]))) {
+      return false;
+    }
+  }
+  return true;
 }
 
 bool OpcodeExecutor::long_while(const bytecode::Instruction& ins, bool jump_if) {
@@ -411,8 +439,9 @@ bool OpcodeExecutor::capture_while(const bytecode::Instruction& ins, bool jump_i
   }
   LoopSite site;
   site.is_while = true;
-  if (!while_shape(&site)) {
-    return false;
+  if (!while_shape(&site) ||
+      (body_loop_ != nullptr && body_loop_->is_while && body_loop_->back == site.back)) {
+    return false;  // (no loop, or a jump in the body of the while loop being captured: an `if`)
   }
   site.test_pc = pc_;
   site.test_stack = stack_;

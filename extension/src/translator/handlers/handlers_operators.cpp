@@ -331,6 +331,11 @@ void OpcodeExecutor::op_unary_positive(const bytecode::Instruction& /*ins*/) {
 }
 
 void OpcodeExecutor::op_unary_invert(const bytecode::Instruction& /*ins*/) {
+  if (peek(1)->is_const() && PyBool_Check(peek(1)->value().ptr())) {
+    // (folded, its DeprecationWarning - Python 3.12 and later - would come on the translating
+    // call alone)
+    graph_break("~ of a bool: Python warns (DeprecationWarning) on each call");
+  }
   if (!array_unary("invert") && !python_number_unary("invert")) {
     unary(PyNumber_Invert);
   }
