@@ -408,14 +408,16 @@ bool OpcodeExecutor::simulate_while_step(LoopSite* site, std::size_t from) {
 
 bool OpcodeExecutor::tests_only(const LoopSite& site, const LoopTest& t,
                                 const bytecode::Instruction& at) const {
-  // (the way a test goes on by: tests alone up to the jump back, or more work of the step)
+  // (the way a test goes on by: tests alone, and the work between them, up to the jump back; or
+  // more work of the step)
   const auto& code = code_.instructions();
   std::size_t k = t.leave == pc_ + 1 ? code_.index_of(at.target) : pc_ + 1;
   for (; k < code.size() && k <= site.back; ++k) {
     if (k == site.back || pc_ == site.back) {
       return true;
     }
-    if (!test_instruction(name_of(code[k]))) {
+    const std::string name = name_of(code[k]);
+    if (!test_instruction(name) && !test_work(name)) {  // (a test's work: short_circuit_test's)
       return false;
     }
   }
