@@ -346,7 +346,9 @@ WHILE_EXITS = [
 
 @pytest.mark.parametrize("fn, args, variants", WHILE_EXITS, ids=[c[0].__name__ for c in WHILE_EXITS])
 def test_breaks_inside_the_step(fn, args, variants):
-    if native_loops():
+    # (np.sin natively is NumPy 2's strided loop: under NumPy 1.x bisect_sine's loop of elements is left to CPython)
+    numpy2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+    if native_loops() and (numpy2 or fn is not bisect_sine):
         records = check(fn, *args, variants=variants)
         assert native_runs(records) > 0, "tier C's code never ran"
     else:
