@@ -344,6 +344,7 @@ WHILE_EXITS = [
 ]
 
 
+@pytest.mark.usefixtures("tier_c_sync")
 @pytest.mark.parametrize("fn, args, variants", WHILE_EXITS, ids=[c[0].__name__ for c in WHILE_EXITS])
 def test_breaks_inside_the_step(fn, args, variants):
     # (np.sin natively is NumPy 2's strided loop: under NumPy 1.x bisect_sine's loop of elements is left to CPython)
