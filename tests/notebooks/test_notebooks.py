@@ -135,7 +135,7 @@ def test_graph_breaks():
         "%%sot --no-bytecode | layer(": [],
         "%%sot --no-bytecode | loud(": [(3, "a call of <built-in function print>")],
         "%%sot --no-bytecode | normalise(": [],  # (its data-dependent if is a cond op: issue 20)
-        "%%sot --no-bytecode | clipped(": [(3, "a unary operator on Python float made in the graph")],
+        "%%sot --no-bytecode | clipped(": [(3, "numpy np.clip: an argument it does not model")],
         "%%sot --no-bytecode | positive_mean(": [(3, "numpy: a size known only when the graph runs")],
         "%%sot --no-bytecode | top3(": [(2, "unsupported numpy function np.partition")],
     }
