@@ -167,6 +167,63 @@ def test_guard_failure_retranslates_and_reasons_are_kept():
     cap.clear(twice)
 
 
+def helper_given_up(a):
+    return a + 1
+
+
+def loop_of_helper(n, scope=None):
+    s = 0
+    for _ in range(n):
+        s = helper_given_up(s)
+    if scope is not None:  # a scope opened inside the run
+        with cap.capture(Recorder(lambda code, lv: (plus(code, 100), None) if code is twice.__code__ else None)):
+            s += twice(1)
+    return s
+
+
+def test_quiet_runs_run_with_the_hook_off():
+    """A code whose runs passed at least 64 frames through and did nothing else beneath, twice in a row, runs with
+    the hook off (a call then costs what it costs without a hook), one run in 32 with it on again: the helper given
+    up on runs its original code either way, and counts no fallback while the hook is off. A scope opened inside
+    such a run sets the hook again for its calls; the hook is on again after the run."""
+    cap.set_cache_limit(1)
+
+    def answer(code, lv):
+        if code is loop_of_helper.__code__:
+            return plus(code, 1000), None
+        if code is helper_given_up.__code__:
+            return code, (lambda local_vars, wanted=lv["a"]: local_vars["a"] == wanted)
+        if code is twice.__code__:
+            return plus(code, 100), None
+        return None
+
+    with cap.capture(Recorder(answer)):
+        assert loop_of_helper(100) == 1100  # the helper: 1 entry, 99 misses at the limit: abandoned
+        assert cap.stats(helper_given_up)["abandoned"]
+        assert cap.stats(loop_of_helper)["unhooked"] == 0
+        fallbacks = cap.stats(helper_given_up)["fallbacks"]
+        assert loop_of_helper(100) == 1100 and loop_of_helper(100) == 1100  # quiet twice (the first translated)
+        assert cap.stats(helper_given_up)["fallbacks"] == fallbacks + 200
+        assert loop_of_helper(100) == 1100  # the hook off
+        s = cap.stats(loop_of_helper)
+        assert (s["unhooked"], s["hits"]) == (1, 3)
+        assert cap.stats(helper_given_up)["fallbacks"] == fallbacks + 200
+        assert twice(1) == 102  # on again after the run
+        for _ in range(30):
+            assert loop_of_helper(100) == 1100
+        assert cap.stats(loop_of_helper)["unhooked"] == 31
+        assert cap.stats(helper_given_up)["fallbacks"] == fallbacks + 200
+        assert loop_of_helper(100) == 1100  # the probe: the hook on
+        assert cap.stats(loop_of_helper)["unhooked"] == 31
+        assert cap.stats(helper_given_up)["fallbacks"] == fallbacks + 300
+        assert loop_of_helper(100, scope=True) == 1100 + 102  # off, then on for the inner scope
+        assert cap.stats(loop_of_helper)["unhooked"] == 32
+        assert twice(1) == 102
+    assert cap.depth() == 0
+    for f in (loop_of_helper, helper_given_up, twice):
+        cap.clear(f)
+
+
 def test_entry_limit_falls_back_to_the_original_with_a_reason():
     cap.set_cache_limit(2)
     never = lambda lv: False  # noqa: E731

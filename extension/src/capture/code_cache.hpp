@@ -35,6 +35,16 @@ struct Counters {
   std::uint64_t failed = 0;        // translations that failed (each also a fallback)
   std::uint64_t guard_ns = 0;      // time spent in guards (estimated: see eval_hook.cpp)
   std::uint64_t lookups = 0;       // cache lookups (the guards' timing samples them)
+  std::uint64_t unhooked = 0;      // runs with the hook off: quiet beneath (QuietRuns)
+};
+
+// Runs of a code (its entries' or its original) beneath which the hook did nothing but pass frames
+// through to their original code (helpers given up on, skipped modules). After a few such runs in
+// a row the code runs with the hook off, one run in a few with it again to see whether that still
+// holds (eval_hook.cpp, "Quiet runs").
+struct QuietRuns {
+  std::uint32_t streak = 0;       // quiet runs in a row
+  std::uint32_t since_probe = 0;  // runs with the hook off since the last run with it
 };
 
 // What a translator keeps per code object (resume functions, shapes seen), owned by the code's
@@ -63,7 +73,8 @@ struct CodeCache {
   // outnumber the hits (a helper specialized on a value that changes on every call). Every call
   // then runs the original code without a guard checked (`gave_up` says why).
   bool abandoned = false;
-  std::uint64_t limit_misses = 0;                   // misses at the entry limit
+  std::uint64_t limit_misses = 0;  // misses at the entry limit
+  QuietRuns quiet;
   std::unique_ptr<TranslatorData> translator_data;  // nullptr until the translator makes it
 
   void record(std::string reason);

@@ -287,6 +287,7 @@ void bind_capture(py::module_& parent) {
         d["gave_up"] = cache->gave_up;
         d["abandoned"] = cache->abandoned;
         d["guard_ns"] = cache->counters.guard_ns;
+        d["unhooked"] = cache->counters.unhooked;
         d["entries"] = cache->entries.size();
         d["skipped"] = cache->decision == capture::CodeCache::Decision::kSkip;
         d["skip_reason"] = cache->skip_reason;
