@@ -57,6 +57,10 @@ bool in_loop(const bytecode::Bytecode& code, std::size_t pc) {
 
 }  // namespace
 
+py::object OpcodeExecutor::IfSite::Output::truth(const ValueInfo& info, bool value) {
+  return info.python == 'b' ? py::object(py::bool_(value)) : numpy_module().attr("bool_")(value);
+}
+
 bool OpcodeExecutor::simulate_way(IfSite* site, std::size_t start, bool first) {
   // The fall-through way (`first`) finds where the ways meet; the other runs to it.
   const auto& code = code_.instructions();

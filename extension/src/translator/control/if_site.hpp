@@ -58,6 +58,9 @@ struct OpcodeExecutor::IfSite {
     graph::ValueInfo info;
     std::array<int, 2> id{-1, -1};
     std::array<pybind11::object, 2> constant;
+    // A constant truth for a way of a bool output of `info`'s kind: Python's bool where the value
+    // is one, else NumPy's (a loop's "go on" or "leave" where no exit of the way is taken).
+    static pybind11::object truth(const graph::ValueInfo& info, bool value);
   };
   std::vector<Output> outputs;
   std::vector<std::pair<int, VarPtr>> same;  // locals both ways set to one constant

@@ -112,8 +112,7 @@ bool OpcodeExecutor::exit_test_outputs(IfSite* site) {
           (i.python != 0 && i.python != 'b')) {
         return false;
       }
-      out.constant[1 - w] = i.python == 'b' ? py::object(py::bool_(test.go_on_if))
-                                            : numpy_module().attr("bool_")(test.go_on_if);
+      out.constant[1 - w] = IfSite::Output::truth(i, test.go_on_if);
       site->outputs.push_back(std::move(out));
     }
   }

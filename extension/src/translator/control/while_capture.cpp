@@ -278,8 +278,7 @@ bool OpcodeExecutor::simulate_test_work(LoopSite* loop, IfSite* site, std::size_
   out.stack = 0;
   out.info = info;
   out.id[go] = value;
-  const py::object leave = py::bool_(!t->go_on_if);
-  out.constant[1 - go] = info.python == 'b' ? leave : numpy_module().attr("bool_")(leave);
+  out.constant[1 - go] = IfSite::Output::truth(info, !t->go_on_if);
   site->outputs.push_back(std::move(out));
   site->stack_values = {nullptr};
   site->join = pc_;
@@ -410,10 +409,13 @@ bool OpcodeExecutor::tests_only(const LoopSite& site, const LoopTest& t,
                                 const bytecode::Instruction& at) const {
   // (the way a test goes on by: tests alone, and the work between them, up to the jump back; or
   // more work of the step)
+  if (pc_ == site.back) {
+    return true;
+  }
   const auto& code = code_.instructions();
   std::size_t k = t.leave == pc_ + 1 ? code_.index_of(at.target) : pc_ + 1;
   for (; k < code.size() && k <= site.back; ++k) {
-    if (k == site.back || pc_ == site.back) {
+    if (k == site.back) {
       return true;
     }
     const std::string name = name_of(code[k]);
