@@ -208,6 +208,34 @@ def test_hot_calls_are_a_count():
     assert sot.Config.from_environ({"SOT_CPU_TIER_C_HOT": "3"}).cpu_tier_c_hot == 3
 
 
+def pair_steps(pos, steps):
+    for _ in range(steps):
+        d = pos[None, :, :] - pos[:, None, :]
+        r2 = (d * d).sum(axis=2) + 0.01
+        pos = pos + 0.001 * (d / r2[:, :, None]).sum(axis=1)
+    return (pos,)
+
+
+def test_a_loop_of_arrays_past_the_limit_is_native_where_timing_says_it_pays(hot):
+    """A loop making (96, 96, 2) arrays (18,432 items, past kMostItems): its native code is compiled, and per size
+    class of the arguments 8 calls of each path are timed and the faster kept (TimedLoop), each call computing what
+    plain NumPy does; with hot calls 0 every call is native, untimed."""
+    hot(5)
+    sot.reset()
+    cap.clear(pair_steps)
+    translator = sot.translate.new_translator(records=True)
+    _calls(pair_steps, lambda k: (floats(k, 96, 2), 2 + k % 2), 40, translator)  # (two graphs: 2 and 3 steps)
+    statuses = [e["status"] for e in tier_c_entries(translator.records())]
+    assert any("arrays of 18432 items made: native where timing says it pays; arrays of up to 255 items: " in s
+               for s in statuses), statuses
+    hot(0)
+    sot.reset()
+    cap.clear(pair_steps)
+    translator = sot.translate.new_translator(records=True)
+    _calls(pair_steps, lambda k: (floats(k, 96, 2), 3), 3, translator)
+    assert native_runs(translator.records()) == 3
+
+
 # ---- layouts: NumPy makes an elementwise result in the operands' order (K), tier C C-ordered ----------------------
 
 

@@ -8,6 +8,7 @@
 
 #include <Python.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -56,5 +57,42 @@ class LoopCode {
   virtual long runs() const = 0;
   virtual long gave_up() const = 0;
 };
+
+// A call on `args` by the route `code` gives it: the native code (its tuple handed to
+// `finish(tuple)`, which returns the call's result) or `other()`, the graph's other path, which
+// also runs where the native code gives up; timed where the route says.
+template <typename Finish, typename Other>
+PyObject* run_routed(LoopCode& code, PyObject* const* args, std::size_t nargs, const Finish& finish,
+                     const Other& other) {
+  using Clock = std::chrono::steady_clock;
+  using Route = LoopCode::Route;
+  const auto since = [](Clock::time_point start) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+  };
+  const Route route = code.route(args, nargs);
+  const bool timed = route == Route::kNativeTimed || route == Route::kOtherTimed;
+  const auto start = timed ? Clock::now() : Clock::time_point();
+  bool gave_up = false;
+  if (route == Route::kNative || route == Route::kNativeTimed) {
+    PyObject* result = nullptr;
+    switch (code.run(args, nargs, &result)) {
+      case LoopCode::Outcome::kDone:
+        if (timed) {
+          code.timed(true, since(start));
+        }
+        return finish(result);
+      case LoopCode::Outcome::kError:
+        return nullptr;
+      case LoopCode::Outcome::kGaveUp:
+        gave_up = true;
+        break;
+    }
+  }
+  PyObject* result = other();
+  if (timed && !gave_up && result != nullptr) {
+    code.timed(false, since(start));
+  }
+  return result;
+}
 
 }  // namespace sot::graph

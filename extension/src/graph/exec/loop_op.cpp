@@ -117,18 +117,13 @@ bool runtime_trips(PyObject* start_arg, PyObject* stop_arg, std::int64_t step, s
 }  // namespace
 
 PyObject* LoopBody::run(PyObject* const* args, std::size_t nargs) {
-  if (native_ && native_->ready()) {
-    PyObject* result = nullptr;
-    switch (native_->run(args, nargs, &result)) {
-      case LoopCode::Outcome::kDone:
-        return result;
-      case LoopCode::Outcome::kError:
-        return nullptr;
-      case LoopCode::Outcome::kGaveUp:
-        break;  // (the steps below, as plain Python computes them)
-    }
+  if (!native_) {
+    return run_steps(args, nargs);
   }
-  return run_steps(args, nargs);
+  // (where the native code gives up, the steps, as plain Python computes them)
+  return run_routed(
+      *native_, args, nargs, [](PyObject* tuple) { return tuple; },
+      [&] { return run_steps(args, nargs); });
 }
 
 PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {

@@ -1,7 +1,6 @@
 // A compiled graph run natively first (native_graph.hpp).
 #include "graph/exec/native_graph.hpp"
 
-#include <chrono>
 #include <string>
 #include <utility>
 
@@ -23,41 +22,21 @@ class NativeFirst final : public Runner {
         on_retire_(std::move(on_retire)) {}
 
   PyObject* run(PyObject* const* argv, std::size_t nargs) override {
-    using Route = LoopCode::Route;
-    const Route route = native_->route(argv, nargs);
-    const bool timed = route == Route::kNativeTimed || route == Route::kOtherTimed;
-    const auto start = timed ? Clock::now() : Clock::time_point();
-    bool gave_up = false;
-    if (route == Route::kNative || route == Route::kNativeTimed) {
-      PyObject* result = nullptr;
-      switch (native_->run(argv, nargs, &result)) {
-        case LoopCode::Outcome::kDone:
-          if (timed) {
-            native_->timed(true, nanoseconds_since(start));
+    return run_routed(
+        *native_, argv, nargs, [this](PyObject* tuple) { return unpack(tuple); },
+        [&]() -> PyObject* {
+          if (on_retire_ && native_->retired()) {
+            const std::function<void()> retire = std::move(on_retire_);
+            on_retire_ = nullptr;
+            try {
+              retire();
+            } catch (py::error_already_set& e) {
+              e.restore();
+              return nullptr;
+            }
           }
-          return unpack(result);
-        case LoopCode::Outcome::kError:
-          return nullptr;
-        case LoopCode::Outcome::kGaveUp:
-          gave_up = true;
-          break;
-      }
-    }
-    if (on_retire_ && native_->retired()) {
-      const std::function<void()> retire = std::move(on_retire_);
-      on_retire_ = nullptr;
-      try {
-        retire();
-      } catch (py::error_already_set& e) {
-        e.restore();
-        return nullptr;
-      }
-    }
-    PyObject* result = PyObject_Vectorcall(compiled_.ptr(), argv, nargs, nullptr);
-    if (timed && !gave_up && result != nullptr) {
-      native_->timed(false, nanoseconds_since(start));
-    }
-    return result;
+          return PyObject_Vectorcall(compiled_.ptr(), argv, nargs, nullptr);
+        });
   }
 
   std::string repr() const override { return py::str(compiled_).cast<std::string>(); }
@@ -86,11 +65,6 @@ class NativeFirst final : public Runner {
       return Py_NewRef(Py_None);
     }
     return tuple;
-  }
-
-  using Clock = std::chrono::steady_clock;
-  static long long nanoseconds_since(Clock::time_point start) {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
   }
 
   py::object compiled_;

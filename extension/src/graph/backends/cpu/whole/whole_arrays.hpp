@@ -10,10 +10,13 @@
 
 namespace sot::graph::whole {
 
-// The most items of an array tier C makes (at most, as the translation sized it): past them one
-// pass per op costs more than a step of tier B's fused kernel plus its call (heat_1d at 4096: 2.5
-// ms in tier C, 0.76 ms on its own path; jacobi_2d at 256x256: 22 ms and 5.3 ms).
+// The most items of an array tier C makes (as the translation sized it) for its code to run
+// untimed: past them one pass per op may cost more than a step of tier B's fused kernel plus its
+// call (heat_1d at 4096: 2.5 ms in tier C, 0.76 ms on its own path; jacobi_2d at 256x256: 22 ms
+// and 5.3 ms), or less (nbody's (128, 128, 2) arrays). Code that makes arrays past them, up to
+// kMostTimedItems, runs where timing says it pays (TimedLoop).
 constexpr long long kMostItems = 16384;
+constexpr long long kMostTimedItems = 1LL << 22;
 
 // The most dimensions tier C makes arrays of (and of an operand of NumPy's loops it calls).
 constexpr int kMaxDims = 8;

@@ -267,6 +267,7 @@ void Emitter::op(Scope& s, const Op& o) {
   if (c.makes_array) {
     ++arrays_;
     src_.makes_arrays = true;
+    src_.largest_array = std::max(src_.largest_array, c.size_hint);
   }
   src_.ops.push_back(o.name + " (line " + std::to_string(o.line) + ")");
   for (const std::string& l : c.lines) {

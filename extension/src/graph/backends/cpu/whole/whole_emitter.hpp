@@ -30,6 +30,7 @@ struct WholeSource {
   std::vector<int> written;      // the arguments (arrays) whose elements the code writes
   std::vector<std::string> ops;  // the text of each op an `env->why` may name
   bool makes_arrays = false;     // the code makes arrays (the runner sets up the arena)
+  long long largest_array = 0;   // the most items of one, as the translation sized it
   UfuncLoops ufunc_loops;        // the NumPy loops it calls (env->loops)
 };
 

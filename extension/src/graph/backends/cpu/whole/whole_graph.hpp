@@ -4,17 +4,18 @@
 // whose fused kernels and threads pay there), and compiled as a loop op's is. Then, per size
 // class (the most items of an array argument, in powers of two), a few calls of each path are
 // timed and the faster is kept; the choice is timed again after 256, 1,024, 4,096... calls (tier
-// B's kernels may have become ready since). hot_calls 0: native on every small call, untimed.
+// B's kernels may have become ready since: PathChoice). hot_calls 0: native on every small call,
+// untimed.
 #pragma once
 
 #include <pybind11/pybind11.h>
 
-#include <array>
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "graph/backends/cpu/whole/path_choice.hpp"
 #include "graph/exec/loop_code.hpp"
 #include "graph/ir/graph.hpp"
 
@@ -34,21 +35,6 @@ class WholeGraph final : public LoopCode {
   long gave_up() const override { return code_ ? code_->gave_up() : 0; }
 
  private:
-  // What is known of one size class.
-  struct Size {
-    long long best_native = -1;  // the fastest timed call of each path, ns (-1: none yet)
-    long long best_other = -1;
-    int samples = 0;           // timed calls in this round
-    long long calls = 0;       // since the last round
-    long long next_round = 0;  // calls before the next round
-    bool native = false;       // the choice of the last round
-    bool decided = false;
-  };
-  static constexpr int kSizes = 16;   // size classes up to kMostItems (2**14) items
-  static constexpr int kSamples = 8;  // timed calls of each path in a round
-
-  // The size class of the call's arguments, or -1 when one is too large for tier C.
-  int size_class(PyObject* const* args, std::size_t nargs) const;
   void make_code();
 
   Graph graph_;
@@ -56,8 +42,7 @@ class WholeGraph final : public LoopCode {
   std::shared_ptr<LoopCode> code_;  // null until hot
   pybind11::object ndarray_;
   long long small_calls_ = 0;
-  std::array<Size, kSizes> sizes_{};
-  int last_ = -1;  // the size class of the last route()
+  PathChoice choice_;
 };
 
 // Tier C's native code for a whole graph (graph_as_step), or why not; nullptr when tier C is off. A

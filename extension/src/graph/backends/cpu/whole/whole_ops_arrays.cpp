@@ -291,7 +291,7 @@ bool elementwise(OpCtx& c, Handler scalar) {
       return refuse(c, "operands of more dimensions than the result");
     }
   }
-  if (c.size_hint > kMostItems) {
+  if (c.size_hint > kMostTimedItems) {
     return refuse(c, "an array of " + std::to_string(c.size_hint) +
                          " items (the loop's own path: tier B's fused kernels)");
   }
@@ -499,7 +499,7 @@ bool filled_array(OpCtx& c) {
   if (fill != nullptr && !(fill->type.number() && exact_store(fill->type, c.result.dtype))) {
     return refuse(c, "a fill value whose cast tier C does not assert");
   }
-  if (c.size_hint > kMostItems) {
+  if (c.size_hint > kMostTimedItems) {
     return refuse(c, "an array of " + std::to_string(c.size_hint) + " items");
   }
   const std::string& n = c.name;

@@ -55,7 +55,7 @@ bool ufunc_loop(OpCtx& c) {
       (array && (c.result.ndim < 1 || c.result.ndim > kMaxDims))) {
     return refuse(c, "a ufunc whose result is not a float array or scalar (NumPy's loop: floats)");
   }
-  if (array && c.size_hint > kMostItems) {
+  if (array && c.size_hint > kMostTimedItems) {
     return refuse(c, "an array of " + std::to_string(c.size_hint) + " items");
   }
   const py::module_ numpy = loaded_module("numpy");

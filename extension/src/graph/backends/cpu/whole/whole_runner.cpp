@@ -14,6 +14,8 @@
 
 #include "core/array_fields.hpp"
 #include "core/loaded_module.hpp"
+#include "graph/backends/cpu/whole/timed_loop.hpp"
+#include "graph/backends/cpu/whole/whole_arrays.hpp"
 #include "graph/backends/cpu/whole/whole_blas.hpp"
 #include "graph/rules/fp_state.hpp"
 
@@ -665,7 +667,12 @@ std::shared_ptr<LoopCode> native_loop(const LoopSpec& spec) {
         "its source is " + std::to_string(source->code.size() / 1024) + " KB, past the " +
         std::to_string(kMostSourceBytes / 1024) + " KB tier C compiles");
   }
-  return std::make_shared<WholeLoop>(std::move(*source));
+  const long long largest = source->largest_array;
+  auto code = std::make_shared<WholeLoop>(std::move(*source));
+  if (largest > kMostItems) {
+    return std::make_shared<TimedLoop>(std::move(code), largest);
+  }
+  return code;
 }
 
 }  // namespace sot::graph::whole
