@@ -433,6 +433,13 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
     ++st->passes;
     return run_watched(ts, st, co, cache, [&] { return pass_through(ts, f, throw_flag); });
   }
+  if (cache->entries.empty() && !cache->gave_up.empty()) {  // (no entry to look up: a miss)
+    ++cache->counters.misses;
+    ++cache->counters.fallbacks;
+    ++st->passes;
+    return run_watched(ts, st, co, cache,
+                       [&] { return run_original(ts, f, throw_flag, cache->gave_up); });
+  }
 
   ++st->busy;
   const FrameValues values(f, co);
