@@ -20,6 +20,7 @@
 #include "graph/ir/subgraph.hpp"
 #include "graph/runtime/cuda/cuda_driver.hpp"
 #include "graph/runtime/cuda/nvrtc.hpp"
+#include "graph/runtime/cuda/simulated_device.hpp"
 #include "graph/runtime/disk_cache.hpp"
 #include "module/bindings.hpp"
 
@@ -163,6 +164,46 @@ void bind_backend_settings(py::module_& g) {
       },
       "The CUDA driver and devices as the CUDA backend finds them (the driver loaded at run time): "
       "available, or the reason (\"no CUDA device: ...\"), and each device's name, sm_XY, memory.");
+  g.def(
+      "cuda_simulate",
+      [](const py::object& on) {
+        const bool was = graph::cuda_simulate().load();
+        if (!on.is_none()) {
+          graph::cuda_simulate().store(on.cast<bool>());
+        }
+        return was;
+      },
+      py::arg("on") = py::none(),
+      "Whether the cuda backend compiles new graphs for the simulated device "
+      "(SOT_CUDA_SIMULATE=1); "
+      "sets it when given. Returns the setting before the call.");
+  g.def(
+      "cuda_simulated_counts",
+      [](bool reset) {
+        graph::SimulatedDevice& d = graph::simulated_device();
+        const graph::SimulatedCounts c = d.counts();
+        py::dict out;
+        out["allocs"] = c.allocs;
+        out["frees"] = c.frees;
+        out["to_device"] = c.to_device;
+        out["to_device_bytes"] = c.to_device_bytes;
+        out["to_host"] = c.to_host;
+        out["to_host_bytes"] = c.to_host_bytes;
+        out["zeroed"] = c.zeroed;
+        out["launches"] = c.launches;
+        out["synchronizations"] = c.synchronizations;
+        out["modules"] = c.modules;
+        out["bad_accesses"] = c.bad_accesses;
+        out["live_bytes"] = d.live_bytes();
+        if (reset) {
+          d.reset_counts();
+        }
+        return out;
+      },
+      py::arg("reset") = false,
+      "What the simulated CUDA device did: allocations, copies each way and their bytes, zeroings, "
+      "launches, synchronisations, modules loaded, accesses outside any allocation, and the bytes "
+      "allocated now; with reset=True the counts start again from 0.");
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ class FakeDevice final : public DeviceApi {
 
   std::string arch() const override { return "sm_90"; }
   int multiprocessors() const override { return 2; }
-  std::uint64_t load_module(const std::string&, const std::string&, std::string* why) override {
+  std::uint64_t load_module(const ModuleImage&, std::string* why) override {
     *why = "fake";
     return 0;
   }

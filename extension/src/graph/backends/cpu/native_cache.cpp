@@ -1,13 +1,11 @@
 #include "graph/backends/cpu/native_cache.hpp"
 
 #include "graph/runtime/disk_cache.hpp"
+#include "graph/runtime/host_compiler.hpp"
 
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -24,8 +22,6 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, for posix_spawn
-
 namespace sot::graph {
 
 namespace {
@@ -35,11 +31,6 @@ const std::vector<std::string>& compile_flags() {
       "-O3",   "-march=native", "-ffp-contract=off", "-fno-math-errno",
       "-fPIC", "-shared",       "-std=c++17"};
   return flags;
-}
-
-std::string compiler() {
-  const char* cxx = std::getenv("SOT_CXX");
-  return cxx != nullptr && *cxx != '\0' ? cxx : "c++";
 }
 
 // The CPU's feature flags (what -march=native compiles for), from /proc/cpuinfo.
@@ -52,38 +43,6 @@ std::string cpu_features() {
     }
   }
   return "unknown";
-}
-
-// Runs the compiler; its output (errors) goes to `log`. True on success.
-bool run_compiler(const std::string& source, const std::string& object, const std::string& log) {
-  std::vector<std::string> argv_text = {compiler()};
-  for (const std::string& f : compile_flags()) {
-    argv_text.push_back(f);
-  }
-  argv_text.insert(argv_text.end(), {source, "-o", object});
-  std::vector<char*> argv;
-  argv.reserve(argv_text.size() + 1);
-  for (std::string& a : argv_text) {
-    argv.push_back(a.data());
-  }
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
-    return false;
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      return false;
-    }
-  }
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 struct Registry {
@@ -129,25 +88,9 @@ void NativeKernel::build(const std::string& code, const std::string& symbol,
   const auto start = std::chrono::steady_clock::now();
   const std::string dir = kernel_cache_dir();
   path_ = dir + "/" + key_hex + ".so";
-  if (compile) {
-    if (!make_dirs(dir)) {
-      error_ = "cannot make the kernel cache folder " + dir;
-      state_.store(static_cast<int>(State::kFailed), std::memory_order_release);
-      return;
-    }
-    // Written under names of this process, renamed into place: another process compiling the same
-    // kernel at once does not see a half-written file.
-    const std::string stem = dir + "/" + key_hex + "." + std::to_string(::getpid());
-    std::ofstream(stem + ".cpp") << code;
-    if (!run_compiler(stem + ".cpp", stem + ".so", stem + ".log")) {
-      std::ifstream log(stem + ".log");
-      error_ = "compiler failed: " + std::string(std::istreambuf_iterator<char>(log), {});
-      state_.store(static_cast<int>(State::kFailed), std::memory_order_release);
-      return;
-    }
-    std::rename((stem + ".cpp").c_str(), (dir + "/" + key_hex + ".cpp").c_str());
-    std::rename((stem + ".so").c_str(), path_.c_str());
-    std::remove((stem + ".log").c_str());
+  if (compile && !compile_shared_object(code, compile_flags(), dir, key_hex, &error_)) {
+    state_.store(static_cast<int>(State::kFailed), std::memory_order_release);
+    return;
   }
   from_disk_ = !compile;
   void* handle = ::dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -177,7 +120,7 @@ std::shared_ptr<NativeKernel> native_kernel(const NativeSource& source) {
 std::shared_ptr<NativeKernel> native_kernel(const std::string& code, const std::string& symbol,
                                             bool wait) {
   static const std::string environment = [] {
-    std::string text = compiler();
+    std::string text = host_compiler();
     for (const std::string& f : compile_flags()) {
       text += " " + f;
     }

@@ -28,6 +28,7 @@
 #include "graph/rules/fp_state.hpp"
 #include "graph/runtime/cuda/cuda_device.hpp"
 #include "graph/runtime/cuda/nvrtc.hpp"
+#include "graph/runtime/cuda/simulated_device.hpp"
 
 namespace py = pybind11;
 
@@ -165,13 +166,19 @@ class CudaGroup final : public GroupKernel {
       return;
     }
     source_ = *src;
-    const CudaBinary binary = compile_cuda(source_.code, device_.arch());
-    compile_seconds_ = binary.seconds;
-    if (!binary.ok) {
-      why_ = "NVRTC: " + binary.error;
-      return;
+    ModuleImage image;
+    image.source = source_.code;
+    if (device_.needs_binary()) {
+      CudaBinary binary = compile_cuda(source_.code, device_.arch());
+      compile_seconds_ = binary.seconds;
+      if (!binary.ok) {
+        why_ = "NVRTC: " + binary.error;
+        return;
+      }
+      image.cubin = std::move(binary.cubin);
+      image.ptx = std::move(binary.ptx);
     }
-    module_ = device_.load_module(binary.cubin, binary.ptx, &why_);
+    module_ = device_.load_module(image, &why_);
     if (module_ == 0) {
       return;
     }
@@ -484,7 +491,7 @@ class CudaBackend final : public Backend {
 
   py::object compile(const Graph& graph, const std::vector<int>& outputs, bool check) override {
     std::string why;
-    DeviceApi* device = cuda_device(&why);
+    DeviceApi* device = cuda_simulate().load() ? &simulated_device() : cuda_device(&why);
     if (device == nullptr) {
       throw BackendError(why + " (backend 'cuda')");
     }

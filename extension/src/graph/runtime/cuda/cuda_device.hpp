@@ -11,6 +11,14 @@
 
 namespace sot::graph {
 
+// A compiled module: its cubin (else its PTX, JIT-compiled by the driver) and the CUDA C++ it was
+// compiled from (what a simulated device runs: it needs no binary).
+struct ModuleImage {
+  std::string cubin;
+  std::string ptx;
+  std::string source;
+};
+
 class DeviceApi {
  public:
   DeviceApi() = default;
@@ -22,10 +30,10 @@ class DeviceApi {
 
   virtual std::string arch() const = 0;  // "sm_90"
   virtual int multiprocessors() const = 0;
-  // A module from a cubin (else its PTX, JIT-compiled by the driver), and its entry points; 0
-  // with `why` on failure.
-  virtual std::uint64_t load_module(const std::string& cubin, const std::string& ptx,
-                                    std::string* why) = 0;
+  // Whether modules must be compiled for the device (NVRTC) before load_module.
+  virtual bool needs_binary() const { return true; }
+  // A module, and its entry points; 0 with `why` on failure.
+  virtual std::uint64_t load_module(const ModuleImage& image, std::string* why) = 0;
   virtual std::uint64_t function(std::uint64_t module, const std::string& name,
                                  std::string* why) = 0;
   virtual void unload_module(std::uint64_t module) = 0;

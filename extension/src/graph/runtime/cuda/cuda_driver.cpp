@@ -164,14 +164,13 @@ class DriverDevice final : public DeviceApi {
   std::string arch() const override { return info_.arch(); }
   int multiprocessors() const override { return info_.multiprocessors; }
 
-  std::uint64_t load_module(const std::string& cubin, const std::string& ptx,
-                            std::string* why) override {
+  std::uint64_t load_module(const ModuleImage& image, std::string* why) override {
     void* module = nullptr;
-    if (current(why) && ok(api_.module_load_data(&module, cubin.data()), why)) {
+    if (current(why) && ok(api_.module_load_data(&module, image.cubin.data()), why)) {
       return reinterpret_cast<std::uint64_t>(module);  // NOLINT(*-reinterpret-cast): a handle
     }
     // The cubin is for another architecture: the driver JIT-compiles the PTX.
-    if (current(why) && ok(api_.module_load_data(&module, ptx.c_str()), why)) {
+    if (current(why) && ok(api_.module_load_data(&module, image.ptx.c_str()), why)) {
       return reinterpret_cast<std::uint64_t>(module);  // NOLINT(*-reinterpret-cast): a handle
     }
     return 0;

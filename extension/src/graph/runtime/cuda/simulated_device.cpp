@@ -1,0 +1,303 @@
+// The simulated CUDA device (simulated_device.hpp).
+#include "graph/runtime/cuda/simulated_device.hpp"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <regex>
+
+#include "graph/runtime/disk_cache.hpp"
+#include "graph/runtime/host_compiler.hpp"
+
+namespace sot::graph {
+
+namespace {
+
+// CUDA's built-ins as the generated kernels use them, on the host. A thread's and a block's index
+// are the host thread's; __shared__ arrays are statics (one block runs at a time).
+constexpr const char* kShim = R"(#include <barrier>
+#include <cmath>
+#include <cstring>
+#include <thread>
+#include <vector>
+using std::abs; using std::ceil; using std::cos; using std::cosh; using std::exp; using std::exp2;
+using std::expm1; using std::fabs; using std::floor; using std::fmod; using std::hypot;
+using std::isfinite; using std::isinf; using std::isnan; using std::log; using std::log10;
+using std::log1p; using std::log2; using std::pow; using std::rint; using std::signbit; using std::sin;
+using std::sinh; using std::sqrt; using std::tan; using std::tanh; using std::trunc; using std::atan2;
+using std::asin; using std::acos; using std::atan; using std::cbrt; using std::copysign;
+struct SotDim3 { unsigned x = 0, y = 1, z = 1; };
+thread_local SotDim3 threadIdx, blockIdx;
+SotDim3 gridDim, blockDim;
+static std::barrier<>* sot_sim_barrier = nullptr;
+inline void __syncthreads() { sot_sim_barrier->arrive_and_wait(); }
+inline unsigned atomicOr(unsigned* p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
+inline double __longlong_as_double(long long v) { double d; std::memcpy(&d, &v, sizeof d); return d; }
+inline int __clz(int v) { return v == 0 ? 32 : __builtin_clz(static_cast<unsigned>(v)); }
+#define __device__
+#define __global__
+#define __forceinline__ inline
+#define __shared__ static
+#define __launch_bounds__(...)
+template <typename F> void sot_sim_run(unsigned grid, unsigned block, bool together, const F& body) {
+  gridDim.x = grid;
+  blockDim.x = block;
+  for (unsigned g = 0; g < grid; ++g) {
+    if (!together) {
+      for (unsigned t = 0; t < block; ++t) {
+        blockIdx.x = g;
+        threadIdx.x = t;
+        body();
+      }
+      continue;
+    }
+    std::barrier<> bar(block);
+    sot_sim_barrier = &bar;
+    std::vector<std::thread> threads;
+    threads.reserve(block);
+    for (unsigned t = 0; t < block; ++t) {
+      threads.emplace_back([&body, g, t] { blockIdx.x = g; threadIdx.x = t; body(); });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+}
+)";
+
+const std::vector<std::string>& sim_flags() {
+  static const std::vector<std::string> flags = {
+      "-O1", "-std=c++20", "-ffp-contract=off", "-fPIC", "-shared", "-pthread", "-w"};
+  return flags;
+}
+
+// The entry points of a module's source, in order.
+std::vector<std::string> entries(const std::string& source) {
+  static const std::regex entry(
+      R"(__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\()");
+  std::vector<std::string> names;
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), entry);
+       it != std::sregex_iterator(); ++it) {
+    names.push_back((*it)[1].str());
+  }
+  return names;
+}
+
+// The host program of a module: the shim, its source, and per entry point a function that runs
+// a launch of it on a CudaArgs block of 8-byte words.
+std::string host_program(const std::string& source) {
+  const bool together = source.find("__syncthreads") != std::string::npos;
+  std::string code = std::string(kShim) + source + "\n";
+  for (const std::string& name : entries(source)) {
+    code += "extern \"C\" void sot_sim_";
+    code += name;
+    code +=
+        "(const unsigned long long* words, unsigned long count, unsigned grid, unsigned block) "
+        "{\n  CudaArgs a;\n  std::memset(&a, 0, sizeof a);\n"
+        "  std::memcpy(&a, words, count * 8 < sizeof a ? count * 8 : sizeof a);\n"
+        "  sot_sim_run(grid, block, ";
+    code += together ? "true" : "false";
+    code += ", [&a] { ";
+    code += name;
+    code += "(a); });\n}\n";
+  }
+  return code;
+}
+
+constexpr std::size_t kAlign = 256;
+
+// A device address as the host pointer it is.
+void* host_pointer(std::uint64_t address) {
+  return reinterpret_cast<void*>(address);  // NOLINT(*-reinterpret-cast,*-int-to-ptr)
+}
+
+}  // namespace
+
+SimulatedDevice::~SimulatedDevice() {
+  for (const auto& [address, bytes] : live_) {
+    std::free(host_pointer(address));  // NOLINT(*-no-malloc)
+  }
+}
+
+std::uint64_t SimulatedDevice::load_module(const ModuleImage& image, std::string* why) {
+  const std::string code = host_program(image.source);
+  std::string text = host_compiler();
+  for (const std::string& f : sim_flags()) {
+    text += " " + f;
+  }
+  const std::string key = cache_key(text + "\n" + code);
+  const std::string dir = kernel_cache_dir() + "/simulated";
+  const std::string path = dir + "/" + key + ".so";
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 && !compile_shared_object(code, sim_flags(), dir, key, why)) {
+    *why = "simulated device: " + *why;
+    return 0;
+  }
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* e = ::dlerror();
+    *why = "simulated device: cannot load " + path + ": " + (e != nullptr ? e : "");
+    return 0;
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  ++counts_.modules;
+  modules_.push_back(handle);
+  return modules_.size();
+}
+
+std::uint64_t SimulatedDevice::function(std::uint64_t module, const std::string& name,
+                                        std::string* why) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  void* handle = module >= 1 && module <= modules_.size() ? modules_[module - 1] : nullptr;
+  void* found = handle != nullptr ? ::dlsym(handle, ("sot_sim_" + name).c_str()) : nullptr;
+  if (found == nullptr) {
+    *why = "simulated device: no entry point " + name;
+    return 0;
+  }
+  functions_.push_back(reinterpret_cast<Entry>(found));  // NOLINT(*-reinterpret-cast)
+  return functions_.size();
+}
+
+void SimulatedDevice::unload_module(std::uint64_t module) {
+  // (the module's code stays mapped: entry points taken from it may be called no more, and
+  // dlclose of code whose thread-local variables live on is unsafe)
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (module >= 1 && module <= modules_.size()) {
+    modules_[module - 1] = nullptr;
+  }
+}
+
+std::uint64_t SimulatedDevice::alloc(std::size_t bytes, std::string* why) {
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
+  void* p = std::aligned_alloc(kAlign, rounded);  // NOLINT(*-no-malloc, *-owning-memory)
+  if (p == nullptr) {
+    *why = "simulated device: out of memory";
+    return 0;
+  }
+  const auto address = reinterpret_cast<std::uint64_t>(p);  // NOLINT(*-reinterpret-cast)
+  const std::lock_guard<std::mutex> lock(mutex_);
+  live_[address] = bytes;
+  ++counts_.allocs;
+  return address;
+}
+
+void SimulatedDevice::free(std::uint64_t address) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto found = live_.find(address);
+  if (found == live_.end()) {
+    ++counts_.bad_accesses;
+    return;
+  }
+  live_.erase(found);
+  ++counts_.frees;
+  std::free(host_pointer(address));  // NOLINT(*-no-malloc)
+}
+
+bool SimulatedDevice::inside(std::uint64_t address, std::size_t bytes) const {
+  auto it = live_.upper_bound(address);
+  if (it == live_.begin()) {
+    return false;
+  }
+  --it;
+  return address >= it->first && address - it->first + bytes <= it->second;
+}
+
+bool SimulatedDevice::copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes,
+                                     std::string* why) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!inside(dst, bytes)) {
+    ++counts_.bad_accesses;
+    *why = "simulated device: a copy to memory outside any allocation";
+    return false;
+  }
+  std::memcpy(host_pointer(dst), src, bytes);
+  ++counts_.to_device;
+  counts_.to_device_bytes += bytes;
+  return true;
+}
+
+bool SimulatedDevice::copy_to_host(void* dst, std::uint64_t src, std::size_t bytes,
+                                   std::string* why) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!inside(src, bytes)) {
+    ++counts_.bad_accesses;
+    *why = "simulated device: a copy from memory outside any allocation";
+    return false;
+  }
+  std::memcpy(dst, host_pointer(src), bytes);
+  ++counts_.to_host;
+  counts_.to_host_bytes += bytes;
+  return true;
+}
+
+bool SimulatedDevice::zero(std::uint64_t dst, std::size_t bytes, std::string* why) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!inside(dst, bytes)) {
+    ++counts_.bad_accesses;
+    *why = "simulated device: zeroing memory outside any allocation";
+    return false;
+  }
+  std::memset(host_pointer(dst), 0, bytes);
+  ++counts_.zeroed;
+  return true;
+}
+
+bool SimulatedDevice::launch(std::uint64_t function, unsigned grid, unsigned block,
+                             const std::vector<std::uint64_t>& args, std::string* why) {
+  Entry entry = nullptr;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (function >= 1 && function <= functions_.size()) {
+      entry = functions_[function - 1];
+    }
+    ++counts_.launches;
+  }
+  if (entry == nullptr || grid == 0 || block == 0) {
+    *why = "simulated device: a launch of no entry point or of an empty grid";
+    return false;
+  }
+  entry(args.data(), args.size(), grid, block);
+  return true;
+}
+
+bool SimulatedDevice::synchronize(std::string* why) {
+  (void)why;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  ++counts_.synchronizations;
+  return true;
+}
+
+SimulatedCounts SimulatedDevice::counts() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return counts_;
+}
+
+void SimulatedDevice::reset_counts() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  counts_ = SimulatedCounts{};
+}
+
+std::size_t SimulatedDevice::live_bytes() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  std::size_t total = 0;
+  for (const auto& [address, bytes] : live_) {
+    total += bytes;
+  }
+  return total;
+}
+
+std::atomic<bool>& cuda_simulate() {
+  static std::atomic<bool> on{[] {
+    const char* v = std::getenv("SOT_CUDA_SIMULATE");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }()};
+  return on;
+}
+
+SimulatedDevice& simulated_device() {
+  static auto* device = new SimulatedDevice();  // NOLINT(*-owning-memory): lives for the process
+  return *device;
+}
+
+}  // namespace sot::graph

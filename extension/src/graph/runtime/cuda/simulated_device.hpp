@@ -1,0 +1,83 @@
+// A CUDA device simulated on the CPU, for every machine without a GPU: device memory is host
+// memory (an address is the host pointer, each copy checked to fall inside a live allocation),
+// each module's CUDA C++ is compiled for the host by the system compiler against a small shim of
+// CUDA's built-ins (a block's threads as host threads meeting at a barrier where the code has
+// __syncthreads, else run one after another; blocks one after another), launches run in order,
+// and everything that moves is counted: allocations, copies each way and their bytes, launches,
+// synchronisations. It needs no NVRTC: modules are loaded from their source.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "graph/runtime/cuda/cuda_device.hpp"
+
+namespace sot::graph {
+
+struct SimulatedCounts {
+  std::uint64_t allocs = 0;
+  std::uint64_t frees = 0;
+  std::uint64_t to_device = 0;  // copies from the host, and their bytes
+  std::uint64_t to_device_bytes = 0;
+  std::uint64_t to_host = 0;  // copies to the host, and their bytes
+  std::uint64_t to_host_bytes = 0;
+  std::uint64_t zeroed = 0;
+  std::uint64_t launches = 0;
+  std::uint64_t synchronizations = 0;
+  std::uint64_t modules = 0;       // loaded (each compiled for the host, or found in the cache)
+  std::uint64_t bad_accesses = 0;  // copies or frees outside any live allocation (a bug)
+};
+
+class SimulatedDevice final : public DeviceApi {
+ public:
+  SimulatedDevice() = default;
+  ~SimulatedDevice() override;
+  SimulatedDevice(const SimulatedDevice&) = delete;
+  SimulatedDevice& operator=(const SimulatedDevice&) = delete;
+  SimulatedDevice(SimulatedDevice&&) = delete;
+  SimulatedDevice& operator=(SimulatedDevice&&) = delete;
+
+  std::string arch() const override { return "sm_90"; }
+  int multiprocessors() const override { return 2; }
+  bool needs_binary() const override { return false; }
+  std::uint64_t load_module(const ModuleImage& image, std::string* why) override;
+  std::uint64_t function(std::uint64_t module, const std::string& name, std::string* why) override;
+  void unload_module(std::uint64_t module) override;
+  std::uint64_t alloc(std::size_t bytes, std::string* why) override;
+  void free(std::uint64_t address) override;
+  bool copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes,
+                      std::string* why) override;
+  bool copy_to_host(void* dst, std::uint64_t src, std::size_t bytes, std::string* why) override;
+  bool zero(std::uint64_t dst, std::size_t bytes, std::string* why) override;
+  bool launch(std::uint64_t function, unsigned grid, unsigned block,
+              const std::vector<std::uint64_t>& args, std::string* why) override;
+  bool synchronize(std::string* why) override;
+
+  SimulatedCounts counts() const;
+  void reset_counts();
+  std::size_t live_bytes() const;
+
+ private:
+  using Entry = void (*)(const std::uint64_t* words, std::size_t count, unsigned grid,
+                         unsigned block);
+  // Whether [address, address + bytes) lies inside one live allocation.
+  bool inside(std::uint64_t address, std::size_t bytes) const;
+
+  mutable std::mutex mutex_;
+  std::map<std::uint64_t, std::size_t> live_;  // address -> bytes
+  std::vector<void*> modules_;                 // dlopen handles (null once unloaded)
+  std::vector<Entry> functions_;
+  SimulatedCounts counts_;
+};
+
+// Whether the cuda backend runs on the simulated device (SOT_CUDA_SIMULATE=1, or set from Python).
+std::atomic<bool>& cuda_simulate();
+// The process's simulated device.
+SimulatedDevice& simulated_device();
+
+}  // namespace sot::graph

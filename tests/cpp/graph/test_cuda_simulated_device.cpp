@@ -1,0 +1,98 @@
+// The simulated CUDA device: memory as host memory with every copy checked against the live
+// allocations, modules compiled for the host from their CUDA C++ (blocks and threads run as the
+// grid says, a block's threads together where the code meets at __syncthreads), and counts of
+// what moved.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/runtime/cuda/simulated_device.hpp"
+
+namespace sot::graph {
+namespace {
+
+TEST(SimulatedDevice, CopiesStayInsideLiveAllocations) {
+  SimulatedDevice d;
+  std::string why;
+  const std::uint64_t a = d.alloc(100, &why);
+  ASSERT_NE(a, 0U) << why;
+  std::vector<char> host(101, 7);
+  EXPECT_TRUE(d.copy_to_device(a, host.data(), 100, &why)) << why;
+  EXPECT_FALSE(d.copy_to_device(a, host.data(), 101, &why));
+  EXPECT_NE(why.find("outside any allocation"), std::string::npos) << why;
+  EXPECT_FALSE(d.copy_to_host(host.data(), a + 60, 41, &why));
+  EXPECT_TRUE(d.copy_to_host(host.data(), a + 60, 40, &why)) << why;
+  EXPECT_TRUE(d.zero(a, 100, &why)) << why;
+  d.free(a);
+  d.free(a);  // (a second free is a bug the counts show)
+  EXPECT_FALSE(d.copy_to_device(a, host.data(), 1, &why));
+  const SimulatedCounts c = d.counts();
+  EXPECT_EQ(c.allocs, 1U);
+  EXPECT_EQ(c.frees, 1U);
+  EXPECT_EQ(c.to_device, 1U);
+  EXPECT_EQ(c.to_device_bytes, 100U);
+  EXPECT_EQ(c.to_host, 1U);
+  EXPECT_EQ(c.to_host_bytes, 40U);
+  EXPECT_EQ(c.zeroed, 1U);
+  EXPECT_EQ(c.bad_accesses, 4U);
+  EXPECT_EQ(d.live_bytes(), 0U);
+}
+
+constexpr const char* kSource = R"(struct CudaArgs {
+  char* b[2];
+  long long n;
+};
+extern "C" __global__ void twice_flat(const CudaArgs a) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < a.n) reinterpret_cast<double*>(a.b[0])[i] *= 2.0;
+}
+extern "C" __global__ void __launch_bounds__(4, 1) block_sums(const CudaArgs a) {
+  __shared__ double part[4];
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  part[threadIdx.x] = i < a.n ? reinterpret_cast<const double*>(a.b[0])[i] : 0.0;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    reinterpret_cast<double*>(a.b[1])[blockIdx.x] = part[0] + part[1] + part[2] + part[3];
+  }
+}
+)";
+
+TEST(SimulatedDevice, RunsKernelsCompiledForTheHost) {
+  SimulatedDevice d;
+  std::string why;
+  ModuleImage image;
+  image.source = kSource;
+  const std::uint64_t module = d.load_module(image, &why);
+  ASSERT_NE(module, 0U) << why;
+  const std::uint64_t twice = d.function(module, "twice_flat", &why);
+  const std::uint64_t sums = d.function(module, "block_sums", &why);
+  ASSERT_NE(twice, 0U) << why;
+  ASSERT_NE(sums, 0U) << why;
+  EXPECT_EQ(d.function(module, "missing", &why), 0U);
+  std::vector<double> x = {1, 2, 3, 4, 5, 6, 7};
+  const std::uint64_t in = d.alloc(x.size() * sizeof(double), &why);
+  const std::uint64_t out = d.alloc(2 * sizeof(double), &why);
+  ASSERT_TRUE(d.copy_to_device(in, x.data(), x.size() * sizeof(double), &why)) << why;
+  const std::vector<std::uint64_t> args = {in, out, x.size()};
+  ASSERT_TRUE(d.launch(twice, 2, 4, args, &why)) << why;
+  ASSERT_TRUE(d.launch(sums, 2, 4, args, &why)) << why;
+  ASSERT_TRUE(d.synchronize(&why));
+  std::vector<double> back(x.size());
+  std::vector<double> parts(2);
+  ASSERT_TRUE(d.copy_to_host(back.data(), in, back.size() * sizeof(double), &why)) << why;
+  ASSERT_TRUE(d.copy_to_host(parts.data(), out, parts.size() * sizeof(double), &why)) << why;
+  EXPECT_EQ(back, (std::vector<double>{2, 4, 6, 8, 10, 12, 14}));
+  EXPECT_EQ(parts, (std::vector<double>{20, 36}));
+  EXPECT_FALSE(d.launch(0, 1, 1, args, &why));
+  const SimulatedCounts c = d.counts();
+  EXPECT_EQ(c.modules, 1U);
+  EXPECT_EQ(c.launches, 3U);
+  EXPECT_EQ(c.synchronizations, 1U);
+  d.free(in);
+  d.free(out);
+}
+
+}  // namespace
+}  // namespace sot::graph
