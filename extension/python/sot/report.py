@@ -53,6 +53,14 @@ def plan_summary(plan):
     return f"{n}, {usable} {plan['kernel_label']} ({', '.join(parts)})"
 
 
+def _bytes(n):
+    """``512 B``, ``2.0 KB``, ``3.5 MB``."""
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
 def _group_runs(g, plan):
     """A group's runs per path (tier A and B; the device) and on the fallback, and why it last left the fast
     path; a group without a kernel: why it has none."""
@@ -60,6 +68,9 @@ def _group_runs(g, plan):
         return f" - {g['why']}" if g["why"] else ""
     parts = [f"{name} {r}" for name, r in zip(plan["paths"], g["path_runs"])]
     parts.append(f"{plan['fallback']} {g['fallback_runs']}")
+    if "bytes_in" in g:  # (a device's: what its runs moved each way)
+        parts.append(f"moved {_bytes(g['bytes_in'])} in, {_bytes(g['bytes_out'])} out, "
+                     f"{g['launches']} launch{'es' if g['launches'] != 1 else ''}")
     text = " - " + ("" if g["usable"] else f"{g['status']}, ") + ", ".join(parts)
     return text + (f" (last: {g['last_fallback']})" if g["last_fallback"] else "")
 

@@ -12,6 +12,7 @@ import pytest
 
 import sot
 from sot import capture as cap
+from sot.report import plan_lines
 
 G = sot._sot.graph
 pytestmark = [pytest.mark.skipif(shutil.which("c++") is None, reason="no C++ compiler for the simulated device"),
@@ -130,3 +131,8 @@ def test_the_plan_says_the_groups_ran_on_the_device():
     fused = [g for g in groups if g.get("on_device") is not None]
     assert fused and all(g["on_device"] and g["cuda"] == "compiled" for g in fused), fused
     assert sum(g["device_runs"] for g in fused) == 2 and sum(g["host_runs"] for g in fused) == 1
+    # what the two device runs moved: two 1 KB inputs in, the 1 KB result and the 4-byte flag word out
+    assert [(g["bytes_in"], g["bytes_out"], g["launches"]) for g in fused] == [(4096, 2 * 1028, 2)]
+    lines = [line for graph in (g for r in translator.records() for g in r["graphs"])
+             for line in plan_lines(graph["compiled"].plan(), kernels=False)]
+    assert any("moved 4.0 KB in, 2.0 KB out, 2 launches" in line for line in lines), lines

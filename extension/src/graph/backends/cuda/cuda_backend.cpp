@@ -124,6 +124,9 @@ class CudaGroup final : public GroupKernel {
     entry["on_device"] = usable();
     entry["cuda"] = status();
     entry["compile_seconds"] = compile_seconds_;
+    entry["bytes_in"] = bytes_in_;  // what the device runs moved each way, and their launches
+    entry["bytes_out"] = bytes_out_;
+    entry["launches"] = launches_;
     entry["source"] = source_.code;
   }
 
@@ -381,9 +384,12 @@ class CudaGroup final : public GroupKernel {
       if (arrays[b].address == 0) {
         return replay("device memory: " + why);
       }
-      if (host[b] && !device_.copy_to_device(arrays[b].address, array_fields(host[b].ptr())->data,
-                                             bytes[b], &why)) {
-        return give_up(why);
+      if (host[b]) {
+        if (!device_.copy_to_device(arrays[b].address, array_fields(host[b].ptr())->data, bytes[b],
+                                    &why)) {
+          return give_up(why);
+        }
+        bytes_in_ += bytes[b];
       }
     }
     const std::uint64_t flags = staging.take(sizeof(unsigned), &why);
@@ -405,6 +411,7 @@ class CudaGroup final : public GroupKernel {
       }
       launch->args[CudaArgsLayout{nb, domain.size(), bits.size()}.partial()] = partial;
     }
+    launches_ += launch->second.empty() ? 1 : 2;
     if (!device_.launch(function(launch->entry), launch->grid, launch->block, launch->args, &why) ||
         (!launch->second.empty() &&
          !device_.launch(function(launch->second), 1, launch->block, launch->args, &why)) ||
@@ -415,6 +422,7 @@ class CudaGroup final : public GroupKernel {
     if (!device_.copy_to_host(&word, flags, sizeof word, &why)) {
       return give_up(why);
     }
+    bytes_out_ += sizeof word;
     if (reported_fe_flags(fe_flags_of(word)) != 0) {
       return replay("a floating-point error the error state reports");
     }
@@ -434,6 +442,7 @@ class CudaGroup final : public GroupKernel {
       if (!device_.copy_to_host(array_fields(out.ptr())->data, arrays[b].address, bytes[b], &why)) {
         return give_up(why);
       }
+      bytes_out_ += bytes[b];
       if (scalar_[b]) {
         out = out[py::tuple()];  // a full reduction's NumPy scalar
       }
@@ -459,6 +468,9 @@ class CudaGroup final : public GroupKernel {
   std::string why_;
   std::string last_replay_;
   double compile_seconds_ = 0;
+  std::uint64_t bytes_in_ = 0;  // copied to the device by this group's runs, and back
+  std::uint64_t bytes_out_ = 0;
+  std::uint64_t launches_ = 0;
   bool verified_ = false;
 };
 
