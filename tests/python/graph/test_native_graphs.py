@@ -160,6 +160,42 @@ def test_flags_of_values_nothing_reads_and_of_cleared_flags_warn_as_plain(hot, f
     assert plain is None or np.array_equal(np.asarray(got), np.asarray(plain), equal_nan=True)
 
 
+def store_huge(x):
+    x[1:] = 1e300
+    return x
+
+
+def store_huge_at(x, i):
+    x[i] = 1e300
+    return x
+
+
+def full_huge(n):
+    return np.full(n, 1e300, dtype=np.float32)
+
+
+def store_float(x):
+    x[1:] = 2.5
+    return x
+
+
+@pytest.mark.parametrize("fn,args_of", [
+    (store_huge, lambda n: (np.zeros(n, np.float32),)),
+    (store_huge_at, lambda n: (np.zeros(n + 1, np.float32), n)),
+    (full_huge, lambda n: (n,)),
+    (store_float, lambda n: (np.zeros(n, np.float32),)),
+], ids=["slice", "element", "full", "exact"])
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_a_float_stored_into_float32_warns_once_as_numpy_even_into_no_element(hot, fn, args_of, n):
+    """Found by the program fuzzer with every graph native: NumPy casts the number once per assignment, even of
+    no element, and 1e300 overflows float32 ("overflow encountered in cast"); tier C cast it per element, or at
+    compile time where it was a constant, and lost the warning."""
+    hot(0)
+    plain, plain_w, got, got_w, _ = warned_runs(fn, *args_of(n))
+    assert got_w == plain_w
+    assert type(got) is type(plain) and got.dtype == plain.dtype and np.array_equal(got, plain)
+
+
 def _calls(fn, args_of, n, translator):
     """``n`` translated calls of ``fn`` on ``args_of(k)``, each compared with its plain call."""
     for k in range(n):

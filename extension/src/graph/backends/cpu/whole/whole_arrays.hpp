@@ -29,6 +29,12 @@ void new_array(OpCtx& c, DType t, const std::string& shape, int rank, const std:
 // item each to start with); shapes that do not broadcast give up (NumPy raises).
 void broadcast(OpCtx& c, const std::vector<Val>& args, int rank, const std::string& shape);
 
+// The number `v` as it is stored into elements of dtype `to`: `v` itself, or, where the store
+// narrows a double into float32, the cast made once, at run time, through a volatile. NumPy casts
+// the number once per assignment, even of no element (1e300 into an empty float32 slice warns
+// "overflow encountered in cast"), and a cast of a constant the compiler folds raises no flag.
+Val stored_number(OpCtx& c, const Val& v, DType to, const std::string& name);
+
 // Array `a` as a C-ordered array of `shape` (`rank` dimensions; `a` broadcasts to it), declared as
 // `name` (a const SotArr*): `a` itself where at run time it already is one, else a copy of it (its
 // elements as they are now, broadcast) from the arena. Declared in the op's scope: no block of the

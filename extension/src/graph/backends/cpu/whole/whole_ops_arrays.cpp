@@ -162,6 +162,21 @@ bool exact_store(const WType& from, DType to) {
 
 }  // namespace
 
+Val stored_number(OpCtx& c, const Val& v, DType to, const std::string& name) {
+  if (!v.type.number() || to != DType::kFloat32 || v.type.c_kind() != 'f' ||
+      v.type.dtype == DType::kFloat32) {
+    return v;
+  }
+  // (both volatile: the conversion is neither folded nor moved into the loop that uses it)
+  c.lines.push_back("volatile double " + name + "_d = " + v.expr + ";");
+  c.lines.push_back("volatile float " + name + "_f = static_cast<float>(" + name + "_d);");
+  c.lines.push_back("const float " + name + " = " + name + "_f;");
+  WType s;
+  s.kind = Kind::kScalar;
+  s.dtype = to;
+  return Val{name, s, -1};
+}
+
 void new_array(OpCtx& c, DType t, const std::string& shape, int rank, const std::string& name) {
   const std::string count = name + "_count";
   c.lines.push_back("long long " + count + " = 1;");
@@ -412,6 +427,8 @@ bool store(OpCtx& c) {
       from = copy_of(c, v, c.name + "_v");
     }
     walked.push_back(walk(c, from, rank, c.name + "_r"));
+  } else {
+    from = stored_number(c, v, a.type.dtype, c.name + "_n");
   }
   const std::string& n = c.name;
   nest(c, target.expr + "->shape", rank, walked, n, [&](const std::vector<std::string>& p) {
@@ -526,8 +543,11 @@ bool filled_array(OpCtx& c) {
   new_array(c, c.result.dtype, shape, rank, n);
   const std::string t = c_type(c.result.dtype);
   if (fill != nullptr || op == "ones" || op == "ones_like") {
-    const std::string v = fill != nullptr ? cast_to(fill->expr, fill->type, c.result.dtype)
-                                          : "static_cast<" + t + ">(1)";
+    std::string v = "static_cast<" + t + ">(1)";
+    if (fill != nullptr) {
+      const Val stored = stored_number(c, *fill, c.result.dtype, n + "_fill");
+      v = cast_to(stored.expr, stored.type, c.result.dtype);
+    }
     c.lines.push_back(cat({"{ const ", t, " one = ", v, "; for (long long k = 0; k < ", n,
                            "_count; ++k) __builtin_memcpy(", n, "_data + k * sizeof one, &one, ",
                            "sizeof one); }"}));

@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 
+#include "graph/backends/cpu/whole/whole_arrays.hpp"
 #include "graph/backends/cpu/whole/whole_ops.hpp"
 #include "graph/rules/op_list.hpp"
 
@@ -477,8 +478,9 @@ bool setitem(OpCtx& c) {
     return false;
   }
   const std::string value = c.name + "_v";
+  const Val stored = stored_number(c, v, a.type.dtype, c.name + "_n");
   c.lines.push_back("const " + c_type(a.type.dtype) + " " + value + " = " +
-                    cast_to(v.expr, v.type, a.type.dtype) + ";");
+                    cast_to(stored.expr, stored.type, a.type.dtype) + ";");
   if (a.arg >= 0) {
     c.lines.push_back("if (!sot_log(env, " + at + ", sizeof " + value + ")) " + give_up(c));
     c.written.push_back(a.arg);
