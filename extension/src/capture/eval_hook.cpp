@@ -66,8 +66,8 @@ bool g_strict = false;
 constexpr std::uint64_t kQuietPasses = 64;
 constexpr std::uint32_t kQuietStreak = 2;
 constexpr std::uint32_t kQuietProbe = 32;
-bool g_unhooked =
-    false;               // the hook is off for a quiet run (a scope opened meanwhile sets it again)
+// The hook is off for a quiet run (a scope opened meanwhile sets it again).
+bool g_unhooked = false;
 bool g_adaptive = true;  // hits timed against the original code (EntryTiming)
 
 PyObject* pass_through(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
@@ -406,6 +406,15 @@ PyObject* run_watched(PyThreadState* ts, ThreadState* st, PyCodeObject* co, Code
   return result;
 }
 
+// A call of a code given up on (CodeCache::gave_up): its original code, watched.
+PyObject* run_given_up(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag, ThreadState* st,
+                       PyCodeObject* co, CodeCache* cache) {
+  ++cache->counters.fallbacks;
+  ++st->passes;
+  return run_watched(ts, st, co, cache,
+                     [&] { return run_original(ts, f, throw_flag, cache->gave_up); });
+}
+
 PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   ThreadState* st = t_state;
   if (st == nullptr || st->scopes.empty() || st->busy > 0 || throw_flag != 0 ||
@@ -435,10 +444,7 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
   }
   if (cache->entries.empty() && !cache->gave_up.empty()) {  // (no entry to look up: a miss)
     ++cache->counters.misses;
-    ++cache->counters.fallbacks;
-    ++st->passes;
-    return run_watched(ts, st, co, cache,
-                       [&] { return run_original(ts, f, throw_flag, cache->gave_up); });
+    return run_given_up(ts, f, throw_flag, st, co, cache);
   }
 
   ++st->busy;
@@ -484,11 +490,8 @@ PyObject* eval_hook(PyThreadState* ts, _PyInterpreterFrame* f, int throw_flag) {
     }
   }
   if (!cache->gave_up.empty()) {  // no reason recorded: it would cost more than the lookup
-    ++cache->counters.fallbacks;
     --st->busy;
-    ++st->passes;
-    return run_watched(ts, st, co, cache,
-                       [&] { return run_original(ts, f, throw_flag, cache->gave_up); });
+    return run_given_up(ts, f, throw_flag, st, co, cache);
   }
   if (static_cast<int>(cache->entries.size()) >= g_cache_limit) {
     miss_at_limit(cache);

@@ -175,8 +175,7 @@ void bind_backend_settings(py::module_& g) {
       },
       py::arg("on") = py::none(),
       "Whether the cuda backend compiles new graphs for the simulated device "
-      "(SOT_CUDA_SIMULATE=1); "
-      "sets it when given. Returns the setting before the call.");
+      "(SOT_CUDA_SIMULATE=1); sets it when given. Returns the setting before the call.");
   g.def(
       "cuda_simulated_counts",
       [](bool reset) {

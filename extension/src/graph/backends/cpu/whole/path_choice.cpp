@@ -5,11 +5,14 @@
 #include <cstdio>
 
 #include "core/array_fields.hpp"
+#include "core/loaded_module.hpp"
 
 namespace sot::graph::whole {
 
-int PathChoice::size_class(PyObject* const* args, std::size_t nargs, PyTypeObject* ndarray,
-                           long long most) {
+PathChoice::PathChoice() : ndarray_(loaded_module("numpy").attr("ndarray")) {}
+
+int PathChoice::size_class(PyObject* const* args, std::size_t nargs, long long most) const {
+  auto* const ndarray = reinterpret_cast<PyTypeObject*>(ndarray_.ptr());
   long long largest = 0;
   for (std::size_t k = 0; k < nargs; ++k) {
     if (PyObject_TypeCheck(args[k], ndarray) == 0) {

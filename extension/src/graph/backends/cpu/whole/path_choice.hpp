@@ -6,7 +6,7 @@
 // have become ready since).
 #pragma once
 
-#include <Python.h>
+#include <pybind11/pybind11.h>
 
 #include <array>
 #include <cstddef>
@@ -21,10 +21,11 @@ class PathChoice {
   static constexpr int kSizes = 40;   // size classes: up to 2**39 items
   static constexpr int kSamples = 8;  // timed calls of each path in a round
 
+  PathChoice();
+
   // The size class of a call's arguments (the most items of an array among them, in powers of
   // two), or -1 when that is past `most` items (most < 0: no limit).
-  static int size_class(PyObject* const* args, std::size_t nargs, PyTypeObject* ndarray,
-                        long long most);
+  int size_class(PyObject* const* args, std::size_t nargs, long long most) const;
 
   // The route of a call of size class `size` (>= 0).
   LoopCode::Route route(int size);
@@ -43,6 +44,7 @@ class PathChoice {
     bool native = false;       // the choice of the last round
     bool decided = false;
   };
+  pybind11::object ndarray_;
   std::array<Size, kSizes> sizes_{};
   int last_ = -1;  // the size class of the last route()
 };

@@ -3,13 +3,12 @@
 
 #include <utility>
 
-#include "core/loaded_module.hpp"
 #include "graph/backends/cpu/whole/whole_runner.hpp"
 
 namespace sot::graph::whole {
 
 TimedLoop::TimedLoop(std::shared_ptr<LoopCode> code, long long largest)
-    : code_(std::move(code)), largest_(largest), ndarray_(loaded_module("numpy").attr("ndarray")) {}
+    : code_(std::move(code)), largest_(largest) {}
 
 LoopCode::Route TimedLoop::route(PyObject* const* args, std::size_t nargs) {
   if (!code_->ready()) {
@@ -18,8 +17,7 @@ LoopCode::Route TimedLoop::route(PyObject* const* args, std::size_t nargs) {
   if (whole_options().hot_calls.load() == 0) {
     return Route::kNative;
   }
-  return choice_.route(
-      PathChoice::size_class(args, nargs, reinterpret_cast<PyTypeObject*>(ndarray_.ptr()), -1));
+  return choice_.route(choice_.size_class(args, nargs, -1));
 }
 
 std::string TimedLoop::status() const {

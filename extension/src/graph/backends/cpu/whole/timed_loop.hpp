@@ -5,8 +5,6 @@
 // timing says it pays (PathChoice), except when every run is native (hot calls 0).
 #pragma once
 
-#include <pybind11/pybind11.h>
-
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -34,7 +32,6 @@ class TimedLoop final : public LoopCode {
  private:
   std::shared_ptr<LoopCode> code_;
   long long largest_;  // the most items of an array the code makes, as the translation sized it
-  pybind11::object ndarray_;
   PathChoice choice_;
 };
 

@@ -6,7 +6,6 @@
 #include <string>
 #include <utility>
 
-#include "core/loaded_module.hpp"
 #include "graph/backends/cpu/whole/whole_arrays.hpp"
 #include "graph/backends/cpu/whole/whole_runner.hpp"
 #include "graph/exec/loop_op.hpp"
@@ -14,9 +13,7 @@
 namespace sot::graph::whole {
 
 WholeGraph::WholeGraph(Graph graph, std::vector<int> outputs)
-    : graph_(std::move(graph)),
-      outputs_(std::move(outputs)),
-      ndarray_(loaded_module("numpy").attr("ndarray")) {}
+    : graph_(std::move(graph)), outputs_(std::move(outputs)) {}
 
 void WholeGraph::make_code() {
   // (during a call of the graph: nothing may escape into the caller's C API frame)
@@ -36,8 +33,7 @@ LoopCode::Route WholeGraph::route(PyObject* const* args, std::size_t nargs) {
   if (code_ && code_->retired()) {
     return Route::kOther;  // (not emitted, its compile failed, or it gave up too often)
   }
-  const int size = PathChoice::size_class(
-      args, nargs, reinterpret_cast<PyTypeObject*>(ndarray_.ptr()), kMostItems);
+  const int size = choice_.size_class(args, nargs, kMostItems);
   if (size < 0) {
     return Route::kOther;  // (too large: tier B's fused kernels and threads pay there)
   }

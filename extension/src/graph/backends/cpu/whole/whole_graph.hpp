@@ -40,7 +40,6 @@ class WholeGraph final : public LoopCode {
   Graph graph_;
   std::vector<int> outputs_;
   std::shared_ptr<LoopCode> code_;  // null until hot
-  pybind11::object ndarray_;
   long long small_calls_ = 0;
   PathChoice choice_;
 };
