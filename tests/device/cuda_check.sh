@@ -107,6 +107,10 @@ for _ in range(3):
     hot = h(x[0].copy(), 40)
 want = f(x, y)
 print([float(np.max(np.abs(a - b))) for a, b in zip(got, want)], float(np.max(np.abs(hot - heat(x[0].copy(), 40)))))
+G = sot._sot.graph
+G.cuda_transfer_counts(reset=True)
+h(x[0].copy(), 40)
+print("the heat loop's run moved (arrays, not flag words):", G.cuda_transfer_counts())
 c = sot.explain(f, x, y).graphs[0]["compiled"]
 print([(gr["op_names"], gr.get("status"), gr.get("path_runs"), gr.get("fallback_runs")) for gr in c.plan()["groups"]])
 PYEOF

@@ -200,6 +200,15 @@ def jax_heat(jax, jnp):
     return jax.jit(lambda u, steps: jax.lax.fori_loop(0, steps, step, u), static_argnums=1)
 
 
+def moved(sot, call):
+    """What one call copied each way (the residency's arrays, not the groups' flag words)."""
+    counts = sot._sot.graph.cuda_transfer_counts
+    counts(reset=True)
+    call()
+    c = counts(reset=True)
+    return f"{c['arrays_in']} in {c['bytes_in'] >> 10} KB, {c['arrays_out']} out {c['bytes_out'] >> 10} KB"
+
+
 def run_loop(tools, name, fn, n, steps, repeats, sot):
     base = np.random.default_rng(0).standard_normal(n)
     row = {"name": f"{name} {n} x {steps}", "bytes": 2 * base.nbytes}
@@ -214,6 +223,7 @@ def run_loop(tools, name, fn, n, steps, repeats, sot):
     attempt(row, "ours", lambda: best_time(lambda: jitted(base.copy(), steps), lambda: None, repeats))
     attempt(row, "ours_check", lambda: ours_summary(row, sot, fn, (base.copy(), steps), fn(base.copy(), steps),
                                                     jitted(base.copy(), steps)))
+    attempt(row, "moved", lambda: moved(sot, lambda: jitted(base.copy(), steps)))
     if tools.cp is not None:
         dev = tools.cp.asarray(base)
         cfn = rebind(fn, tools.cp)
@@ -243,7 +253,7 @@ def show(row):
     gbps = f"{row['bytes'] / ours / 1e9:7.1f}" if isinstance(ours, float) else f"{'-':>7}"
     check = f" {row.get('ours_graphs', '?')}g {row.get('ours_breaks', '?')}b err {row.get('ours_error', -1):.1e}" \
         f" dev/host runs {row.get('device_runs', '?')}/{row.get('host_runs', '?')}" \
-        f" nvrtc {row.get('compile_seconds', 0.0) * 1e3:.0f} ms"
+        f" nvrtc {row.get('compile_seconds', 0.0) * 1e3:.0f} ms" + (f" moved {row['moved']}" if "moved" in row else "")
     print(f"{row['name'][:24]:24} " + " ".join(cells) + f" {gbps}" + check, flush=True)
 
 

@@ -84,6 +84,12 @@ def plan_lines(plan, kernels=True):
     if whole:
         runs = whole["runs"]
         lines.append(f"tier C, the whole graph: {whole['status']} ({runs} native run{'s' if runs != 1 else ''})")
+    resident = plan.get("resident")
+    if resident and resident["runs"]:
+        runs = resident["runs"]
+        lines.append(f"on the device: {runs} run{'s' if runs != 1 else ''} copied {resident['arrays_in']} "
+                     f"array{'s' if resident['arrays_in'] != 1 else ''} in ({_bytes(resident['bytes_in'])}) and "
+                     f"{resident['arrays_out']} out ({_bytes(resident['bytes_out'])}); every other value stayed there")
     for k, g in enumerate(plan.get("groups", [])):
         ops = ", ".join(g["op_names"])
         line = f"group {k} {g['kind']}: {ops}"

@@ -11,6 +11,7 @@
 #include "graph/backends/cpu/native_cache.hpp"
 #include "graph/backends/cpu/whole/whole_runner.hpp"
 #include "graph/backends/cuda/cuda_check.hpp"
+#include "graph/backends/cuda/device_array.hpp"
 #include "graph/exec/backend.hpp"
 #include "graph/exec/cond_op.hpp"
 #include "graph/exec/loop_op.hpp"
@@ -176,6 +177,24 @@ void bind_backend_settings(py::module_& g) {
       py::arg("on") = py::none(),
       "Whether the cuda backend compiles new graphs for the simulated device "
       "(SOT_CUDA_SIMULATE=1); sets it when given. Returns the setting before the call.");
+  graph::bind_device_array(g);
+  g.def(
+      "cuda_transfer_counts",
+      [](bool reset) {
+        graph::TransferCounts& c = graph::transfer_counts();
+        py::dict out;
+        out["arrays_in"] = c.arrays_in;
+        out["bytes_in"] = c.bytes_in;
+        out["arrays_out"] = c.arrays_out;
+        out["bytes_out"] = c.bytes_out;
+        if (reset) {
+          c = graph::TransferCounts();
+        }
+        return out;
+      },
+      py::arg("reset") = false,
+      "The arrays the cuda backend copied to the device and back (the residency's copies, not "
+      "the groups' flag words), and their bytes, since the last reset.");
   g.def(
       "cuda_simulated_counts",
       [](bool reset) {
@@ -190,6 +209,7 @@ void bind_backend_settings(py::module_& g) {
         out["to_host_bytes"] = c.to_host_bytes;
         out["zeroed"] = c.zeroed;
         out["launches"] = c.launches;
+        out["gemms"] = c.gemms;
         out["synchronizations"] = c.synchronizations;
         out["modules"] = c.modules;
         out["bad_accesses"] = c.bad_accesses;

@@ -131,8 +131,96 @@ def test_the_plan_says_the_groups_ran_on_the_device():
     fused = [g for g in groups if g.get("on_device") is not None]
     assert fused and all(g["on_device"] and g["cuda"] == "compiled" for g in fused), fused
     assert sum(g["device_runs"] for g in fused) == 2 and sum(g["host_runs"] for g in fused) == 1
-    # what the two device runs moved: two 1 KB inputs in, the 1 KB result and the 4-byte flag word out
-    assert [(g["bytes_in"], g["bytes_out"], g["launches"]) for g in fused] == [(4096, 2 * 1028, 2)]
+    # what the two device runs moved for the group: two 1 KB inputs in, the 4-byte flag word out (the result
+    # stays on the device: the run copies it out as it returns it)
+    assert [(g["bytes_in"], g["bytes_out"], g["launches"]) for g in fused] == [(4096, 2 * 4, 2)]
     lines = [line for graph in (g for r in translator.records() for g in r["graphs"])
              for line in plan_lines(graph["compiled"].plan(), kernels=False)]
-    assert any("moved 4.0 KB in, 2.0 KB out, 2 launches" in line for line in lines), lines
+    assert any("moved 4.0 KB in, 8 B out, 2 launches" in line for line in lines), lines
+
+
+# Residency (graph/backends/cuda/residency.hpp): what a run copies each way, counted by the backend
+# (cuda_transfer_counts: arrays only, not the groups' flag words).
+
+def heat(u, steps):
+    for _ in range(steps):
+        u[1:-1] = u[1:-1] + 0.1 * (u[2:] - 2 * u[1:-1] + u[:-2])
+    return u
+
+
+def differences(x):
+    y = x * 2.0 + 1.0
+    return y[1:] - y[:-1]
+
+
+def sorted_after_write(u):
+    u[1:] = u[:-1] * 2.0
+    return np.sort(u) + 1.0
+
+
+def moved():
+    c = G.cuda_transfer_counts(reset=True)
+    return c["arrays_in"], c["bytes_in"], c["arrays_out"], c["bytes_out"]
+
+
+@pytest.mark.parametrize("steps", [500, 37])
+def test_a_heat_loop_on_a_host_array_moves_it_once_each_way(steps):
+    f = sot.jit(heat, backend="cuda")
+    x = floats(7, 4096)
+    f(x.copy(), steps)  # (the first run of each group is the host's)
+    for k in range(2):
+        u, plain = x.copy(), x.copy()
+        G.cuda_simulated_counts(reset=True)
+        moved()
+        got = f(u, steps)
+        assert moved() == (1, u.nbytes, 1, u.nbytes), k
+        heat(plain, steps)
+        assert got is u and np.array_equal(u, plain)
+        c = G.cuda_simulated_counts()
+        # each step: the stencil's group and the copy into the slice; the groups' flag words the only reads
+        assert (c["launches"], c["to_host"]) == (2 * steps, steps + 1) and c["bad_accesses"] == 0
+
+
+def test_values_between_groups_stay_on_the_device():
+    f = sot.jit(differences, backend="cuda")
+    x = floats(8, 1000)
+    f(x)
+    moved()
+    for k in range(2):
+        got = f(x)
+        assert np.array_equal(got, differences(x)) and type(got) is np.ndarray
+        assert moved() == (1, x.nbytes, 1, x.nbytes - 8), k  # x in, the differences out; y never
+
+
+def test_a_host_step_reads_what_the_device_wrote():
+    f = sot.jit(sorted_after_write, backend="cuda")
+    x = floats(9, 300)
+    f(x.copy())
+    for k in range(2):
+        u, plain_u = x.copy(), x.copy()
+        got = f(u)
+        plain = sorted_after_write(plain_u)
+        assert np.array_equal(got, plain) and np.array_equal(u, plain_u), k
+
+
+def mlp(x, w1, w2):
+    h = np.maximum(x @ w1 + 1.0, 0.0)
+    return np.sqrt(np.abs(np.dot(h, w2))) * 2.0
+
+
+def test_a_matmul_between_two_fused_groups_stays_on_the_device():
+    """The products run through the device's BLAS (NumPy's matmul on the simulated device, so bit for bit), their
+    operands and results device arrays: the three inputs go in, the result comes out, nothing between."""
+    f = sot.jit(mlp, backend="cuda")
+    rng = np.random.default_rng(3)
+    x, w1, w2 = rng.standard_normal((64, 32)), rng.standard_normal((32, 48)), rng.standard_normal((48, 16))
+    f(x, w1, w2)
+    for k in range(2):
+        G.cuda_simulated_counts(reset=True)
+        moved()
+        got = f(x, w1, w2)
+        assert np.array_equal(got, mlp(x, w1, w2)), k
+        assert moved() == (3, x.nbytes + w1.nbytes + w2.nbytes, 1, 64 * 16 * 8), k
+        assert G.cuda_simulated_counts()["gemms"] == 2
+    x32, w132, w232 = (a.astype(np.float32) for a in (x, w1, w2))
+    assert np.array_equal(f(x32, w132, w232), mlp(x32, w132, w232))

@@ -36,7 +36,11 @@ PyObject* GroupedRunner::run(PyObject* const* argv, std::size_t nargs) {
   if (!check_input_count(*p_, nargs)) {
     return nullptr;
   }
+  const std::unique_ptr<GroupBackend::RunScope> scope = backend_->open_run();
   Frame frame(*p_, argv);
+  if (scope) {
+    scope->start(frame);
+  }
   backend_->begin_run(frame);
   const bool profile = backend_->profile();
   for (Segment& s : segments_) {
@@ -51,7 +55,7 @@ PyObject* GroupedRunner::run(PyObject* const* argv, std::size_t nargs) {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
   }
-  return frame.outputs();
+  return scope ? scope->finish(frame.outputs()) : frame.outputs();
 }
 
 bool GroupedRunner::run_group(Segment& s, Frame& frame) {

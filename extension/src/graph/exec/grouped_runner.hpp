@@ -90,7 +90,26 @@ class GroupBackend {
   GroupBackend& operator=(GroupBackend&&) = delete;
   virtual ~GroupBackend() = default;
 
+  // What a backend keeps for the length of one run: opened before the run's frame is made, asked
+  // for the run's outputs after, closed after the frame is gone (the cuda backend's residency).
+  class RunScope {
+   public:
+    RunScope() = default;
+    RunScope(const RunScope&) = delete;
+    RunScope& operator=(const RunScope&) = delete;
+    RunScope(RunScope&&) = delete;
+    RunScope& operator=(RunScope&&) = delete;
+    virtual ~RunScope() = default;
+    // Once the frame is made.
+    virtual void start(Frame& frame) { (void)frame; }
+    // The run's outputs as the caller gets them (takes and returns a new reference; nullptr with
+    // an error set).
+    virtual PyObject* finish(PyObject* outputs) { return outputs; }
+  };
+
   virtual const Names& names() const = 0;
+  // The scope of a run starting now (nullptr: none).
+  virtual std::unique_ptr<RunScope> open_run() { return nullptr; }
   // The kernel of fused group `g` of `graph` (`kernel` its lowering; `program` the graph's).
   virtual std::unique_ptr<GroupKernel> make_kernel(const Graph& graph, const Group& g,
                                                    kir::Kernel kernel, const Program& program) = 0;

@@ -51,8 +51,9 @@ PyObject* call_step(const Program& p, const Program::Step& s, std::vector<PyObje
                              s.kwnames.is_none() ? nullptr : s.kwnames.ptr());
 }
 
-// Raises AssertionError when `r` is not what the graph said op `s` makes.
-bool check_result(const Program::Step& s, PyObject* r) {
+// Raises AssertionError when `r` is not what the graph said op `s` makes (`home`: where arrays may
+// live off the host).
+bool check_result(const Program::Step& s, PyObject* r, ValueHome* home) {
   if (s.info.python != 0) {
     if (s.info.python == 'i'   ? PyLong_CheckExact(r)
         : s.info.python == 'f' ? PyFloat_CheckExact(r)
@@ -72,7 +73,8 @@ bool check_result(const Program::Step& s, PyObject* r) {
                  s.info.text().c_str(), Py_TYPE(r)->tp_name);
     return false;
   }
-  const bool is_array = std::string(Py_TYPE(r)->tp_name) == "numpy.ndarray";
+  const bool is_array =
+      std::string(Py_TYPE(r)->tp_name) == "numpy.ndarray" || (home != nullptr && home->holds(r));
   std::string problem;
   if (is_array == s.info.scalar) {
     problem = is_array ? "an array, not a scalar" : "a scalar, not an array";
@@ -318,7 +320,8 @@ Frame::Frame(const Program& program, PyObject* const* argv)
       tables_(take_tables()),
       slots_(tables_->slots),
       owned_(tables_->owned),
-      args_(tables_->args) {
+      args_(tables_->args),
+      home_(current_value_home()) {
   slots_.assign(program.nvalues, nullptr);
   owned_.assign(program.nvalues, 0);
   for (std::size_t i = 0; i < p_.inputs.size(); ++i) {
@@ -373,8 +376,9 @@ void Frame::release_after(std::size_t k) {
 
 namespace {
 
-// A list or tuple argument, made of the frame's values (a new reference).
-PyObject* make_sequence(const Program::Slot& slot, const Frame& frame) {
+// A list or tuple argument, made of the frame's values (a new reference); `home`, when given,
+// gives each value's host form.
+PyObject* make_sequence(const Program::Slot& slot, const Frame& frame, ValueHome* home) {
   const auto n = static_cast<Py_ssize_t>(slot.values.size());
   const bool list = slot.kind == Arg::Kind::kList;
   PyObject* seq = list ? PyList_New(n) : PyTuple_New(n);
@@ -383,7 +387,15 @@ PyObject* make_sequence(const Program::Slot& slot, const Frame& frame) {
   }
   for (Py_ssize_t k = 0; k < n; ++k) {
     PyObject* item = frame.get(slot.values[static_cast<std::size_t>(k)]);
-    Py_INCREF(item);
+    if (home != nullptr) {
+      item = home->host_form(item);
+      if (item == nullptr) {
+        Py_DECREF(seq);
+        return nullptr;
+      }
+    } else {
+      Py_INCREF(item);
+    }
     if (list) {
       PyList_SET_ITEM(seq, k, item);
     } else {
@@ -406,6 +418,34 @@ bool Frame::reuses_in_place(std::size_t k) const {
 
 bool Frame::run_step(std::size_t k, bool release) {
   const Program::Step& s = p_.steps[k];
+  // A step on the host reads its values' host forms; one that takes the home's values as they are
+  // (a loop op) gets them unchanged.
+  ValueHome* home = home_;
+  if (home != nullptr) {
+    const Program::Slot* first = s.args.empty() ? nullptr : &s.args[0];
+    PyObject* first_value =
+        first != nullptr && first->kind == Arg::Kind::kValue ? get(first->value) : nullptr;
+    if (home->takes_as_is(s.fn.ptr(), first_value)) {
+      home = nullptr;
+    }
+  }
+  if (home != nullptr && s.kwnames.is_none() && s.nargs == 2 && s.args.size() == 2 &&
+      s.args[0].kind == Arg::Kind::kValue && s.args[1].kind == Arg::Kind::kValue) {
+    PyObject* pair[2] = {get(s.args[0].value), get(s.args[1].value)};
+    if (PyObject* r = home->try_run(s.fn.ptr(), pair, 2)) {
+      set_owned(s.result, r);
+      if (p_.check && !check_result(s, r, home_)) {
+        return false;
+      }
+      if (release) {
+        release_after(k);
+      }
+      return true;
+    }
+    if (PyErr_Occurred() != nullptr) {
+      return false;
+    }
+  }
   args_.assign(s.args.size(), nullptr);
   std::vector<PyObject*> temps;
   bool failed = false;
@@ -413,32 +453,53 @@ bool Frame::run_step(std::size_t k, bool release) {
     const Program::Slot& slot = s.args[a];
     if (slot.kind == Arg::Kind::kValue) {
       args_[a] = get(slot.value);
+      if (home != nullptr) {
+        args_[a] = home->host_form(args_[a]);
+        failed = args_[a] == nullptr;
+        if (!failed) {
+          temps.push_back(args_[a]);
+        }
+      }
     } else if (slot.kind == Arg::Kind::kConst) {
       args_[a] = slot.constant.ptr();
     } else {
-      args_[a] = make_sequence(slot, *this);
+      args_[a] = make_sequence(slot, *this, home);
       failed = args_[a] == nullptr;
       if (!failed) {
         temps.push_back(args_[a]);
       }
     }
   }
-  PyObject* r = failed ? nullptr : call_step(p_, s, args_);
-  for (PyObject* t : temps) {
-    Py_DECREF(t);
+  PyObject* r = nullptr;
+  if (!failed && home != nullptr) {
+    failed = !home->before_host_step();
   }
-  if (r == nullptr) {
-    return false;
+  if (!failed) {
+    if (home != nullptr) {
+      const ValueHomeScope host(nullptr);  // (what the step calls sees host values only)
+      r = call_step(p_, s, args_);
+    } else {
+      r = call_step(p_, s, args_);
+    }
   }
-  if (s.mutates && r == Py_None) {
+  if (home != nullptr) {
+    home->after_host_step(s.mutates || !s.kwnames.is_none());
+  }
+  if (r != nullptr && s.mutates && r == Py_None) {
     // The result is the changed array itself: setitem returns None (iadd returns the array, a
     // ufunc given out= its out array).
     Py_DECREF(r);
     r = args_[0];
     Py_INCREF(r);
   }
+  for (PyObject* t : temps) {
+    Py_DECREF(t);
+  }
+  if (r == nullptr) {
+    return false;
+  }
   set_owned(s.result, r);
-  if (p_.check && !check_result(s, r)) {
+  if (p_.check && !check_result(s, r, home_)) {
     return false;
   }
   if (release) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "graph/exec/buffer_pool.hpp"
+#include "graph/exec/value_home.hpp"
 #include "graph/ir/graph.hpp"
 
 namespace sot::graph {
@@ -71,6 +72,7 @@ class Frame {
   Frame(Frame&&) = delete;
   Frame& operator=(Frame&&) = delete;
 
+  const Program& program() const { return p_; }
   PyObject* get(int id) const { return slots_[static_cast<std::size_t>(id)]; }
   // Stores a new reference as value `id`'s.
   void set_owned(int id, PyObject* value);
@@ -108,6 +110,7 @@ class Frame {
 
   std::vector<PyObject*>& args_;
   BufferPool* pool_ = nullptr;
+  ValueHome* home_;  // the thread's when the frame was made (graph/exec/value_home.hpp)
 };
 
 // Checks the number of inputs a compiled graph was called with (false with TypeError set).

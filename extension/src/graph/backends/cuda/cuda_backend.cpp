@@ -1,8 +1,10 @@
 // The `cuda` backend: the `cpu` backend's fusion groups, each emitted as CUDA C++
 // (cuda_emitter.hpp), compiled by NVRTC for the device's architecture and launched through the
-// driver (cuda_device.hpp). NumPy arrays go in and come out: a group's inputs are copied to the
-// device, its outputs back into new arrays. Everything that is not a fused group, and every group
-// the emitter refuses, runs on the host as the reference program runs it. A run whose error flags
+// driver (cuda_device.hpp). The arrays a group makes stay on the device (DeviceArray values,
+// device_array.hpp) and host arrays are copied in once per run: where each value lives during a run
+// is the residency's (residency.hpp), which copies a value out only for a step on the host and for
+// the run's results. Everything that is not a fused group, and every group the emitter refuses,
+// runs on the host as the reference program runs it. A run whose error flags
 // the NumPy error state reports runs again on the host, which warns or raises exactly as eager
 // NumPy; so does the first run of each group, whose result dtypes are then checked against the
 // kernel's.
@@ -19,7 +21,10 @@
 #include "core/array_fields.hpp"
 #include "core/loaded_module.hpp"
 #include "graph/backends/cuda/cuda_emitter.hpp"
+#include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/cuda_launch.hpp"
+#include "graph/backends/cuda/device_array.hpp"
+#include "graph/backends/cuda/residency.hpp"
 #include "graph/exec/backend.hpp"
 #include "graph/exec/grouped_runner.hpp"
 #include "graph/exec/program.hpp"
@@ -58,58 +63,21 @@ std::uint64_t double_bits(double v) {
   return bits;
 }
 
-// Device memory of one run, given back to the pool however the run ends.
-class Staging {
- public:
-  explicit Staging(DevicePool& pool) : pool_(pool) {}
-  ~Staging() {
-    for (const auto& [address, bytes] : blocks_) {
-      pool_.give(address, bytes);
-    }
-  }
-  Staging(const Staging&) = delete;
-  Staging& operator=(const Staging&) = delete;
-  Staging(Staging&&) = delete;
-  Staging& operator=(Staging&&) = delete;
-
-  std::uint64_t take(std::size_t bytes, std::string* why) {
-    const std::uint64_t address = pool_.take(bytes, why);
-    if (address != 0) {
-      blocks_.emplace_back(address, bytes);
-    }
-    return address;
-  }
-
- private:
-  DevicePool& pool_;
-  std::vector<std::pair<std::uint64_t, std::size_t>> blocks_;
-};
-
 // One fused group on the device.
 class CudaGroup final : public GroupKernel {
  public:
-  CudaGroup(const Graph& graph, kir::Kernel kernel, DeviceApi& device, DevicePool& pool)
-      : k_(std::move(kernel)), device_(device), pool_(pool) {
+  CudaGroup(const Graph& graph, kir::Kernel kernel, DeviceApi& device,
+            std::shared_ptr<DevicePool> pool)
+      : k_(std::move(kernel)), device_(device), pool_(std::move(pool)), cuda_(k_, device) {
     const py::module_ numpy = loaded_module("numpy");
-    empty_ = numpy.attr("empty");
     contiguous_ = numpy.attr("ascontiguousarray");
     ndarray_ = numpy.attr("ndarray");
     for (const kir::Buffer& b : k_.buffers) {
       dtypes_.push_back(numpy.attr("dtype")(std::string(name(b.dtype))));
       scalar_.push_back(b.output && graph.value(b.value).info.scalar);
     }
-    build();
+    why_ = cuda_.why();
   }
-
-  ~CudaGroup() override {
-    if (module_ != 0) {
-      device_.unload_module(module_);
-    }
-  }
-  CudaGroup(const CudaGroup&) = delete;
-  CudaGroup& operator=(const CudaGroup&) = delete;
-  CudaGroup(CudaGroup&&) = delete;
-  CudaGroup& operator=(CudaGroup&&) = delete;
 
   // The first run is the host's: its results' dtypes check the kernel's (check_host_run).
   bool wants_host_run() const override { return !verified_; }
@@ -123,11 +91,11 @@ class CudaGroup final : public GroupKernel {
     entry["host_runs"] = counts.fallback_runs;
     entry["on_device"] = usable();
     entry["cuda"] = status();
-    entry["compile_seconds"] = compile_seconds_;
+    entry["compile_seconds"] = cuda_.compile_seconds();
     entry["bytes_in"] = bytes_in_;  // what the device runs moved each way, and their launches
     entry["bytes_out"] = bytes_out_;
     entry["launches"] = launches_;
-    entry["source"] = source_.code;
+    entry["source"] = cuda_.source().code;
   }
 
   // After the first run (on the host): the outputs' dtypes are the kernel's, or the group stays on
@@ -163,54 +131,6 @@ class CudaGroup final : public GroupKernel {
   }
 
  private:
-  void build() {
-    const auto src = emit_cuda(k_, &why_);
-    if (!src) {
-      return;
-    }
-    source_ = *src;
-    ModuleImage image;
-    image.source = source_.code;
-    if (device_.needs_binary()) {
-      CudaBinary binary = compile_cuda(source_.code, device_.arch());
-      compile_seconds_ = binary.seconds;
-      if (!binary.ok) {
-        why_ = "NVRTC: " + binary.error;
-        return;
-      }
-      image.cubin = std::move(binary.cubin);
-      image.ptx = std::move(binary.ptx);
-    }
-    module_ = device_.load_module(image, &why_);
-    if (module_ == 0) {
-      return;
-    }
-    std::vector<std::string> entries;
-    if (!source_.reduces) {
-      entries = {"_flat", "_strided"};
-    } else if (source_.all_axes) {
-      entries = {"_partial", "_total"};
-    } else {
-      entries = {"_rows"};
-    }
-    for (const std::string& e : entries) {
-      const std::uint64_t fn = device_.function(module_, source_.name + e, &why_);
-      if (fn == 0) {
-        return;
-      }
-      functions_.emplace_back(source_.name + e, fn);
-    }
-  }
-
-  std::uint64_t function(const std::string& entry) const {
-    for (const auto& [name, fn] : functions_) {
-      if (name == entry) {
-        return fn;
-      }
-    }
-    return 0;
-  }
-
   Outcome replay(std::string why) {
     last_replay_ = std::move(why);
     return Outcome::kReplay;
@@ -223,22 +143,22 @@ class CudaGroup final : public GroupKernel {
   }
 
   // The run's domain: the inputs' shapes broadcast, with the kernel's static sizes.
-  bool domain_of(const std::vector<py::object>& host, std::vector<std::int64_t>* domain) const {
+  bool domain_of(const std::vector<DeviceValue>& values, std::vector<std::int64_t>* domain) const {
     const std::size_t rank = k_.domain.size();
     domain->assign(rank, 1);
     std::vector<bool> known(rank, false);
-    for (std::size_t b = 0; b < host.size(); ++b) {
-      if (!host[b]) {
+    for (std::size_t b = 0; b < values.size(); ++b) {
+      if (k_.buffers[b].output) {
         continue;
       }
-      const ArrayFields* f = array_fields(host[b].ptr());
-      if (static_cast<std::size_t>(f->nd) > rank) {
+      const std::vector<std::int64_t>& shape = values[b].shape;
+      if (shape.size() > rank) {
         return false;
       }
-      const std::size_t offset = rank - static_cast<std::size_t>(f->nd);
-      for (int d = 0; d < f->nd; ++d) {
-        const std::int64_t n = f->dimensions[d];
-        const std::size_t at = offset + static_cast<std::size_t>(d);
+      const std::size_t offset = rank - shape.size();
+      for (std::size_t d = 0; d < shape.size(); ++d) {
+        const std::int64_t n = shape[d];
+        const std::size_t at = offset + d;
         if (n != 1) {
           if (known[at] && (*domain)[at] != n) {
             return false;
@@ -279,23 +199,12 @@ class CudaGroup final : public GroupKernel {
     return domain;
   }
 
-  static std::vector<std::int64_t> c_strides(const std::vector<std::int64_t>& shape,
-                                             std::int64_t itemsize) {
-    std::vector<std::int64_t> strides(shape.size(), 0);
-    std::int64_t s = itemsize;
-    for (std::size_t d = shape.size(); d-- > 0;) {
-      strides[d] = s;
-      s *= shape[d];
-    }
-    return strides;
-  }
-
   // The scalars' bits as the code reads them (false: one is not a number of the kind it expects).
   bool scalar_bits(const Frame& frame, std::vector<std::uint64_t>* bits) const {
     for (std::size_t i = 0; i < k_.scalars.size(); ++i) {
       const kir::Scalar& s = k_.scalars[i];
       PyObject* v = s.value >= 0 ? frame.get(s.value) : s.constant.ptr();
-      const char kind = source_.scalar_kinds[i];
+      const char kind = cuda_.source().scalar_kinds[i];
       if (kind == 'f') {
         const double d = PyFloat_AsDouble(v);
         if (d == -1.0 && PyErr_Occurred() != nullptr) {
@@ -332,66 +241,98 @@ class CudaGroup final : public GroupKernel {
     return true;
   }
 
+  enum class Taken : std::uint8_t { kOk, kElsewhere, kFailed, kError };
+
+  // Input buffer `b` on the device as `out`: a device array as it is, a host array through its
+  // mirror (copied in once per run), any other ndarray copied in for this run. kElsewhere and
+  // kFailed say why; kError has a Python error set.
+  Taken take_input(Residency& r, std::size_t b, PyObject* v, DeviceValue* out, std::string* why) {
+    if (const DeviceValue* d = device_value_of(v)) {
+      if (d->dtype() != k_.buffers[b].dtype) {
+        *why = "an input of another dtype";
+        return Taken::kElsewhere;
+      }
+      *out = *d;
+      return make_device_current(*out->block, why) ? Taken::kOk : Taken::kFailed;
+    }
+    if (Py_TYPE(v) != reinterpret_cast<PyTypeObject*>(ndarray_.ptr())) {
+      *why = "an input that is not an ndarray (a subclass keeps its own behaviour)";
+      return Taken::kElsewhere;
+    }
+    const py::object dtype = py::reinterpret_steal<py::object>(PyObject_GetAttrString(v, "dtype"));
+    if (!dtype || PyObject_RichCompareBool(dtype.ptr(), dtypes_[b].ptr(), Py_EQ) != 1) {
+      PyErr_Clear();
+      *why = "an input of another dtype";
+      return Taken::kElsewhere;
+    }
+    if (const auto m = r.mirror(v)) {
+      *out = *m;
+      return make_device_current(*out->block, why) ? Taken::kOk : Taken::kFailed;
+    }
+    if (!r.flush()) {  // (the array may be a view of one the device wrote)
+      return Taken::kError;
+    }
+    const py::object host = contiguous_(py::handle(v));
+    const ArrayFields* f = array_fields(host.ptr());
+    auto block = upload_copy(device_, pool_, f->data,
+                             std::vector<std::int64_t>(f->dimensions, f->dimensions + f->nd),
+                             k_.buffers[b].dtype, why);
+    if (!block) {
+      return Taken::kFailed;
+    }
+    *out = *whole_value(std::move(block));
+    return Taken::kOk;
+  }
+
   Outcome run_on_device(Frame& frame) {
     if (!why_.empty()) {
       return replay(why_);
     }
+    Residency* r = current_residency();
+    if (r == nullptr) {
+      return replay("no residency for the run");
+    }
     const std::size_t nb = k_.buffers.size();
-    std::vector<py::object> host(nb);
+    std::vector<DeviceValue> values(nb);
+    std::string why;
     for (std::size_t b = 0; b < nb; ++b) {
       if (k_.buffers[b].output) {
         continue;
       }
-      PyObject* v = frame.get(k_.buffers[b].value);
-      if (Py_TYPE(v) != reinterpret_cast<PyTypeObject*>(ndarray_.ptr())) {
-        return replay("an input that is not an ndarray (a subclass keeps its own behaviour)");
+      const std::uint64_t before = transfer_counts().bytes_in;
+      const Taken taken = take_input(*r, b, frame.get(k_.buffers[b].value), &values[b], &why);
+      bytes_in_ += transfer_counts().bytes_in - before;
+      switch (taken) {
+        case Taken::kOk:
+          break;
+        case Taken::kElsewhere:
+          return replay(why);
+        case Taken::kFailed:
+          return give_up(why);
+        case Taken::kError:
+          return Outcome::kError;
       }
-      const py::object dtype =
-          py::reinterpret_steal<py::object>(PyObject_GetAttrString(v, "dtype"));
-      if (!dtype || PyObject_RichCompareBool(dtype.ptr(), dtypes_[b].ptr(), Py_EQ) != 1) {
-        PyErr_Clear();
-        return replay("an input of another dtype");
-      }
-      host[b] = contiguous_(py::handle(v));
     }
     std::vector<std::int64_t> domain;
-    if (!domain_of(host, &domain)) {
+    if (!domain_of(values, &domain)) {
       return replay("inputs whose shapes are not the kernel's domain");
     }
     std::vector<std::uint64_t> bits;
     if (!scalar_bits(frame, &bits)) {
       return replay("a scalar the kernel cannot take");
     }
-    Staging staging(pool_);
-    std::string why;
-    std::vector<DeviceArray> arrays(nb);
-    std::vector<std::size_t> bytes(nb, 0);
     for (std::size_t b = 0; b < nb; ++b) {
-      const std::int64_t item = itemsize(k_.buffers[b].dtype);
-      if (host[b]) {
-        const ArrayFields* f = array_fields(host[b].ptr());
-        arrays[b].shape.assign(f->dimensions, f->dimensions + f->nd);
-      } else {
-        arrays[b].shape = output_shape(b, domain);
+      if (!k_.buffers[b].output) {
+        continue;
       }
-      arrays[b].strides = c_strides(arrays[b].shape, item);
-      std::int64_t n = 1;
-      for (const std::int64_t d : arrays[b].shape) {
-        n *= d;
+      auto block = std::make_shared<DeviceBlock>(device_, pool_, output_shape(b, domain),
+                                                 k_.buffers[b].dtype);
+      if (!make_device_current(*block, &why)) {
+        return replay(why);
       }
-      bytes[b] = static_cast<std::size_t>(n * item);
-      arrays[b].address = staging.take(bytes[b], &why);
-      if (arrays[b].address == 0) {
-        return replay("device memory: " + why);
-      }
-      if (host[b]) {
-        if (!device_.copy_to_device(arrays[b].address, array_fields(host[b].ptr())->data, bytes[b],
-                                    &why)) {
-          return give_up(why);
-        }
-        bytes_in_ += bytes[b];
-      }
+      values[b] = *whole_value(std::move(block));
     }
+    Staging staging(*pool_);
     const std::uint64_t flags = staging.take(sizeof(unsigned), &why);
     if (flags == 0) {
       return replay("device memory: " + why);
@@ -399,54 +340,50 @@ class CudaGroup final : public GroupKernel {
     if (!device_.zero(flags, sizeof(unsigned), &why)) {
       return give_up(why);
     }
-    auto launch =
-        plan_launch(k_, source_, domain, arrays, bits, flags, 0, device_.multiprocessors(), &why);
-    if (!launch) {
-      return replay(why);
+    std::vector<DeviceArray> arrays;
+    for (const DeviceValue& v : values) {
+      arrays.push_back(v.launch_array());
     }
-    if (launch->partial_bytes > 0) {
-      const std::uint64_t partial = staging.take(launch->partial_bytes, &why);
-      if (partial == 0) {
-        return replay("device memory: " + why);
-      }
-      launch->args[CudaArgsLayout{nb, domain.size(), bits.size()}.partial()] = partial;
-    }
-    launches_ += launch->second.empty() ? 1 : 2;
-    if (!device_.launch(function(launch->entry), launch->grid, launch->block, launch->args, &why) ||
-        (!launch->second.empty() &&
-         !device_.launch(function(launch->second), 1, launch->block, launch->args, &why)) ||
-        !device_.synchronize(&why)) {
-      return give_up(why);
+    switch (cuda_.launch(k_, domain, arrays, bits, flags, staging, &launches_, &why)) {
+      case CudaKernel::Launched::kQueued:
+        break;
+      case CudaKernel::Launched::kElsewhere:
+        return replay(why);
+      case CudaKernel::Launched::kFailed:
+        return give_up(why);
     }
     unsigned word = 0;
-    if (!device_.copy_to_host(&word, flags, sizeof word, &why)) {
+    if (!device_.synchronize(&why) || !device_.copy_to_host(&word, flags, sizeof word, &why)) {
       return give_up(why);
     }
     bytes_out_ += sizeof word;
     if (reported_fe_flags(fe_flags_of(word)) != 0) {
       return replay("a floating-point error the error state reports");
     }
-    return finish(frame, arrays, bytes, host);
+    return finish(frame, values);
   }
 
-  // The outputs into new host arrays, into the frame.
-  Outcome finish(Frame& frame, const std::vector<DeviceArray>& arrays,
-                 const std::vector<std::size_t>& bytes, const std::vector<py::object>& host) {
+  // The outputs into the frame: arrays as device arrays, a full reduction's result as the NumPy
+  // scalar it is (copied out now: Python code reads it).
+  Outcome finish(Frame& frame, const std::vector<DeviceValue>& values) {
     std::vector<std::pair<int, py::object>> made;
-    for (std::size_t b = 0; b < arrays.size(); ++b) {
-      if (host[b] || !k_.buffers[b].output) {
+    for (std::size_t b = 0; b < values.size(); ++b) {
+      if (!k_.buffers[b].output) {
         continue;
       }
-      py::object out = empty_(shape_tuple(arrays[b].shape), dtypes_[b]);
+      const DeviceValue& v = values[b];
+      if (!scalar_[b]) {
+        made.emplace_back(k_.buffers[b].value, wrap(std::make_shared<DeviceValue>(v)));
+        continue;
+      }
+      py::object out = loaded_module("numpy").attr("empty")(shape_tuple(v.shape), dtypes_[b]);
       std::string why;
-      if (!device_.copy_to_host(array_fields(out.ptr())->data, arrays[b].address, bytes[b], &why)) {
+      if (!device_.copy_to_host(array_fields(out.ptr())->data, v.block->address, v.block->bytes,
+                                &why)) {
         return give_up(why);
       }
-      bytes_out_ += bytes[b];
-      if (scalar_[b]) {
-        out = out[py::tuple()];  // a full reduction's NumPy scalar
-      }
-      made.emplace_back(k_.buffers[b].value, std::move(out));
+      bytes_out_ += v.block->bytes;
+      made.emplace_back(k_.buffers[b].value, out[py::tuple()]);
     }
     for (auto& [value, out] : made) {
       frame.set_owned(value, out.release().ptr());
@@ -456,31 +393,83 @@ class CudaGroup final : public GroupKernel {
 
   kir::Kernel k_;
   DeviceApi& device_;
-  DevicePool& pool_;
-  CudaSource source_;
-  std::uint64_t module_ = 0;
-  std::vector<std::pair<std::string, std::uint64_t>> functions_;
+  std::shared_ptr<DevicePool> pool_;
+  CudaKernel cuda_;
   std::vector<py::object> dtypes_;
   std::vector<bool> scalar_;  // per buffer: an output the graph holds as a NumPy scalar
-  py::object empty_;
   py::object contiguous_;
   py::object ndarray_;
   std::string why_;
   std::string last_replay_;
-  double compile_seconds_ = 0;
-  std::uint64_t bytes_in_ = 0;  // copied to the device by this group's runs, and back
+  std::uint64_t bytes_in_ = 0;  // copied to the device for this group's runs, and back
   std::uint64_t bytes_out_ = 0;
   std::uint64_t launches_ = 0;
   bool verified_ = false;
 };
 
+// What the outermost runs of one compiled graph copied each way (arrays only).
+struct RunTransfers {
+  std::uint64_t runs = 0;
+  TransferCounts moved;
+};
+
+// A run's residency, current while the run's frames are made and run; counts what it moved.
+class ResidentRun final : public GroupBackend::RunScope {
+ public:
+  ResidentRun(DeviceApi& device, std::shared_ptr<DevicePool> pool, RunTransfers& totals)
+      : residency_(device, std::move(pool)),
+        current_(&residency_),
+        totals_(totals),
+        before_(transfer_counts()) {}
+  ~ResidentRun() override {
+    const TransferCounts& now = transfer_counts();
+    ++totals_.runs;
+    totals_.moved.arrays_in += now.arrays_in - before_.arrays_in;
+    totals_.moved.bytes_in += now.bytes_in - before_.bytes_in;
+    totals_.moved.arrays_out += now.arrays_out - before_.arrays_out;
+    totals_.moved.bytes_out += now.bytes_out - before_.bytes_out;
+  }
+  ResidentRun(const ResidentRun&) = delete;
+  ResidentRun& operator=(const ResidentRun&) = delete;
+  ResidentRun(ResidentRun&&) = delete;
+  ResidentRun& operator=(ResidentRun&&) = delete;
+
+  void start(Frame& frame) override { residency_.mirror_inputs(frame); }
+  PyObject* finish(PyObject* outputs) override { return residency_.finish(outputs); }
+
+ private:
+  Residency residency_;
+  ValueHomeScope current_;  // (made current after the residency, and undone before it ends)
+  RunTransfers& totals_;
+  TransferCounts before_;
+};
+
+// A loop body's run (a cond way's), in the residency of the run around it: its inputs mirrored too
+// (a host array the body slices and assigns into stays on the device across the steps).
+class NestedRun final : public GroupBackend::RunScope {
+ public:
+  explicit NestedRun(Residency& residency) : residency_(residency) {}
+  void start(Frame& frame) override { residency_.mirror_inputs(frame); }
+
+ private:
+  Residency& residency_;
+};
+
 class CudaGroups final : public GroupBackend {
  public:
-  explicit CudaGroups(DeviceApi& device) : device_(device), pool_(device) {}
+  explicit CudaGroups(DeviceApi& device) : device_(device), pool_(device_pool(device)) {}
 
   const Names& names() const override {
     static const Names n{"cuda", "on the device", {"device"}, "host", "cuda"};
     return n;
+  }
+
+  std::unique_ptr<RunScope> open_run() override {
+    Residency* r = current_residency();
+    if (r != nullptr && &r->device() == &device_) {
+      return std::make_unique<NestedRun>(*r);
+    }
+    return std::make_unique<ResidentRun>(device_, pool_, transfers_);
   }
 
   std::unique_ptr<GroupKernel> make_kernel(const Graph& graph, const Group& g, kir::Kernel kernel,
@@ -490,11 +479,21 @@ class CudaGroups final : public GroupBackend {
     return std::make_unique<CudaGroup>(graph, std::move(kernel), device_, pool_);
   }
 
-  void describe(py::dict& plan) const override { plan["pooled_bytes"] = pool_.kept_bytes(); }
+  void describe(py::dict& plan) const override {
+    plan["pooled_bytes"] = pool_->kept_bytes();
+    py::dict resident;  // what the runs copied each way (the arrays; the rest stayed on the device)
+    resident["runs"] = transfers_.runs;
+    resident["arrays_in"] = transfers_.moved.arrays_in;
+    resident["bytes_in"] = transfers_.moved.bytes_in;
+    resident["arrays_out"] = transfers_.moved.arrays_out;
+    resident["bytes_out"] = transfers_.moved.bytes_out;
+    plan["resident"] = resident;
+  }
 
  private:
   DeviceApi& device_;
-  DevicePool pool_;
+  std::shared_ptr<DevicePool> pool_;
+  RunTransfers transfers_;
 };
 
 class CudaBackend final : public Backend {

@@ -6,8 +6,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "graph/runtime/cuda/cublas.hpp"
 
 namespace sot::graph {
 
@@ -47,6 +50,14 @@ class DeviceApi {
   virtual bool launch(std::uint64_t function, unsigned grid, unsigned block,
                       const std::vector<std::uint64_t>& args, std::string* why) = 0;
   virtual bool synchronize(std::string* why) = 0;
+  // C = A @ B of row-major matrices (cublas.hpp's GemmMatrix), float64 ('d') or float32 ('f'),
+  // queued after the launches before it; false with `why` where the device has no BLAS.
+  virtual bool gemm(char kind, std::int64_t m, std::int64_t n, std::int64_t k, const GemmMatrix& a,
+                    const GemmMatrix& b, const GemmMatrix& c, std::string* why) {
+    (void)kind, (void)m, (void)n, (void)k, (void)a, (void)b, (void)c;
+    *why = "no BLAS on this device";
+    return false;
+  }
 };
 
 // The first device the driver found, or nullptr with `why` ("no CUDA device: ...").
@@ -77,5 +88,8 @@ class DevicePool {
   std::size_t kept_bytes_ = 0;
   std::map<std::size_t, std::vector<std::uint64_t>> kept_;
 };
+
+// The pool of `device` shared by everything that runs there (kept for the process's life).
+std::shared_ptr<DevicePool> device_pool(DeviceApi& device);
 
 }  // namespace sot::graph

@@ -1,5 +1,7 @@
 #include "graph/runtime/cuda/cuda_device.hpp"
 
+#include <utility>
+
 namespace sot::graph {
 
 namespace {
@@ -55,6 +57,16 @@ void DevicePool::give(std::uint64_t address, std::size_t bytes) {
   }
   kept_[size].push_back(address);
   kept_bytes_ += size;
+}
+
+std::shared_ptr<DevicePool> device_pool(DeviceApi& device) {
+  // (never destroyed: freeing at exit could outlive the driver)
+  static auto* pools = new std::map<DeviceApi*, std::shared_ptr<DevicePool>>();
+  std::shared_ptr<DevicePool>& pool = (*pools)[&device];
+  if (!pool) {
+    pool = std::make_shared<DevicePool>(device);
+  }
+  return pool;
 }
 
 }  // namespace sot::graph

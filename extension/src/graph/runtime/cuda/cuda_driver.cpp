@@ -228,6 +228,10 @@ class DriverDevice final : public DeviceApi {
            ok(api_.launch_kernel(fn, grid, 1, 1, block, 1, 1, 0, nullptr, params, nullptr), why);
   }
 
+  bool gemm(char kind, std::int64_t m, std::int64_t n, std::int64_t k, const GemmMatrix& a,
+            const GemmMatrix& b, const GemmMatrix& c, std::string* why) override {
+    return current(why) && cublas_gemm(kind, m, n, k, a, b, c, why);
+  }
   bool synchronize(std::string* why) override {
     return current(why) && ok(api_.ctx_synchronize(), why);
   }

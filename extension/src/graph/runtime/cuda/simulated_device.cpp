@@ -1,6 +1,8 @@
 // The simulated CUDA device (simulated_device.hpp).
 #include "graph/runtime/cuda/simulated_device.hpp"
 
+#include <Python.h>
+
 #include <dlfcn.h>
 #include <sys/stat.h>
 
@@ -266,6 +268,80 @@ bool SimulatedDevice::synchronize(std::string* why) {
   const std::lock_guard<std::mutex> lock(mutex_);
   ++counts_.synchronizations;
   return true;
+}
+
+namespace {
+
+// A row-major rows x cols matrix over simulated memory as a NumPy array (a new reference; nullptr
+// with an error set), and the bytes it spans.
+PyObject* matrix_view(const GemmMatrix& g, char kind, std::int64_t rows, std::int64_t cols,
+                      std::size_t* span) {
+  const std::int64_t item = kind == 'd' ? 8 : 4;
+  const std::int64_t outer = g.transposed ? cols : rows;
+  const std::int64_t inner = g.transposed ? rows : cols;
+  *span = static_cast<std::size_t>(((outer - 1) * g.ld + inner) * item);
+  PyObject* numpy = PyImport_ImportModule("numpy");
+  if (numpy == nullptr) {
+    return nullptr;
+  }
+  PyObject* memory = PyMemoryView_FromMemory(
+      reinterpret_cast<char*>(g.address),  // NOLINT(*-int-to-ptr): simulated memory is host memory
+      static_cast<Py_ssize_t>(*span), PyBUF_WRITE);
+  const long long row_stride = g.transposed ? item : g.ld * item;
+  const long long col_stride = g.transposed ? g.ld * item : item;
+  PyObject* view =
+      memory == nullptr
+          ? nullptr
+          : PyObject_CallMethod(numpy, "ndarray", "((LL)sOi(LL))", static_cast<long long>(rows),
+                                static_cast<long long>(cols), kind == 'd' ? "float64" : "float32",
+                                memory, 0, row_stride, col_stride);
+  Py_XDECREF(memory);
+  Py_DECREF(numpy);
+  return view;
+}
+
+}  // namespace
+
+bool SimulatedDevice::gemm(char kind, std::int64_t m, std::int64_t n, std::int64_t k,
+                           const GemmMatrix& a, const GemmMatrix& b, const GemmMatrix& c,
+                           std::string* why) {
+  std::size_t spans[3] = {0, 0, 0};
+  PyObject* views[3] = {matrix_view(a, kind, m, k, &spans[0]),
+                        matrix_view(b, kind, k, n, &spans[1]),
+                        matrix_view(c, kind, m, n, &spans[2])};
+  bool ok = views[0] != nullptr && views[1] != nullptr && views[2] != nullptr;
+  const std::uint64_t addresses[3] = {a.address, b.address, c.address};
+  for (int i = 0; ok && i < 3; ++i) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!inside(addresses[i], spans[i])) {
+      ++counts_.bad_accesses;
+      *why = "a matrix outside every live allocation";
+      ok = false;
+    }
+  }
+  if (ok) {
+    PyObject* numpy = PyImport_ImportModule("numpy");
+    PyObject* matmul = numpy != nullptr ? PyObject_GetAttrString(numpy, "matmul") : nullptr;
+    PyObject* args = matmul != nullptr ? PyTuple_Pack(3, views[0], views[1], views[2]) : nullptr;
+    PyObject* r = args != nullptr ? PyObject_CallObject(matmul, args) : nullptr;
+    ok = r != nullptr;
+    Py_XDECREF(r);
+    Py_XDECREF(args);
+    Py_XDECREF(matmul);
+    Py_XDECREF(numpy);
+  }
+  if (!ok && PyErr_Occurred() != nullptr) {
+    *why = "NumPy's matmul failed";
+    PyErr_Clear();
+  }
+  for (PyObject* v : views) {
+    Py_XDECREF(v);
+  }
+  if (ok) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    ++counts_.gemms;
+  }
+  return ok;
 }
 
 SimulatedCounts SimulatedDevice::counts() const {

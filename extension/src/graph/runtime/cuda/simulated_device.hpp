@@ -28,6 +28,7 @@ struct SimulatedCounts {
   std::uint64_t to_host_bytes = 0;
   std::uint64_t zeroed = 0;
   std::uint64_t launches = 0;
+  std::uint64_t gemms = 0;
   std::uint64_t synchronizations = 0;
   std::uint64_t modules = 0;       // loaded (each compiled for the host, or found in the cache)
   std::uint64_t bad_accesses = 0;  // copies or frees outside any live allocation (a bug)
@@ -57,6 +58,9 @@ class SimulatedDevice final : public DeviceApi {
   bool launch(std::uint64_t function, unsigned grid, unsigned block,
               const std::vector<std::uint64_t>& args, std::string* why) override;
   bool synchronize(std::string* why) override;
+  // NumPy's matmul on the memory (the GIL held): the products NumPy computes, bit for bit.
+  bool gemm(char kind, std::int64_t m, std::int64_t n, std::int64_t k, const GemmMatrix& a,
+            const GemmMatrix& b, const GemmMatrix& c, std::string* why) override;
 
   SimulatedCounts counts() const;
   void reset_counts();

@@ -1,0 +1,103 @@
+#include "graph/backends/cuda/cuda_kernel.hpp"
+
+#include "graph/runtime/cuda/nvrtc.hpp"
+
+namespace sot::graph {
+
+Staging::~Staging() {
+  for (const auto& [address, bytes] : blocks_) {
+    pool_.give(address, bytes);
+  }
+}
+
+std::uint64_t Staging::take(std::size_t bytes, std::string* why) {
+  const std::uint64_t address = pool_.take(bytes, why);
+  if (address != 0) {
+    blocks_.emplace_back(address, bytes);
+  }
+  return address;
+}
+
+CudaKernel::CudaKernel(const kir::Kernel& k, DeviceApi& device) : device_(device) {
+  const auto src = emit_cuda(k, &why_);
+  if (!src) {
+    return;
+  }
+  source_ = *src;
+  ModuleImage image;
+  image.source = source_.code;
+  if (device_.needs_binary()) {
+    CudaBinary binary = compile_cuda(source_.code, device_.arch());
+    compile_seconds_ = binary.seconds;
+    if (!binary.ok) {
+      why_ = "NVRTC: " + binary.error;
+      return;
+    }
+    image.cubin = std::move(binary.cubin);
+    image.ptx = std::move(binary.ptx);
+  }
+  module_ = device_.load_module(image, &why_);
+  if (module_ == 0) {
+    return;
+  }
+  std::vector<std::string> entries;
+  if (!source_.reduces) {
+    entries = {"_flat", "_strided"};
+  } else if (source_.all_axes) {
+    entries = {"_partial", "_total"};
+  } else {
+    entries = {"_rows"};
+  }
+  for (const std::string& e : entries) {
+    const std::uint64_t fn = device_.function(module_, source_.name + e, &why_);
+    if (fn == 0) {
+      return;
+    }
+    functions_.emplace_back(source_.name + e, fn);
+  }
+}
+
+CudaKernel::~CudaKernel() {
+  if (module_ != 0) {
+    device_.unload_module(module_);
+  }
+}
+
+std::uint64_t CudaKernel::function(const std::string& entry) const {
+  for (const auto& [name, fn] : functions_) {
+    if (name == entry) {
+      return fn;
+    }
+  }
+  return 0;
+}
+
+CudaKernel::Launched CudaKernel::launch(const kir::Kernel& k,
+                                        const std::vector<std::int64_t>& domain,
+                                        const std::vector<DeviceArray>& arrays,
+                                        const std::vector<std::uint64_t>& bits, std::uint64_t flags,
+                                        Staging& staging, std::uint64_t* launches,
+                                        std::string* why) {
+  auto plan =
+      plan_launch(k, source_, domain, arrays, bits, flags, 0, device_.multiprocessors(), why);
+  if (!plan) {
+    return Launched::kElsewhere;
+  }
+  if (plan->partial_bytes > 0) {
+    const std::uint64_t partial = staging.take(plan->partial_bytes, why);
+    if (partial == 0) {
+      *why = "device memory: " + *why;
+      return Launched::kElsewhere;
+    }
+    plan->args[CudaArgsLayout{arrays.size(), domain.size(), bits.size()}.partial()] = partial;
+  }
+  *launches += plan->second.empty() ? 1 : 2;
+  if (!device_.launch(function(plan->entry), plan->grid, plan->block, plan->args, why) ||
+      (!plan->second.empty() &&
+       !device_.launch(function(plan->second), 1, plan->block, plan->args, why))) {
+    return Launched::kFailed;
+  }
+  return Launched::kQueued;
+}
+
+}  // namespace sot::graph

@@ -1,0 +1,78 @@
+// A kernel of the kernel IR made ready on a device: emitted as CUDA C++ (cuda_emitter.hpp),
+// compiled by NVRTC where the device needs a binary, its module loaded and its entry points found;
+// and its launch over one run's arrays (cuda_launch.hpp). The fused groups and the residency's copy
+// kernels both run through it. Device memory a run needs for itself (the partials' scratch) comes
+// from a Staging, given back when the run ends.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/backends/cuda/cuda_emitter.hpp"
+#include "graph/backends/cuda/cuda_launch.hpp"
+#include "graph/lower/kernel_ir.hpp"
+#include "graph/runtime/cuda/cuda_device.hpp"
+
+namespace sot::graph {
+
+// Device memory of one run, given back to the pool however the run ends.
+class Staging {
+ public:
+  explicit Staging(DevicePool& pool) : pool_(pool) {}
+  ~Staging();
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+  Staging(Staging&&) = delete;
+  Staging& operator=(Staging&&) = delete;
+
+  // A block of at least `bytes` (0 with `why` when the device has none left).
+  std::uint64_t take(std::size_t bytes, std::string* why);
+
+ private:
+  DevicePool& pool_;
+  std::vector<std::pair<std::uint64_t, std::size_t>> blocks_;
+};
+
+class CudaKernel {
+ public:
+  // Emits, compiles and loads `k` for `device`; usable() false (why() says) when any step failed.
+  CudaKernel(const kir::Kernel& k, DeviceApi& device);
+  ~CudaKernel();
+  CudaKernel(const CudaKernel&) = delete;
+  CudaKernel& operator=(const CudaKernel&) = delete;
+  CudaKernel(CudaKernel&&) = delete;
+  CudaKernel& operator=(CudaKernel&&) = delete;
+
+  bool usable() const { return why_.empty(); }
+  const std::string& why() const { return why_; }
+  const CudaSource& source() const { return source_; }
+  double compile_seconds() const { return compile_seconds_; }
+
+  enum class Launched : std::uint8_t {
+    kQueued,     // on the device's stream
+    kElsewhere,  // nothing launched: the run goes elsewhere (`why`: a layout the launch refuses,
+                 // no device memory)
+    kFailed,     // the device failed (`why`)
+  };
+  // Queues a run of `k` (the kernel it was made from) over `domain` with `arrays` (one per
+  // buffer), the scalars' bits and the flag word at `flags`; `launches` counts the entry points
+  // launched.
+  Launched launch(const kir::Kernel& k, const std::vector<std::int64_t>& domain,
+                  const std::vector<DeviceArray>& arrays, const std::vector<std::uint64_t>& bits,
+                  std::uint64_t flags, Staging& staging, std::uint64_t* launches, std::string* why);
+
+ private:
+  std::uint64_t function(const std::string& entry) const;
+
+  DeviceApi& device_;
+  CudaSource source_;
+  std::uint64_t module_ = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> functions_;
+  std::string why_;
+  double compile_seconds_ = 0;
+};
+
+}  // namespace sot::graph

@@ -1,0 +1,184 @@
+#include "graph/backends/cuda/device_array.hpp"
+
+#include <utility>
+
+#include "core/array_fields.hpp"
+#include "core/loaded_module.hpp"
+
+namespace py = pybind11;
+
+namespace sot::graph {
+
+namespace {
+
+py::tuple int_tuple(const std::vector<std::int64_t>& v) {
+  py::tuple t(v.size());
+  for (std::size_t d = 0; d < v.size(); ++d) {
+    t[d] = py::int_(static_cast<long long>(v[d]));
+  }
+  return t;
+}
+
+std::int64_t product(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (const std::int64_t d : shape) {
+    n *= d;
+  }
+  return n;
+}
+
+PyTypeObject* g_type = nullptr;  // DeviceArray (set by bind_device_array)
+
+}  // namespace
+
+DeviceBlock::DeviceBlock(DeviceApi& d, std::shared_ptr<DevicePool> p,
+                         std::vector<std::int64_t> whole_shape, DType t)
+    : device(d), pool(std::move(p)), shape(std::move(whole_shape)), dtype(t) {
+  bytes = static_cast<std::size_t>(product(shape) * itemsize(dtype));
+}
+
+DeviceBlock::~DeviceBlock() {
+  if (address != 0) {
+    pool->give(address, bytes);
+  }
+  Py_XDECREF(origin);
+}
+
+std::int64_t DeviceValue::size() const {
+  return product(shape);
+}
+
+bool DeviceValue::c_contiguous() const {
+  std::int64_t expected = itemsize(dtype());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] != 1 && strides[d] != expected) {
+      return false;
+    }
+    expected *= shape[d];
+  }
+  return true;
+}
+
+std::vector<std::int64_t> c_strides(const std::vector<std::int64_t>& shape, std::int64_t itemsize) {
+  std::vector<std::int64_t> strides(shape.size(), 0);
+  std::int64_t s = itemsize;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    strides[d] = s;
+    s *= shape[d];
+  }
+  return strides;
+}
+
+std::shared_ptr<DeviceValue> whole_value(std::shared_ptr<DeviceBlock> block) {
+  auto v = std::make_shared<DeviceValue>();
+  v->shape = block->shape;
+  v->strides = c_strides(block->shape, itemsize(block->dtype));
+  v->whole = true;
+  v->block = std::move(block);
+  return v;
+}
+
+TransferCounts& transfer_counts() {
+  static TransferCounts counts;
+  return counts;
+}
+
+bool make_device_current(DeviceBlock& block, std::string* why) {
+  if (block.device_valid) {
+    return true;
+  }
+  if (block.address == 0) {
+    block.address = block.pool->take(block.bytes, why);
+    if (block.address == 0) {
+      *why = "device memory: " + *why;
+      return false;
+    }
+  }
+  if (block.origin != nullptr && block.bytes > 0) {
+    if (!block.device.copy_to_device(block.address, array_fields(block.origin)->data, block.bytes,
+                                     why)) {
+      return false;
+    }
+    ++transfer_counts().arrays_in;
+    transfer_counts().bytes_in += block.bytes;
+  }
+  block.device_valid = true;
+  return true;
+}
+
+bool make_host_current(DeviceBlock& block) {
+  if (block.host_valid) {
+    return true;
+  }
+  if (block.origin == nullptr) {
+    const py::module_ numpy = loaded_module("numpy");
+    py::object made = numpy.attr("empty")(int_tuple(block.shape), std::string(name(block.dtype)));
+    block.origin = made.release().ptr();
+  }
+  std::string why;
+  if (block.bytes > 0 && block.device_valid) {
+    if (!block.device.copy_to_host(array_fields(block.origin)->data, block.address, block.bytes,
+                                   &why)) {
+      PyErr_SetString(PyExc_RuntimeError, ("the device's copy to the host failed: " + why).c_str());
+      return false;
+    }
+    ++transfer_counts().arrays_out;
+    transfer_counts().bytes_out += block.bytes;
+  }
+  block.host_valid = true;
+  return true;
+}
+
+std::shared_ptr<DeviceBlock> upload_copy(DeviceApi& device, const std::shared_ptr<DevicePool>& pool,
+                                         const void* data, std::vector<std::int64_t> shape,
+                                         DType dtype, std::string* why) {
+  auto block = std::make_shared<DeviceBlock>(device, pool, std::move(shape), dtype);
+  if (!make_device_current(*block, why)) {
+    return nullptr;
+  }
+  if (block->bytes > 0) {
+    if (!device.copy_to_device(block->address, data, block->bytes, why)) {
+      return nullptr;
+    }
+    ++transfer_counts().arrays_in;
+    transfer_counts().bytes_in += block->bytes;
+  }
+  return block;
+}
+
+py::object wrap(std::shared_ptr<DeviceValue> value) {
+  return py::cast(std::move(value));
+}
+
+DeviceValue* device_value_of(PyObject* v) {
+  if (g_type == nullptr || Py_TYPE(v) != g_type) {
+    return nullptr;
+  }
+  return py::cast<DeviceValue*>(py::handle(v));
+}
+
+void set_device_array_type(PyTypeObject* type) {
+  g_type = type;
+}
+
+PyObject* host_array(const DeviceValue& v) {
+  if (!make_host_current(*v.block)) {
+    return nullptr;
+  }
+  if (v.whole) {
+    Py_INCREF(v.block->origin);
+    return v.block->origin;
+  }
+  try {
+    const py::module_ numpy = loaded_module("numpy");
+    py::object view = numpy.attr("ndarray")(
+        int_tuple(v.shape), std::string(name(v.dtype())), py::handle(v.block->origin),
+        py::int_(static_cast<long long>(v.offset)), int_tuple(v.strides));
+    return view.release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  }
+}
+
+}  // namespace sot::graph

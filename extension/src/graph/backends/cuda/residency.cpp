@@ -1,0 +1,342 @@
+#include "graph/backends/cuda/residency.hpp"
+
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "core/array_fields.hpp"
+#include "core/loaded_module.hpp"
+#include "graph/backends/cuda/cuda_kernel.hpp"
+#include "graph/backends/cuda/device_library.hpp"
+#include "graph/ir/subgraph.hpp"
+
+namespace py = pybind11;
+
+namespace sot::graph {
+
+namespace {
+
+struct Known {
+  PyObject* ndarray = nullptr;
+  PyObject* getitem = nullptr;
+  PyObject* setitem = nullptr;
+};
+
+const Known& known() {
+  static const Known k = [] {
+    Known out;
+    out.ndarray = py::object(loaded_module("numpy").attr("ndarray")).release().ptr();
+    const py::module_ op = loaded_module("operator");
+    out.getitem = py::object(op.attr("getitem")).release().ptr();
+    out.setitem = py::object(op.attr("setitem")).release().ptr();
+    return out;
+  }();
+  return k;
+}
+
+// The dtype of a native-order array the kernels know, or nullopt.
+std::optional<DType> native_dtype(PyObject* a) {
+  const py::object dtype = py::reinterpret_steal<py::object>(PyObject_GetAttrString(a, "dtype"));
+  if (!dtype) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  try {
+    if (!dtype.attr("isnative").cast<bool>()) {
+      return std::nullopt;
+    }
+    const auto t = dtype_from_name(dtype.attr("name").cast<std::string>());
+    if (t && dtype.attr("itemsize").cast<int>() == itemsize(*t)) {
+      return t;
+    }
+  } catch (py::error_already_set&) {
+    PyErr_Clear();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Residency::Residency(DeviceApi& device, std::shared_ptr<DevicePool> pool)
+    : device_(device), pool_(std::move(pool)) {}
+
+Residency::~Residency() {
+  PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
+  PyErr_Fetch(&type, &value, &tb);
+  if (!flush()) {
+    PyErr_WriteUnraisable(nullptr);
+  }
+  mirrors_.clear();
+  PyErr_Restore(type, value, tb);
+}
+
+bool Residency::takes_as_is(PyObject* fn, PyObject* first) {
+  if (subgraph_of(py::handle(fn)) != nullptr) {
+    return true;
+  }
+  const Known& k = known();
+  return first != nullptr && (fn == k.getitem || fn == k.setitem) &&
+         device_value_of(first) != nullptr;
+}
+
+PyObject* Residency::host_form(PyObject* v) {
+  DeviceValue* d = device_value_of(v);
+  if (d == nullptr) {
+    Py_INCREF(v);
+    return v;
+  }
+  PyObject* h = host_array(*d);
+  if (h != nullptr) {
+    track(d->block);
+  }
+  return h;
+}
+
+PyObject* Residency::try_run(PyObject* fn, PyObject* const* args, std::size_t nargs) {
+  return run_library_op(*this, fn, args, nargs);
+}
+
+void Residency::after_host_step(bool mutates) {
+  if (!mutates) {
+    return;
+  }
+  for (const std::weak_ptr<DeviceBlock>& w : tracked_) {
+    if (const auto b = w.lock(); b && b->origin != nullptr) {
+      b->device_valid = false;  // (the device copy is read again when a kernel needs it)
+    }
+  }
+}
+
+std::shared_ptr<DeviceValue> Residency::mirror(PyObject* a) {
+  if (Py_TYPE(a) != reinterpret_cast<PyTypeObject*>(known().ndarray)) {
+    return nullptr;
+  }
+  const auto found = mirrors_.find(a);
+  if (found != mirrors_.end()) {
+    return found->second;
+  }
+  const ArrayFields* f = array_fields(a);
+  constexpr int kNeeded = kArrayCContiguous | kArrayAligned | kArrayOwnData;
+  if ((f->flags & kNeeded) != kNeeded || f->base != nullptr) {
+    return nullptr;
+  }
+  const std::optional<DType> t = native_dtype(a);
+  if (!t) {
+    return nullptr;
+  }
+  auto block = std::make_shared<DeviceBlock>(
+      device_, pool_, std::vector<std::int64_t>(f->dimensions, f->dimensions + f->nd), *t);
+  if (block->bytes == 0) {
+    return nullptr;
+  }
+  Py_INCREF(a);
+  block->origin = a;
+  block->host_valid = true;
+  track(block);
+  auto value = whole_value(std::move(block));
+  mirrors_.emplace(a, value);
+  return value;
+}
+
+void Residency::wrote(DeviceBlock& block) {
+  block.device_valid = true;
+  if (block.origin != nullptr || block.host_valid) {
+    block.host_valid = false;
+    dirty_ = true;
+  }
+}
+
+void Residency::track(const std::shared_ptr<DeviceBlock>& block) {
+  if (!block->tracked) {
+    block->tracked = true;
+    tracked_.push_back(block);
+  }
+}
+
+bool Residency::flush() {
+  if (!dirty_) {
+    return true;
+  }
+  std::vector<std::weak_ptr<DeviceBlock>> live;
+  bool ok = true;
+  for (const std::weak_ptr<DeviceBlock>& w : tracked_) {
+    const auto b = w.lock();
+    if (!b) {
+      continue;
+    }
+    live.push_back(b);
+    if (ok && b->origin != nullptr && !b->host_valid) {
+      ok = make_host_current(*b);
+    }
+  }
+  tracked_ = std::move(live);
+  dirty_ = !ok;
+  return ok;
+}
+
+void Residency::mirror_inputs(Frame& frame) {
+  for (const int id : frame.program().inputs) {
+    PyObject* v = frame.get(id);
+    if (v == nullptr) {
+      continue;
+    }
+    if (auto m = mirror(v)) {
+      frame.set_owned(id, wrap(std::move(m)).release().ptr());
+    }
+  }
+}
+
+PyObject* Residency::finish(PyObject* outputs) {
+  if (outputs == nullptr || !flush()) {
+    Py_XDECREF(outputs);
+    return nullptr;
+  }
+  if (device_value_of(outputs) != nullptr) {
+    PyObject* h = host_form(outputs);
+    Py_DECREF(outputs);
+    return h;
+  }
+  if (!PyTuple_Check(outputs)) {
+    return outputs;
+  }
+  const Py_ssize_t n = PyTuple_GET_SIZE(outputs);
+  PyObject* out = PyTuple_New(n);
+  for (Py_ssize_t i = 0; out != nullptr && i < n; ++i) {
+    PyObject* h = host_form(PyTuple_GET_ITEM(outputs, i));
+    if (h == nullptr) {
+      Py_CLEAR(out);
+      break;
+    }
+    PyTuple_SET_ITEM(out, i, h);
+  }
+  Py_DECREF(outputs);
+  return out;
+}
+
+Residency* current_residency() {
+  return dynamic_cast<Residency*>(current_value_home());
+}
+
+namespace {
+
+// The copy kernel of one dtype and rank: dst[i] = src[i] over dst's shape, src broadcast.
+struct CopyKernel {
+  kir::Kernel k;
+  std::unique_ptr<CudaKernel> cuda;
+};
+
+kir::Kernel copy_kernel_ir(DType dtype, std::size_t rank) {
+  kir::Kernel k;
+  k.name = "copy_" + std::string(name(dtype)) + "_" + std::to_string(rank);
+  for (std::size_t d = 0; d < rank; ++d) {
+    k.domain.push_back(kir::Dim{1, static_cast<int>(d)});
+  }
+  k.buffers.push_back(kir::Buffer{-1, dtype, k.domain, false, false});
+  k.buffers.push_back(kir::Buffer{-1, dtype, k.domain, true, false});
+  kir::Expr load;
+  load.kind = kir::Expr::Kind::kLoad;
+  load.dtype = dtype;
+  load.buffer = 0;
+  k.exprs.push_back(load);
+  k.stores.push_back(kir::Store{0, 1});
+  return k;
+}
+
+CopyKernel* copy_kernel(DeviceApi& device, DType dtype, std::size_t rank) {
+  static auto* kernels =
+      new std::map<std::tuple<DeviceApi*, int, std::size_t>, std::unique_ptr<CopyKernel>>();
+  auto& slot = (*kernels)[{&device, static_cast<int>(dtype), rank}];
+  if (!slot) {
+    slot = std::make_unique<CopyKernel>();
+    slot->k = copy_kernel_ir(dtype, rank);
+    slot->cuda = std::make_unique<CudaKernel>(slot->k, device);
+  }
+  return slot.get();
+}
+
+// A flag word per device the copy kernels may write (they never report an error).
+std::uint64_t copy_flags(DeviceApi& device, DevicePool& pool, std::string* why) {
+  static auto* words = new std::map<DeviceApi*, std::uint64_t>();
+  auto& word = (*words)[&device];
+  if (word == 0) {
+    word = pool.take(sizeof(unsigned), why);
+    if (word != 0 && !device.zero(word, sizeof(unsigned), why)) {
+      word = 0;
+    }
+  }
+  return word;
+}
+
+bool overlaps(const DeviceValue& a, const DeviceValue& b) {
+  if (a.block != b.block) {
+    return false;
+  }
+  auto extent = [](const DeviceValue& v) {
+    std::int64_t lo = v.offset;
+    std::int64_t hi = v.offset + itemsize(v.dtype());
+    for (std::size_t d = 0; d < v.shape.size(); ++d) {
+      const std::int64_t span = (v.shape[d] - 1) * v.strides[d];
+      (span < 0 ? lo : hi) += span;
+    }
+    return std::pair<std::int64_t, std::int64_t>(lo, hi);
+  };
+  const auto [alo, ahi] = extent(a);
+  const auto [blo, bhi] = extent(b);
+  return alo < bhi && blo < ahi;
+}
+
+bool launch_copy(Residency& r, const DeviceValue& dst, const DeviceValue& src, std::string* why) {
+  CopyKernel* ck = copy_kernel(r.device(), dst.dtype(), dst.shape.size());
+  if (!ck->cuda->usable()) {
+    *why = ck->cuda->why();
+    return false;
+  }
+  const std::uint64_t flags = copy_flags(r.device(), *r.pool(), why);
+  if (flags == 0) {
+    return false;
+  }
+  Staging staging(*r.pool());
+  std::uint64_t launches = 0;
+  return ck->cuda->launch(ck->k, dst.shape, {src.launch_array(), dst.launch_array()}, {}, flags,
+                          staging, &launches, why) == CudaKernel::Launched::kQueued;
+}
+
+}  // namespace
+
+bool copy_on_device(Residency& r, const DeviceValue& dst, const DeviceValue& src,
+                    std::string* why) {
+  const std::size_t rank = dst.shape.size();
+  if (src.dtype() != dst.dtype() || rank == 0 || src.shape.size() > rank) {
+    *why = "not a copy of one dtype into an array";
+    return false;
+  }
+  for (std::size_t d = 0; d < src.shape.size(); ++d) {
+    const std::int64_t n = src.shape[d];
+    if (n != 1 && n != dst.shape[rank - src.shape.size() + d]) {
+      *why = "shapes that do not broadcast";
+      return false;
+    }
+  }
+  if (dst.size() == 0) {
+    return true;
+  }
+  if (!make_device_current(*src.block, why) || !make_device_current(*dst.block, why)) {
+    return false;
+  }
+  if (overlaps(dst, src)) {
+    auto temp =
+        whole_value(std::make_shared<DeviceBlock>(r.device(), r.pool(), src.shape, src.dtype()));
+    if (!make_device_current(*temp->block, why) || !launch_copy(r, *temp, src, why)) {
+      return false;
+    }
+    if (!launch_copy(r, dst, *temp, why)) {
+      return false;
+    }
+  } else if (!launch_copy(r, dst, src, why)) {
+    return false;
+  }
+  r.wrote(*dst.block);
+  return true;
+}
+
+}  // namespace sot::graph

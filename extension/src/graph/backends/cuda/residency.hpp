@@ -1,0 +1,85 @@
+// Residency: where the cuda backend's values live during one run. The arrays its kernels make stay
+// on the device (DeviceArray values in the frames), between groups, across a loop op's steps and a
+// cond op's ways (their graphs run in the same residency); the host arrays the run was given are
+// mirrored on the device when a kernel first reads them, copied in once per run; a value is copied
+// out only when a step on the host reads it, or when the run returns it.
+//
+// The two copies of a block are kept coherent as a cache would keep them:
+// - before a step runs on the host, every block the device wrote since is copied out into its
+//   origin (a host view made earlier may alias it);
+// - after a host step that may change arrays in place, every mirror's device copy is stale (read
+//   again when a kernel next needs it);
+// - a kernel writing a block (the setitem of a device array, on the device) makes its origin stale;
+// - when the run ends, however it ends, every origin is made current (the caller's arrays show
+//   every change), and the run's results come back as NumPy arrays.
+//
+// Runs nest: a loop op's body (and each way of a cond op) runs in the residency of the run around
+// it; any other run (a compiled graph called from the Python code a host step runs) has its own.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "graph/backends/cuda/device_array.hpp"
+#include "graph/exec/program.hpp"
+#include "graph/exec/value_home.hpp"
+#include "graph/runtime/cuda/cuda_device.hpp"
+
+namespace sot::graph {
+
+class Residency final : public ValueHome {
+ public:
+  Residency(DeviceApi& device, std::shared_ptr<DevicePool> pool);
+  ~Residency() override;  // every origin made current (the error indicator kept)
+  Residency(const Residency&) = delete;
+  Residency& operator=(const Residency&) = delete;
+  Residency(Residency&&) = delete;
+  Residency& operator=(Residency&&) = delete;
+
+  bool takes_as_is(PyObject* fn, PyObject* first) override;
+  bool holds(PyObject* v) override { return device_value_of(v) != nullptr; }
+  PyObject* host_form(PyObject* v) override;
+  PyObject* try_run(PyObject* fn, PyObject* const* args, std::size_t nargs) override;
+  bool before_host_step() override { return flush(); }
+  void after_host_step(bool mutates) override;
+
+  DeviceApi& device() { return device_; }
+  const std::shared_ptr<DevicePool>& pool() const { return pool_; }
+  // The mirror of host array `a` (made once per run, its device copy not yet current), or nullptr
+  // when `a` is not an array whose bytes a block can mirror (an exact, aligned, C-contiguous
+  // ndarray owning its memory, of a dtype the kernels know).
+  std::shared_ptr<DeviceValue> mirror(PyObject* a);
+  // A block the device wrote: its origin is stale.
+  void wrote(DeviceBlock& block);
+  // A block that has an origin from now on (made by host_array): kept coherent.
+  void track(const std::shared_ptr<DeviceBlock>& block);
+  // Every origin made current; false with a Python error set.
+  bool flush();
+  // The run's inputs that can be mirrored replaced in `frame` by their mirrors (so that slices of
+  // them are slices on the device).
+  void mirror_inputs(Frame& frame);
+  // The run's outputs (a new reference, stolen) with every DeviceArray replaced by its host form,
+  // every origin made current first; nullptr with an error set.
+  PyObject* finish(PyObject* outputs);
+
+ private:
+  DeviceApi& device_;
+  std::shared_ptr<DevicePool> pool_;
+  std::unordered_map<PyObject*, std::shared_ptr<DeviceValue>> mirrors_;  // by host array
+  std::vector<std::weak_ptr<DeviceBlock>> tracked_;                      // blocks with an origin
+  bool dirty_ = false;  // a tracked block's origin may be stale
+};
+
+// The residency of the calling thread's run, or nullptr.
+Residency* current_residency();
+
+// Copies `src` into `dst` on the device (same dtype; src broadcast to dst's shape), through a
+// temporary block when the two overlap; false with `why` (nothing written) when it cannot.
+bool copy_on_device(Residency& r, const DeviceValue& dst, const DeviceValue& src, std::string* why);
+
+}  // namespace sot::graph

@@ -1,0 +1,63 @@
+// Where a run's values live when not all of them are host objects: the cuda backend keeps the
+// arrays its kernels make on the device (graph/backends/cuda/residency.hpp), as objects that are
+// not NumPy arrays. A Frame made while a home is current (a thread's, set for the run) asks it,
+// for each step it runs on the host, for the host form of every value the step reads; steps that
+// take such values as they are (the loop and cond ops, whose graphs run in the same home; a slice
+// of a device array) get them unchanged.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstddef>
+
+namespace sot::graph {
+
+class ValueHome {
+ public:
+  ValueHome() = default;
+  virtual ~ValueHome() = default;
+  ValueHome(const ValueHome&) = delete;
+  ValueHome& operator=(const ValueHome&) = delete;
+  ValueHome(ValueHome&&) = delete;
+  ValueHome& operator=(ValueHome&&) = delete;
+
+  // Whether a step calling `fn` with first argument `first` (nullptr: none) takes the home's
+  // values as they are.
+  virtual bool takes_as_is(PyObject* fn, PyObject* first) = 0;
+  // Whether `v` is one of the home's values (an array that is not a host object).
+  virtual bool holds(PyObject* v) = 0;
+  // The host form of `v`: a new reference (v itself when it is a host object), or nullptr with an
+  // error set.
+  virtual PyObject* host_form(PyObject* v) = 0;
+  // Runs a step calling `fn` with positional `args` (the frame's values as they are) in the home
+  // when it can (a matrix product of device arrays on the device): a new reference; nullptr with
+  // no error set when it leaves the step to the host, with one set when the step raised.
+  virtual PyObject* try_run(PyObject* fn, PyObject* const* args, std::size_t nargs) {
+    (void)fn, (void)args, (void)nargs;
+    return nullptr;
+  }
+  // Before a step runs on the host (its arguments' host forms taken): every host array shows
+  // what the device wrote. False with an error set.
+  virtual bool before_host_step() = 0;
+  // After a step ran on the host: `mutates` when it may have changed an array in place.
+  virtual void after_host_step(bool mutates) = 0;
+};
+
+// The home of the frames the calling thread makes now (nullptr: all values are host objects).
+ValueHome* current_value_home();
+
+// Makes `home` current for its lifetime, the previous one current again after.
+class ValueHomeScope {
+ public:
+  explicit ValueHomeScope(ValueHome* home);
+  ~ValueHomeScope();
+  ValueHomeScope(const ValueHomeScope&) = delete;
+  ValueHomeScope& operator=(const ValueHomeScope&) = delete;
+  ValueHomeScope(ValueHomeScope&&) = delete;
+  ValueHomeScope& operator=(ValueHomeScope&&) = delete;
+
+ private:
+  ValueHome* previous_;
+};
+
+}  // namespace sot::graph
