@@ -224,3 +224,53 @@ def test_a_matmul_between_two_fused_groups_stays_on_the_device():
         assert G.cuda_simulated_counts()["gemms"] == 2
     x32, w132, w232 = (a.astype(np.float32) for a in (x, w1, w2))
     assert np.array_equal(f(x32, w132, w232), mlp(x32, w132, w232))
+
+
+def view_then_device_write(a, w):
+    y = a * 2.0
+    h = y.T  # (a host step: y's host form, a view of it kept)
+    y[0:2] = w * 3.0  # (on the device; y is not read after)
+    return h
+
+
+def in_place_then_view_write(a, b, w):
+    y = a * 2.0
+    v = y[0:2]
+    y += b  # (an in-place op on the host: the frame's y is its host form)
+    v[...] = w * 3.0
+    return y * 1.0
+
+
+@pytest.mark.parametrize("fn,shapes", [(view_then_device_write, [(4, 5), (2, 5)]),
+                                       (in_place_then_view_write, [(4, 5), (4, 5), (2, 5)])])
+def test_host_views_see_device_writes(fn, shapes):
+    """A host view of a value the device then writes shows the write, also once the value is dead; a kernel reading
+    the host form of a device value reads the value."""
+    f = sot.jit(fn, backend="cuda")
+    for k in range(3):
+        args = [floats(20 + k + i, *s) for i, s in enumerate(shapes)]
+        got, plain = f(*args), fn(*args)
+        assert type(got) is type(plain) and np.array_equal(got, plain), (k, got, plain)
+
+
+def product_plus(a, b):
+    return (a * 1.0) @ b + 1.0
+
+
+def test_a_product_that_is_not_finite_runs_on_the_host_and_warns_as_numpy():
+    f = sot.jit(product_plus, backend="cuda")
+    a, b = floats(30, 3, 4), floats(31, 4, 2)
+    f(a, b)
+    f(a, b)
+    before = G.cuda_simulated_counts()["gemms"]
+    big = np.full((3, 4), 1e200)
+    for args in [(big, b), (a, b)]:
+        with warnings.catch_warnings(record=True) as got_w:
+            warnings.simplefilter("always")
+            got = f(*args)
+        with warnings.catch_warnings(record=True) as plain_w:
+            warnings.simplefilter("always")
+            plain = product_plus(*args)
+        assert np.array_equal(got, plain, equal_nan=True)
+        assert [str(w.message) for w in got_w] == [str(w.message) for w in plain_w]
+    assert G.cuda_simulated_counts()["gemms"] == before + 2

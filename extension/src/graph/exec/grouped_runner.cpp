@@ -55,7 +55,7 @@ PyObject* GroupedRunner::run(PyObject* const* argv, std::size_t nargs) {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
   }
-  return scope ? scope->finish(frame.outputs()) : frame.outputs();
+  return scope ? scope->finish(frame.outputs(), p_->outputs.size()) : frame.outputs();
 }
 
 bool GroupedRunner::run_group(Segment& s, Frame& frame) {

@@ -102,9 +102,12 @@ class GroupBackend {
     virtual ~RunScope() = default;
     // Once the frame is made.
     virtual void start(Frame& frame) { (void)frame; }
-    // The run's outputs as the caller gets them (takes and returns a new reference; nullptr with
-    // an error set).
-    virtual PyObject* finish(PyObject* outputs) { return outputs; }
+    // The run's outputs as the caller gets them (takes and returns a new reference: one value, or
+    // the tuple of `count`; nullptr with an error set).
+    virtual PyObject* finish(PyObject* outputs, std::size_t count) {
+      (void)count;
+      return outputs;
+    }
   };
 
   virtual const Names& names() const = 0;

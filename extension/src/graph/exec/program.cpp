@@ -416,74 +416,82 @@ bool Frame::reuses_in_place(std::size_t k) const {
   return slot.kind == Arg::Kind::kValue && reusable(p_, get(slot.value));
 }
 
+ValueHome* Frame::home_for(const Program::Step& s) const {
+  if (home_ == nullptr) {
+    return nullptr;
+  }
+  const Program::Slot* first = s.args.empty() ? nullptr : &s.args[0];
+  PyObject* first_value =
+      first != nullptr && first->kind == Arg::Kind::kValue ? get(first->value) : nullptr;
+  return home_->takes_as_is(s.fn.ptr(), first_value) ? nullptr : home_;
+}
+
+int Frame::run_in_home(std::size_t k, ValueHome* home, bool release) {
+  const Program::Step& s = p_.steps[k];
+  if (!s.kwnames.is_none() || s.nargs != 2 || s.args.size() != 2 ||
+      s.args[0].kind != Arg::Kind::kValue || s.args[1].kind != Arg::Kind::kValue) {
+    return 0;
+  }
+  PyObject* pair[2] = {get(s.args[0].value), get(s.args[1].value)};
+  PyObject* r = home->try_run(s.fn.ptr(), pair, 2);
+  if (r == nullptr) {
+    return PyErr_Occurred() != nullptr ? -1 : 0;
+  }
+  set_owned(s.result, r);
+  if (p_.check && !check_result(s, r, home_)) {
+    return -1;
+  }
+  if (release) {
+    release_after(k);
+  }
+  return 1;
+}
+
+bool Frame::gather(const Program::Step& s, ValueHome* home, std::vector<PyObject*>* temps) {
+  args_.assign(s.args.size(), nullptr);
+  for (std::size_t a = 0; a < s.args.size(); ++a) {
+    const Program::Slot& slot = s.args[a];
+    if (slot.kind == Arg::Kind::kConst) {
+      args_[a] = slot.constant.ptr();
+      continue;
+    }
+    if (slot.kind == Arg::Kind::kValue) {
+      args_[a] = home != nullptr ? home->host_form(get(slot.value)) : get(slot.value);
+      if (home == nullptr) {
+        continue;
+      }
+    } else {
+      args_[a] = make_sequence(slot, *this, home);
+    }
+    if (args_[a] == nullptr) {
+      return false;
+    }
+    temps->push_back(args_[a]);
+  }
+  return true;
+}
+
 bool Frame::run_step(std::size_t k, bool release) {
   const Program::Step& s = p_.steps[k];
   // A step on the host reads its values' host forms; one that takes the home's values as they are
-  // (a loop op) gets them unchanged.
-  ValueHome* home = home_;
+  // (a loop op) gets them unchanged, and the home may run one itself (a product on the device).
+  ValueHome* home = home_for(s);
   if (home != nullptr) {
-    const Program::Slot* first = s.args.empty() ? nullptr : &s.args[0];
-    PyObject* first_value =
-        first != nullptr && first->kind == Arg::Kind::kValue ? get(first->value) : nullptr;
-    if (home->takes_as_is(s.fn.ptr(), first_value)) {
-      home = nullptr;
+    const int ran = run_in_home(k, home, release);
+    if (ran != 0) {
+      return ran > 0;
     }
   }
-  if (home != nullptr && s.kwnames.is_none() && s.nargs == 2 && s.args.size() == 2 &&
-      s.args[0].kind == Arg::Kind::kValue && s.args[1].kind == Arg::Kind::kValue) {
-    PyObject* pair[2] = {get(s.args[0].value), get(s.args[1].value)};
-    if (PyObject* r = home->try_run(s.fn.ptr(), pair, 2)) {
-      set_owned(s.result, r);
-      if (p_.check && !check_result(s, r, home_)) {
-        return false;
-      }
-      if (release) {
-        release_after(k);
-      }
-      return true;
-    }
-    if (PyErr_Occurred() != nullptr) {
-      return false;
-    }
-  }
-  args_.assign(s.args.size(), nullptr);
   std::vector<PyObject*> temps;
-  bool failed = false;
-  for (std::size_t a = 0; a < s.args.size() && !failed; ++a) {
-    const Program::Slot& slot = s.args[a];
-    if (slot.kind == Arg::Kind::kValue) {
-      args_[a] = get(slot.value);
-      if (home != nullptr) {
-        args_[a] = home->host_form(args_[a]);
-        failed = args_[a] == nullptr;
-        if (!failed) {
-          temps.push_back(args_[a]);
-        }
-      }
-    } else if (slot.kind == Arg::Kind::kConst) {
-      args_[a] = slot.constant.ptr();
-    } else {
-      args_[a] = make_sequence(slot, *this, home);
-      failed = args_[a] == nullptr;
-      if (!failed) {
-        temps.push_back(args_[a]);
-      }
-    }
-  }
   PyObject* r = nullptr;
-  if (!failed && home != nullptr) {
-    failed = !home->before_host_step();
-  }
-  if (!failed) {
+  if (gather(s, home, &temps) && (home == nullptr || home->before_host_step())) {
     if (home != nullptr) {
       const ValueHomeScope host(nullptr);  // (what the step calls sees host values only)
       r = call_step(p_, s, args_);
+      home->after_host_step(s.mutates || !s.kwnames.is_none());
     } else {
       r = call_step(p_, s, args_);
     }
-  }
-  if (home != nullptr) {
-    home->after_host_step(s.mutates || !s.kwnames.is_none());
   }
   if (r != nullptr && s.mutates && r == Py_None) {
     // The result is the changed array itself: setitem returns None (iadd returns the array, a

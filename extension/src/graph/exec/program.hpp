@@ -99,6 +99,14 @@ class Frame {
   };
 
  private:
+  // The home that step `s` reads host forms from (nullptr: none, or the step takes its values as
+  // they are).
+  ValueHome* home_for(const Program::Step& s) const;
+  // Step `k` run by `home` itself: 1 done, 0 not (the host runs it), -1 an error is set.
+  int run_in_home(std::size_t k, ValueHome* home, bool release);
+  // The step's arguments into args_ (host forms from `home`; the new references into `temps`);
+  // false with an error set.
+  bool gather(const Program::Step& s, ValueHome* home, std::vector<PyObject*>* temps);
   static std::unique_ptr<Tables> take_tables();
   static void give_tables(std::unique_ptr<Tables> tables);
 

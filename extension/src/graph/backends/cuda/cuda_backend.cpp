@@ -248,6 +248,10 @@ class CudaGroup final : public GroupKernel {
   // kFailed say why; kError has a Python error set.
   Taken take_input(Residency& r, std::size_t b, PyObject* v, DeviceValue* out, std::string* why) {
     if (const DeviceValue* d = device_value_of(v)) {
+      if (&d->block->device != &device_) {
+        *why = "an array on another device";
+        return Taken::kElsewhere;
+      }
       if (d->dtype() != k_.buffers[b].dtype) {
         *why = "an input of another dtype";
         return Taken::kElsewhere;
@@ -341,6 +345,7 @@ class CudaGroup final : public GroupKernel {
       return give_up(why);
     }
     std::vector<DeviceArray> arrays;
+    arrays.reserve(values.size());
     for (const DeviceValue& v : values) {
       arrays.push_back(v.launch_array());
     }
@@ -435,7 +440,9 @@ class ResidentRun final : public GroupBackend::RunScope {
   ResidentRun& operator=(ResidentRun&&) = delete;
 
   void start(Frame& frame) override { residency_.mirror_inputs(frame); }
-  PyObject* finish(PyObject* outputs) override { return residency_.finish(outputs); }
+  PyObject* finish(PyObject* outputs, std::size_t count) override {
+    return residency_.finish(outputs, count);
+  }
 
  private:
   Residency residency_;

@@ -38,6 +38,15 @@ DeviceBlock::DeviceBlock(DeviceApi& d, std::shared_ptr<DevicePool> p,
 }
 
 DeviceBlock::~DeviceBlock() {
+  // A block the device wrote whose origin outlives it (a host view of the origin is held): the
+  // origin shows what the device wrote.
+  if (origin != nullptr && !host_valid && device_valid && Py_REFCNT(origin) > 1 && bytes > 0) {
+    std::string why;
+    if (device.copy_to_host(array_fields(origin)->data, address, bytes, &why)) {
+      ++transfer_counts().arrays_out;
+      transfer_counts().bytes_out += bytes;
+    }
+  }
   if (address != 0) {
     pool->give(address, bytes);
   }
@@ -111,9 +120,14 @@ bool make_host_current(DeviceBlock& block) {
     return true;
   }
   if (block.origin == nullptr) {
-    const py::module_ numpy = loaded_module("numpy");
-    py::object made = numpy.attr("empty")(int_tuple(block.shape), std::string(name(block.dtype)));
-    block.origin = made.release().ptr();
+    try {
+      const py::module_ numpy = loaded_module("numpy");
+      py::object made = numpy.attr("empty")(int_tuple(block.shape), std::string(name(block.dtype)));
+      block.origin = made.release().ptr();
+    } catch (py::error_already_set& e) {
+      e.restore();
+      return false;
+    }
   }
   std::string why;
   if (block.bytes > 0 && block.device_valid) {
@@ -146,8 +160,8 @@ std::shared_ptr<DeviceBlock> upload_copy(DeviceApi& device, const std::shared_pt
   return block;
 }
 
-py::object wrap(std::shared_ptr<DeviceValue> value) {
-  return py::cast(std::move(value));
+py::object wrap(const std::shared_ptr<DeviceValue>& value) {
+  return py::cast(value);
 }
 
 DeviceValue* device_value_of(PyObject* v) {

@@ -83,7 +83,7 @@ std::shared_ptr<DeviceBlock> upload_copy(DeviceApi& device, const std::shared_pt
                                          DType dtype, std::string* why);
 
 // The Python object of a value (a new DeviceArray).
-pybind11::object wrap(std::shared_ptr<DeviceValue> value);
+pybind11::object wrap(const std::shared_ptr<DeviceValue>& value);
 // The value a Python object is, or nullptr when it is not a DeviceArray.
 DeviceValue* device_value_of(PyObject* v);
 // The host form of `v`, its block's origin made current: the origin itself for the whole array,

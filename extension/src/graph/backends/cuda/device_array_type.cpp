@@ -101,6 +101,10 @@ py::object getitem(const py::object& self, const py::object& key) {
   if (auto view = basic_view(v, key.ptr())) {
     return wrap(std::make_shared<DeviceValue>(std::move(*view)));
   }
+  Residency* r = current_residency();
+  if (r != nullptr && !r->flush()) {  // (the key may be a host view of an array the device wrote)
+    throw py::error_already_set();
+  }
   return host_of(self)[key];
 }
 

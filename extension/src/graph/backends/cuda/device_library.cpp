@@ -3,13 +3,17 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/loaded_module.hpp"
+#include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/device_array.hpp"
 #include "graph/backends/cuda/residency.hpp"
 
@@ -48,6 +52,10 @@ std::optional<GemmMatrix> as_matrix(const DeviceValue& v) {
   const std::int64_t s0 = v.strides[0];
   const std::int64_t s1 = v.strides[1];
   const std::uint64_t address = v.block->address + static_cast<std::uint64_t>(v.offset);
+  constexpr std::int64_t kMostLd = std::numeric_limits<int>::max();
+  if (s0 / item > kMostLd || s1 / item > kMostLd) {
+    return std::nullopt;
+  }
   if ((cols == 1 || s1 == item) && s0 > 0 && s0 % item == 0 && s0 / item >= cols) {
     return GemmMatrix{address, s0 / item, false};
   }
@@ -58,6 +66,102 @@ std::optional<GemmMatrix> as_matrix(const DeviceValue& v) {
     return GemmMatrix{address, s1 / item, true};
   }
   return std::nullopt;
+}
+
+// The check of a product's result (NumPy's matmul warns "overflow" or "invalid value" where its
+// result is not finite, and the BLAS reports nothing): x * 0.0 is NaN from a non-NaN operand where
+// x is infinite, sqrt(where(isnan(x), -1.0, 1.0)) where x is NaN; either sets the kernel's invalid
+// flag.
+struct FiniteCheck {
+  kir::Kernel k;
+  std::unique_ptr<CudaKernel> cuda;
+};
+
+kir::Expr scalar_expr(kir::Kernel& k, double v, DType dtype) {
+  kir::Expr e;
+  e.kind = kir::Expr::Kind::kScalar;
+  e.dtype = dtype;
+  e.scalar = static_cast<int>(k.scalars.size());
+  k.scalars.push_back(kir::Scalar{-1, py::float_(v)});
+  return e;
+}
+
+kir::Expr call_expr(const char* fn, std::vector<int> operands, DType dtype) {
+  kir::Expr e;
+  e.kind = kir::Expr::Kind::kCall;
+  e.fn = fn;
+  e.ufunc = loaded_module("numpy").attr(fn);
+  e.operands = std::move(operands);
+  e.dtype = dtype;
+  return e;
+}
+
+kir::Kernel finite_check_ir(DType dtype) {
+  kir::Kernel k;
+  k.name = std::string("finite_") + std::string(name(dtype));
+  k.domain = {kir::Dim{1, 0}};
+  k.buffers.push_back(kir::Buffer{-1, dtype, k.domain, false, false});
+  k.buffers.push_back(kir::Buffer{-1, dtype, k.domain, true, false});
+  kir::Expr load;
+  load.kind = kir::Expr::Kind::kLoad;
+  load.dtype = dtype;
+  load.buffer = 0;
+  k.exprs.push_back(load);                                   // e0 = x
+  k.exprs.push_back(scalar_expr(k, 0.0, dtype));             // e1
+  k.exprs.push_back(call_expr("multiply", {0, 1}, dtype));   // e2 = x * 0.0
+  k.exprs.push_back(call_expr("isnan", {0}, DType::kBool));  // e3
+  k.exprs.push_back(scalar_expr(k, -1.0, dtype));            // e4
+  k.exprs.push_back(scalar_expr(k, 1.0, dtype));             // e5
+  kir::Expr select;                                          // e6
+  select.kind = kir::Expr::Kind::kSelect;
+  select.fn = "where";
+  select.ufunc = loaded_module("numpy").attr("where");
+  select.operands = {3, 4, 5};
+  select.dtype = dtype;
+  k.exprs.push_back(select);
+  k.exprs.push_back(call_expr("sqrt", {6}, dtype));    // e7
+  k.exprs.push_back(call_expr("add", {2, 7}, dtype));  // e8
+  k.stores.push_back(kir::Store{8, 1});
+  return k;
+}
+
+// Whether every element of the product's result is finite (nullopt: it could not be checked).
+std::optional<bool> all_finite(Residency& r, const DeviceValue& c) {
+  static auto* checks = new std::map<std::pair<DeviceApi*, int>, std::unique_ptr<FiniteCheck>>();
+  auto& check = (*checks)[{&r.device(), static_cast<int>(c.dtype())}];
+  if (!check) {
+    check = std::make_unique<FiniteCheck>();
+    check->k = finite_check_ir(c.dtype());
+    check->cuda = std::make_unique<CudaKernel>(check->k, r.device());
+  }
+  if (!check->cuda->usable()) {
+    return std::nullopt;
+  }
+  std::string why;
+  Staging staging(*r.pool());
+  const std::uint64_t flags = staging.take(sizeof(unsigned), &why);
+  const std::uint64_t scratch = staging.take(c.block->bytes, &why);
+  if (flags == 0 || scratch == 0 || !r.device().zero(flags, sizeof(unsigned), &why)) {
+    return std::nullopt;
+  }
+  const std::int64_t n = c.size();
+  const std::int64_t item = itemsize(c.dtype());
+  const std::vector<DeviceArray> arrays = {DeviceArray{c.block->address, {n}, {item}},
+                                           DeviceArray{scratch, {n}, {item}}};
+  std::vector<std::uint64_t> bits;
+  for (const double v : {0.0, -1.0, 1.0}) {
+    std::uint64_t b = 0;
+    std::memcpy(&b, &v, sizeof b);
+    bits.push_back(b);
+  }
+  std::uint64_t launches = 0;
+  unsigned word = 0;
+  if (check->cuda->launch(check->k, {n}, arrays, bits, flags, staging, &launches, &why) !=
+          CudaKernel::Launched::kQueued ||
+      !r.device().copy_to_host(&word, flags, sizeof word, &why)) {
+    return std::nullopt;
+  }
+  return word == 0;
 }
 
 }  // namespace
@@ -98,7 +202,17 @@ PyObject* run_library_op(Residency& r, PyObject* fn, PyObject* const* args, std:
   if (!r.device().gemm(kind, m, n, k, *ma, *mb, GemmMatrix{block->address, n, false}, &why)) {
     return nullptr;
   }
-  return wrap(whole_value(std::move(block))).release().ptr();
+  auto result = whole_value(std::move(block));
+  const std::optional<bool> finite = all_finite(r, *result);
+  if (!finite || !*finite) {
+    return nullptr;  // (NumPy's matmul on the host: it warns or raises as the error state says)
+  }
+  try {
+    return wrap(result).release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  }
 }
 
 }  // namespace sot::graph

@@ -101,7 +101,7 @@ void Residency::after_host_step(bool mutates) {
     return;
   }
   for (const std::weak_ptr<DeviceBlock>& w : tracked_) {
-    if (const auto b = w.lock(); b && b->origin != nullptr) {
+    if (const auto b = w.lock(); b && b->origin != nullptr && b->host_valid) {
       b->device_valid = false;  // (the device copy is read again when a kernel needs it)
     }
   }
@@ -114,6 +114,13 @@ std::shared_ptr<DeviceValue> Residency::mirror(PyObject* a) {
   const auto found = mirrors_.find(a);
   if (found != mirrors_.end()) {
     return found->second;
+  }
+  // The origin of a block the device made (a host step read it): that block, not a second one.
+  if (const auto made = origins_.find(a); made != origins_.end()) {
+    if (auto block = made->second.lock()) {
+      return whole_value(std::move(block));
+    }
+    origins_.erase(made);
   }
   const ArrayFields* f = array_fields(a);
   constexpr int kNeeded = kArrayCContiguous | kArrayAligned | kArrayOwnData;
@@ -150,6 +157,9 @@ void Residency::track(const std::shared_ptr<DeviceBlock>& block) {
   if (!block->tracked) {
     block->tracked = true;
     tracked_.push_back(block);
+    if (block->origin != nullptr && mirrors_.count(block->origin) == 0) {
+      origins_[block->origin] = block;
+    }
   }
 }
 
@@ -181,25 +191,37 @@ void Residency::mirror_inputs(Frame& frame) {
       continue;
     }
     if (auto m = mirror(v)) {
-      frame.set_owned(id, wrap(std::move(m)).release().ptr());
+      try {
+        frame.set_owned(id, wrap(m).release().ptr());
+      } catch (py::error_already_set&) {
+        PyErr_Clear();  // (the input stays the host array it is)
+      }
     }
   }
 }
 
-PyObject* Residency::finish(PyObject* outputs) {
+PyObject* Residency::finish(PyObject* outputs, std::size_t count) {
   if (outputs == nullptr || !flush()) {
     Py_XDECREF(outputs);
     return nullptr;
   }
-  if (device_value_of(outputs) != nullptr) {
+  if (count == 1) {
+    if (device_value_of(outputs) == nullptr) {
+      return outputs;
+    }
     PyObject* h = host_form(outputs);
     Py_DECREF(outputs);
     return h;
   }
-  if (!PyTuple_Check(outputs)) {
+  // (several outputs: the exact tuple the frame made)
+  const Py_ssize_t n = PyTuple_GET_SIZE(outputs);
+  bool any = false;
+  for (Py_ssize_t i = 0; i < n && !any; ++i) {
+    any = device_value_of(PyTuple_GET_ITEM(outputs, i)) != nullptr;
+  }
+  if (!any) {
     return outputs;
   }
-  const Py_ssize_t n = PyTuple_GET_SIZE(outputs);
   PyObject* out = PyTuple_New(n);
   for (Py_ssize_t i = 0; out != nullptr && i < n; ++i) {
     PyObject* h = host_form(PyTuple_GET_ITEM(outputs, i));

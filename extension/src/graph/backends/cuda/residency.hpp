@@ -63,15 +63,19 @@ class Residency final : public ValueHome {
   // The run's inputs that can be mirrored replaced in `frame` by their mirrors (so that slices of
   // them are slices on the device).
   void mirror_inputs(Frame& frame);
-  // The run's outputs (a new reference, stolen) with every DeviceArray replaced by its host form,
-  // every origin made current first; nullptr with an error set.
-  PyObject* finish(PyObject* outputs);
+  // The run's outputs (a new reference, stolen: one value, or the tuple of `count` values the
+  // frame made) with every DeviceArray replaced by its host form, every origin made current
+  // first; nullptr with an error set.
+  PyObject* finish(PyObject* outputs, std::size_t count);
 
  private:
   DeviceApi& device_;
   std::shared_ptr<DevicePool> pool_;
   std::unordered_map<PyObject*, std::shared_ptr<DeviceValue>> mirrors_;  // by host array
   std::vector<std::weak_ptr<DeviceBlock>> tracked_;                      // blocks with an origin
+  // the origins made for blocks the device made, by host array (a kernel reading one reads the
+  // block)
+  std::unordered_map<PyObject*, std::weak_ptr<DeviceBlock>> origins_;
   bool dirty_ = false;  // a tracked block's origin may be stale
 };
 

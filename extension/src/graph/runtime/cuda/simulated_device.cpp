@@ -320,12 +320,32 @@ bool SimulatedDevice::gemm(char kind, std::int64_t m, std::int64_t n, std::int64
     }
   }
   if (ok) {
+    // (as cuBLAS, quietly: the backend checks the result and runs NumPy's own where it is not
+    // finite)
     PyObject* numpy = PyImport_ImportModule("numpy");
-    PyObject* matmul = numpy != nullptr ? PyObject_GetAttrString(numpy, "matmul") : nullptr;
+    PyObject* quiet =
+        numpy != nullptr ? PyObject_CallMethod(numpy, "seterr", "s", "ignore") : nullptr;
+    PyObject* matmul = quiet != nullptr ? PyObject_GetAttrString(numpy, "matmul") : nullptr;
     PyObject* args = matmul != nullptr ? PyTuple_Pack(3, views[0], views[1], views[2]) : nullptr;
     PyObject* r = args != nullptr ? PyObject_CallObject(matmul, args) : nullptr;
     ok = r != nullptr;
     Py_XDECREF(r);
+    if (quiet != nullptr) {
+      PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
+      PyErr_Fetch(&type, &value, &tb);
+      PyObject* seterr = PyObject_GetAttrString(numpy, "seterr");  // seterr(**before)
+      PyObject* none = PyTuple_New(0);
+      PyObject* back =
+          seterr != nullptr && none != nullptr ? PyObject_Call(seterr, none, quiet) : nullptr;
+      if (back == nullptr) {
+        PyErr_Clear();
+      }
+      Py_XDECREF(back);
+      Py_XDECREF(none);
+      Py_XDECREF(seterr);
+      PyErr_Restore(type, value, tb);
+      Py_DECREF(quiet);
+    }
     Py_XDECREF(args);
     Py_XDECREF(matmul);
     Py_XDECREF(numpy);
