@@ -98,6 +98,9 @@ test-python: $(BUILD)/test-jupyter
 	@echo "   kernel also emitted as CUDA C++ and compiled by NVRTC for sm_90 (the CUDA compile check), tier C's"
 	@echo "   native loops compiled before their first run (every run of them native)"
 	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_BLOCK=64 SOT_CUDA_CHECK=1 SOT_CPU_TIER_C=sync $(PYTEST) tests/python/graph
+	@echo "== The cuda backend's NumPy suites on the simulated device (residency: device values across groups, loop"
+	@echo "   steps and cond ways; kernels compiled for the host from their CUDA C++; products as NumPy's matmul)"
+	$(TEST_JUPYTER_ENV) SOT_BACKEND=cuda SOT_CUDA_SIMULATE=1 $(PYTEST) $(addprefix tests/python/graph/,$(CUDA_SIM_SUITES))
 	@echo "== NumPy suites on the cpu backend under NumPy 1.24, every graph native from its first call (tier C forced:"
 	@echo "   its hot calls 0, graphs with no loop op included, compiled before their first run)"
 	$(TEST_JUPYTER_ENV) SOT_BACKEND=cpu SOT_CPU_BLOCK=64 SOT_CPU_TIER_C=sync SOT_CPU_TIER_C_HOT=0 $(PYTEST_NP124) tests/python/graph
@@ -105,6 +108,11 @@ test-python: $(BUILD)/test-jupyter
 	$(TEST_JUPYTER_ENV) $(PYTEST_NP124) tests/python/graph
 	@echo "== NumPy suites under NumPy 1.24 with NEP 50 promotion ('weak' state), on the numpy reference backend"
 	$(TEST_JUPYTER_ENV) SOT_BACKEND=numpy SOT_TEST_NUMPY_PROMOTION=weak $(PYTEST_NP124) tests/python/graph
+
+# The suites the cuda backend runs on the simulated device in make test (tests/device/cuda_check.sh runs these and
+# more on a GPU).
+CUDA_SIM_SUITES := test_numpy_elementwise.py test_numpy_more.py test_numpy_shapes.py test_numpy_errors.py \
+  test_numpy_programs.py test_numpy_loops.py test_numpy_conds.py test_numpy_while_loops.py
 
 # Every pure-Python suite (NumPy 2.x and the magics included) with pyenv's 3.12.1 and 3.13.0, from their
 # environments, every graph native from its first call (tier C forced: compiled before its first run, its hot

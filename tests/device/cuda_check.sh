@@ -60,7 +60,7 @@ G=tests/python/graph
 # test_numpy_cache.py, whose cases run in its process)
 SUITE_GROUPS=("$G/test_numpy_elementwise.py" "$G/test_numpy_more.py" "$G/test_numpy_shapes.py $G/test_numpy_errors.py"
   "$G/test_numpy_programs.py" "$G/test_numpy_loops.py" "$G/test_cuda_compile.py $G/test_cuda_driver.py"
-  "$G/test_numpy_breadth.py"
+  "$G/test_numpy_breadth.py" "$G/test_numpy_conds.py $G/test_numpy_while_loops.py"
   "$G/test_numpy_cache.py" "$G/test_numpy_buffer_reuse.py $G/test_numpy_opaque_dtypes.py $G/test_numpy_power_dtypes.py")
 # SOT_DEVICE_ONLY="a.py b.py": a rerun of those files alone (each in a process of its own), no corpus, bench or
 # sanitizer
@@ -111,6 +111,15 @@ G = sot._sot.graph
 G.cuda_transfer_counts(reset=True)
 h(x[0].copy(), 40)
 print("the heat loop's run moved (arrays, not flag words):", G.cuda_transfer_counts())
+def mlp(x, w1, w2):
+    return np.maximum(x @ w1 + 1.0, 0.0) @ w2 * 2.0
+m = sot.jit(mlp, backend="cuda")
+w1, w2 = np.random.default_rng(1).standard_normal((2, 257, 257))
+for _ in range(3):
+    got = m(x[0], w1, w2)
+G.cuda_transfer_counts(reset=True)
+got = m(x[0], w1, w2)
+print("mlp: max error", float(np.max(np.abs(got - mlp(x[0], w1, w2)))), "moved", G.cuda_transfer_counts())
 c = sot.explain(f, x, y).graphs[0]["compiled"]
 print([(gr["op_names"], gr.get("status"), gr.get("path_runs"), gr.get("fallback_runs")) for gr in c.plan()["groups"]])
 PYEOF
