@@ -32,13 +32,46 @@ GroupedRunner::GroupedRunner(std::unique_ptr<Program> program, const Graph& grap
   }
 }
 
+namespace {
+
+thread_local int t_host_only = 0;
+
+// Every group on the host while it lives.
+class HostOnly {
+ public:
+  HostOnly() { ++t_host_only; }
+  ~HostOnly() { --t_host_only; }
+  HostOnly(const HostOnly&) = delete;
+  HostOnly& operator=(const HostOnly&) = delete;
+  HostOnly(HostOnly&&) = delete;
+  HostOnly& operator=(HostOnly&&) = delete;
+};
+
+}  // namespace
+
+bool host_only_runs() {
+  return t_host_only > 0;
+}
+
 PyObject* GroupedRunner::run(PyObject* const* argv, std::size_t nargs) {
   if (!check_input_count(*p_, nargs)) {
     return nullptr;
   }
-  const std::unique_ptr<GroupBackend::RunScope> scope = backend_->open_run();
+  {
+    const std::unique_ptr<GroupBackend::RunScope> scope =
+        host_only_runs() ? nullptr : backend_->open_run();
+    PyObject* out = run_segments(argv, scope.get());
+    if (out != nullptr || !scope || !scope->rerun_on_host()) {
+      return out;
+    }
+  }  // (the abandoned run's values and device memory gone)
+  const HostOnly host;
+  return run_segments(argv, nullptr);
+}
+
+PyObject* GroupedRunner::run_segments(PyObject* const* argv, GroupBackend::RunScope* scope) {
   Frame frame(*p_, argv);
-  if (scope) {
+  if (scope != nullptr) {
     scope->start(frame);
   }
   backend_->begin_run(frame);
@@ -55,11 +88,15 @@ PyObject* GroupedRunner::run(PyObject* const* argv, std::size_t nargs) {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
   }
-  return scope ? scope->finish(frame.outputs(), p_->outputs.size()) : frame.outputs();
+  return scope != nullptr ? scope->finish(frame.outputs(), p_->outputs.size()) : frame.outputs();
 }
 
 bool GroupedRunner::run_group(Segment& s, Frame& frame) {
   if (!s.kernel) {
+    return run_group_steps(s.group, frame);
+  }
+  if (host_only_runs()) {
+    ++s.counts.fallback_runs;
     return run_group_steps(s.group, frame);
   }
   if (s.kernel->wants_host_run()) {

@@ -108,6 +108,9 @@ class GroupBackend {
       (void)count;
       return outputs;
     }
+    // After the run failed: true (the error cleared) when it is to run again with every group on
+    // the host, having changed nothing the caller sees (the cuda backend's flags said so).
+    virtual bool rerun_on_host() { return false; }
   };
 
   virtual const Names& names() const = 0;
@@ -123,6 +126,10 @@ class GroupBackend {
   // The backend's own plan-level entries (its pools).
   virtual void describe(pybind11::dict& plan) const { (void)plan; }
 };
+
+// Whether the calling thread is running a graph again on the host (RunScope::rerun_on_host): its
+// groups run their ops, and so do the graphs it runs in turn (a loop body's).
+bool host_only_runs();
 
 class GroupedRunner final : public Runner {
  public:
@@ -141,6 +148,8 @@ class GroupedRunner final : public Runner {
     GroupKernel::Counts counts;
   };
 
+  // One run of the segments in `scope` (nullptr: none): the outputs, or nullptr with an error set.
+  PyObject* run_segments(PyObject* const* argv, GroupBackend::RunScope* scope);
   bool run_group(Segment& s, Frame& frame);
 
   std::unique_ptr<Program> p_;

@@ -41,13 +41,6 @@ namespace sot::graph {
 
 namespace {
 
-// NumPy's floating-point flags (FE_*) from the kernel's flag word.
-int fe_flags_of(unsigned word) {
-  return ((word & kCudaDivide) != 0U ? FE_DIVBYZERO : 0) |
-         ((word & kCudaOverflow) != 0U ? FE_OVERFLOW : 0) |
-         ((word & kCudaInvalid) != 0U ? FE_INVALID : 0);
-}
-
 // A shape as the tuple of ints NumPy takes (built here: this file has no STL casters).
 py::tuple shape_tuple(const std::vector<std::int64_t>& shape) {
   py::tuple t(shape.size());
@@ -336,12 +329,16 @@ class CudaGroup final : public GroupKernel {
       }
       values[b] = *whole_value(std::move(block));
     }
+    // Optimistic (residency.hpp): the run's flag word, read when the run ends or leaves the
+    // device; else a word of this run's, read now.
+    const bool optimistic = r->optimistic();
     Staging staging(*pool_);
-    const std::uint64_t flags = staging.take(sizeof(unsigned), &why);
+    const std::uint64_t flags =
+        optimistic ? r->flag_word(&why) : staging.take(sizeof(unsigned), &why);
     if (flags == 0) {
       return replay("device memory: " + why);
     }
-    if (!device_.zero(flags, sizeof(unsigned), &why)) {
+    if (!optimistic && !device_.zero(flags, sizeof(unsigned), &why)) {
       return give_up(why);
     }
     std::vector<DeviceArray> arrays;
@@ -357,6 +354,10 @@ class CudaGroup final : public GroupKernel {
       case CudaKernel::Launched::kFailed:
         return give_up(why);
     }
+    if (optimistic) {
+      r->queued();
+      return finish(frame, values, *r);
+    }
     unsigned word = 0;
     if (!device_.synchronize(&why) || !device_.copy_to_host(&word, flags, sizeof word, &why)) {
       return give_up(why);
@@ -365,12 +366,12 @@ class CudaGroup final : public GroupKernel {
     if (reported_fe_flags(fe_flags_of(word)) != 0) {
       return replay("a floating-point error the error state reports");
     }
-    return finish(frame, values);
+    return finish(frame, values, *r);
   }
 
   // The outputs into the frame: arrays as device arrays, a full reduction's result as the NumPy
   // scalar it is (copied out now: Python code reads it).
-  Outcome finish(Frame& frame, const std::vector<DeviceValue>& values) {
+  Outcome finish(Frame& frame, const std::vector<DeviceValue>& values, Residency& r) {
     std::vector<std::pair<int, py::object>> made;
     for (std::size_t b = 0; b < values.size(); ++b) {
       if (!k_.buffers[b].output) {
@@ -380,6 +381,9 @@ class CudaGroup final : public GroupKernel {
       if (!scalar_[b]) {
         made.emplace_back(k_.buffers[b].value, wrap(std::make_shared<DeviceValue>(v)));
         continue;
+      }
+      if (!r.check_flags()) {  // (the value is read now: the kernels before it were right)
+        return Outcome::kError;
       }
       py::object out = loaded_module("numpy").attr("empty")(shape_tuple(v.shape), dtypes_[b]);
       std::string why;
@@ -443,6 +447,7 @@ class ResidentRun final : public GroupBackend::RunScope {
   PyObject* finish(PyObject* outputs, std::size_t count) override {
     return residency_.finish(outputs, count);
   }
+  bool rerun_on_host() override { return residency_.rerun_on_host(); }
 
  private:
   Residency residency_;

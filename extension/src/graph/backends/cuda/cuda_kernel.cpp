@@ -1,8 +1,16 @@
 #include "graph/backends/cuda/cuda_kernel.hpp"
 
+#include <cfenv>
+
 #include "graph/runtime/cuda/nvrtc.hpp"
 
 namespace sot::graph {
+
+int fe_flags_of(unsigned word) {
+  return ((word & kCudaDivide) != 0U ? FE_DIVBYZERO : 0) |
+         ((word & kCudaOverflow) != 0U ? FE_OVERFLOW : 0) |
+         ((word & kCudaInvalid) != 0U ? FE_INVALID : 0);
+}
 
 Staging::~Staging() {
   for (const auto& [address, bytes] : blocks_) {

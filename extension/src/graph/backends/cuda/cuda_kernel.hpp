@@ -36,6 +36,9 @@ class Staging {
   std::vector<std::pair<std::uint64_t, std::size_t>> blocks_;
 };
 
+// NumPy's floating-point flags (FE_*) from a kernel's flag word.
+int fe_flags_of(unsigned word);
+
 class CudaKernel {
  public:
   // Emits, compiles and loads `k` for `device`; usable() false (why() says) when any step failed.

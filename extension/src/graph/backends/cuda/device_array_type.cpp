@@ -175,6 +175,15 @@ void bind_device_array(py::module_& m) {
       .def_property_readonly("dtype", [](const DeviceValue& v) { return numpy_dtype(v.dtype()); })
       .def_property_readonly("ndim", [](const DeviceValue& v) { return v.shape.size(); })
       .def_property_readonly("size", [](const DeviceValue& v) { return v.size(); })
+      .def_property_readonly("T",
+                             [](const DeviceValue& v) {
+                               auto t = std::make_shared<DeviceValue>();
+                               t->block = v.block;
+                               t->offset = v.offset;
+                               t->shape.assign(v.shape.rbegin(), v.shape.rend());
+                               t->strides.assign(v.strides.rbegin(), v.strides.rend());
+                               return t;
+                             })
       .def_property_readonly("__cuda_array_interface__", &cuda_array_interface)
       .def(
           "get", [](const py::object& self) { return host_of(self).attr("copy")(); },

@@ -9,6 +9,7 @@
 #include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/device_library.hpp"
 #include "graph/ir/subgraph.hpp"
+#include "graph/rules/fp_state.hpp"
 
 namespace py = pybind11;
 
@@ -20,6 +21,7 @@ struct Known {
   PyObject* ndarray = nullptr;
   PyObject* getitem = nullptr;
   PyObject* setitem = nullptr;
+  PyObject* attrgetter = nullptr;
 };
 
 const Known& known() {
@@ -29,9 +31,38 @@ const Known& known() {
     const py::module_ op = loaded_module("operator");
     out.getitem = py::object(op.attr("getitem")).release().ptr();
     out.setitem = py::object(op.attr("setitem")).release().ptr();
+    out.attrgetter = py::object(op.attr("attrgetter")).release().ptr();
     return out;
   }();
   return k;
+}
+
+// What a run abandoned because its flag word said so raises, for its outermost run to catch.
+PyObject* rerun_error() {
+  static PyObject* type =
+      PyErr_NewException("sot._sot.graph.DeviceRerun", PyExc_Exception, nullptr);
+  return type;
+}
+
+// Whether `fn` is operator.attrgetter("T") (the graph's `x.T`: a device array's is a view there).
+bool transposes(PyObject* fn) {
+  static auto* seen = new std::unordered_map<PyObject*, bool>();  // (each held: its address kept)
+  const auto found = seen->find(fn);
+  if (found != seen->end()) {
+    return found->second;
+  }
+  bool is_t = false;
+  if (PyObject_IsInstance(fn, known().attrgetter) == 1) {
+    const py::str text = py::repr(py::handle(fn));
+    is_t = text.cast<std::string>() == "operator.attrgetter('T')";
+  }
+  PyErr_Clear();
+  constexpr std::size_t kMostSeen = 4096;
+  if (seen->size() < kMostSeen) {
+    Py_INCREF(fn);
+    seen->emplace(fn, is_t);
+  }
+  return is_t;
 }
 
 // The dtype of a native-order array the kernels know, or nullopt.
@@ -63,20 +94,78 @@ Residency::Residency(DeviceApi& device, std::shared_ptr<DevicePool> pool)
 Residency::~Residency() {
   PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
   PyErr_Fetch(&type, &value, &tb);
-  if (!flush()) {
+  if (abandoned_) {
+    // (nothing the device wrote reaches the host: the run runs again there)
+    for (const std::weak_ptr<DeviceBlock>& w : tracked_) {
+      if (const auto b = w.lock()) {
+        b->host_valid = true;
+      }
+    }
+  } else if (!flush()) {
     PyErr_WriteUnraisable(nullptr);
   }
   mirrors_.clear();
+  if (flags_ != 0) {
+    pool_->give(flags_, sizeof(unsigned));
+  }
   PyErr_Restore(type, value, tb);
+}
+
+std::uint64_t Residency::flag_word(std::string* why) {
+  if (flags_ == 0) {
+    flags_ = pool_->take(sizeof(unsigned), why);
+    if (flags_ != 0 && !device_.zero(flags_, sizeof(unsigned), why)) {
+      pool_->give(flags_, sizeof(unsigned));
+      flags_ = 0;
+    }
+  }
+  return flags_;
+}
+
+bool Residency::check_flags() {
+  if (!pending_) {
+    return true;
+  }
+  pending_ = false;
+  unsigned word = 0;
+  std::string why;
+  const bool read =
+      device_.synchronize(&why) && device_.copy_to_host(&word, flags_, sizeof word, &why);
+  if (read && reported_fe_flags(fe_flags_of(word)) == 0) {
+    return true;
+  }
+  // (a device that failed to answer: the run goes to the host too)
+  abandoned_ = true;
+  PyErr_SetString(rerun_error(), read ? "a floating-point error the error state reports"
+                                      : ("the device failed: " + why).c_str());
+  return false;
+}
+
+bool Residency::leave_optimism() {
+  if (!check_flags()) {
+    return false;
+  }
+  optimistic_ = false;
+  return true;
+}
+
+bool Residency::rerun_on_host() {
+  if (!abandoned_ || PyErr_ExceptionMatches(rerun_error()) == 0) {
+    return false;
+  }
+  PyErr_Clear();
+  return true;
 }
 
 bool Residency::takes_as_is(PyObject* fn, PyObject* first) {
   if (subgraph_of(py::handle(fn)) != nullptr) {
     return true;
   }
+  if (first == nullptr || device_value_of(first) == nullptr) {
+    return false;
+  }
   const Known& k = known();
-  return first != nullptr && (fn == k.getitem || fn == k.setitem) &&
-         device_value_of(first) != nullptr;
+  return fn == k.getitem || fn == k.setitem || transposes(fn);
 }
 
 PyObject* Residency::host_form(PyObject* v) {
@@ -84,6 +173,9 @@ PyObject* Residency::host_form(PyObject* v) {
   if (d == nullptr) {
     Py_INCREF(v);
     return v;
+  }
+  if (!leave_optimism()) {
+    return nullptr;
   }
   PyObject* h = host_array(*d);
   if (h != nullptr) {
@@ -123,8 +215,8 @@ std::shared_ptr<DeviceValue> Residency::mirror(PyObject* a) {
     origins_.erase(made);
   }
   const ArrayFields* f = array_fields(a);
-  constexpr int kNeeded = kArrayCContiguous | kArrayAligned | kArrayOwnData;
-  if ((f->flags & kNeeded) != kNeeded || f->base != nullptr) {
+  constexpr int kNeeded = kArrayCContiguous | kArrayAligned;
+  if ((f->flags & kNeeded) != kNeeded) {
     return nullptr;
   }
   const std::optional<DType> t = native_dtype(a);
@@ -133,8 +225,8 @@ std::shared_ptr<DeviceValue> Residency::mirror(PyObject* a) {
   }
   auto block = std::make_shared<DeviceBlock>(
       device_, pool_, std::vector<std::int64_t>(f->dimensions, f->dimensions + f->nd), *t);
-  if (block->bytes == 0) {
-    return nullptr;
+  if (block->bytes == 0 || overlaps_an_origin(f->data, block->bytes)) {
+    return nullptr;  // (two device copies of one memory could not both be current)
   }
   Py_INCREF(a);
   block->origin = a;
@@ -143,6 +235,19 @@ std::shared_ptr<DeviceValue> Residency::mirror(PyObject* a) {
   auto value = whole_value(std::move(block));
   mirrors_.emplace(a, value);
   return value;
+}
+
+bool Residency::overlaps_an_origin(const char* data, std::size_t bytes) const {
+  for (const std::weak_ptr<DeviceBlock>& w : tracked_) {
+    const auto b = w.lock();
+    if (b && b->origin != nullptr) {
+      const char* start = array_fields(b->origin)->data;
+      if (data < start + b->bytes && start < data + bytes) {
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 void Residency::wrote(DeviceBlock& block) {
@@ -166,6 +271,9 @@ void Residency::track(const std::shared_ptr<DeviceBlock>& block) {
 bool Residency::flush() {
   if (!dirty_) {
     return true;
+  }
+  if (!leave_optimism()) {
+    return false;
   }
   std::vector<std::weak_ptr<DeviceBlock>> live;
   bool ok = true;
@@ -201,7 +309,7 @@ void Residency::mirror_inputs(Frame& frame) {
 }
 
 PyObject* Residency::finish(PyObject* outputs, std::size_t count) {
-  if (outputs == nullptr || !flush()) {
+  if (outputs == nullptr || !check_flags() || !flush()) {
     Py_XDECREF(outputs);
     return nullptr;
   }

@@ -13,6 +13,14 @@
 // - when the run ends, however it ends, every origin is made current (the caller's arrays show
 //   every change), and the run's results come back as NumPy arrays.
 //
+// Floating-point errors: while no step has run on the host and nothing has been copied out (the run
+// is optimistic), kernels or their flags into one word of the run's and nothing waits for them; the
+// word is read once, when the run ends or before its first step on the host or copy out. Where it
+// says an error the error state reports, the run has changed nothing the caller can see: it is
+// abandoned (rerun_on_host) and the whole graph runs again on the host, which warns or raises as
+// NumPy. After the first host step each group reads its own word after its run (and runs again on
+// the host when it flags one).
+//
 // Runs nest: a loop op's body (and each way of a cond op) runs in the residency of the run around
 // it; any other run (a compiled graph called from the Python code a host step runs) has its own.
 #pragma once
@@ -20,6 +28,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -45,21 +54,39 @@ class Residency final : public ValueHome {
   bool holds(PyObject* v) override { return device_value_of(v) != nullptr; }
   PyObject* host_form(PyObject* v) override;
   PyObject* try_run(PyObject* fn, PyObject* const* args, std::size_t nargs) override;
-  bool before_host_step() override { return flush(); }
+  bool before_host_step() override { return leave_optimism() && flush(); }
   void after_host_step(bool mutates) override;
 
   DeviceApi& device() { return device_; }
   const std::shared_ptr<DevicePool>& pool() const { return pool_; }
   // The mirror of host array `a` (made once per run, its device copy not yet current), or nullptr
   // when `a` is not an array whose bytes a block can mirror (an exact, aligned, C-contiguous
-  // ndarray owning its memory, of a dtype the kernels know).
+  // ndarray of a dtype the kernels know, whose memory overlaps no other block's origin: a view of
+  // an array already mirrored is copied in for each use instead, after a flush).
   std::shared_ptr<DeviceValue> mirror(PyObject* a);
   // A block the device wrote: its origin is stale.
   void wrote(DeviceBlock& block);
   // A block that has an origin from now on (made by host_array): kept coherent.
   void track(const std::shared_ptr<DeviceBlock>& block);
-  // Every origin made current; false with a Python error set.
+  // Every origin made current (the run's optimism over first, where one is stale); false with a
+  // Python error set.
   bool flush();
+
+  // Whether groups may run with the run's flag word, unread (nothing has run on the host yet).
+  bool optimistic() const { return optimistic_; }
+  // The run's flag word (taken and zeroed once; 0 with `why`).
+  std::uint64_t flag_word(std::string* why);
+  // A kernel ran with the run's flag word.
+  void queued() { pending_ = true; }
+  // The flag word read where kernels ran with it since it was last read: false with the rerun
+  // error set (rerun_on_host) when it says an error the error state reports.
+  bool check_flags();
+  // Something the caller could see is about to happen (a step on the host, a copy out): the flags
+  // checked, and no more optimism; false with an error set.
+  bool leave_optimism();
+  // After a run failed: whether it failed because its flags said so (the error cleared then; the
+  // run changed nothing the caller sees, and nothing of it is copied out).
+  bool rerun_on_host();
   // The run's inputs that can be mirrored replaced in `frame` by their mirrors (so that slices of
   // them are slices on the device).
   void mirror_inputs(Frame& frame);
@@ -69,6 +96,8 @@ class Residency final : public ValueHome {
   PyObject* finish(PyObject* outputs, std::size_t count);
 
  private:
+  bool overlaps_an_origin(const char* data, std::size_t bytes) const;
+
   DeviceApi& device_;
   std::shared_ptr<DevicePool> pool_;
   std::unordered_map<PyObject*, std::shared_ptr<DeviceValue>> mirrors_;  // by host array
@@ -77,6 +106,10 @@ class Residency final : public ValueHome {
   // block)
   std::unordered_map<PyObject*, std::weak_ptr<DeviceBlock>> origins_;
   bool dirty_ = false;  // a tracked block's origin may be stale
+  bool optimistic_ = true;
+  bool pending_ = false;     // kernels ran with the flag word since it was last read
+  bool abandoned_ = false;   // the flags said so: nothing is copied out
+  std::uint64_t flags_ = 0;  // the flag word (the pool's; given back at the end)
 };
 
 // The residency of the calling thread's run, or nullptr.
