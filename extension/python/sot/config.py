@@ -35,7 +35,8 @@ Environment variables:
     native function too (default ``64``); it then times a few calls of it and of tier B's groups per size of the
     arrays, now and then, and runs the faster. ``0``: native from the first call, untimed (for tests).
 ``SOT_PROFILE``
-    ``1`` times every group of the ``cpu`` backend (``compiled.plan()``, the ``%%sot`` report; default ``0``).
+    ``1`` times every group of the ``cpu`` and ``cuda`` backends (``compiled.plan()``, the ``%%sot`` report; the
+    ``cuda`` backend's device time too, between marks around each launch; default ``0``).
 ``SOT_ADAPTIVE``
     ``1`` (default) times a cached translation against the function's original code now and then (rounds of
     8 calls of each, from the 64th call on, then 4x farther apart) and runs the faster: a translation that
@@ -172,6 +173,7 @@ class Config:
         from . import _sot
 
         _sot.graph.cpu_options(block_elements=self.cpu_block, profile=self.profile, threads=self.cpu_threads)
+        _sot.graph.cuda_profile(self.profile)
         _sot.graph.tier_b(self.cpu_tier_b)
         _sot.graph.tier_c(self.cpu_tier_c)
         _sot.graph.tier_c_hot(self.cpu_tier_c_hot)

@@ -71,6 +71,8 @@ def _group_runs(g, plan):
     if "bytes_in" in g:  # (a device's: what its runs moved each way)
         parts.append(f"moved {_bytes(g['bytes_in'])} in, {_bytes(g['bytes_out'])} out, "
                      f"{g['launches']} launch{'es' if g['launches'] != 1 else ''}")
+        if g.get("device_seconds"):
+            parts.append(f"device {g['device_seconds'] * 1e3:.3f} ms")
     text = " - " + ("" if g["usable"] else f"{g['status']}, ") + ", ".join(parts)
     return text + (f" (last: {g['last_fallback']})" if g["last_fallback"] else "")
 

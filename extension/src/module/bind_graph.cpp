@@ -12,6 +12,7 @@
 #include "graph/backends/cpu/whole/whole_runner.hpp"
 #include "graph/backends/cuda/cuda_check.hpp"
 #include "graph/backends/cuda/device_array.hpp"
+#include "graph/backends/cuda/residency.hpp"
 #include "graph/exec/backend.hpp"
 #include "graph/exec/cond_op.hpp"
 #include "graph/exec/loop_op.hpp"
@@ -165,6 +166,10 @@ void bind_backend_settings(py::module_& g) {
       },
       "The CUDA driver and devices as the CUDA backend finds them (the driver loaded at run time): "
       "available, or the reason (\"no CUDA device: ...\"), and each device's name, sm_XY, memory.");
+}
+
+// The device the cuda backend runs on, simulated or not: its counts, device arrays, timing.
+void bind_cuda_device(py::module_& g) {
   g.def(
       "cuda_simulate",
       [](const py::object& on) {
@@ -178,6 +183,18 @@ void bind_backend_settings(py::module_& g) {
       "Whether the cuda backend compiles new graphs for the simulated device "
       "(SOT_CUDA_SIMULATE=1); sets it when given. Returns the setting before the call.");
   graph::bind_device_array(g);
+  g.def(
+      "cuda_profile",
+      [](const py::object& on) {
+        const bool was = graph::cuda_profile().load();
+        if (!on.is_none()) {
+          graph::cuda_profile().store(on.cast<bool>());
+        }
+        return was;
+      },
+      py::arg("on") = py::none(),
+      "Whether the cuda backend times each group's runs, on the host and on the device (marks "
+      "around its launches; SOT_PROFILE); sets it when given. Returns the setting before.");
   g.def(
       "cuda_transfer_counts",
       [](bool reset) {
@@ -234,6 +251,7 @@ void bind_graph(py::module_& m) {
   graph::bind_cond_type(g);
   bind_graph_rules(g);
   bind_backend_settings(g);
+  bind_cuda_device(g);
   g.def(
       "nvrtc_version",
       []() {

@@ -355,3 +355,23 @@ def test_inputs_sharing_memory_stay_coherent(split):
         got = f(*pick(base))
         plain = write_then_read_other(*pick(plain_base))
         assert np.array_equal(got, plain) and np.array_equal(base, plain_base), (k, split)
+
+
+def test_profiled_groups_give_their_device_time():
+    """Under SOT_PROFILE (cuda_profile) each group's launches are timed between device marks, read once the device
+    has synchronised (the simulated device's marks are the host's clock: its launches run when queued)."""
+    before = G.cuda_profile(True)
+    try:
+        translator = sot.translate.new_translator(records=True, backend="cuda")
+        cap.clear(differences)
+        x = floats(60, 2048)
+        with cap.capture(translator):
+            for _ in range(3):
+                differences(x)
+    finally:
+        G.cuda_profile(before)
+    plans = [g["compiled"].plan() for r in translator.records() for g in r["graphs"]]
+    timed = [grp["device_seconds"] for plan in plans for grp in plan["groups"] if "device_seconds" in grp]
+    assert timed and sum(timed) > 0, plans
+    lines = [line for plan in plans for line in plan_lines(plan, kernels=False)]
+    assert any(" ms" in line and "device " in line for line in lines), lines

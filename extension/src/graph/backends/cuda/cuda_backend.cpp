@@ -88,6 +88,7 @@ class CudaGroup final : public GroupKernel {
     entry["bytes_in"] = bytes_in_;  // what the device runs moved each way, and their launches
     entry["bytes_out"] = bytes_out_;
     entry["launches"] = launches_;
+    entry["device_seconds"] = device_seconds_;  // (timed under SOT_PROFILE)
     entry["source"] = cuda_.source().code;
   }
 
@@ -346,7 +347,19 @@ class CudaGroup final : public GroupKernel {
     for (const DeviceValue& v : values) {
       arrays.push_back(v.launch_array());
     }
-    switch (cuda_.launch(k_, domain, arrays, bits, flags, staging, &launches_, &why)) {
+    const bool timed = cuda_profile().load();
+    const std::uint64_t start = timed ? device_.mark(&why) : 0;
+    const CudaKernel::Launched launched =
+        cuda_.launch(k_, domain, arrays, bits, flags, staging, &launches_, &why);
+    if (start != 0) {
+      const std::uint64_t end = device_.mark(&why);
+      if (end != 0) {
+        r->time(start, end, &device_seconds_);
+      } else {
+        device_.drop_mark(start);
+      }
+    }
+    switch (launched) {
       case CudaKernel::Launched::kQueued:
         break;
       case CudaKernel::Launched::kElsewhere:
@@ -362,6 +375,7 @@ class CudaGroup final : public GroupKernel {
     if (!device_.synchronize(&why) || !device_.copy_to_host(&word, flags, sizeof word, &why)) {
       return give_up(why);
     }
+    r->settle_times();
     bytes_out_ += sizeof word;
     if (reported_fe_flags(fe_flags_of(word)) != 0) {
       return replay("a floating-point error the error state reports");
@@ -413,6 +427,7 @@ class CudaGroup final : public GroupKernel {
   std::uint64_t bytes_in_ = 0;  // copied to the device for this group's runs, and back
   std::uint64_t bytes_out_ = 0;
   std::uint64_t launches_ = 0;
+  double device_seconds_ = 0;  // the device's time of the timed runs
   bool verified_ = false;
 };
 
@@ -475,6 +490,8 @@ class CudaGroups final : public GroupBackend {
     static const Names n{"cuda", "on the device", {"device"}, "host", "cuda"};
     return n;
   }
+
+  bool profile() const override { return cuda_profile().load(); }
 
   std::unique_ptr<RunScope> open_run() override {
     Residency* r = current_residency();

@@ -104,6 +104,12 @@ Residency::~Residency() {
   } else if (!flush()) {
     PyErr_WriteUnraisable(nullptr);
   }
+  if (!timings_.empty()) {
+    std::string why;
+    if (device_.synchronize(&why)) {
+      settle_times();
+    }
+  }
   mirrors_.clear();
   if (flags_ != 0) {
     pool_->give(flags_, sizeof(unsigned));
@@ -131,6 +137,9 @@ bool Residency::check_flags() {
   std::string why;
   const bool read =
       device_.synchronize(&why) && device_.copy_to_host(&word, flags_, sizeof word, &why);
+  if (read) {
+    settle_times();
+  }
   if (read && reported_fe_flags(fe_flags_of(word)) == 0) {
     return true;
   }
@@ -139,6 +148,27 @@ bool Residency::check_flags() {
   PyErr_SetString(rerun_error(), read ? "a floating-point error the error state reports"
                                       : ("the device failed: " + why).c_str());
   return false;
+}
+
+void Residency::time(std::uint64_t start, std::uint64_t end, double* seconds) {
+  timings_.push_back(Timing{start, end, seconds});
+}
+
+void Residency::settle_times() {
+  for (const Timing& t : timings_) {
+    const double ms = device_.between(t.start, t.end);
+    if (ms >= 0) {
+      *t.seconds += ms / 1e3;
+    }
+    device_.drop_mark(t.start);
+    device_.drop_mark(t.end);
+  }
+  timings_.clear();
+}
+
+std::atomic<bool>& cuda_profile() {
+  static std::atomic<bool> on{false};
+  return on;
 }
 
 bool Residency::leave_optimism() {

@@ -27,6 +27,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -84,6 +85,11 @@ class Residency final : public ValueHome {
   // Something the caller could see is about to happen (a step on the host, a copy out): the flags
   // checked, and no more optimism; false with an error set.
   bool leave_optimism();
+  // A launch timed between two marks (DeviceApi::mark): its milliseconds added to `*seconds` (as
+  // seconds) once both are reached.
+  void time(std::uint64_t start, std::uint64_t end, double* seconds);
+  // The marks reached (the device synchronised) added to their totals and given back.
+  void settle_times();
   // After a run failed: whether it failed because its flags said so (the error cleared then; the
   // run changed nothing the caller sees, and nothing of it is copied out).
   bool rerun_on_host();
@@ -110,7 +116,17 @@ class Residency final : public ValueHome {
   bool pending_ = false;     // kernels ran with the flag word since it was last read
   bool abandoned_ = false;   // the flags said so: nothing is copied out
   std::uint64_t flags_ = 0;  // the flag word (the pool's; given back at the end)
+  struct Timing {
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;
+    double* seconds = nullptr;
+  };
+  std::vector<Timing> timings_;
 };
+
+// Whether the cuda backend times each group's device runs (SOT_PROFILE; the plan's
+// "device_seconds").
+std::atomic<bool>& cuda_profile();
 
 // The residency of the calling thread's run, or nullptr.
 Residency* current_residency();

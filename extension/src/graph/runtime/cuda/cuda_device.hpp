@@ -50,6 +50,18 @@ class DeviceApi {
   virtual bool launch(std::uint64_t function, unsigned grid, unsigned block,
                       const std::vector<std::uint64_t>& args, std::string* why) = 0;
   virtual bool synchronize(std::string* why) = 0;
+  // A timing mark queued after the work before it (0 with `why` where the device keeps none), the
+  // milliseconds between two marks once both are reached (after a synchronisation; -1 on failure),
+  // and a mark given back.
+  virtual std::uint64_t mark(std::string* why) {
+    *why = "no timing marks on this device";
+    return 0;
+  }
+  virtual double between(std::uint64_t start, std::uint64_t end) {
+    (void)start, (void)end;
+    return -1;
+  }
+  virtual void drop_mark(std::uint64_t mark) { (void)mark; }
   // C = A @ B of row-major matrices (cublas.hpp's GemmMatrix), float64 ('d') or float32 ('f'),
   // queued after the launches before it; false with `why` where the device has no BLAS.
   virtual bool gemm(char kind, std::int64_t m, std::int64_t n, std::int64_t k, const GemmMatrix& a,

@@ -39,6 +39,10 @@ struct DriverApi {
   int (*launch_kernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                        void*, void**, void**) = nullptr;
   int (*ctx_synchronize)() = nullptr;
+  int (*event_create)(void**, unsigned) = nullptr;
+  int (*event_record)(void*, void*) = nullptr;
+  int (*event_elapsed)(float*, void*, void*) = nullptr;
+  int (*event_destroy)(void*) = nullptr;
 };
 
 // CU_DEVICE_ATTRIBUTE_* values of the driver API.
@@ -86,7 +90,11 @@ bool bind_all(void* lib, DriverApi* api) {
          bind(lib, "cuMemcpyDtoH_v2", &api->memcpy_dtoh) &&
          bind(lib, "cuMemsetD8_v2", &api->memset_d8) &&
          bind(lib, "cuLaunchKernel", &api->launch_kernel) &&
-         bind(lib, "cuCtxSynchronize", &api->ctx_synchronize);
+         bind(lib, "cuCtxSynchronize", &api->ctx_synchronize) &&
+         bind(lib, "cuEventCreate", &api->event_create) &&
+         bind(lib, "cuEventRecord", &api->event_record) &&
+         bind(lib, "cuEventElapsedTime", &api->event_elapsed) &&
+         bind(lib, "cuEventDestroy_v2", &api->event_destroy);
 }
 
 CudaDevice describe(const DriverApi& api, int ordinal) {
@@ -231,6 +239,31 @@ class DriverDevice final : public DeviceApi {
   bool gemm(char kind, std::int64_t m, std::int64_t n, std::int64_t k, const GemmMatrix& a,
             const GemmMatrix& b, const GemmMatrix& c, std::string* why) override {
     return current(why) && cublas_gemm(kind, m, n, k, a, b, c, why);
+  }
+  std::uint64_t mark(std::string* why) override {
+    void* event = nullptr;
+    if (!current(why) || !ok(api_.event_create(&event, 0), why)) {
+      return 0;
+    }
+    if (!ok(api_.event_record(event, nullptr), why)) {
+      api_.event_destroy(event);
+      return 0;
+    }
+    return reinterpret_cast<std::uint64_t>(event);  // NOLINT(*-reinterpret-cast): a handle
+  }
+  double between(std::uint64_t start, std::uint64_t end) override {
+    float ms = 0;
+    std::string why;
+    return current(&why) &&
+                   ok(api_.event_elapsed(&ms,
+                                         reinterpret_cast<void*>(start),  // NOLINT(*-int-to-ptr)
+                                         reinterpret_cast<void*>(end)),   // NOLINT(*-int-to-ptr)
+                      &why)
+               ? ms
+               : -1.0;
+  }
+  void drop_mark(std::uint64_t mark) override {
+    api_.event_destroy(reinterpret_cast<void*>(mark));  // NOLINT(*-int-to-ptr): a handle
   }
   bool synchronize(std::string* why) override {
     return current(why) && ok(api_.ctx_synchronize(), why);

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <regex>
@@ -362,6 +363,31 @@ bool SimulatedDevice::gemm(char kind, std::int64_t m, std::int64_t n, std::int64
     ++counts_.gemms;
   }
   return ok;
+}
+
+std::uint64_t SimulatedDevice::mark(std::string* why) {
+  (void)why;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const std::uint64_t id = next_mark_++;
+  marks_[id] = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+                   .count();
+  return id;
+}
+
+double SimulatedDevice::between(std::uint64_t start, std::uint64_t end) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto a = marks_.find(start);
+  const auto b = marks_.find(end);
+  if (a == marks_.end() || b == marks_.end()) {
+    return -1.0;
+  }
+  return static_cast<double>(b->second - a->second) / 1e6;
+}
+
+void SimulatedDevice::drop_mark(std::uint64_t mark) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  marks_.erase(mark);
 }
 
 SimulatedCounts SimulatedDevice::counts() const {

@@ -58,6 +58,10 @@ class SimulatedDevice final : public DeviceApi {
   bool launch(std::uint64_t function, unsigned grid, unsigned block,
               const std::vector<std::uint64_t>& args, std::string* why) override;
   bool synchronize(std::string* why) override;
+  // Marks are the host's clock: launches run when queued.
+  std::uint64_t mark(std::string* why) override;
+  double between(std::uint64_t start, std::uint64_t end) override;
+  void drop_mark(std::uint64_t mark) override;
   // NumPy's matmul on the memory (the GIL held): the products NumPy computes, bit for bit.
   bool gemm(char kind, std::int64_t m, std::int64_t n, std::int64_t k, const GemmMatrix& a,
             const GemmMatrix& b, const GemmMatrix& c, std::string* why) override;
@@ -77,6 +81,8 @@ class SimulatedDevice final : public DeviceApi {
   std::vector<void*> modules_;                 // dlopen handles (null once unloaded)
   std::vector<Entry> functions_;
   SimulatedCounts counts_;
+  std::map<std::uint64_t, std::int64_t> marks_;  // mark -> nanoseconds of the host's clock
+  std::uint64_t next_mark_ = 1;
 };
 
 // Whether the cuda backend runs on the simulated device (SOT_CUDA_SIMULATE=1, or set from Python).
