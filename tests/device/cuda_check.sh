@@ -4,7 +4,8 @@
 # suites on the `cuda` backend (float results within the tolerances of tests/python/graph/numpy_differential.py)
 # as parallel groups of files, the corpus (loop ops included; count changes printed, values checked), the loop
 # benchmark on cuda / cpu / numpy, compiles and runs a sample with a loop op under compute-sanitizer, and copies
-# the logs to $OUT; first of all the GPU benchmark against the peers (gpu_bench.py; SOT_DEVICE_PEERS=0 skips it).
+# the logs to $OUT; first of all the GPU benchmark against the peers (gpu_bench.py; SOT_DEVICE_PEERS=0 skips it,
+# SOT_PEERS_ONLY="heat,attention" runs those rows alone).
 # Sized to end within about 9 minutes on 16 cores.
 #
 #   bash tests/device/cuda_check.sh            (from the repository root, on the GPU machine)
@@ -50,7 +51,7 @@ stamp diag done
 # the GPU benchmark against the peers (tests/device/gpu_bench.py), first, on an idle device
 [ "${SOT_DEVICE_PEERS:-1}" = 0 ] || [ -n "${SOT_DEVICE_ONLY:-}" ] || {
   SOT_BACKEND=cuda timeout "${SOT_PEERS_TIMEOUT:-240}" "$PY" tests/device/gpu_bench.py \
-    --budget "${SOT_PEERS_BUDGET:-150}" --out "$OUT/gpu_bench.json" 2>&1 | tee "$L/gpu_bench.log" | grep -v Warning
+    --budget "${SOT_PEERS_BUDGET:-150}" --only "${SOT_PEERS_ONLY:-}" --out "$OUT/gpu_bench.json" 2>&1 | tee "$L/gpu_bench.log" | grep -v Warning
   stamp peers bench done
 }
 
