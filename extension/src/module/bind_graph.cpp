@@ -3,6 +3,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
+
 #include <string>
 #include <vector>
 
@@ -168,33 +170,30 @@ void bind_backend_settings(py::module_& g) {
       "available, or the reason (\"no CUDA device: ...\"), and each device's name, sm_XY, memory.");
 }
 
+// `name(on=None)`: the switch's setting before the call, set to `on` when given.
+void bind_switch(py::module_& g, const char* name, std::atomic<bool>& flag, const char* doc) {
+  g.def(
+      name,
+      [&flag](const py::object& on) {
+        const bool was = flag.load();
+        if (!on.is_none()) {
+          flag.store(on.cast<bool>());
+        }
+        return was;
+      },
+      py::arg("on") = py::none(), doc);
+}
+
 // The device the cuda backend runs on, simulated or not: its counts, device arrays, timing.
 void bind_cuda_device(py::module_& g) {
-  g.def(
-      "cuda_simulate",
-      [](const py::object& on) {
-        const bool was = graph::cuda_simulate().load();
-        if (!on.is_none()) {
-          graph::cuda_simulate().store(on.cast<bool>());
-        }
-        return was;
-      },
-      py::arg("on") = py::none(),
-      "Whether the cuda backend compiles new graphs for the simulated device "
-      "(SOT_CUDA_SIMULATE=1); sets it when given. Returns the setting before the call.");
+  bind_switch(g, "cuda_simulate", graph::cuda_simulate(),
+              "Whether the cuda backend compiles new graphs for the simulated device "
+              "(SOT_CUDA_SIMULATE=1); sets it when given. Returns the setting before the call.");
   graph::bind_device_array(g);
-  g.def(
-      "cuda_profile",
-      [](const py::object& on) {
-        const bool was = graph::cuda_profile().load();
-        if (!on.is_none()) {
-          graph::cuda_profile().store(on.cast<bool>());
-        }
-        return was;
-      },
-      py::arg("on") = py::none(),
-      "Whether the cuda backend times each group's runs, on the host and on the device (marks "
-      "around its launches; SOT_PROFILE); sets it when given. Returns the setting before.");
+  bind_switch(g, "cuda_profile", graph::cuda_profile(),
+              "Whether the cuda backend times each group's runs, on the host and on the device "
+              "(marks around its launches; SOT_PROFILE); sets it when given. Returns the setting "
+              "before.");
   g.def(
       "cuda_transfer_counts",
       [](bool reset) {

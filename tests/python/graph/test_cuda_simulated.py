@@ -53,6 +53,14 @@ def floats(seed, *shape):
     return np.random.default_rng(seed).standard_normal(shape)
 
 
+def warned(call):
+    """``call()``'s result and the messages of the warnings it gave (every one, in order)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call()
+    return result, [str(w.message) for w in caught]
+
+
 CASES = [
     (chain, lambda k: (floats(k, 300), floats(k + 1, 300))),
     (chain, lambda k: (floats(k, 40, 70), floats(k + 1, 40, 70))),
@@ -106,14 +114,10 @@ def test_a_floating_point_error_runs_again_on_the_host_and_warns_as_numpy():
     f(a, b)
     f(a, b)
     b[5] = 0.0
-    with warnings.catch_warnings(record=True) as got_w:
-        warnings.simplefilter("always")
-        got = f(a, b)
-    with warnings.catch_warnings(record=True) as plain_w:
-        warnings.simplefilter("always")
-        plain = divide(a, b)
+    got, got_w = warned(lambda: f(a, b))
+    plain, plain_w = warned(lambda: divide(a, b))
     assert np.array_equal(got, plain)
-    assert [str(w.message) for w in got_w] == [str(w.message) for w in plain_w] != []
+    assert got_w == plain_w != []
     assert G.cuda_simulated_counts()["launches"] >= 2
 
 
@@ -210,20 +214,31 @@ def mlp(x, w1, w2):
     return np.sqrt(np.abs(np.dot(h, w2))) * 2.0
 
 
+def check_products_stay(fn, args_of):
+    """``fn`` translated on ``args_of(k)`` (other values each call) equals its plain run, copies its inputs in and its
+    result out and nothing else, and runs its two products on the device; returns the last arguments."""
+    f = sot.jit(fn, backend="cuda")
+    f(*args_of(0))
+    for k in range(1, 3):
+        args = args_of(k)
+        G.cuda_simulated_counts(reset=True)
+        moved()
+        got = f(*args)
+        plain = fn(*args)
+        assert np.array_equal(got, plain), k
+        assert moved() == (len(args), sum(a.nbytes for a in args), 1, plain.nbytes), k
+        assert G.cuda_simulated_counts()["gemms"] == 2, k
+    return f, args
+
+
 def test_a_matmul_between_two_fused_groups_stays_on_the_device():
     """The products run through the device's BLAS (NumPy's matmul on the simulated device, so bit for bit), their
     operands and results device arrays: the three inputs go in, the result comes out, nothing between."""
-    f = sot.jit(mlp, backend="cuda")
-    rng = np.random.default_rng(3)
-    x, w1, w2 = rng.standard_normal((64, 32)), rng.standard_normal((32, 48)), rng.standard_normal((48, 16))
-    f(x, w1, w2)
-    for k in range(2):
-        G.cuda_simulated_counts(reset=True)
-        moved()
-        got = f(x, w1, w2)
-        assert np.array_equal(got, mlp(x, w1, w2)), k
-        assert moved() == (3, x.nbytes + w1.nbytes + w2.nbytes, 1, 64 * 16 * 8), k
-        assert G.cuda_simulated_counts()["gemms"] == 2
+    def args_of(k):
+        rng = np.random.default_rng(3 + k)
+        return rng.standard_normal((64, 32)), rng.standard_normal((32, 48)), rng.standard_normal((48, 16))
+
+    f, (x, w1, w2) = check_products_stay(mlp, args_of)
     x32, w132, w232 = (a.astype(np.float32) for a in (x, w1, w2))
     assert np.array_equal(f(x32, w132, w232), mlp(x32, w132, w232))
 
@@ -267,14 +282,10 @@ def test_a_product_that_is_not_finite_runs_on_the_host_and_warns_as_numpy():
     before = G.cuda_simulated_counts()["gemms"]
     big = np.full((3, 4), 1e200)
     for args in [(big, b), (a, b)]:
-        with warnings.catch_warnings(record=True) as got_w:
-            warnings.simplefilter("always")
-            got = f(*args)
-        with warnings.catch_warnings(record=True) as plain_w:
-            warnings.simplefilter("always")
-            plain = product_plus(*args)
+        got, got_w = warned(lambda: f(*args))
+        plain, plain_w = warned(lambda: product_plus(*args))
         assert np.array_equal(got, plain, equal_nan=True)
-        assert [str(w.message) for w in got_w] == [str(w.message) for w in plain_w]
+        assert got_w == plain_w
     assert G.cuda_simulated_counts()["gemms"] == before + 2
 
 
@@ -297,14 +308,10 @@ def test_an_error_flagged_mid_loop_runs_the_whole_call_again_on_the_host():
     for k in range(2):
         u, plain_u = u0.copy(), u0.copy()
         G.cuda_simulated_counts(reset=True)
-        with warnings.catch_warnings(record=True) as got_w:
-            warnings.simplefilter("always")
-            got = f(u, w0, 30)
-        with warnings.catch_warnings(record=True) as plain_w:
-            warnings.simplefilter("always")
-            relax_divided(plain_u, w0, 30)
+        got, got_w = warned(lambda: f(u, w0, 30))
+        _, plain_w = warned(lambda: relax_divided(plain_u, w0, 30))
         assert got is u and np.array_equal(u, plain_u, equal_nan=True), k
-        assert [str(x.message) for x in got_w] == [str(x.message) for x in plain_w] != [], k
+        assert got_w == plain_w != [], k
         assert G.cuda_simulated_counts()["launches"] == 60  # (the device's try, then the host's run)
     with np.errstate(divide="raise"):
         u = u0.copy()
@@ -325,16 +332,7 @@ def attention_like(q, k, v):
 def test_a_transposed_operand_is_a_view_on_the_device():
     """`k.T` of a device array is a view there and the product reads it transposed: attention's three inputs go in,
     its result comes out."""
-    f = sot.jit(attention_like, backend="cuda")
-    rng = np.random.default_rng(5)
-    q, k, v = rng.standard_normal((3, 24, 16))
-    f(q, k, v)
-    for n in range(2):
-        G.cuda_simulated_counts(reset=True)
-        moved()
-        got = f(q, k, v)
-        assert np.array_equal(got, attention_like(q, k, v)), n
-        assert moved() == (3, 3 * q.nbytes, 1, q.nbytes) and G.cuda_simulated_counts()["gemms"] == 2, n
+    check_products_stay(attention_like, lambda k: tuple(np.random.default_rng(5 + k).standard_normal((3, 24, 16))))
 
 
 def write_then_read_other(a, b):

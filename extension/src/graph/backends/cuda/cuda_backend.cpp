@@ -41,15 +41,6 @@ namespace sot::graph {
 
 namespace {
 
-// A shape as the tuple of ints NumPy takes (built here: this file has no STL casters).
-py::tuple shape_tuple(const std::vector<std::int64_t>& shape) {
-  py::tuple t(shape.size());
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    t[d] = py::int_(static_cast<long long>(shape[d]));
-  }
-  return t;
-}
-
 std::uint64_t double_bits(double v) {
   std::uint64_t bits = 0;
   std::memcpy(&bits, &v, sizeof bits);
@@ -399,7 +390,7 @@ class CudaGroup final : public GroupKernel {
       if (!r.check_flags()) {  // (the value is read now: the kernels before it were right)
         return Outcome::kError;
       }
-      py::object out = loaded_module("numpy").attr("empty")(shape_tuple(v.shape), dtypes_[b]);
+      py::object out = loaded_module("numpy").attr("empty")(int_tuple(v.shape), dtypes_[b]);
       std::string why;
       if (!device_.copy_to_host(array_fields(out.ptr())->data, v.block->address, v.block->bytes,
                                 &why)) {

@@ -1,6 +1,8 @@
 #include "graph/backends/cuda/cuda_kernel.hpp"
 
 #include <cfenv>
+#include <map>
+#include <utility>
 
 #include "graph/runtime/cuda/nvrtc.hpp"
 
@@ -106,6 +108,36 @@ CudaKernel::Launched CudaKernel::launch(const kir::Kernel& k,
     return Launched::kFailed;
   }
   return Launched::kQueued;
+}
+
+kir::Kernel load_store_kernel(std::string name, DType dtype, std::size_t rank) {
+  kir::Kernel k;
+  k.name = std::move(name);
+  for (std::size_t d = 0; d < rank; ++d) {
+    k.domain.push_back(kir::Dim{1, static_cast<int>(d)});
+  }
+  k.buffers.push_back(kir::Buffer{-1, dtype, k.domain, false, false});
+  k.buffers.push_back(kir::Buffer{-1, dtype, k.domain, true, false});
+  kir::Expr load;
+  load.kind = kir::Expr::Kind::kLoad;
+  load.dtype = dtype;
+  load.buffer = 0;
+  k.exprs.push_back(load);
+  return k;
+}
+
+OwnKernel& own_kernel(DeviceApi& device, const std::string& name,
+                      const std::function<kir::Kernel()>& make) {
+  // (never destroyed: unloading at exit could outlive the driver)
+  static auto* kernels =
+      new std::map<std::pair<DeviceApi*, std::string>, std::unique_ptr<OwnKernel>>();
+  std::unique_ptr<OwnKernel>& slot = (*kernels)[{&device, name}];
+  if (!slot) {
+    slot = std::make_unique<OwnKernel>();
+    slot->k = make();
+    slot->cuda = std::make_unique<CudaKernel>(slot->k, device);
+  }
+  return *slot;
 }
 
 }  // namespace sot::graph

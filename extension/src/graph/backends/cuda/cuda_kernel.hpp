@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,5 +79,21 @@ class CudaKernel {
   std::string why_;
   double compile_seconds_ = 0;
 };
+
+// A kernel of the backend's own (not a fused group's): its kernel IR and that kernel made ready.
+struct OwnKernel {
+  kir::Kernel k;
+  std::unique_ptr<CudaKernel> cuda;
+};
+
+// The skeleton of an own kernel: a domain of `rank` runtime sizes, buffer 0 read and buffer 1
+// written, both of `dtype`, and expression 0 the load of buffer 0 (the caller adds the rest and
+// the store).
+kir::Kernel load_store_kernel(std::string name, DType dtype, std::size_t rank);
+
+// The own kernel called `k.name` on `device`, made from `make()` the first time and kept for the
+// process (its module loaded once).
+OwnKernel& own_kernel(DeviceApi& device, const std::string& name,
+                      const std::function<kir::Kernel()>& make);
 
 }  // namespace sot::graph

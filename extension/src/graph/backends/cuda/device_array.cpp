@@ -11,14 +11,6 @@ namespace sot::graph {
 
 namespace {
 
-py::tuple int_tuple(const std::vector<std::int64_t>& v) {
-  py::tuple t(v.size());
-  for (std::size_t d = 0; d < v.size(); ++d) {
-    t[d] = py::int_(static_cast<long long>(v[d]));
-  }
-  return t;
-}
-
 std::int64_t product(const std::vector<std::int64_t>& shape) {
   std::int64_t n = 1;
   for (const std::int64_t d : shape) {
@@ -66,6 +58,14 @@ bool DeviceValue::c_contiguous() const {
     expected *= shape[d];
   }
   return true;
+}
+
+py::tuple int_tuple(const std::vector<std::int64_t>& v) {
+  py::tuple t(v.size());
+  for (std::size_t d = 0; d < v.size(); ++d) {
+    t[d] = py::int_(static_cast<long long>(v[d]));
+  }
+  return t;
 }
 
 std::vector<std::int64_t> c_strides(const std::vector<std::int64_t>& shape, std::int64_t itemsize) {

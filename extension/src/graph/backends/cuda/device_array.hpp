@@ -60,6 +60,8 @@ class DeviceValue {
 
 // The block's whole array as a value.
 std::shared_ptr<DeviceValue> whole_value(std::shared_ptr<DeviceBlock> block);
+// A shape or strides as the tuple of ints NumPy takes.
+pybind11::tuple int_tuple(const std::vector<std::int64_t>& v);
 // C-order strides in bytes.
 std::vector<std::int64_t> c_strides(const std::vector<std::int64_t>& shape, std::int64_t itemsize);
 

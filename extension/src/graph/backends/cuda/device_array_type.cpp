@@ -139,14 +139,6 @@ void setitem(const py::object& self, const py::object& key, const py::object& va
   }
 }
 
-py::tuple int_tuple(const std::vector<std::int64_t>& v) {
-  py::tuple t(v.size());
-  for (std::size_t d = 0; d < v.size(); ++d) {
-    t[d] = py::int_(static_cast<long long>(v[d]));
-  }
-  return t;
-}
-
 py::dict cuda_array_interface(const DeviceValue& v) {
   std::string why;
   if (!make_device_current(*v.block, &why)) {

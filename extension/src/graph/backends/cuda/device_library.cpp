@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,11 +71,6 @@ std::optional<GemmMatrix> as_matrix(const DeviceValue& v) {
 // result is not finite, and the BLAS reports nothing): x * 0.0 is NaN from a non-NaN operand where
 // x is infinite, sqrt(where(isnan(x), -1.0, 1.0)) where x is NaN; either sets the kernel's invalid
 // flag.
-struct FiniteCheck {
-  kir::Kernel k;
-  std::unique_ptr<CudaKernel> cuda;
-};
-
 kir::Expr scalar_expr(kir::Kernel& k, double v, DType dtype) {
   kir::Expr e;
   e.kind = kir::Expr::Kind::kScalar;
@@ -96,17 +90,8 @@ kir::Expr call_expr(const char* fn, std::vector<int> operands, DType dtype) {
   return e;
 }
 
-kir::Kernel finite_check_ir(DType dtype) {
-  kir::Kernel k;
-  k.name = std::string("finite_") + std::string(name(dtype));
-  k.domain = {kir::Dim{1, 0}};
-  k.buffers.push_back(kir::Buffer{-1, dtype, k.domain, false, false});
-  k.buffers.push_back(kir::Buffer{-1, dtype, k.domain, true, false});
-  kir::Expr load;
-  load.kind = kir::Expr::Kind::kLoad;
-  load.dtype = dtype;
-  load.buffer = 0;
-  k.exprs.push_back(load);                                   // e0 = x
+kir::Kernel finite_check_ir(const std::string& name, DType dtype) {
+  kir::Kernel k = load_store_kernel(name, dtype, 1);         // e0 = x
   k.exprs.push_back(scalar_expr(k, 0.0, dtype));             // e1
   k.exprs.push_back(call_expr("multiply", {0, 1}, dtype));   // e2 = x * 0.0
   k.exprs.push_back(call_expr("isnan", {0}, DType::kBool));  // e3
@@ -127,14 +112,9 @@ kir::Kernel finite_check_ir(DType dtype) {
 
 // Whether every element of the product's result is finite (nullopt: it could not be checked).
 std::optional<bool> all_finite(Residency& r, const DeviceValue& c) {
-  static auto* checks = new std::map<std::pair<DeviceApi*, int>, std::unique_ptr<FiniteCheck>>();
-  auto& check = (*checks)[{&r.device(), static_cast<int>(c.dtype())}];
-  if (!check) {
-    check = std::make_unique<FiniteCheck>();
-    check->k = finite_check_ir(c.dtype());
-    check->cuda = std::make_unique<CudaKernel>(check->k, r.device());
-  }
-  if (!check->cuda->usable()) {
+  const std::string name = "finite_" + std::string(graph::name(c.dtype()));
+  OwnKernel& check = own_kernel(r.device(), name, [&] { return finite_check_ir(name, c.dtype()); });
+  if (!check.cuda->usable()) {
     return std::nullopt;
   }
   std::string why;
@@ -156,7 +136,7 @@ std::optional<bool> all_finite(Residency& r, const DeviceValue& c) {
   }
   std::uint64_t launches = 0;
   unsigned word = 0;
-  if (check->cuda->launch(check->k, {n}, arrays, bits, flags, staging, &launches, &why) !=
+  if (check.cuda->launch(check.k, {n}, arrays, bits, flags, staging, &launches, &why) !=
           CudaKernel::Launched::kQueued ||
       !r.device().copy_to_host(&word, flags, sizeof word, &why)) {
     return std::nullopt;

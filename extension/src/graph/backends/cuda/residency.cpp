@@ -1,7 +1,6 @@
 #include "graph/backends/cuda/residency.hpp"
 
 #include <map>
-#include <tuple>
 #include <utility>
 
 #include "core/array_fields.hpp"
@@ -380,38 +379,13 @@ Residency* current_residency() {
 namespace {
 
 // The copy kernel of one dtype and rank: dst[i] = src[i] over dst's shape, src broadcast.
-struct CopyKernel {
-  kir::Kernel k;
-  std::unique_ptr<CudaKernel> cuda;
-};
-
-kir::Kernel copy_kernel_ir(DType dtype, std::size_t rank) {
-  kir::Kernel k;
-  k.name = "copy_" + std::string(name(dtype)) + "_" + std::to_string(rank);
-  for (std::size_t d = 0; d < rank; ++d) {
-    k.domain.push_back(kir::Dim{1, static_cast<int>(d)});
-  }
-  k.buffers.push_back(kir::Buffer{-1, dtype, k.domain, false, false});
-  k.buffers.push_back(kir::Buffer{-1, dtype, k.domain, true, false});
-  kir::Expr load;
-  load.kind = kir::Expr::Kind::kLoad;
-  load.dtype = dtype;
-  load.buffer = 0;
-  k.exprs.push_back(load);
-  k.stores.push_back(kir::Store{0, 1});
-  return k;
-}
-
-CopyKernel* copy_kernel(DeviceApi& device, DType dtype, std::size_t rank) {
-  static auto* kernels =
-      new std::map<std::tuple<DeviceApi*, int, std::size_t>, std::unique_ptr<CopyKernel>>();
-  auto& slot = (*kernels)[{&device, static_cast<int>(dtype), rank}];
-  if (!slot) {
-    slot = std::make_unique<CopyKernel>();
-    slot->k = copy_kernel_ir(dtype, rank);
-    slot->cuda = std::make_unique<CudaKernel>(slot->k, device);
-  }
-  return slot.get();
+OwnKernel& copy_kernel(DeviceApi& device, DType dtype, std::size_t rank) {
+  const std::string name = "copy_" + std::string(graph::name(dtype)) + "_" + std::to_string(rank);
+  return own_kernel(device, name, [&] {
+    kir::Kernel k = load_store_kernel(name, dtype, rank);
+    k.stores.push_back(kir::Store{0, 1});
+    return k;
+  });
 }
 
 // A flag word per device the copy kernels may write (they never report an error).
@@ -446,9 +420,9 @@ bool overlaps(const DeviceValue& a, const DeviceValue& b) {
 }
 
 bool launch_copy(Residency& r, const DeviceValue& dst, const DeviceValue& src, std::string* why) {
-  CopyKernel* ck = copy_kernel(r.device(), dst.dtype(), dst.shape.size());
-  if (!ck->cuda->usable()) {
-    *why = ck->cuda->why();
+  OwnKernel& ck = copy_kernel(r.device(), dst.dtype(), dst.shape.size());
+  if (!ck.cuda->usable()) {
+    *why = ck.cuda->why();
     return false;
   }
   const std::uint64_t flags = copy_flags(r.device(), *r.pool(), why);
@@ -457,8 +431,8 @@ bool launch_copy(Residency& r, const DeviceValue& dst, const DeviceValue& src, s
   }
   Staging staging(*r.pool());
   std::uint64_t launches = 0;
-  return ck->cuda->launch(ck->k, dst.shape, {src.launch_array(), dst.launch_array()}, {}, flags,
-                          staging, &launches, why) == CudaKernel::Launched::kQueued;
+  return ck.cuda->launch(ck.k, dst.shape, {src.launch_array(), dst.launch_array()}, {}, flags,
+                         staging, &launches, why) == CudaKernel::Launched::kQueued;
 }
 
 }  // namespace
