@@ -23,11 +23,19 @@ from .translate import Explanation, explain, jit, reset, symbolic_translate
 
 __version__ = _sot.__version__
 
+DeviceArray = _sot.graph.DeviceArray
+
+
+def to_device(a):
+    """A copy of array ``a`` on the cuda backend's device (the simulated one under ``SOT_CUDA_SIMULATE=1``), as a
+    ``DeviceArray``: a function translated for the ``cuda`` backend takes it in place and gives device results."""
+    return _sot.graph.to_device(a)
+
 
 def build_info():
     """Versions and options the C++ core was built with (a dict)."""
     return _sot.build_info()
 
 
-__all__ = ["Config", "ConfigError", "Explanation", "build_info", "bytecode", "capture", "config", "explain", "jit",
-           "report", "reset", "symbolic_translate", "__version__"]
+__all__ = ["Config", "ConfigError", "DeviceArray", "Explanation", "build_info", "bytecode", "capture", "config", "explain", "jit",
+           "report", "reset", "symbolic_translate", "to_device", "__version__"]

@@ -89,9 +89,16 @@ def plan_lines(plan, kernels=True):
     resident = plan.get("resident")
     if resident and resident["runs"]:
         runs = resident["runs"]
+        taken, kept = resident.get("inputs_on_device", 0), resident.get("results_on_device", 0)
+        where = ""
+        if taken:
+            where += f"; {taken} of the caller's device array{'s' if taken != 1 else ''} used in place"
+        if kept:
+            where += f"; {kept} result{'s' if kept != 1 else ''} handed back on the device"
         lines.append(f"on the device: {runs} run{'s' if runs != 1 else ''} copied {resident['arrays_in']} "
                      f"array{'s' if resident['arrays_in'] != 1 else ''} in ({_bytes(resident['bytes_in'])}) and "
-                     f"{resident['arrays_out']} out ({_bytes(resident['bytes_out'])}); every other value stayed there")
+                     f"{resident['arrays_out']} out ({_bytes(resident['bytes_out'])}){where}; every other value "
+                     f"stayed there")
     for k, g in enumerate(plan.get("groups", [])):
         ops = ", ".join(g["op_names"])
         line = f"group {k} {g['kind']}: {ops}"

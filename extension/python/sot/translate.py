@@ -60,29 +60,34 @@ def default_translator(backend=None):
     return _defaults[key]
 
 
-def symbolic_translate(fn, backend=None):
+def symbolic_translate(fn, backend=None, device_results=False):
     """A callable that runs ``fn`` with capture on for ``fn`` and everything it calls outside skipped modules;
     captured NumPy graphs run on ``backend`` (a name from ``sot._sot.graph.backends()``; default
-    ``sot.config.backend``)."""
+    ``sot.config.backend``). With ``device_results=True`` (the ``cuda`` backend) the arrays the graphs made on
+    the device come back as device arrays (``sot.DeviceArray``), not copied to the host; device arrays given to
+    the call (CuPy's, anything with ``__cuda_array_interface__``) always give device results."""
     if not callable(fn):
         raise TypeError(f"symbolic_translate expects a callable, not {type(fn).__name__}")
     if backend is not None:
         _check_backend(backend)
+    if device_results and backend not in (None, "cuda"):
+        raise ValueError(f"device_results=True needs the 'cuda' backend, not {backend!r}")
 
     # A C callable (vectorcall): the capture scope opens and closes around fn's call with no Python
     # frame of its own; the translator is default_translator(backend), resolved once per name.
-    translated = _capture.jit_function(fn, default_translator, config, backend)
+    translated = _capture.jit_function(fn, default_translator, config, backend, bool(device_results))
     functools.update_wrapper(translated, fn)
     translated.__sot_original__ = fn
     translated.__sot_backend__ = backend  # (None: sot.config.backend at each translation)
     return translated
 
 
-def jit(fn=None, *, backend=None):
-    """Decorator form of ``symbolic_translate``: ``@jit`` or ``@jit(backend="numpy")``."""
+def jit(fn=None, *, backend=None, device_results=False):
+    """Decorator form of ``symbolic_translate``: ``@jit``, ``@jit(backend="numpy")`` or
+    ``jit(f, backend="cuda", device_results=True)``."""
     if fn is None:
-        return lambda f: symbolic_translate(f, backend=backend)
-    return symbolic_translate(fn, backend=backend)
+        return lambda f: symbolic_translate(f, backend=backend, device_results=device_results)
+    return symbolic_translate(fn, backend=backend, device_results=device_results)
 
 
 def reset():

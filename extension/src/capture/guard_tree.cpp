@@ -5,6 +5,7 @@
 
 #include "capture/describe.hpp"
 #include "core/array_fields.hpp"
+#include "core/device_arrays.hpp"
 #include "core/type_version.hpp"
 
 #include <cstdint>
@@ -107,7 +108,22 @@ int array_fast_path(const GuardCheck& c, PyObject* value, std::vector<Py_ssize_t
   return ok ? 1 : 0;
 }
 
+// A device array (c.device), by its protocol: c's typestr and shape (strides of whole items, no
+// mask: core::read_device_array).
+bool device_array_matches(const GuardCheck& c, PyObject* value, std::vector<Py_ssize_t>* symbols) {
+  core::DeviceArrayView view;
+  std::string why;
+  if (!core::read_device_array(value, &view, &why) || view.typestr != c.format) {
+    return false;
+  }
+  const std::vector<Py_ssize_t> dims(view.shape.begin(), view.shape.end());
+  return shape_matches(c, static_cast<int>(dims.size()), dims.data(), symbols);
+}
+
 bool array_matches(const GuardCheck& c, PyObject* value, std::vector<Py_ssize_t>* symbols) {
+  if (c.device) {
+    return device_array_matches(c, value, symbols);
+  }
   const int fast = array_fast_path(c, value, symbols);
   if (fast >= 0) {
     return fast == 1;
@@ -389,7 +405,8 @@ std::string GuardCheck::describe() const {
                                    : dim == kAnyDim ? std::string("?")
                                                     : "s" + std::to_string(symbol_of(dim)) + ">=2");
       }
-      return s + (shape.size() == 1 ? ",)" : ")") + (contiguous ? " C-contiguous" : "");
+      return (device ? "device " : "") + s + (shape.size() == 1 ? ",)" : ")") +
+             (contiguous ? " C-contiguous" : "");
     }
     case Kind::kAbsent:
       return "no such value";

@@ -12,6 +12,7 @@
 
 #include "capture/eval_hook.hpp"
 #include "capture/translator.hpp"
+#include "core/call_options.hpp"
 
 namespace py = pybind11;
 
@@ -29,6 +30,7 @@ struct JitObject {
   PyObject* weakrefs;                       // the weak reference list (not a reference)
   std::shared_ptr<Translator>* translator;  // owned; null until the first call
   vectorcallfunc vectorcall;
+  bool device_results;  // runs hand back device arrays (core/call_options.hpp)
 };
 
 JitObject* as_jit(PyObject* self) {
@@ -95,7 +97,11 @@ PyObject* jit_vectorcall(PyObject* self, PyObject* const* args, std::size_t narg
     PyErr_SetString(PyExc_RuntimeError, e.what());
     return nullptr;
   }
-  PyObject* result = PyObject_Vectorcall(j->fn, args, nargsf, kwnames);
+  PyObject* result = nullptr;
+  {
+    const core::DeviceResultsScope results(j->device_results);
+    result = PyObject_Vectorcall(j->fn, args, nargsf, kwnames);
+  }
   disable();
   return result;
 }
@@ -194,7 +200,7 @@ PyTypeObject* jit_type() {
 }  // namespace
 
 py::object make_jit_function(py::object fn, py::object resolve, py::object config,
-                             py::object backend) {
+                             py::object backend, bool device_results) {
   if (PyCallable_Check(fn.ptr()) == 0) {
     throw py::type_error("jit expects a callable");
   }
@@ -211,6 +217,7 @@ py::object make_jit_function(py::object fn, py::object resolve, py::object confi
   j->weakrefs = nullptr;
   j->translator = nullptr;
   j->vectorcall = jit_vectorcall;
+  j->device_results = device_results;
   PyObject_GC_Track(reinterpret_cast<PyObject*>(j));
   return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(j));
 }

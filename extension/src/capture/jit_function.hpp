@@ -11,7 +11,9 @@ namespace sot::capture {
 // A jit callable for `fn`. `resolve(backend_name)` returns the translator for a backend (a
 // capture.Translator); `config.backend` names it when `backend` is None. The result has a
 // `__dict__` (for functools.update_wrapper) and binds as a method like a function.
+// `device_results`: the runs of its calls hand back device arrays (core/call_options.hpp).
 pybind11::object make_jit_function(pybind11::object fn, pybind11::object resolve,
-                                   pybind11::object config, pybind11::object backend);
+                                   pybind11::object config, pybind11::object backend,
+                                   bool device_results = false);
 
 }  // namespace sot::capture

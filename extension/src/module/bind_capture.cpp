@@ -241,9 +241,10 @@ void bind_scope(py::module_& m) {
       "Open a capture scope on this thread: frames called from here go to the translator (a C++ "
       "Translator, or a Python callback(code, locals) -> None | (code, guard)).");
   m.def("jit_function", &capture::make_jit_function, py::arg("fn"), py::arg("resolve"),
-        py::arg("config"), py::arg("backend"),
+        py::arg("config"), py::arg("backend"), py::arg("device_results") = false,
         "A callable that runs fn inside a capture scope of the translator resolve(name) returns "
-        "for the backend `name` (config.backend at each call when backend is None).");
+        "for the backend `name` (config.backend at each call when backend is None); with "
+        "device_results, the arrays its runs made on the device come back as device arrays.");
   m.def("disable", &capture::disable, "Close this thread's innermost capture scope.");
   m.def("depth", &capture::depth, "Capture scopes open on this thread.");
   m.def(

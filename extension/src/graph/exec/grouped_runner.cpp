@@ -59,14 +59,15 @@ PyObject* GroupedRunner::run(PyObject* const* argv, std::size_t nargs) {
   }
   {
     const std::unique_ptr<GroupBackend::RunScope> scope =
-        host_only_runs() ? nullptr : backend_->open_run();
+        host_only_runs() ? backend_->open_host_run(argv, nargs) : backend_->open_run();
     PyObject* out = run_segments(argv, scope.get());
-    if (out != nullptr || !scope || !scope->rerun_on_host()) {
+    if (out != nullptr || !scope || host_only_runs() || !scope->rerun_on_host()) {
       return out;
     }
   }  // (the abandoned run's values and device memory gone)
   const HostOnly host;
-  return run_segments(argv, nullptr);
+  const std::unique_ptr<GroupBackend::RunScope> scope = backend_->open_host_run(argv, nargs);
+  return run_segments(argv, scope.get());
 }
 
 PyObject* GroupedRunner::run_segments(PyObject* const* argv, GroupBackend::RunScope* scope) {

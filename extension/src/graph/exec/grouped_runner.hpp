@@ -116,6 +116,12 @@ class GroupBackend {
   virtual const Names& names() const = 0;
   // The scope of a run starting now (nullptr: none).
   virtual std::unique_ptr<RunScope> open_run() { return nullptr; }
+  // The scope of a run with every group on the host (host_only_runs) given `argv`: where values
+  // of the backend's came in (the caller's device arrays), what gives their host forms.
+  virtual std::unique_ptr<RunScope> open_host_run(PyObject* const* argv, std::size_t nargs) {
+    (void)argv, (void)nargs;
+    return nullptr;
+  }
   // The kernel of fused group `g` of `graph` (`kernel` its lowering; `program` the graph's).
   virtual std::unique_ptr<GroupKernel> make_kernel(const Graph& graph, const Group& g,
                                                    kir::Kernel kernel, const Program& program) = 0;

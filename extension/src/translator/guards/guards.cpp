@@ -87,9 +87,10 @@ void GuardSet::type(const VarPtr& v) {
 }
 
 void GuardSet::array(const VarPtr& v, const std::string& format,
-                     const std::vector<Py_ssize_t>& shape) {
+                     const std::vector<Py_ssize_t>& shape, bool device) {
   capture::GuardCheck c;
   c.kind = capture::GuardCheck::Kind::kArray;
+  c.device = device;
   c.format = format;
   c.length = static_cast<Py_ssize_t>(shape.size());
   c.shape = shape;

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/device_arrays.hpp"
 #include "core/loaded_module.hpp"
 #include "translator/guards/guards.hpp"
 #include "translator/numpy/array_state.hpp"
@@ -173,7 +174,7 @@ void add_array_guards(const ArrayState& arrays, GuardSet* guards) {
         dims.push_back(static_cast<Py_ssize_t>(m.shape[d]));
       }
     }
-    guards->array(arrays.inputs[k], m.format, dims);
+    guards->array(arrays.inputs[k], m.format, dims, m.device);
   }
 }
 
@@ -254,7 +255,8 @@ bool OpcodeExecutor::is_array_like(const VarPtr& v) {
   // (Every value from outside passes here on each operator, attribute and subscript: NumPy's types
   // are told apart by name first, before any lookup.)
   if (std::strncmp(Py_TYPE(o)->tp_name, "numpy.", 6) != 0) {
-    return false;
+    // The caller's device arrays, where the graph runs on the device.
+    return shared_->backend == "cuda" && core::may_be_device_array(o);
   }
   const py::object np = numpy_module();
   if (np.is_none()) {
@@ -337,26 +339,42 @@ OpcodeExecutor::ArrayOperand OpcodeExecutor::array_operand(const VarPtr& v) {
   read_input(v);
   PyObject* o = v->value().ptr();
   const py::object obj = v->value();
+  // A device array (is_array_like) is described by its protocol (core/device_arrays.hpp).
+  const bool device = std::strncmp(Py_TYPE(o)->tp_name, "numpy.", 6) != 0;
+  core::DeviceArrayView view;
+  std::string refused;
+  if (device && !core::read_device_array(o, &view, &refused)) {
+    graph_break(refused);
+  }
+  const py::object np_dtype =
+      device ? a.numpy.attr("dtype")(view.typestr) : py::object(obj.attr("dtype"));
   ValueInfo info;
-  const auto dtype = graph::dtype_from_name(str_of(obj.attr("dtype").attr("name")));
-  if (!dtype || !obj.attr("dtype").attr("isnative").cast<bool>()) {
+  const auto dtype = graph::dtype_from_name(str_of(np_dtype.attr("name")));
+  if (!dtype || !np_dtype.attr("isnative").cast<bool>()) {
     // Strings, objects, datetimes, structured or non-native byte order: opaque to the graph rules,
     // so no operation on such a value is captured (every caller needs a modelled operand).
-    graph_break("a NumPy value of dtype " + str_of(py::repr(obj.attr("dtype"))) +
+    graph_break("a NumPy value of dtype " + str_of(py::repr(np_dtype)) +
                 " (not modelled by the graph rules)");
   }
   info.dtype = *dtype;
-  const bool array = reinterpret_cast<PyObject*>(Py_TYPE(o)) == a.numpy.attr("ndarray").ptr();
+  const bool array =
+      device || reinterpret_cast<PyObject*>(Py_TYPE(o)) == a.numpy.attr("ndarray").ptr();
   info.scalar = !array;
   guards_->type(v);
   ArrayState::InputMeta meta;
   meta.array = array;
+  meta.device = device;
   const std::string path = tracker_path(v->tracker(), py::tuple());
   if (array) {
-    for (const py::handle d : obj.attr("shape")) {
-      info.shape.push_back(d.cast<std::int64_t>());
+    if (device) {
+      info.shape = view.shape;
+    } else {
+      for (const py::handle d : obj.attr("shape")) {
+        info.shape.push_back(d.cast<std::int64_t>());
+      }
     }
-    meta.format = str_of(loaded_module("builtins").attr("memoryview")(obj).attr("format"));
+    meta.format = device ? view.typestr
+                         : str_of(loaded_module("builtins").attr("memoryview")(obj).attr("format"));
     meta.shape = info.shape;
     // Dimensions that changed since an earlier translation of this code are dynamic (sizes >= 2).
     const py::str seen_key("shape " + path);

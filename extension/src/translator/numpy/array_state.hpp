@@ -37,10 +37,11 @@ struct ArrayState {
   // the guard then accepts any size >= 2 there. A symbol whose size the translation relies on (a
   // shape read as a Python value, an op whose rule needs sizes) is specialized: static again.
   struct InputMeta {
-    std::string format;        // the buffer's element format (guard)
+    std::string format;        // the buffer's element format, a device array's typestr (guard)
     graph::Shape shape;        // sizes at this translation
     std::vector<int> symbols;  // per dimension: a symbol, or -1
     bool array = false;        // an ndarray (not a NumPy scalar)
+    bool device = false;       // a device array (__cuda_array_interface__)
   };
   std::vector<InputMeta> meta;  // by graph input
   // Input Variable `v` (received from outside) as a new graph input of `info`, named by its

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/array_fields.hpp"
+#include "core/device_arrays.hpp"
 #include "core/loaded_module.hpp"
 #include "graph/backends/cuda/cuda_emitter.hpp"
 #include "graph/backends/cuda/cuda_kernel.hpp"
@@ -426,6 +427,8 @@ class CudaGroup final : public GroupKernel {
 struct RunTransfers {
   std::uint64_t runs = 0;
   TransferCounts moved;
+  std::uint64_t inputs_on_device = 0;   // the caller's device arrays, used in place
+  std::uint64_t results_on_device = 0;  // results handed back as device arrays
 };
 
 // A run's residency, current while the run's frames are made and run; counts what it moved.
@@ -443,13 +446,15 @@ class ResidentRun final : public GroupBackend::RunScope {
     totals_.moved.bytes_in += now.bytes_in - before_.bytes_in;
     totals_.moved.arrays_out += now.arrays_out - before_.arrays_out;
     totals_.moved.bytes_out += now.bytes_out - before_.bytes_out;
+    totals_.inputs_on_device += residency_.inputs_on_device();
+    totals_.results_on_device += residency_.results_on_device();
   }
   ResidentRun(const ResidentRun&) = delete;
   ResidentRun& operator=(const ResidentRun&) = delete;
   ResidentRun(ResidentRun&&) = delete;
   ResidentRun& operator=(ResidentRun&&) = delete;
 
-  void start(Frame& frame) override { residency_.mirror_inputs(frame); }
+  void start(Frame& frame) override { residency_.mirror_inputs(frame, true); }
   PyObject* finish(PyObject* outputs, std::size_t count) override {
     return residency_.finish(outputs, count);
   }
@@ -467,7 +472,7 @@ class ResidentRun final : public GroupBackend::RunScope {
 class NestedRun final : public GroupBackend::RunScope {
  public:
   explicit NestedRun(Residency& residency) : residency_(residency) {}
-  void start(Frame& frame) override { residency_.mirror_inputs(frame); }
+  void start(Frame& frame) override { residency_.mirror_inputs(frame, false); }
 
  private:
   Residency& residency_;
@@ -492,6 +497,18 @@ class CudaGroups final : public GroupBackend {
     return std::make_unique<ResidentRun>(device_, pool_, transfers_);
   }
 
+  std::unique_ptr<RunScope> open_host_run(PyObject* const* argv, std::size_t nargs) override {
+    if (current_residency() != nullptr) {
+      return nullptr;  // (a graph run by the host run of another: its frames have its home)
+    }
+    for (std::size_t i = 0; i < nargs; ++i) {
+      if (core::may_be_device_array(argv[i])) {
+        return std::make_unique<ResidentRun>(device_, pool_, transfers_);
+      }
+    }
+    return nullptr;
+  }
+
   std::unique_ptr<GroupKernel> make_kernel(const Graph& graph, const Group& g, kir::Kernel kernel,
                                            const Program& program) override {
     (void)g;
@@ -507,6 +524,8 @@ class CudaGroups final : public GroupBackend {
     resident["bytes_in"] = transfers_.moved.bytes_in;
     resident["arrays_out"] = transfers_.moved.arrays_out;
     resident["bytes_out"] = transfers_.moved.bytes_out;
+    resident["inputs_on_device"] = transfers_.inputs_on_device;
+    resident["results_on_device"] = transfers_.results_on_device;
     plan["resident"] = resident;
   }
 

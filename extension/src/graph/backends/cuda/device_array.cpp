@@ -1,8 +1,12 @@
 #include "graph/backends/cuda/device_array.hpp"
 
+#include <pybind11/stl.h>
+
+#include <optional>
 #include <utility>
 
 #include "core/array_fields.hpp"
+#include "core/device_arrays.hpp"
 #include "core/loaded_module.hpp"
 
 namespace py = pybind11;
@@ -39,10 +43,11 @@ DeviceBlock::~DeviceBlock() {
       transfer_counts().bytes_out += bytes;
     }
   }
-  if (address != 0) {
+  if (address != 0 && owner == nullptr) {
     pool->give(address, bytes);
   }
   Py_XDECREF(origin);
+  Py_XDECREF(owner);
 }
 
 std::int64_t DeviceValue::size() const {
@@ -123,6 +128,9 @@ bool make_host_current(DeviceBlock& block) {
     try {
       const py::module_ numpy = loaded_module("numpy");
       py::object made = numpy.attr("empty")(int_tuple(block.shape), std::string(name(block.dtype)));
+      if (block.readonly) {
+        made.attr("flags").attr("writeable") = false;  // (as the caller's memory is)
+      }
       block.origin = made.release().ptr();
     } catch (py::error_already_set& e) {
       e.restore();
@@ -158,6 +166,52 @@ std::shared_ptr<DeviceBlock> upload_copy(DeviceApi& device, const std::shared_pt
     transfer_counts().bytes_in += block->bytes;
   }
   return block;
+}
+
+std::shared_ptr<DeviceValue> external_value(DeviceApi& device, std::shared_ptr<DevicePool> pool,
+                                            PyObject* obj, std::string* why) {
+  core::DeviceArrayView view;
+  if (!core::read_device_array(obj, &view, why)) {
+    return nullptr;
+  }
+  std::optional<DType> t;
+  try {
+    const py::object dtype = loaded_module("numpy").attr("dtype")(view.typestr);
+    t = dtype.attr("isnative").cast<bool>()
+            ? dtype_from_name(dtype.attr("name").cast<std::string>())
+            : std::nullopt;
+  } catch (py::error_already_set& e) {
+    *why = std::string("its dtype: ") + e.what();
+    return nullptr;
+  }
+  if (!t || itemsize(*t) != view.itemsize) {
+    *why = "a device array of a dtype the kernels do not know";
+    return nullptr;
+  }
+  // The block: every byte the array reaches, from the lowest (strides may be negative).
+  std::int64_t lo = 0;
+  std::int64_t hi = view.itemsize;
+  for (std::size_t d = 0; d < view.shape.size(); ++d) {
+    if (view.shape[d] == 0) {
+      lo = hi = 0;
+      break;
+    }
+    (view.strides[d] < 0 ? lo : hi) += (view.shape[d] - 1) * view.strides[d];
+  }
+  auto block = std::make_shared<DeviceBlock>(
+      device, std::move(pool), std::vector<std::int64_t>{(hi - lo) / view.itemsize}, *t);
+  block->address = hi > lo ? view.data + static_cast<std::uint64_t>(lo) : 0;
+  block->device_valid = true;
+  block->readonly = view.readonly;
+  block->outlives_run = true;
+  block->owner = view.keeper;
+  view.keeper = nullptr;  // (the block's now)
+  auto v = std::make_shared<DeviceValue>();
+  v->offset = -lo;
+  v->shape = std::move(view.shape);
+  v->strides = std::move(view.strides);
+  v->block = std::move(block);
+  return v;
 }
 
 py::object wrap(const std::shared_ptr<DeviceValue>& value) {

@@ -40,6 +40,12 @@ struct DeviceBlock {
   bool host_valid = false;     // the origin holds the current contents
   bool device_valid = false;   // the device memory does
   bool tracked = false;        // a residency keeps its origin coherent (Residency::track)
+  // Memory the block does not own: a device array of the caller's (a CuPy array, anything with
+  // __cuda_array_interface__ or DLPack), kept alive by `owner` (a strong reference: the array, or
+  // its DLPack capsule); never the pool's.
+  PyObject* owner = nullptr;
+  bool readonly = false;      // the owner's memory may not be written
+  bool outlives_run = false;  // the caller holds it (given to a run): no write while optimistic
 };
 
 class DeviceValue {
@@ -83,6 +89,12 @@ bool make_host_current(DeviceBlock& block);
 std::shared_ptr<DeviceBlock> upload_copy(DeviceApi& device, const std::shared_ptr<DevicePool>& pool,
                                          const void* data, std::vector<std::int64_t> shape,
                                          DType dtype, std::string* why);
+
+// The caller's device array `obj` (core/device_arrays.hpp: __cuda_array_interface__ or DLPack; no
+// mask, item strides of any sign) as a value over its memory, the block holding what keeps it
+// alive; nullptr with `why` when the kernels cannot take it (a dtype they do not know).
+std::shared_ptr<DeviceValue> external_value(DeviceApi& device, std::shared_ptr<DevicePool> pool,
+                                            PyObject* obj, std::string* why);
 
 // The Python object of a value (a new DeviceArray).
 pybind11::object wrap(const std::shared_ptr<DeviceValue>& value);

@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "core/array_fields.hpp"
+#include "core/device_arrays.hpp"
 #include "core/loaded_module.hpp"
 #include "graph/backends/cuda/device_array.hpp"
 #include "graph/backends/cuda/residency.hpp"
+#include "graph/runtime/cuda/simulated_device.hpp"
 
 namespace py = pybind11;
 
@@ -109,7 +111,8 @@ py::object getitem(const py::object& self, const py::object& key) {
 }
 
 bool writeable(const DeviceBlock& b) {
-  return b.origin == nullptr || (array_fields(b.origin)->flags & kArrayWriteable) != 0;
+  return !b.readonly &&
+         (b.origin == nullptr || (array_fields(b.origin)->flags & kArrayWriteable) != 0);
 }
 
 void setitem(const py::object& self, const py::object& key, const py::object& value) {
@@ -119,6 +122,9 @@ void setitem(const py::object& self, const py::object& key, const py::object& va
   if (r != nullptr && src != nullptr && writeable(*v.block)) {
     if (auto view = basic_view(v, key.ptr())) {
       std::string why;
+      if (!r->before_write(v.block)) {
+        throw py::error_already_set();
+      }
       if (copy_on_device(*r, *view, *src, &why)) {
         return;
       }
@@ -137,6 +143,102 @@ void setitem(const py::object& self, const py::object& key, const py::object& va
   if (status < 0) {
     throw py::error_already_set();
   }
+}
+
+// A NumPy array (anything np.ascontiguousarray takes) copied to the cuda backend's device (the
+// simulated one under cuda_simulate).
+py::object to_device(const py::object& a) {
+  std::string why;
+  DeviceApi* device = cuda_simulate().load() ? &simulated_device() : cuda_device(&why);
+  if (device == nullptr) {
+    throw std::runtime_error("sot.to_device: no CUDA device: " + why);
+  }
+  const py::object host = loaded_module("numpy").attr("ascontiguousarray")(a);
+  const py::object dtype = host.attr("dtype");
+  const auto t = dtype_from_name(dtype.attr("name").cast<std::string>());
+  if (!t || !dtype.attr("isnative").cast<bool>()) {
+    throw py::type_error("sot.to_device: a dtype the cuda backend does not know: " +
+                         py::repr(dtype).cast<std::string>());
+  }
+  const ArrayFields* f = array_fields(host.ptr());
+  auto block =
+      upload_copy(*device, device_pool(*device), f->data,
+                  std::vector<std::int64_t>(f->dimensions, f->dimensions + f->nd), *t, &why);
+  if (!block) {
+    throw std::runtime_error("sot.to_device: " + why);
+  }
+  return wrap(whole_value(std::move(block)));
+}
+
+// DLPack's export (the "dltensor" capsule): the tensor holds the DeviceArray, given back by its
+// deleter, which the capsule's destructor calls while no consumer has taken it.
+struct Exported {
+  core::dlpack::DLManagedTensor managed{};
+  std::vector<std::int64_t> shape;
+  std::vector<std::int64_t> strides;  // items
+  PyObject* array = nullptr;          // (a strong reference)
+};
+
+void delete_exported(core::dlpack::DLManagedTensor* m) {
+  auto* e = static_cast<Exported*>(m->manager_ctx);
+  const PyGILState_STATE gil = PyGILState_Ensure();
+  Py_XDECREF(e->array);
+  delete e;  // NOLINT(cppcoreguidelines-owning-memory): made by dlpack_capsule
+  PyGILState_Release(gil);
+}
+
+void capsule_destructor(PyObject* capsule) {
+  if (PyCapsule_IsValid(capsule, "dltensor") != 0) {  // (not consumed)
+    auto* m =
+        static_cast<core::dlpack::DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
+    m->deleter(m);
+  }
+}
+
+std::uint8_t dlpack_code(DType t) {
+  switch (kind(t)) {
+    case 'b':
+      return core::dlpack::kDLBool;
+    case 'i':
+      return core::dlpack::kDLInt;
+    case 'u':
+      return core::dlpack::kDLUInt;
+    case 'c':
+      return core::dlpack::kDLComplex;
+    default:
+      return core::dlpack::kDLFloat;
+  }
+}
+
+py::object dlpack_capsule(const py::object& self, const py::object& stream) {
+  (void)stream;  // (one stream: the launches before are ordered before the consumer's)
+  const DeviceValue& v = *py::cast<DeviceValue*>(self);
+  std::string why;
+  if (!make_device_current(*v.block, &why)) {
+    throw std::runtime_error("the array could not be made current on the device: " + why);
+  }
+  auto* e = new Exported();  // NOLINT(cppcoreguidelines-owning-memory): freed by its deleter
+  e->shape = v.shape;
+  for (const std::int64_t s : v.strides) {
+    e->strides.push_back(s / itemsize(v.dtype()));
+  }
+  e->array = self.inc_ref().ptr();
+  core::dlpack::DLTensor& t = e->managed.dl_tensor;
+  t.data = reinterpret_cast<void*>(v.block->address + static_cast<std::uint64_t>(v.offset));
+  t.device = {core::dlpack::kDLCUDA, 0};
+  t.ndim = static_cast<std::int32_t>(v.shape.size());
+  t.dtype = {dlpack_code(v.dtype()), static_cast<std::uint8_t>(itemsize(v.dtype()) * 8), 1};
+  t.shape = e->shape.data();
+  t.strides = e->strides.data();
+  t.byte_offset = 0;
+  e->managed.manager_ctx = e;
+  e->managed.deleter = delete_exported;
+  PyObject* capsule = PyCapsule_New(&e->managed, "dltensor", capsule_destructor);
+  if (capsule == nullptr) {
+    delete_exported(&e->managed);
+    throw py::error_already_set();
+  }
+  return py::reinterpret_steal<py::object>(capsule);
 }
 
 py::dict cuda_array_interface(const DeviceValue& v) {
@@ -178,6 +280,14 @@ void bind_device_array(py::module_& m) {
                              })
       .def_property_readonly("__cuda_array_interface__", &cuda_array_interface)
       .def(
+          "__dlpack__",
+          [](const py::object& self, const py::object& stream, const py::kwargs&) {
+            return dlpack_capsule(self, stream);  // (max_version etc.: the 0.x capsule answers)
+          },
+          py::arg("stream") = py::none(),
+          "The array as a DLPack capsule (no copy: the consumer shares the device memory).")
+      .def("__dlpack_device__", [](const DeviceValue&) { return py::make_tuple(2, 0); })
+      .def(
           "get", [](const py::object& self) { return host_of(self).attr("copy")(); },
           "A new NumPy array holding the values.")
       .def(
@@ -213,6 +323,9 @@ void bind_device_array(py::module_& m) {
                ", dtype=" + std::string(name(v.dtype())) + ")";
       });
   set_device_array_type(reinterpret_cast<PyTypeObject*>(cls.ptr()));
+  m.def("to_device", &to_device, py::arg("a"),
+        "A copy of array `a` on the cuda backend's device (the simulated one under "
+        "cuda_simulate()), as a DeviceArray.");
 }
 
 }  // namespace sot::graph

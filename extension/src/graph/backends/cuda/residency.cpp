@@ -1,9 +1,12 @@
 #include "graph/backends/cuda/residency.hpp"
 
 #include <map>
+#include <unordered_set>
 #include <utility>
 
 #include "core/array_fields.hpp"
+#include "core/call_options.hpp"
+#include "core/device_arrays.hpp"
 #include "core/loaded_module.hpp"
 #include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/device_library.hpp"
@@ -64,6 +67,17 @@ bool transposes(PyObject* fn) {
   return is_t;
 }
 
+// Whether `v` is an ndarray a run made (C-contiguous, aligned, owning its memory: no view of the
+// caller's).
+bool fresh_array(PyObject* v) {
+  if (Py_TYPE(v) != reinterpret_cast<PyTypeObject*>(known().ndarray)) {
+    return false;
+  }
+  const ArrayFields* f = array_fields(v);
+  constexpr int kNeeded = kArrayCContiguous | kArrayAligned;
+  return (f->flags & kNeeded) == kNeeded && f->base == nullptr;
+}
+
 // The dtype of a native-order array the kernels know, or nullopt.
 std::optional<DType> native_dtype(PyObject* a) {
   const py::object dtype = py::reinterpret_steal<py::object>(PyObject_GetAttrString(a, "dtype"));
@@ -94,9 +108,11 @@ Residency::~Residency() {
   PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
   PyErr_Fetch(&type, &value, &tb);
   if (abandoned_) {
-    // (nothing the device wrote reaches the host: the run runs again there)
+    // (nothing the device wrote reaches the host: the run runs again there; what it wrote into
+    // blocks the caller holds is put back, before_write)
+    put_back();
     for (const std::weak_ptr<DeviceBlock>& w : tracked_) {
-      if (const auto b = w.lock()) {
+      if (const auto b = w.lock(); b && !b->outlives_run) {
         b->host_valid = true;
       }
     }
@@ -226,6 +242,24 @@ void Residency::after_host_step(bool mutates) {
       b->device_valid = false;  // (the device copy is read again when a kernel needs it)
     }
   }
+  write_back_externals();
+}
+
+void Residency::write_back_externals() {
+  // The caller's memory is the device's: written through at once (two of the caller's arrays may
+  // share memory, and each is read on the device as it is).
+  for (const std::weak_ptr<DeviceBlock>& w : tracked_) {
+    if (const auto b = w.lock(); b && b->owner != nullptr && !b->device_valid && b->host_valid) {
+      std::string why;
+      if (b->readonly) {
+        b->device_valid = true;  // (NumPy refused every write to its host copy too)
+      } else if (!make_device_current(*b, &why)) {
+        PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                         "sot: a device array's host copy could not be written back: %s",
+                         why.c_str());
+      }
+    }
+  }
 }
 
 std::shared_ptr<DeviceValue> Residency::mirror(PyObject* a) {
@@ -285,6 +319,16 @@ void Residency::wrote(DeviceBlock& block) {
     block.host_valid = false;
     dirty_ = true;
   }
+  if (block.owner == nullptr) {
+    return;
+  }
+  // (the caller's arrays may share memory: none of their host copies is trusted after a write)
+  for (const std::weak_ptr<DeviceBlock>& w : tracked_) {
+    if (const auto b = w.lock(); b && b->owner != nullptr && b->origin != nullptr) {
+      b->host_valid = false;
+      dirty_ = true;
+    }
+  }
 }
 
 void Residency::track(const std::shared_ptr<DeviceBlock>& block) {
@@ -321,10 +365,55 @@ bool Residency::flush() {
   return ok;
 }
 
-void Residency::mirror_inputs(Frame& frame) {
+PyObject* Residency::take_external(PyObject* v) {
+  for (const auto& [wrapper, owner] : externals_) {
+    if (owner.ptr() == v) {
+      Py_INCREF(wrapper);
+      return wrapper;
+    }
+  }
+  std::string why;
+  const std::shared_ptr<DeviceValue> value = external_value(device_, pool_, v, &why);
+  if (!value) {
+    return nullptr;  // (the run's host steps take it as it is)
+  }
+  try {
+    py::object wrapper = wrap(value);
+    externals_.emplace(wrapper.ptr(), py::reinterpret_borrow<py::object>(v));
+    if (!as_cupy_ && std::string(Py_TYPE(v)->tp_name).rfind("cupy.", 0) == 0) {
+      as_cupy_ = loaded_module("cupy").attr("asarray");
+    }
+    return wrapper.release().ptr();
+  } catch (py::error_already_set&) {
+    PyErr_Clear();
+    return nullptr;
+  }
+}
+
+void Residency::mirror_inputs(Frame& frame, bool outermost) {
   for (const int id : frame.program().inputs) {
     PyObject* v = frame.get(id);
     if (v == nullptr) {
+      continue;
+    }
+    if (outermost) {
+      given_.insert(v);
+    }
+    if (DeviceValue* d = device_value_of(v)) {
+      if (outermost) {  // (a body's device arrays are the run's own)
+        d->block->outlives_run = true;
+        device_inputs_ = true;
+        ++inputs_on_device_;
+      }
+      continue;
+    }
+    if (outermost && Py_TYPE(v) != reinterpret_cast<PyTypeObject*>(known().ndarray) &&
+        core::may_be_device_array(v)) {
+      if (PyObject* wrapper = take_external(v)) {
+        frame.set_owned(id, wrapper);
+        device_inputs_ = true;
+        ++inputs_on_device_;
+      }
       continue;
     }
     if (auto m = mirror(v)) {
@@ -337,16 +426,68 @@ void Residency::mirror_inputs(Frame& frame) {
   }
 }
 
+PyObject* Residency::output(PyObject* v) {
+  if (device_value_of(v) == nullptr) {
+    if ((device_inputs_ || core::device_results_wanted()) && fresh_array(v) &&
+        given_.count(v) == 0) {
+      return device_copy(v);  // (made on the host: the first run of a group, a host step)
+    }
+    Py_INCREF(v);
+    return v;
+  }
+  const DeviceBlock& b = *device_value_of(v)->block;
+  if ((!device_inputs_ && !core::device_results_wanted()) ||
+      (b.origin != nullptr && mirrors_.count(b.origin) != 0)) {
+    return host_form(v);  // (a view of the caller's host array stays one)
+  }
+  ++results_on_device_;
+  if (const auto found = externals_.find(v); found != externals_.end()) {
+    return py::object(found->second).release().ptr();  // (the caller's own array, whole)
+  }
+  if (!leave_optimism()) {  // (the caller may read it at once)
+    return nullptr;
+  }
+  if (!as_cupy_) {
+    Py_INCREF(v);
+    return v;
+  }
+  PyObject* out = PyObject_CallOneArg(as_cupy_.ptr(), v);
+  return out;
+}
+
+PyObject* Residency::device_copy(PyObject* a) {
+  const std::optional<DType> t = native_dtype(a);
+  std::string why;
+  const ArrayFields* f = array_fields(a);
+  auto block =
+      t ? upload_copy(device_, pool_, f->data,
+                      std::vector<std::int64_t>(f->dimensions, f->dimensions + f->nd), *t, &why)
+        : nullptr;
+  if (!block) {
+    Py_INCREF(a);  // (a dtype the device does not hold: the host array it is)
+    return a;
+  }
+  ++results_on_device_;
+  try {
+    const py::object made = wrap(whole_value(std::move(block)));
+    return !as_cupy_ ? py::object(made).release().ptr() : as_cupy_(made).release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  }
+}
+
 PyObject* Residency::finish(PyObject* outputs, std::size_t count) {
   if (outputs == nullptr || !check_flags() || !flush()) {
     Py_XDECREF(outputs);
     return nullptr;
   }
+  const bool device_mode = device_inputs_ || core::device_results_wanted();
   if (count == 1) {
-    if (device_value_of(outputs) == nullptr) {
+    if (device_value_of(outputs) == nullptr && !device_mode) {
       return outputs;
     }
-    PyObject* h = host_form(outputs);
+    PyObject* h = output(outputs);
     Py_DECREF(outputs);
     return h;
   }
@@ -354,14 +495,14 @@ PyObject* Residency::finish(PyObject* outputs, std::size_t count) {
   const Py_ssize_t n = PyTuple_GET_SIZE(outputs);
   bool any = false;
   for (Py_ssize_t i = 0; i < n && !any; ++i) {
-    any = device_value_of(PyTuple_GET_ITEM(outputs, i)) != nullptr;
+    any = device_mode || device_value_of(PyTuple_GET_ITEM(outputs, i)) != nullptr;
   }
   if (!any) {
     return outputs;
   }
   PyObject* out = PyTuple_New(n);
   for (Py_ssize_t i = 0; out != nullptr && i < n; ++i) {
-    PyObject* h = host_form(PyTuple_GET_ITEM(outputs, i));
+    PyObject* h = output(PyTuple_GET_ITEM(outputs, i));
     if (h == nullptr) {
       Py_CLEAR(out);
       break;
@@ -471,6 +612,39 @@ bool copy_on_device(Residency& r, const DeviceValue& dst, const DeviceValue& src
   }
   r.wrote(*dst.block);
   return true;
+}
+
+bool Residency::before_write(const std::shared_ptr<DeviceBlock>& block) {
+  if (!block->outlives_run || !optimistic_ || backups_.count(block.get()) != 0) {
+    return true;
+  }
+  // A copy on the device to put back if the run is abandoned (no wait: the run stays optimistic);
+  // where none can be made, the flags are read now.
+  std::string why;
+  auto backup =
+      whole_value(std::make_shared<DeviceBlock>(device_, pool_, block->shape, block->dtype));
+  if (!make_device_current(*block, &why) || !make_device_current(*backup->block, &why) ||
+      !launch_copy(*this, *backup, *whole_value(block), &why)) {
+    return leave_optimism();
+  }
+  backups_.emplace(block.get(), Backup{block, std::move(backup)});
+  return true;
+}
+
+void Residency::put_back() {
+  std::string why;
+  for (const auto& [address, b] : backups_) {
+    if (!launch_copy(*this, *whole_value(b.block), *b.copy, &why)) {
+      PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                       "sot: a device array written by an abandoned run could not be restored: %s",
+                       why.c_str());
+    }
+  }
+  if (!backups_.empty() && !device_.synchronize(&why)) {
+    PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "sot: the device did not synchronise: %s",
+                     why.c_str());
+  }
+  backups_.clear();
 }
 
 }  // namespace sot::graph

@@ -33,6 +33,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "graph/backends/cuda/device_array.hpp"
@@ -94,15 +95,42 @@ class Residency final : public ValueHome {
   // run changed nothing the caller sees, and nothing of it is copied out).
   bool rerun_on_host();
   // The run's inputs that can be mirrored replaced in `frame` by their mirrors (so that slices of
-  // them are slices on the device).
-  void mirror_inputs(Frame& frame);
+  // them are slices on the device), and the caller's device arrays (anything with
+  // __cuda_array_interface__) by DeviceArrays over their memory (in the outermost run's frame; a
+  // loop body's or cond way's device arrays are the run's own).
+  void mirror_inputs(Frame& frame, bool outermost);
+  // Before a kernel writes `block`: a block the caller holds is copied on the device first while
+  // the run is optimistic (a run abandoned to the host puts it back: the caller sees no change),
+  // or, where no copy can be made, written only once the flags were read. False with an error set.
+  bool before_write(const std::shared_ptr<DeviceBlock>& block);
   // The run's outputs (a new reference, stolen: one value, or the tuple of `count` values the
-  // frame made) with every DeviceArray replaced by its host form, every origin made current
-  // first; nullptr with an error set.
+  // frame made), every origin made current first: device arrays stay on the device where the run
+  // was given device arrays or the caller asked for them (device_results; as CuPy arrays where a
+  // CuPy array came in, the caller's own array where it comes back whole), else each is replaced
+  // by its host form; nullptr with an error set.
   PyObject* finish(PyObject* outputs, std::size_t count);
+  // The caller's device arrays the run took in place, and the results it handed back on the device.
+  std::uint64_t inputs_on_device() const { return inputs_on_device_; }
+  std::uint64_t results_on_device() const { return results_on_device_; }
 
  private:
   bool overlaps_an_origin(const char* data, std::size_t bytes) const;
+  // The caller's device array `v` as a DeviceArray of this run's (the same one for the same
+  // object), or nullptr (no error set) when it cannot be taken.
+  PyObject* take_external(PyObject* v);
+  // Output `v` as the caller gets it (a new reference; nullptr with an error set).
+  PyObject* output(PyObject* v);
+  // Host array `a` copied to the device, as the caller's kind of device array.
+  PyObject* device_copy(PyObject* a);
+  // The caller's device arrays whose host copies a step changed: copied back to the device now.
+  void write_back_externals();
+  // The blocks the caller holds that an abandoned run wrote: their contents before it put back.
+  void put_back();
+  struct Backup {
+    std::shared_ptr<DeviceBlock> block;
+    std::shared_ptr<DeviceValue> copy;
+  };
+  std::unordered_map<const DeviceBlock*, Backup> backups_;
 
   DeviceApi& device_;
   std::shared_ptr<DevicePool> pool_;
@@ -111,7 +139,14 @@ class Residency final : public ValueHome {
   // the origins made for blocks the device made, by host array (a kernel reading one reads the
   // block)
   std::unordered_map<PyObject*, std::weak_ptr<DeviceBlock>> origins_;
-  bool dirty_ = false;  // a tracked block's origin may be stale
+  // the caller's device arrays taken (mirror_inputs), by the DeviceArray standing for each
+  std::unordered_map<PyObject*, pybind11::object> externals_;
+  bool device_inputs_ = false;           // the run was given a device array
+  std::uint64_t inputs_on_device_ = 0;
+  std::uint64_t results_on_device_ = 0;
+  std::unordered_set<PyObject*> given_;  // the outermost run's inputs (alive as long as it runs)
+  pybind11::object as_cupy_;             // cupy.asarray where a CuPy array came in
+  bool dirty_ = false;                   // a tracked block's origin may be stale
   bool optimistic_ = true;
   bool pending_ = false;     // kernels ran with the flag word since it was last read
   bool abandoned_ = false;   // the flags said so: nothing is copied out
