@@ -1,11 +1,19 @@
 """One fuzz program: its source run as a module, the differential check of its ``CALLS`` through one translated
 ``f`` (the harness's ``compare_varied`` with the NumPy harness's ``Outcome`` and ``same``, plus ``g_*`` globals
 reset before each run, NumPy's error state reset, and the warnings raised compared), that check in a forked child
-with a time limit (a crash or a hang fails the program, not the fuzzer), and the files programs are saved in."""
+with a time limit (a crash or a hang fails the program, not the fuzzer), and the files programs are saved in.
+
+``SOT_FUZZ_DEVICE=1`` (with ``SOT_BACKEND=cuda``, and ``SOT_CUDA_SIMULATE=1`` without a GPU): the translated runs
+are given their array arguments as device arrays (``sot.to_device``), and what they give back, the arguments after
+the call and the globals are read back to the host before they are compared (aliasing is not compared: a view of a
+device array read back is a copy)."""
 
 import ast
+import contextlib
+import copy
 import dataclasses
 import hashlib
+import io
 import os
 import pathlib
 import pickle
@@ -28,6 +36,7 @@ from differential import ABSENT, set_globals  # noqa: E402
 from harness import compare_varied  # noqa: E402
 from numpy_differential import Outcome, same  # noqa: E402
 
+import sot  # noqa: E402
 from sot import capture as cap  # noqa: E402
 
 REGRESSIONS = pathlib.Path(__file__).resolve().parent / "regressions"
@@ -62,6 +71,54 @@ def load(source):
     return module
 
 
+DEVICE = os.environ.get("SOT_FUZZ_DEVICE") == "1"
+
+
+def _on_host(x, given):
+    """``x`` with each device array read back: a device argument as the host argument it stands for (``given``:
+    pairs of them), another as a new NumPy array; in lists, tuples and dicts too."""
+    for host, dev in given:
+        if x is dev:
+            return host
+    if type(x) is sot.DeviceArray:
+        return np.asarray(x)
+    if type(x) in (list, tuple):
+        return type(x)(_on_host(i, given) for i in x)
+    if type(x) is dict:
+        return {k: _on_host(v, given) for k, v in x.items()}
+    return x
+
+
+class DeviceOutcome(Outcome):
+    """``Outcome`` of a translated call given device arrays for its exact ndarray arguments."""
+
+    def __init__(self, fn, args, kwargs, translator):  # noqa: super().__init__ is the plain form of this
+        self.args = copy.deepcopy(args)
+        self.kwargs = copy.deepcopy(kwargs)
+        given = []  # (the same array twice: one device array)
+        for a in self.args:
+            if (type(a) is np.ndarray and a.dtype.kind in "biufc" and a.flags.writeable
+                    and not any(h is a for h, _ in given)):
+                given.append((a, sot.to_device(a)))
+        device_args = [next((d for h, d in given if h is a), a) for a in self.args]
+        out = io.StringIO()
+        self.value = self.error = None
+        with contextlib.redirect_stdout(out):
+            try:
+                with cap.capture(translator):
+                    value = fn(*device_args, **self.kwargs)
+                self.value = _on_host(value, given)
+            except Exception as exc:  # noqa: BLE001 - every exception is compared
+                self.error = (type(exc), str(exc))
+            finally:
+                for host, dev in given:  # (what the call wrote into its arguments)
+                    if host.flags.writeable:
+                        host[...] = np.asarray(dev)
+        self.stdout = out.getvalue()
+        self.globals = {k: copy.deepcopy(_on_host(v, given)) for k, v in fn.__globals__.items() if k.startswith("g_")}
+        self.aliases = None
+
+
 def runner(source):
     """``(f, CALLS, run)`` of the program: ``run(args, kwargs, translator)`` calls ``f`` once (plainly when
     ``translator`` is None) from the initial ``g_*`` globals and NumPy error state, and returns what a caller
@@ -75,7 +132,12 @@ def runner(source):
         np.seterr(**NUMPY_ERRORS)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            seen = Outcome(fn, args, kwargs, translator).view()
+            # (a DeviceArray is not an ndarray: a program asking is not checked on the device)
+            on_device = DEVICE and translator is not None and "isinstance" not in source and "type(" not in source
+            kind = DeviceOutcome if on_device else Outcome
+            seen = kind(fn, args, kwargs, translator).view()
+            if DEVICE:
+                seen.pop("aliases")
         seen = {"error": seen.pop("error"), **seen}  # compared first: a difference names the exception types
         np.seterr(**NUMPY_ERRORS)
         # Which warnings, not how many: a graph computes a repeated expression once (and warns once).

@@ -23,7 +23,7 @@ from .translate import Explanation, explain, jit, reset, symbolic_translate
 
 __version__ = _sot.__version__
 
-DeviceArray = _sot.graph.DeviceArray
+from .device import DeviceArray  # (with NumPy's protocols: sot/device.py)
 
 
 def to_device(a):

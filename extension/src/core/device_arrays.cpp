@@ -156,28 +156,36 @@ namespace {
 // Whether values of `type` follow NumPy's rules (a graph of them computes what their own operators
 // would): not PyTorch's tensors nor JAX's arrays, whose operators promote types their own way (an
 // int tensor / 2 is float32 there). Asked once per type.
-bool follows_numpy(PyTypeObject* type) {
+// Whether the module of type `t` is not one of PyTorch's or JAX's.
+bool numpy_like_module(PyTypeObject* t) {
+  PyObject* module = PyObject_GetAttrString(reinterpret_cast<PyObject*>(t), "__module__");
+  const char* name =
+      module != nullptr && PyUnicode_Check(module) != 0 ? PyUnicode_AsUTF8(module) : nullptr;
+  bool numpy_like = true;
+  if (name != nullptr) {
+    const std::string m(name);
+    for (const char* other : {"torch", "jax", "jaxlib"}) {
+      const std::string prefix(other);
+      numpy_like = numpy_like && m != prefix && m.rfind(prefix + ".", 0) != 0;
+    }
+  }
+  Py_XDECREF(module);
+  PyErr_Clear();
+  return numpy_like;
+}
+
+bool follows_numpy(PyObject* obj) {
   static auto* seen = new std::unordered_map<PyTypeObject*, bool>();  // (types kept: Py_INCREF)
+  PyTypeObject* const type = Py_TYPE(obj);
   const auto found = seen->find(type);
   if (found != seen->end()) {
     return found->second;
   }
-  bool numpy_like = true;
-  for (PyTypeObject* t = type; t != nullptr && numpy_like; t = t->tp_base) {
-    PyObject* module = PyObject_GetAttrString(reinterpret_cast<PyObject*>(t), "__module__");
-    const char* name =
-        module != nullptr && PyUnicode_Check(module) != 0 ? PyUnicode_AsUTF8(module) : nullptr;
-    if (name != nullptr) {
-      const std::string m(name);
-      for (const char* other : {"torch", "jax", "jaxlib"}) {
-        const std::string prefix(other);
-        numpy_like = numpy_like && m != prefix && m.rfind(prefix + ".", 0) != 0;
-      }
-    }
-    Py_XDECREF(module);
-    PyErr_Clear();
+  bool numpy_like = numpy_like_module(type);
+  for (PyTypeObject* t = type->tp_base; numpy_like && t != nullptr; t = t->tp_base) {
+    numpy_like = numpy_like_module(t);
   }
-  Py_INCREF(type);
+  Py_INCREF(reinterpret_cast<PyObject*>(type));
   seen->emplace(type, numpy_like);
   return numpy_like;
 }
@@ -186,7 +194,7 @@ bool follows_numpy(PyTypeObject* type) {
 
 bool may_be_device_array(PyObject* obj) {
   return std::strncmp(Py_TYPE(obj)->tp_name, "numpy.", 6) != 0 &&
-         (has_interface(obj) || has_dlpack(obj)) && follows_numpy(Py_TYPE(obj));
+         (has_interface(obj) || has_dlpack(obj)) && follows_numpy(obj);
 }
 
 bool read_device_array(PyObject* obj, DeviceArrayView* out, std::string* why) {

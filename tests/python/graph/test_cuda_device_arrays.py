@@ -316,3 +316,32 @@ def test_cupy_arrays_in_give_cupy_arrays_out():
         if k >= 1:
             assert moved() == (0, 0), k
         assert bool(cupy.allclose(out, chain(a, b), rtol=1e-12, atol=0))
+
+
+def test_outside_a_translated_function_a_device_array_is_the_numpy_array_it_stands_for():
+    a, b = floats(5, 4, 6), floats(6, 6)
+    d = sot.to_device(a)
+    assert np.array_equal(d + b, a + b) and type(d + b) is np.ndarray
+    assert np.array_equal(b - d, b - a) and np.array_equal(-d, -a) and np.array_equal(abs(d), abs(a))
+    assert np.array_equal(d < 0, a < 0) and np.array_equal(d == d, a == a)
+    assert np.array_equal(np.sin(d), np.sin(a)) and np.array_equal(np.concatenate([d, a]), np.concatenate([a, a]))
+    assert d.sum() == a.sum() and np.array_equal(d.sum(axis=0), a.sum(axis=0)) and d.tolist() == a.tolist()
+    assert [r.tolist() for r in d] == a.tolist() and str(d) == str(a)
+    with pytest.raises(TypeError):
+        hash(d)
+    # views outside a run are copies: writing one leaves the device array as it was
+    h = np.asarray(d)
+    h[0, 0] = 99.0
+    assert np.asarray(d)[0, 0] == a[0, 0]
+    # writes reach the device: item assignment, in-place operators, out=, np.copyto, in-place methods
+    f = sot.jit(lambda x: x * 1.0, backend="cuda")
+    expected = a.copy()
+    for write in (lambda x: x.__setitem__((1, slice(None)), 5.0), lambda x: x.__iadd__(1.5),
+                  lambda x: np.multiply(x, 2.0, out=x), lambda x: np.copyto(x, x + 1.0),
+                  lambda x: x.sort(axis=1), lambda x: x.__setitem__(slice(0, 2), sot.to_device(expected[2:4]))):
+        f(d)  # (the device copy current)
+        write(expected)
+        write(d)
+        assert np.array_equal(np.asarray(f(d)), expected)
+        assert np.array_equal(np.asarray(d), expected)
+    assert np.multiply(d, 2.0, out=d) is d

@@ -158,6 +158,51 @@ ValueInfo ArrayState::current(ValueInfo info) const {
   return info;
 }
 
+std::vector<int> ArrayState::shape_symbols(const std::string& path, const graph::Shape& shape) {
+  // Dimensions that changed since an earlier translation of this code are dynamic (sizes >= 2).
+  const py::str seen_key("shape " + path);
+  const py::str dynamic_key("dynamic " + path);
+  std::vector<bool> changed(shape.size(), false);
+  if (history.contains(dynamic_key)) {
+    for (const py::handle d : history[dynamic_key]) {
+      const auto k = d.cast<std::size_t>();
+      if (k < changed.size()) {
+        changed[k] = true;
+      }
+    }
+  }
+  if (dynamic && history.contains(seen_key)) {
+    const auto before = history[seen_key].cast<std::vector<std::int64_t>>();
+    if (before.size() == shape.size()) {
+      for (std::size_t d = 0; d < before.size(); ++d) {
+        changed[d] = changed[d] || before[d] != shape[d];
+      }
+    }
+  }
+  py::list seen_changed;
+  std::vector<int> symbols;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    int sym = -1;
+    if (changed[d]) {
+      seen_changed.append(d);
+      if (dynamic && shape[d] >= 2) {
+        const auto it = symbol_of_size.find(shape[d]);
+        if (it != symbol_of_size.end()) {
+          sym = it->second;
+        } else {
+          sym = static_cast<int>(specialized.size());
+          specialized.push_back(false);
+          symbol_of_size[shape[d]] = sym;
+        }
+      }
+    }
+    symbols.push_back(sym);
+  }
+  history[seen_key] = py::tuple(py::cast(shape));
+  history[dynamic_key] = py::tuple(seen_changed);
+  return symbols;
+}
+
 void add_array_guards(const ArrayState& arrays, GuardSet* guards) {
   for (std::size_t k = 0; k < arrays.inputs.size() && k < arrays.meta.size(); ++k) {
     const ArrayState::InputMeta& m = arrays.meta[k];
@@ -376,49 +421,8 @@ OpcodeExecutor::ArrayOperand OpcodeExecutor::array_operand(const VarPtr& v) {
     meta.format = device ? view.typestr
                          : str_of(loaded_module("builtins").attr("memoryview")(obj).attr("format"));
     meta.shape = info.shape;
-    // Dimensions that changed since an earlier translation of this code are dynamic (sizes >= 2).
-    const py::str seen_key("shape " + path);
-    const py::str dynamic_key("dynamic " + path);
-    std::vector<bool> dynamic(info.shape.size(), false);
-    if (a.history.contains(dynamic_key)) {
-      for (const py::handle d : a.history[dynamic_key]) {
-        const auto k = d.cast<std::size_t>();
-        if (k < dynamic.size()) {
-          dynamic[k] = true;
-        }
-      }
-    }
-    if (a.dynamic && a.history.contains(seen_key)) {
-      const auto before = a.history[seen_key].cast<std::vector<std::int64_t>>();
-      if (before.size() == info.shape.size()) {
-        for (std::size_t d = 0; d < before.size(); ++d) {
-          dynamic[d] = dynamic[d] || before[d] != info.shape[d];
-        }
-      }
-    }
-    py::list dyn;
-    bool any = false;
-    for (std::size_t d = 0; d < info.shape.size(); ++d) {
-      int sym = -1;
-      if (dynamic[d]) {
-        dyn.append(d);
-        if (a.dynamic && info.shape[d] >= 2) {
-          const auto it = a.symbol_of_size.find(info.shape[d]);
-          if (it != a.symbol_of_size.end()) {
-            sym = it->second;
-          } else {
-            sym = static_cast<int>(a.specialized.size());
-            a.specialized.push_back(false);
-            a.symbol_of_size[info.shape[d]] = sym;
-          }
-          any = true;
-        }
-      }
-      meta.symbols.push_back(sym);
-    }
-    a.history[seen_key] = py::tuple(py::cast(info.shape));
-    a.history[dynamic_key] = py::tuple(dyn);
-    if (any) {
+    meta.symbols = a.shape_symbols(path, info.shape);
+    if (std::any_of(meta.symbols.begin(), meta.symbols.end(), [](int k) { return k >= 0; })) {
       info.symbols = meta.symbols;
     }
   }

@@ -47,6 +47,9 @@ struct ArrayState {
   // Input Variable `v` (received from outside) as a new graph input of `info`, named by its
   // tracker's `path`: its graph value.
   int add_input(const VarPtr& v, graph::ValueInfo info, const std::string& path, InputMeta m);
+  // Per dimension of input `path`'s `shape`: its symbol (a dimension whose size changed since an
+  // earlier translation), or -1; the history updated.
+  std::vector<int> shape_symbols(const std::string& path, const graph::Shape& shape);
   std::vector<bool> specialized;  // by symbol
   std::map<std::int64_t, int> symbol_of_size;
   bool dynamic = true;     // config: dimensions may become symbols

@@ -31,6 +31,11 @@ py::object host_of(const py::handle& self) {
   return py::reinterpret_steal<py::object>(h);
 }
 
+PyTypeObject* array_type() {
+  static PyObject* const type = py::object(loaded_module("numpy").attr("ndarray")).release().ptr();
+  return reinterpret_cast<PyTypeObject*>(type);
+}
+
 py::object numpy_dtype(DType t) {
   return loaded_module("numpy").attr("dtype")(std::string(name(t)));
 }
@@ -107,7 +112,23 @@ py::object getitem(const py::object& self, const py::object& key) {
   if (r != nullptr && !r->flush()) {  // (the key may be a host view of an array the device wrote)
     throw py::error_already_set();
   }
-  return host_of(self)[key];
+  py::object item = host_of(self)[key];
+  if (r == nullptr && PyObject_TypeCheck(item.ptr(), array_type()) != 0) {
+    item = item.attr("copy")();  // (outside a run nothing keeps a view of the host copy coherent)
+  }
+  return item;
+}
+
+// The host copy of `self` changed (outside a run: the device's is stale now; in a run the
+// residency hears of it as of a host step's change).
+void host_changed(const py::object& self) {
+  if (Residency* r = current_residency()) {
+    r->after_host_step(true);
+    return;
+  }
+  DeviceBlock& b = *py::cast<DeviceValue*>(self)->block;
+  b.device_valid = false;
+  b.host_valid = true;
 }
 
 bool writeable(const DeviceBlock& b) {
@@ -137,9 +158,7 @@ void setitem(const py::object& self, const py::object& key, const py::object& va
   const py::object target = host_of(self);
   const py::object source = device_value_of(value.ptr()) != nullptr ? host_of(value) : value;
   const int status = PyObject_SetItem(target.ptr(), key.ptr(), source.ptr());
-  if (r != nullptr) {
-    r->after_host_step(true);
-  }
+  host_changed(self);
   if (status < 0) {
     throw py::error_already_set();
   }
@@ -224,6 +243,7 @@ py::object dlpack_capsule(const py::object& self, const py::object& stream) {
   }
   e->array = self.inc_ref().ptr();
   core::dlpack::DLTensor& t = e->managed.dl_tensor;
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): a device address, as DLPack carries it
   t.data = reinterpret_cast<void*>(v.block->address + static_cast<std::uint64_t>(v.offset));
   t.device = {core::dlpack::kDLCUDA, 0};
   t.ndim = static_cast<std::int32_t>(v.shape.size());
@@ -294,12 +314,23 @@ void bind_device_array(py::module_& m) {
           "__array__",
           [](const py::object& self, const py::object& dtype, const py::object& copy) {
             py::object h = host_of(self);
+            const bool in_run = current_residency() != nullptr;
+            if (!in_run && !copy.is_none() && !copy.cast<bool>()) {
+              throw py::value_error("a DeviceArray's values are on the device: a copy is needed");
+            }
             if (!dtype.is_none()) {
               h = h.attr("astype")(dtype, py::arg("copy") = false);
             }
-            return copy.is_none() || !copy.cast<bool>() ? h : h.attr("copy")();
+            // (outside a run, a copy: nothing would keep the host copy and the device's coherent)
+            return !in_run || (!copy.is_none() && copy.cast<bool>()) ? h.attr("copy")() : h;
           },
-          py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+          py::arg("dtype") = py::none(), py::arg("copy") = py::none(),
+          "The values as a NumPy array (outside a run, a copy)")
+      .def(
+          "_host_form", [](const py::object& self) { return host_of(self); },
+          "The host copy itself (made current; after writing it, call _host_changed).")
+      .def("_host_changed", &host_changed,
+           "The host copy (_host_form) was written: the device's copy is stale.")
       .def("__getitem__", &getitem)
       .def("__setitem__", &setitem)
       .def("__len__", [](const py::object& self) { return py::len(host_of(self)); })
