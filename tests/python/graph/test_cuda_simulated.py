@@ -214,9 +214,10 @@ def mlp(x, w1, w2):
     return np.sqrt(np.abs(np.dot(h, w2))) * 2.0
 
 
-def check_products_stay(fn, args_of):
-    """``fn`` translated on ``args_of(k)`` (other values each call) equals its plain run, copies its inputs in and its
-    result out and nothing else, and runs its two products on the device; returns the last arguments."""
+def check_products_stay(fn, args_of, exact=True):
+    """``fn`` translated on ``args_of(k)`` (other values each call) equals its plain run (``exact``: bit for bit;
+    else within float64's rounding of another summation order), copies its inputs in and its result out and
+    nothing else, and runs its two products on the device; returns the last arguments."""
     f = sot.jit(fn, backend="cuda")
     f(*args_of(0))
     for k in range(1, 3):
@@ -225,7 +226,7 @@ def check_products_stay(fn, args_of):
         moved()
         got = f(*args)
         plain = fn(*args)
-        assert np.array_equal(got, plain), k
+        assert np.array_equal(got, plain) if exact else np.allclose(got, plain, rtol=1e-12, atol=1e-12), k
         assert moved() == (len(args), sum(a.nbytes for a in args), 1, plain.nbytes), k
         assert G.cuda_simulated_counts()["gemms"] == 2, k
     return f, args
@@ -373,3 +374,43 @@ def test_profiled_groups_give_their_device_time():
     assert timed and sum(timed) > 0, plans
     lines = [line for plan in plans for line in plan_lines(plan, kernels=False)]
     assert any(" ms" in line and "device " in line for line in lines), lines
+
+
+def attention_einsum(q, k, v):
+    s = np.einsum("ij,kj->ik", q, k) * 0.25
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    return np.einsum("ij,jk", p / p.sum(axis=1, keepdims=True), v)
+
+
+def transposed_einsum(a, b, c):
+    return np.einsum("ji,jk->ki", np.tanh(a), b) + c
+
+
+def test_einsums_that_are_products_run_on_the_device():
+    """An einsum of two matrices summed over one shared letter is a product (of the operands or their
+    transposes, in either order): it runs through the device's BLAS, its operands and result staying there."""
+    check_products_stay(attention_einsum, lambda k: tuple(np.random.default_rng(9 + k).standard_normal((3, 20, 12))),
+                        exact=False)
+
+    def args_of(k):
+        rng = np.random.default_rng(11 + k)
+        return rng.standard_normal((16, 8)), rng.standard_normal((16, 24)), rng.standard_normal((24, 8))
+
+    f = sot.jit(transposed_einsum, backend="cuda")
+    for k in range(3):
+        args = args_of(k)
+        G.cuda_simulated_counts(reset=True)
+        got = f(*args)
+        assert np.allclose(got, transposed_einsum(*args), rtol=1e-12, atol=1e-12)
+        if k:
+            assert G.cuda_simulated_counts()["gemms"] == 1, k
+    # other einsums (a trace, an elementwise product, three operands) run on the host, as NumPy's
+    for spec, shapes in (("ii,ij->j", [(5, 5), (5, 3)]), ("ij,ij->ij", [(4, 3), (4, 3)]),
+                         ("ij,jk,kl->il", [(3, 4), (4, 5), (5, 2)])):
+        def other(*xs, spec=spec):
+            return np.einsum(spec, *[x * 1.0 for x in xs])
+
+        g = sot.jit(other, backend="cuda")
+        for k in range(2):
+            xs = [np.random.default_rng(k).standard_normal(s) for s in shapes]
+            assert np.allclose(g(*xs), other(*xs), rtol=1e-12, atol=1e-12), spec

@@ -428,12 +428,20 @@ ValueHome* Frame::home_for(const Program::Step& s) const {
 
 int Frame::run_in_home(std::size_t k, ValueHome* home, bool release) {
   const Program::Step& s = p_.steps[k];
-  if (!s.kwnames.is_none() || s.nargs != 2 || s.args.size() != 2 ||
-      s.args[0].kind != Arg::Kind::kValue || s.args[1].kind != Arg::Kind::kValue) {
+  // (the steps a home runs: a product of two values, an einsum of a subscripts string and two)
+  constexpr std::size_t kMost = 3;
+  if (!s.kwnames.is_none() || s.args.size() > kMost || s.nargs != s.args.size()) {
     return 0;
   }
-  PyObject* pair[2] = {get(s.args[0].value), get(s.args[1].value)};
-  PyObject* r = home->try_run(s.fn.ptr(), pair, 2);
+  PyObject* argv[kMost] = {};
+  for (std::size_t a = 0; a < s.args.size(); ++a) {
+    const Program::Slot& slot = s.args[a];
+    if (slot.kind != Arg::Kind::kValue && slot.kind != Arg::Kind::kConst) {
+      return 0;
+    }
+    argv[a] = slot.kind == Arg::Kind::kValue ? get(slot.value) : slot.constant.ptr();
+  }
+  PyObject* r = home->try_run(s.fn.ptr(), argv, s.args.size());
   if (r == nullptr) {
     return PyErr_Occurred() != nullptr ? -1 : 0;
   }

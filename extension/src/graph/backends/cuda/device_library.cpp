@@ -2,6 +2,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -22,6 +24,11 @@ namespace sot::graph {
 
 namespace {
 
+PyObject* einsum_fn() {
+  static PyObject* const fn = py::object(loaded_module("numpy").attr("einsum")).release().ptr();
+  return fn;
+}
+
 bool is_product(PyObject* fn) {
   static PyObject* const fns[3] = {
       py::object(loaded_module("numpy").attr("matmul")).release().ptr(),
@@ -40,6 +47,62 @@ std::optional<DeviceValue> operand(Residency& r, PyObject* v) {
     return *m;
   }
   return std::nullopt;
+}
+
+// An einsum of two matrices that is a product x @ y: which operand is x, and whether x and y are
+// the operands' transposes.
+struct ProductForm {
+  int first = 0;
+  bool transpose_x = false;
+  bool transpose_y = false;
+};
+
+// `spec` ("ij,jk->ik", "ij,kj", "ji,jk->ki", ...: two operands of two distinct letters sharing one,
+// summed over it, the output the other two) as a product; nullopt for any other einsum.
+std::optional<ProductForm> einsum_product(const std::string& spec) {
+  const std::size_t arrow = spec.find("->");
+  const std::string in = spec.substr(0, arrow);
+  const std::size_t comma = in.find(',');
+  if (comma != 2 || in.size() != 5) {
+    return std::nullopt;
+  }
+  const std::string a = in.substr(0, 2);
+  const std::string b = in.substr(3, 2);
+  for (const char c : a + b) {
+    if (std::isalpha(static_cast<unsigned char>(c)) == 0) {
+      return std::nullopt;
+    }
+  }
+  if (a[0] == a[1] || b[0] == b[1]) {
+    return std::nullopt;
+  }
+  const int shared =
+      (a[0] == b[0] || a[0] == b[1] ? 1 : 0) + (a[1] == b[0] || a[1] == b[1] ? 1 : 0);
+  if (shared != 1) {
+    return std::nullopt;
+  }
+  const char j = a[0] == b[0] || a[0] == b[1] ? a[0] : a[1];
+  const char i = a[0] == j ? a[1] : a[0];
+  const char k = b[0] == j ? b[1] : b[0];
+  // (implicit output: the letters seen once, in alphabetical order)
+  const std::string out = arrow == std::string::npos
+                              ? std::string(1, std::min(i, k)) + std::max(i, k)
+                              : spec.substr(arrow + 2);
+  if (out == std::string{i, k}) {  // x = a as (i, j), y = b as (j, k)
+    return ProductForm{0, a[0] == j, b[1] == j};
+  }
+  if (out == std::string{k, i}) {  // x = b as (k, j), y = a as (j, i)
+    return ProductForm{1, b[0] == j, a[1] == j};
+  }
+  return std::nullopt;
+}
+
+DeviceValue transposed(const DeviceValue& v) {
+  DeviceValue t = v;
+  t.whole = false;
+  t.shape.assign(v.shape.rbegin(), v.shape.rend());
+  t.strides.assign(v.strides.rbegin(), v.strides.rend());
+  return t;
 }
 
 // `v` as a row-major matrix for the BLAS (its rows' stride, or its columns' when it is stored
@@ -147,15 +210,37 @@ std::optional<bool> all_finite(Residency& r, const DeviceValue& c) {
 }  // namespace
 
 PyObject* run_library_op(Residency& r, PyObject* fn, PyObject* const* args, std::size_t nargs) {
-  if (nargs != 2 || !is_product(fn) ||
-      (device_value_of(args[0]) == nullptr && device_value_of(args[1]) == nullptr)) {
+  PyObject* x = nullptr;
+  PyObject* y = nullptr;
+  ProductForm form;
+  if (nargs == 2 && is_product(fn)) {
+    x = args[0], y = args[1];
+  } else if (nargs == 3 && fn == einsum_fn() && PyUnicode_Check(args[0]) != 0) {
+    const char* spec = PyUnicode_AsUTF8(args[0]);
+    const auto found = spec != nullptr ? einsum_product(spec) : std::nullopt;
+    PyErr_Clear();
+    if (!found) {
+      return nullptr;
+    }
+    form = *found;
+    x = args[1 + form.first], y = args[2 - form.first];
+  } else {
     return nullptr;
   }
-  const auto a = operand(r, args[0]);
-  const auto b = operand(r, args[1]);
+  if (device_value_of(x) == nullptr && device_value_of(y) == nullptr) {
+    return nullptr;
+  }
+  auto a = operand(r, x);
+  auto b = operand(r, y);
   if (!a || !b || a->dtype() != b->dtype() || a->shape.size() != 2 || b->shape.size() != 2 ||
       (a->dtype() != DType::kFloat64 && a->dtype() != DType::kFloat32)) {
     return nullptr;
+  }
+  if (form.transpose_x) {
+    a = transposed(*a);
+  }
+  if (form.transpose_y) {
+    b = transposed(*b);
   }
   const std::int64_t m = a->shape[0];
   const std::int64_t k = a->shape[1];
