@@ -110,8 +110,8 @@ TEST(Emitter, MakesAFunctionWithDefaultsAndAClosure) {
 }
 
 TEST(Emitter, KeepsTheCodeObjectHashable) {
-  const py::object slice = py::reinterpret_steal<py::object>(
-      PySlice_New(py::int_(1).ptr(), py::int_(3).ptr(), nullptr));
+  const py::object slice =
+      py::reinterpret_steal<py::object>(PySlice_New(py::int_(1).ptr(), py::int_(3).ptr(), nullptr));
   const py::object code = build([&](sb::Emitter& e) { e.load_const(py::make_tuple(slice, 2)); });
   EXPECT_NE(PyObject_Hash(code.ptr()), -1);
   const py::object value = run(code);

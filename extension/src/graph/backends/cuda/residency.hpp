@@ -141,7 +141,7 @@ class Residency final : public ValueHome {
   std::unordered_map<PyObject*, std::weak_ptr<DeviceBlock>> origins_;
   // the caller's device arrays taken (mirror_inputs), by the DeviceArray standing for each
   std::unordered_map<PyObject*, pybind11::object> externals_;
-  bool device_inputs_ = false;           // the run was given a device array
+  bool device_inputs_ = false;  // the run was given a device array
   std::uint64_t inputs_on_device_ = 0;
   std::uint64_t results_on_device_ = 0;
   std::unordered_set<PyObject*> given_;  // the outermost run's inputs (alive as long as it runs)
