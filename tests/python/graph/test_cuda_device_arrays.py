@@ -318,6 +318,29 @@ def test_cupy_arrays_in_give_cupy_arrays_out():
         assert bool(cupy.allclose(out, chain(a, b), rtol=1e-12, atol=0))
 
 
+@pytest.mark.skipif(not REAL, reason="CuPy needs a GPU")
+def test_cupy_code_is_captured_and_gives_cupys_types(monkeypatch):
+    cupy = pytest.importorskip("cupy")
+    monkeypatch.setitem(globals(), "cp", cupy)
+
+    def total(x, y):
+        return cp.sum(cp.sqrt(cp.abs(x)) * y), cp.maximum(x, y).mean(axis=1)
+
+    f = sot.jit(total, backend="cuda")
+    for k in range(3):
+        x, y = cupy.asarray(floats(k, 64, 300)), cupy.asarray(floats(k + 1, 64, 300))
+        want = total(x, y)
+        moved()
+        got = f(x, y)
+        if k >= 1:
+            assert moved() == (0, 0), k
+        for g, w in zip(got, want):
+            assert type(g) is type(w) and g.shape == w.shape and g.dtype == w.dtype, (g, w)
+            assert bool(cupy.allclose(g, w, rtol=1e-12, atol=0))
+    e = sot.explain(sot.jit(total, backend="cuda"), x, y)
+    assert e.graph_break_count == 0, e.break_reasons
+
+
 def test_outside_a_translated_function_a_device_array_is_the_numpy_array_it_stands_for():
     a, b = floats(5, 4, 6), floats(6, 6)
     d = sot.to_device(a)
@@ -345,3 +368,49 @@ def test_outside_a_translated_function_a_device_array_is_the_numpy_array_it_stan
         assert np.array_equal(np.asarray(f(d)), expected)
         assert np.array_equal(np.asarray(d), expected)
     assert np.multiply(d, 2.0, out=d) is d
+
+
+def fake_cupy():
+    """A module named cupy whose functions take and give device arrays (computing on the host: what CuPy gives on
+    the device), as CuPy's do."""
+    import types
+
+    module = types.ModuleType("cupy")
+    for name in ("sqrt", "absolute", "exp", "add", "multiply", "maximum", "where", "sum", "mean", "tanh"):
+        numpy_fn = getattr(np, name)
+        setattr(module, name, (lambda fn: lambda *a, **k: sot.to_device(np.asarray(fn(*a, **k))))(numpy_fn))
+    module.abs = module.absolute  # (one object, as in CuPy and NumPy)
+    return module
+
+
+def cupy_style(x, y):
+    z = cp.sqrt(cp.abs(x)) * 2.0 + cp.exp(-y)
+    return cp.where(z > 1.0, cp.tanh(z), z), cp.maximum(x, y).sum(axis=1)
+
+
+cp = None  # (the module cupy_style calls: a fake CuPy, set by the test)
+
+
+def test_cupy_calls_are_captured_as_numpys(monkeypatch):
+    fake = fake_cupy()
+    monkeypatch.setitem(__import__("sys").modules, "cupy", fake)
+    monkeypatch.setitem(globals(), "cp", fake)
+    f = sot.jit(cupy_style, backend="cuda")
+    for k in range(3):
+        a, b = floats(k, 30, 40), floats(k + 1, 30, 40)
+        x, y = sot.to_device(a), sot.to_device(b)
+        want = [np.asarray(w) for w in cupy_style(x, y)]
+        moved()
+        got = f(x, y)
+        if k >= 1:
+            assert moved() == (0, 0), k
+        assert all(type(g) is sot.DeviceArray for g in got)
+        for g, w in zip(got, want):
+            assert np.allclose(np.asarray(g), w, rtol=1e-12, atol=0), k
+    e = sot.explain(sot.jit(cupy_style, backend="cuda"), x, y)
+    assert e.graph_break_count == 0 and not e.fallbacks, (e.break_reasons, e.fallbacks)
+    assert e.op_count >= 10  # (every call captured: sqrt, abs, exp, where, tanh, maximum, sum, ...)
+    # on another backend the same calls are CuPy's own
+    sot.reset()
+    got = sot.jit(cupy_style, backend="cpu")(x, y)
+    assert all(np.allclose(np.asarray(g), np.asarray(w)) for g, w in zip(got, cupy_style(x, y)))

@@ -672,6 +672,17 @@ VarPtr OpcodeExecutor::array_call(const VarPtr& callable, const std::vector<VarP
   PyErr_Clear();
   const auto& table = numpy_table(np);
   const auto it = table.find(fn);
+  if (it == table.end() && shared_->backend == "cuda") {
+    // cupy.<name> of a captured NumPy callable: captured as NumPy's (the graph computes what NumPy
+    // would, on the device; CuPy follows NumPy's rules)
+    const auto& cupy = cupy_table(np);
+    if (const auto c = cupy.find(fn); c != cupy.end()) {
+      guards_->identity(callable);
+      const VarPtr as_numpy =
+          Variable::object(py::reinterpret_borrow<py::object>(c->second.numpy_fn), Tracker{});
+      return numpy_function(c->second.name, as_numpy, positional, kwargs, nullptr);
+    }
+  }
   if (it == table.end()) {
     const std::string shown = numpy_name(callable->value());
     if (shown.empty()) {

@@ -154,6 +154,60 @@ const std::map<PyObject*, std::string>& numpy_table(const py::object& np) {
   return table;
 }
 
+namespace {
+
+// `module`'s attribute at dotted `path` ("linalg.norm"): a new reference, or nullptr (no error).
+PyObject* attribute_path(PyObject* module, const std::string& path) {
+  PyObject* at = module;
+  Py_INCREF(at);
+  std::size_t start = 0;
+  while (at != nullptr && start <= path.size()) {
+    const std::size_t dot = std::min(path.find('.', start), path.size());
+    PyObject* next = PyObject_GetAttrString(at, path.substr(start, dot - start).c_str());
+    Py_DECREF(at);
+    at = next;
+    start = dot + 1;
+  }
+  PyErr_Clear();
+  return at;
+}
+
+}  // namespace
+
+const std::map<PyObject*, CupyEntry>& cupy_table(const py::object& np) {
+  static std::map<PyObject*, CupyEntry> table;
+  static PyObject* seen = nullptr;  // the cupy module the table was made from (kept alive)
+  PyObject* cupy = PyImport_GetModule(py::str("cupy").ptr());  // (only where it is imported)
+  if (cupy == nullptr) {
+    PyErr_Clear();
+    static const std::map<PyObject*, CupyEntry> none;
+    return none;
+  }
+  if (seen == cupy) {
+    Py_DECREF(cupy);
+    return table;
+  }
+  table.clear();
+  Py_XDECREF(seen);
+  seen = cupy;  // (the reference taken)
+  for (const auto& [numpy_fn, canonical] : numpy_table(np)) {
+    PyObject* fn = attribute_path(cupy, canonical);
+    if (fn == nullptr) {
+      PyObject* name = PyObject_GetAttrString(numpy_fn, "__name__");
+      fn = name != nullptr && PyUnicode_Check(name) != 0
+               ? attribute_path(cupy, PyUnicode_AsUTF8(name))
+               : nullptr;
+      Py_XDECREF(name);
+      PyErr_Clear();
+    }
+    if (fn != nullptr) {
+      table.emplace(fn, CupyEntry{canonical, numpy_fn});  // (the first name wins)
+      Py_DECREF(fn);                                      // the cupy module keeps it alive
+    }
+  }
+  return table;
+}
+
 // "np.random.rand", "np.linalg.norm": how a NumPy callable is named in reasons; empty when the
 // callable is not NumPy's.
 std::string numpy_name(const py::handle& fn) {

@@ -21,6 +21,7 @@ namespace {
 
 struct Known {
   PyObject* ndarray = nullptr;
+  PyObject* generic = nullptr;
   PyObject* getitem = nullptr;
   PyObject* setitem = nullptr;
   PyObject* attrgetter = nullptr;
@@ -30,6 +31,7 @@ const Known& known() {
   static const Known k = [] {
     Known out;
     out.ndarray = py::object(loaded_module("numpy").attr("ndarray")).release().ptr();
+    out.generic = py::object(loaded_module("numpy").attr("generic")).release().ptr();
     const py::module_ op = loaded_module("operator");
     out.getitem = py::object(op.attr("getitem")).release().ptr();
     out.setitem = py::object(op.attr("setitem")).release().ptr();
@@ -427,6 +429,12 @@ void Residency::mirror_inputs(Frame& frame, bool outermost) {
 }
 
 PyObject* Residency::output(PyObject* v) {
+  if (as_cupy_ && PyObject_IsInstance(v, known().generic) == 1) {
+    // (a NumPy scalar, a reduction's: CuPy gives a 0-d array, on the device)
+    ++results_on_device_;
+    return PyObject_CallOneArg(as_cupy_.ptr(), v);
+  }
+  PyErr_Clear();
   if (device_value_of(v) == nullptr) {
     if ((device_inputs_ || core::device_results_wanted()) && fresh_array(v) &&
         given_.count(v) == 0) {
