@@ -10,9 +10,9 @@ device reads again before a kernel next needs them.
 
 import operator
 
-import numpy as np
-
 from . import _sot
+
+# (NumPy is imported when a device array first meets it, not with sot: sot imports without NumPy)
 
 DeviceArray = _sot.graph.DeviceArray
 
@@ -24,6 +24,12 @@ def _host(x):
     if type(x) in (list, tuple):
         return type(x)(_host(i) for i in x)
     return x
+
+
+def _np():
+    import numpy
+
+    return numpy
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
@@ -59,27 +65,32 @@ def _array_function(self, func, types, args, kwargs):
     return result
 
 
-def _binary(ufunc):
+def _binary(name):
     def forward(self, other):
-        return ufunc(self, other)
+        return getattr(_np(), name)(self, other)
 
     def reflected(self, other):
-        return ufunc(other, self)
+        return getattr(_np(), name)(other, self)
 
     def in_place(self, other):
-        ufunc(self, other, out=(self,))
+        getattr(_np(), name)(self, other, out=(self,))
         return self
 
     return forward, reflected, in_place
 
 
-_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
-           "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "matmul": np.matmul,
-           "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor, "lshift": np.left_shift,
-           "rshift": np.right_shift}
-_COMPARE = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
-            "ne": np.not_equal}
-_UNARY = {"neg": np.negative, "pos": np.positive, "abs": np.absolute, "invert": np.invert}
+def _unary(name):
+    return lambda self: getattr(_np(), name)(self)
+
+
+# Python's operator name -> NumPy's ufunc
+_BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+           "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "matmul": "matmul",
+           "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "left_shift",
+           "rshift": "right_shift"}
+_COMPARE = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal", "eq": "equal",
+            "ne": "not_equal"}
+_UNARY = {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "invert"}
 
 
 def _install():
@@ -92,11 +103,11 @@ def _install():
         if name != "matmul":  # (NumPy has no in-place @ of a general shape either)
             setattr(DeviceArray, f"__i{name}__", in_place)
     for name, ufunc in _COMPARE.items():
-        setattr(DeviceArray, f"__{name}__", (lambda u: lambda self, other: u(self, other))(ufunc))
+        setattr(DeviceArray, f"__{name}__", _binary(ufunc)[0])
     DeviceArray.__hash__ = None  # (as an ndarray: == is elementwise)
     DeviceArray.__repr__ = lambda self: repr(self._host_form())  # (NumPy's, as CuPy's arrays print)
     for name, ufunc in _UNARY.items():
-        setattr(DeviceArray, f"__{name}__", (lambda u: lambda self: u(self))(ufunc))
+        setattr(DeviceArray, f"__{name}__", _unary(ufunc))
     # What NumPy's array attributes and methods say, read from the values.
     for name in ("sum", "mean", "max", "min", "prod", "std", "var", "any", "all", "argmax", "argmin", "cumsum",
                  "astype", "copy", "reshape", "ravel", "flatten", "tolist", "item", "round", "clip", "dot",
@@ -118,7 +129,7 @@ def _method(name):
         result = caller(name, *_host(args), **{k: _host(v) for k, v in kwargs.items()})(host)
         if mutates:
             self._host_changed()
-        elif isinstance(result, np.ndarray) and np.shares_memory(result, host):
+        elif isinstance(result, _np().ndarray) and _np().shares_memory(result, host):
             result = result.copy()  # (nothing would keep a view of the host copy coherent)
         return result
 
