@@ -108,14 +108,12 @@ def _install():
     DeviceArray.__repr__ = lambda self: repr(self._host_form())  # (NumPy's, as CuPy's arrays print)
     for name, ufunc in _UNARY.items():
         setattr(DeviceArray, f"__{name}__", _unary(ufunc))
-    # What NumPy's array attributes and methods say, read from the values.
+    # What NumPy's array attributes and methods say, read from the values (none is the C++ type's own).
     for name in ("sum", "mean", "max", "min", "prod", "std", "var", "any", "all", "argmax", "argmin", "cumsum",
                  "astype", "copy", "reshape", "ravel", "flatten", "tolist", "item", "round", "clip", "dot",
                  "transpose", "squeeze", "nonzero", "sort", "argsort", "fill", "view", "__iter__", "__contains__",
                  "__complex__", "__round__", "__format__", "__str__"):
-        if not hasattr(DeviceArray, name) or name in ("__iter__", "__contains__", "__format__", "__str__",
-                                                      "__complex__", "__round__"):
-            setattr(DeviceArray, name, _method(name))
+        setattr(DeviceArray, name, _method(name))
 
 
 def _method(name):

@@ -263,10 +263,7 @@ class CudaGroup final : public GroupKernel {
       return Taken::kError;
     }
     const py::object host = contiguous_(py::handle(v));
-    const ArrayFields* f = array_fields(host.ptr());
-    auto block = upload_copy(device_, pool_, f->data,
-                             std::vector<std::int64_t>(f->dimensions, f->dimensions + f->nd),
-                             k_.buffers[b].dtype, why);
+    auto block = upload_copy(device_, pool_, host.ptr(), k_.buffers[b].dtype, why);
     if (!block) {
       return Taken::kFailed;
     }

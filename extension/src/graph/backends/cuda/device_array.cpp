@@ -152,14 +152,15 @@ bool make_host_current(DeviceBlock& block) {
 }
 
 std::shared_ptr<DeviceBlock> upload_copy(DeviceApi& device, const std::shared_ptr<DevicePool>& pool,
-                                         const void* data, std::vector<std::int64_t> shape,
-                                         DType dtype, std::string* why) {
-  auto block = std::make_shared<DeviceBlock>(device, pool, std::move(shape), dtype);
+                                         PyObject* a, DType dtype, std::string* why) {
+  const ArrayFields* f = array_fields(a);
+  auto block = std::make_shared<DeviceBlock>(
+      device, pool, std::vector<std::int64_t>(f->dimensions, f->dimensions + f->nd), dtype);
   if (!make_device_current(*block, why)) {
     return nullptr;
   }
   if (block->bytes > 0) {
-    if (!device.copy_to_device(block->address, data, block->bytes, why)) {
+    if (!device.copy_to_device(block->address, f->data, block->bytes, why)) {
       return nullptr;
     }
     ++transfer_counts().arrays_in;

@@ -85,10 +85,10 @@ bool make_device_current(DeviceBlock& block, std::string* why);
 // Makes the origin current (made as a new NumPy array when there is none, the device memory
 // copied out); false with a Python error set.
 bool make_host_current(DeviceBlock& block);
-// Copies `bytes` from host memory at `data` into a new block of the pool's (`why` on failure).
+// Copies C-contiguous ndarray `a` (of `dtype`'s items) into a new block of the pool's (`why` on
+// failure).
 std::shared_ptr<DeviceBlock> upload_copy(DeviceApi& device, const std::shared_ptr<DevicePool>& pool,
-                                         const void* data, std::vector<std::int64_t> shape,
-                                         DType dtype, std::string* why);
+                                         PyObject* a, DType dtype, std::string* why);
 
 // The caller's device array `obj` (core/device_arrays.hpp: __cuda_array_interface__ or DLPack; no
 // mask, item strides of any sign) as a value over its memory, the block holding what keeps it

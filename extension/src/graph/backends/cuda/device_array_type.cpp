@@ -179,10 +179,7 @@ py::object to_device(const py::object& a) {
     throw py::type_error("sot.to_device: a dtype the cuda backend does not know: " +
                          py::repr(dtype).cast<std::string>());
   }
-  const ArrayFields* f = array_fields(host.ptr());
-  auto block =
-      upload_copy(*device, device_pool(*device), f->data,
-                  std::vector<std::int64_t>(f->dimensions, f->dimensions + f->nd), *t, &why);
+  auto block = upload_copy(*device, device_pool(*device), host.ptr(), *t, &why);
   if (!block) {
     throw std::runtime_error("sot.to_device: " + why);
   }

@@ -250,6 +250,9 @@ void Residency::after_host_step(bool mutates) {
 void Residency::write_back_externals() {
   // The caller's memory is the device's: written through at once (two of the caller's arrays may
   // share memory, and each is read on the device as it is).
+  if (externals_.empty()) {
+    return;
+  }
   for (const std::weak_ptr<DeviceBlock>& w : tracked_) {
     if (const auto b = w.lock(); b && b->owner != nullptr && !b->device_valid && b->host_valid) {
       std::string why;
@@ -432,20 +435,19 @@ PyObject* Residency::output(PyObject* v) {
   if (as_cupy_ && PyObject_IsInstance(v, known().generic) == 1) {
     // (a NumPy scalar, a reduction's: CuPy gives a 0-d array, on the device)
     ++results_on_device_;
-    return PyObject_CallOneArg(as_cupy_.ptr(), v);
+    Py_INCREF(v);
+    return as_callers_kind(v);
   }
   PyErr_Clear();
   if (device_value_of(v) == nullptr) {
-    if ((device_inputs_ || core::device_results_wanted()) && fresh_array(v) &&
-        given_.count(v) == 0) {
+    if (device_results() && fresh_array(v) && given_.count(v) == 0) {
       return device_copy(v);  // (made on the host: the first run of a group, a host step)
     }
     Py_INCREF(v);
     return v;
   }
   const DeviceBlock& b = *device_value_of(v)->block;
-  if ((!device_inputs_ && !core::device_results_wanted()) ||
-      (b.origin != nullptr && mirrors_.count(b.origin) != 0)) {
+  if (!device_results() || (b.origin != nullptr && mirrors_.count(b.origin) != 0)) {
     return host_form(v);  // (a view of the caller's host array stays one)
   }
   ++results_on_device_;
@@ -455,34 +457,38 @@ PyObject* Residency::output(PyObject* v) {
   if (!leave_optimism()) {  // (the caller may read it at once)
     return nullptr;
   }
-  if (!as_cupy_) {
-    Py_INCREF(v);
-    return v;
-  }
-  PyObject* out = PyObject_CallOneArg(as_cupy_.ptr(), v);
-  return out;
+  Py_INCREF(v);
+  return as_callers_kind(v);
 }
 
 PyObject* Residency::device_copy(PyObject* a) {
   const std::optional<DType> t = native_dtype(a);
   std::string why;
-  const ArrayFields* f = array_fields(a);
-  auto block =
-      t ? upload_copy(device_, pool_, f->data,
-                      std::vector<std::int64_t>(f->dimensions, f->dimensions + f->nd), *t, &why)
-        : nullptr;
+  auto block = t ? upload_copy(device_, pool_, a, *t, &why) : nullptr;
   if (!block) {
     Py_INCREF(a);  // (a dtype the device does not hold: the host array it is)
     return a;
   }
   ++results_on_device_;
   try {
-    const py::object made = wrap(whole_value(std::move(block)));
-    return !as_cupy_ ? py::object(made).release().ptr() : as_cupy_(made).release().ptr();
+    return as_callers_kind(wrap(whole_value(std::move(block))).release().ptr());
   } catch (py::error_already_set& e) {
     e.restore();
     return nullptr;
   }
+}
+
+PyObject* Residency::as_callers_kind(PyObject* d) {
+  if (d == nullptr || !as_cupy_) {
+    return d;
+  }
+  PyObject* out = PyObject_CallOneArg(as_cupy_.ptr(), d);
+  Py_DECREF(d);
+  return out;
+}
+
+bool Residency::device_results() const {
+  return device_inputs_ || core::device_results_wanted();
 }
 
 PyObject* Residency::finish(PyObject* outputs, std::size_t count) {
@@ -490,7 +496,7 @@ PyObject* Residency::finish(PyObject* outputs, std::size_t count) {
     Py_XDECREF(outputs);
     return nullptr;
   }
-  const bool device_mode = device_inputs_ || core::device_results_wanted();
+  const bool device_mode = device_results();
   if (count == 1) {
     if (device_value_of(outputs) == nullptr && !device_mode) {
       return outputs;

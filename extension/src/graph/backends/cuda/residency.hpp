@@ -122,6 +122,10 @@ class Residency final : public ValueHome {
   PyObject* output(PyObject* v);
   // Host array `a` copied to the device, as the caller's kind of device array.
   PyObject* device_copy(PyObject* a);
+  // Device array `d` (stolen) as the caller's kind: a CuPy array where a CuPy array came in.
+  PyObject* as_callers_kind(PyObject* d);
+  // Whether the run hands back device arrays (it was given one, or the caller asked for them).
+  bool device_results() const;
   // The caller's device arrays whose host copies a step changed: copied back to the device now.
   void write_back_externals();
   // The blocks the caller holds that an abandoned run wrote: their contents before it put back.
