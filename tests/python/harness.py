@@ -204,3 +204,13 @@ def vary(args, kwargs, count=VARIANTS):
         if varier.changed:
             out.append((new_args, new_kwargs))
     return out
+
+
+def warned(call):
+    """``call()``'s result and the messages of the warnings it gave (every one, in order)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call()
+    return result, [str(w.message) for w in caught]

@@ -95,6 +95,9 @@ def plan_lines(plan, kernels=True):
             where += f"; {taken} of the caller's device array{'s' if taken != 1 else ''} used in place"
         if kept:
             where += f"; {kept} result{'s' if kept != 1 else ''} handed back on the device"
+        library = resident.get("library_steps", 0)
+        if library:
+            where += f"; {library} library step{'s' if library != 1 else ''} (products, reductions along an axis) run there"
         lines.append(f"on the device: {runs} run{'s' if runs != 1 else ''} copied {resident['arrays_in']} "
                      f"array{'s' if resident['arrays_in'] != 1 else ''} in ({_bytes(resident['bytes_in'])}) and "
                      f"{resident['arrays_out']} out ({_bytes(resident['bytes_out'])}){where}; every other value "

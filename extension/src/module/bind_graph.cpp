@@ -13,6 +13,7 @@
 #include "graph/backends/cpu/native_cache.hpp"
 #include "graph/backends/cpu/whole/whole_runner.hpp"
 #include "graph/backends/cuda/cuda_check.hpp"
+#include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/device_array.hpp"
 #include "graph/backends/cuda/residency.hpp"
 #include "graph/exec/backend.hpp"
@@ -143,6 +144,9 @@ void bind_backend_settings(py::module_& g) {
   g.def("cuda_check_take", &graph::cuda_check_take,
         "Every kernel the CUDA compile check saw since the last call (then forgotten): its text, "
         "why it was not emitted, its source, whether it compiled, registers, spills, log.");
+  g.def("cuda_own_kernel_sources", &graph::own_kernel_sources,
+        "The CUDA C++ of the cuda backend's own kernels made so far (copies, checks, reductions "
+        "along an axis), as (name, source) pairs.");
   g.def("cuda_compile", &graph::cuda_compile, py::arg("source"), py::arg("arch") = "sm_90",
         "Compiles CUDA C++ with NVRTC as the CUDA backend does (or loads it from the disk cache).");
   g.def(

@@ -169,6 +169,24 @@ TEST(CudaLaunch, RowReductionsTakeOneBlockARow) {
   }
 }
 
+TEST(CudaLaunch, ReductionsInOrderTakeOneThreadARow) {
+  // (a reduction along a non-innermost axis: the domain has it last, the output its size 1)
+  kir::Kernel k = add_kernel({300, 64}, {64}, true, false, true);
+  k.exprs.back().reduce.ordered = true;
+  const CudaSource src = source_of(k);
+  EXPECT_TRUE(src.ordered);
+  EXPECT_NE(src.code.find("for (long long j = 0; j < length; ++j)"), std::string::npos);
+  std::string why;
+  const auto l = plan_launch(
+      k, src, {300, 64}, {contiguous(1, {300, 64}), contiguous(2, {64}), contiguous(3, {300, 1})},
+      {}, 0, 0, 4, &why);
+  ASSERT_TRUE(l) << why;
+  EXPECT_EQ(l->entry, "k0_rows");
+  const CudaArgsLayout lay{3, 2, 0};
+  EXPECT_EQ(l->args[lay.rows()], 300U);
+  EXPECT_EQ(l->grid, 2U);  // 300 rows, 256 threads a block
+}
+
 TEST(CudaLaunch, SumsOverAllAxesUseBlocksSetByTheSizeAlone) {
   const kir::Kernel k = add_kernel({1000, 1000}, {1000}, true, true);
   const CudaSource src = source_of(k);

@@ -100,3 +100,20 @@ def tier_c_sync():
     sot._sot.graph.tier_c("sync")
     yield
     sot._sot.graph.tier_c(before)
+
+
+@pytest.fixture
+def cuda_device():
+    """The cuda backend's device for the test: the simulated one, or the real one where SOT_CUDA_REAL=1 (on a GPU,
+    tests/device/cuda_check.sh); every translation reset before and after, the simulated device's counts reset."""
+    import sot
+
+    graph = sot._sot.graph
+    simulate = os.environ.get("SOT_CUDA_REAL") != "1"
+    before = graph.cuda_simulate(simulate)
+    sot.reset()
+    if simulate:
+        graph.cuda_simulated_counts(reset=True)
+    yield
+    graph.cuda_simulate(before)
+    sot.reset()

@@ -6,10 +6,10 @@ the device is counted (``cuda_transfer_counts``): device arrays in and out move 
 
 import os
 import shutil
-import warnings
 
 import numpy as np
 import pytest
+from harness import warned
 
 import sot
 from sot import capture as cap
@@ -19,16 +19,8 @@ G = sot._sot.graph
 REAL = os.environ.get("SOT_CUDA_REAL") == "1"
 pytestmark = [pytest.mark.skipif(shutil.which("c++") is None and not REAL,
                                  reason="no C++ compiler for the simulated device"),
-              pytest.mark.skipif(sot.config.backend != "cpu", reason="the same programs as the default run's")]
-
-
-@pytest.fixture(autouse=True)
-def simulated():
-    before = G.cuda_simulate(not REAL)
-    sot.reset()
-    yield
-    G.cuda_simulate(before)
-    sot.reset()
+              pytest.mark.skipif(sot.config.backend != "cpu", reason="the same programs as the default run's"),
+              pytest.mark.usefixtures("cuda_device")]
 
 
 class Other:
@@ -88,13 +80,6 @@ def moved():
     """What moved since the last call (arrays and bytes each way), the counts reset."""
     c = G.cuda_transfer_counts(reset=True)
     return c["arrays_in"], c["arrays_out"]
-
-
-def warned(call):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = call()
-    return result, [str(w.message) for w in caught]
 
 
 @pytest.mark.parametrize("shape,dtype", [((300,), np.float64), ((40, 70), np.float64), ((500,), np.float32)])

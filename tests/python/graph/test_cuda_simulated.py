@@ -5,10 +5,10 @@ NumPy's order, max/min); its counts say what the backend moves today: each fused
 outputs out (issue 35's residency will make these counts fall)."""
 
 import shutil
-import warnings
 
 import numpy as np
 import pytest
+from harness import warned
 
 import sot
 from sot import capture as cap
@@ -16,17 +16,8 @@ from sot.report import plan_lines
 
 G = sot._sot.graph
 pytestmark = [pytest.mark.skipif(shutil.which("c++") is None, reason="no C++ compiler for the simulated device"),
-              pytest.mark.skipif(sot.config.backend != "cpu", reason="the same programs as the default run's")]
-
-
-@pytest.fixture(autouse=True)
-def simulated():
-    before = G.cuda_simulate(True)
-    sot.reset()
-    G.cuda_simulated_counts(reset=True)
-    yield
-    G.cuda_simulate(before)
-    sot.reset()
+              pytest.mark.skipif(sot.config.backend != "cpu", reason="the same programs as the default run's"),
+              pytest.mark.usefixtures("cuda_device")]
 
 
 def chain(a, b):
@@ -51,14 +42,6 @@ def row_max(a):
 
 def floats(seed, *shape):
     return np.random.default_rng(seed).standard_normal(shape)
-
-
-def warned(call):
-    """``call()``'s result and the messages of the warnings it gave (every one, in order)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = call()
-    return result, [str(w.message) for w in caught]
 
 
 CASES = [

@@ -428,9 +428,10 @@ ValueHome* Frame::home_for(const Program::Step& s) const {
 
 int Frame::run_in_home(std::size_t k, ValueHome* home, bool release) {
   const Program::Step& s = p_.steps[k];
-  // (the steps a home runs: a product of two values, an einsum of a subscripts string and two)
-  constexpr std::size_t kMost = 3;
-  if (!s.kwnames.is_none() || s.args.size() > kMost || s.nargs != s.args.size()) {
+  // (the steps a home runs: a product of two values, an einsum of a subscripts string and two, a
+  // reduction with its axis and keepdims)
+  constexpr std::size_t kMost = 4;
+  if (s.args.size() > kMost) {
     return 0;
   }
   PyObject* argv[kMost] = {};
@@ -441,7 +442,8 @@ int Frame::run_in_home(std::size_t k, ValueHome* home, bool release) {
     }
     argv[a] = slot.kind == Arg::Kind::kValue ? get(slot.value) : slot.constant.ptr();
   }
-  PyObject* r = home->try_run(s.fn.ptr(), argv, s.args.size());
+  PyObject* r =
+      home->try_run(s.fn.ptr(), argv, s.nargs, s.kwnames.is_none() ? nullptr : s.kwnames.ptr());
   if (r == nullptr) {
     return PyErr_Occurred() != nullptr ? -1 : 0;
   }

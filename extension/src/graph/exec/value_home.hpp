@@ -29,11 +29,13 @@ class ValueHome {
   // The host form of `v`: a new reference (v itself when it is a host object), or nullptr with an
   // error set.
   virtual PyObject* host_form(PyObject* v) = 0;
-  // Runs a step calling `fn` with positional `args` (the frame's values as they are) in the home
-  // when it can (a matrix product of device arrays on the device): a new reference; nullptr with
-  // no error set when it leaves the step to the host, with one set when the step raised.
-  virtual PyObject* try_run(PyObject* fn, PyObject* const* args, std::size_t nargs) {
-    (void)fn, (void)args, (void)nargs;
+  // Runs a step calling `fn` with `args` (the frame's values as they are: `nargs` positional,
+  // then one per name of `kwnames`, a tuple or nullptr) in the home when it can (a matrix product
+  // or a reduction of device arrays on the device): a new reference; nullptr with no error set
+  // when it leaves the step to the host, with one set when the step raised.
+  virtual PyObject* try_run(PyObject* fn, PyObject* const* args, std::size_t nargs,
+                            PyObject* kwnames) {
+    (void)fn, (void)args, (void)nargs, (void)kwnames;
     return nullptr;
   }
   // Before a step runs on the host (its arguments' host forms taken): every host array shows

@@ -131,6 +131,7 @@ std::string Reduction::text() const {
   static const char* const names[] = {"sum", "mean", "max", "min"};
   std::string s = names[static_cast<int>(fn)];
   s += all ? " over all axes" : " over the last axis";
+  s += ordered ? ", in order" : "";
   return keepdims ? s + ", keepdims" : s;
 }
 

@@ -31,9 +31,13 @@ struct Reduction {
   Fn fn = Fn::kSum;
   bool all = false;  // over every axis (else over the last one)
   bool keepdims = false;
+  // Added in index order, as NumPy adds along an axis that is not its innermost loop (the cuda
+  // backend's reductions along an axis, device_reductions.hpp; fused groups' are pairwise).
+  bool ordered = false;
   // The ufunc whose reduce runs it (numpy.add, numpy.maximum, numpy.minimum).
   std::string ufunc_name() const;
-  std::string text() const;  // "sum over the last axis, keepdims"
+  std::string text()
+      const;  // "sum over the last axis, keepdims", "sum over the last axis, in order"
 };
 
 // The reduction `op` is, when a fused group may end in it; else nullopt and `why`.

@@ -426,6 +426,7 @@ struct RunTransfers {
   TransferCounts moved;
   std::uint64_t inputs_on_device = 0;   // the caller's device arrays, used in place
   std::uint64_t results_on_device = 0;  // results handed back as device arrays
+  std::uint64_t library_steps = 0;      // products and reductions run on the device
 };
 
 // A run's residency, current while the run's frames are made and run; counts what it moved.
@@ -445,6 +446,7 @@ class ResidentRun final : public GroupBackend::RunScope {
     totals_.moved.bytes_out += now.bytes_out - before_.bytes_out;
     totals_.inputs_on_device += residency_.inputs_on_device();
     totals_.results_on_device += residency_.results_on_device();
+    totals_.library_steps += residency_.library_steps();
   }
   ResidentRun(const ResidentRun&) = delete;
   ResidentRun& operator=(const ResidentRun&) = delete;
@@ -523,6 +525,7 @@ class CudaGroups final : public GroupBackend {
     resident["bytes_out"] = transfers_.moved.bytes_out;
     resident["inputs_on_device"] = transfers_.inputs_on_device;
     resident["results_on_device"] = transfers_.results_on_device;
+    resident["library_steps"] = transfers_.library_steps;
     plan["resident"] = resident;
   }
 

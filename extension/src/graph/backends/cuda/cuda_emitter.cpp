@@ -145,7 +145,7 @@ class CudaWriter {
   // changes only the rounding, within the tolerance.)
   bool plan_sum_order(std::string* why) {
     const int r = k_.reduction();
-    if (r < 0 ||
+    if (r < 0 || expr(r).reduce.ordered ||
         (expr(r).reduce.fn != Reduction::Fn::kSum && expr(r).reduce.fn != Reduction::Fn::kMean)) {
       return true;
     }
@@ -167,6 +167,7 @@ class CudaWriter {
     const int r = k_.reduction();
     out.reduces = r >= 0;
     out.all_axes = r >= 0 && k_.exprs[static_cast<std::size_t>(r)].reduce.all;
+    out.ordered = r >= 0 && k_.exprs[static_cast<std::size_t>(r)].reduce.ordered;
     out.sum_chunk = sum_chunk_;
     std::string code = preamble();
     if (r < 0) {
@@ -689,8 +690,38 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
     return cuda_pairwise_functions(red.type, k_.name, body, reduced);
   }
 
+  // A reduction in index order (Reduction::ordered): a row a thread, from 0 (a sum) or the
+  // identity (max, min), each element combined in turn, as NumPy adds along an axis that is not
+  // its innermost loop.
+  std::string ordered_rows_kernel() const {
+    const Reducer red = reducer();
+    std::string reduced;
+    const std::string body = element(
+        [](int b) {
+          return "base[" + std::to_string(b) + "] + j * a.st[" + std::to_string(b) + "][SOT_R - 1]";
+        },
+        &reduced);
+    const std::string combine = red.fn_sum
+                                    ? "x = sot_add(x, " + reduced + ", fl);"
+                                    : red.type + " y = " + reduced + ";\n      " + red.combine;
+    return "extern \"C\" __global__ void " + k_.name + "_rows(const CudaArgs a) {\n" +
+           "  unsigned fl = 0;\n  const long long length = a.size[SOT_R - 1];\n" +
+           "  const long long step = static_cast<long long>(gridDim.x) * blockDim.x;\n" +
+           "  for (long long row = static_cast<long long>(blockIdx.x) * blockDim.x + "
+           "threadIdx.x; row < a.rows; row += step) {\n" +
+           "    long long base[SOT_NB];\n    sot_offsets(a, row, SOT_R - 1, base);\n    " +
+           red.type + " x = " + (red.fn_sum ? "0" : red.identity) + ";\n" +
+           "    for (long long j = 0; j < length; ++j) {\n" + body + "      " + combine +
+           "\n    }\n" + (red.mean ? "    " + mean_of("length") + "\n" : std::string()) + "    " +
+           store(red.buffer, "x", "base[" + std::to_string(red.buffer) + "]") + "\n  }\n" +
+           "  if (fl != 0) atomicOr(a.flags, fl);\n}\n";
+  }
+
   std::string rows_kernel() const {
     const Reducer red = reducer();
+    if (expr(k_.reduction()).reduce.ordered) {
+      return ordered_rows_kernel();
+    }
     if (red.fn_sum) {
       return pairwise_rows_kernel();
     }

@@ -6,7 +6,8 @@
 //                   sum or mean adds each row in NumPy's pairwise order (cuda_pairwise.hpp), a row
 //                   of at most 128 elements a thread, a longer one a block; a max or min is one
 //                   block per row, each thread reducing a fixed set of the row's elements, then a
-//                   fixed tree in shared memory - no atomics, the same result on every run;
+//                   fixed tree in shared memory - no atomics, the same result on every run; a
+//                   reduction `ordered` (Reduction::ordered) is a row a thread, in index order;
 //   <name>_partial + <name>_total  a sum or mean over all axes, in NumPy's order
 //                   (cuda_pairwise.hpp): the first pass sums a part of the flat domain a block (a
 //                   subtree of the pairwise recursion, or one of NumPy's parts of the buffer size),
@@ -39,6 +40,7 @@ struct CudaSource {
   std::string name;       // the kernel's name: entry points are name + "_flat", ...
   bool reduces = false;   // ends in a reduction (then: rows, or partial + total)
   bool all_axes = false;  // the reduction is over every axis
+  bool ordered = false;   // the rows are added in index order, a row a thread
   // A sum's parts: 0, pairwise over the whole (the all-axes passes take a power of 2 of blocks),
   // else NumPy's buffer size (a block a part).
   std::int64_t sum_chunk = 0;

@@ -1,8 +1,12 @@
 #include "graph/backends/cuda/cuda_kernel.hpp"
 
 #include <cfenv>
+#include <functional>
 #include <map>
+#include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "graph/runtime/cuda/nvrtc.hpp"
 
@@ -126,18 +130,34 @@ kir::Kernel load_store_kernel(std::string name, DType dtype, std::size_t rank) {
   return k;
 }
 
-OwnKernel& own_kernel(DeviceApi& device, const std::string& name,
-                      const std::function<kir::Kernel()>& make) {
-  // (never destroyed: unloading at exit could outlive the driver)
+namespace {
+
+// Every own kernel made (never destroyed: unloading at exit could outlive the driver).
+std::map<std::pair<DeviceApi*, std::string>, std::unique_ptr<OwnKernel>>& own_kernels() {
   static auto* kernels =
       new std::map<std::pair<DeviceApi*, std::string>, std::unique_ptr<OwnKernel>>();
-  std::unique_ptr<OwnKernel>& slot = (*kernels)[{&device, name}];
+  return *kernels;
+}
+
+}  // namespace
+
+OwnKernel& own_kernel(DeviceApi& device, const std::string& name,
+                      const std::function<kir::Kernel()>& make) {
+  std::unique_ptr<OwnKernel>& slot = own_kernels()[{&device, name}];
   if (!slot) {
     slot = std::make_unique<OwnKernel>();
     slot->k = make();
     slot->cuda = std::make_unique<CudaKernel>(slot->k, device);
   }
   return *slot;
+}
+
+std::vector<std::pair<std::string, std::string>> own_kernel_sources() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [key, kernel] : own_kernels()) {
+    out.emplace_back(key.second, kernel->cuda->source().code);
+  }
+  return out;
 }
 
 }  // namespace sot::graph

@@ -96,4 +96,8 @@ kir::Kernel load_store_kernel(std::string name, DType dtype, std::size_t rank);
 OwnKernel& own_kernel(DeviceApi& device, const std::string& name,
                       const std::function<kir::Kernel()>& make);
 
+// The CUDA C++ of every own kernel made so far, by name (empty where it was not emitted), for the
+// compile check of the kernels no fused group lowers.
+std::vector<std::pair<std::string, std::string>> own_kernel_sources();
+
 }  // namespace sot::graph

@@ -174,7 +174,9 @@ std::optional<CudaLaunch> plan_launch(const kir::Kernel& k, const CudaSource& sr
     const std::int64_t rows = product(domain, domain.size() - 1);
     launch.entry = src.name + "_rows";
     launch.args[layout.rows()] = static_cast<std::uint64_t>(rows);
-    launch.grid = static_cast<unsigned>(std::min(rows, grid_cap));
+    // (in order: a row a thread; else a row a block, or a block of short rows)
+    launch.grid = static_cast<unsigned>(
+        std::min(src.ordered ? (rows + kThreads - 1) / kThreads : rows, grid_cap));
   }
   return launch;
 }

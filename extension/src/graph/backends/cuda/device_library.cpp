@@ -16,6 +16,7 @@
 #include "core/loaded_module.hpp"
 #include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/device_array.hpp"
+#include "graph/backends/cuda/device_reductions.hpp"
 #include "graph/backends/cuda/residency.hpp"
 
 namespace py = pybind11;
@@ -209,7 +210,11 @@ std::optional<bool> all_finite(Residency& r, const DeviceValue& c) {
 
 }  // namespace
 
-PyObject* run_library_op(Residency& r, PyObject* fn, PyObject* const* args, std::size_t nargs) {
+PyObject* run_library_op(Residency& r, PyObject* fn, PyObject* const* args, std::size_t nargs,
+                         PyObject* kwnames) {
+  if (kwnames != nullptr || is_reduction(fn)) {
+    return run_device_reduction(r, fn, args, nargs, kwnames);
+  }
   PyObject* x = nullptr;
   PyObject* y = nullptr;
   ProductForm form;

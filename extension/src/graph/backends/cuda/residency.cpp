@@ -231,8 +231,11 @@ PyObject* Residency::host_form(PyObject* v) {
   return h;
 }
 
-PyObject* Residency::try_run(PyObject* fn, PyObject* const* args, std::size_t nargs) {
-  return run_library_op(*this, fn, args, nargs);
+PyObject* Residency::try_run(PyObject* fn, PyObject* const* args, std::size_t nargs,
+                             PyObject* kwnames) {
+  PyObject* result = run_library_op(*this, fn, args, nargs, kwnames);
+  library_steps_ += result != nullptr ? 1 : 0;
+  return result;
 }
 
 void Residency::after_host_step(bool mutates) {

@@ -55,7 +55,8 @@ class Residency final : public ValueHome {
   bool takes_as_is(PyObject* fn, PyObject* first) override;
   bool holds(PyObject* v) override { return device_value_of(v) != nullptr; }
   PyObject* host_form(PyObject* v) override;
-  PyObject* try_run(PyObject* fn, PyObject* const* args, std::size_t nargs) override;
+  PyObject* try_run(PyObject* fn, PyObject* const* args, std::size_t nargs,
+                    PyObject* kwnames) override;
   bool before_host_step() override { return leave_optimism() && flush(); }
   void after_host_step(bool mutates) override;
 
@@ -112,6 +113,8 @@ class Residency final : public ValueHome {
   // The caller's device arrays the run took in place, and the results it handed back on the device.
   std::uint64_t inputs_on_device() const { return inputs_on_device_; }
   std::uint64_t results_on_device() const { return results_on_device_; }
+  // The steps run on the device by try_run (products, reductions along an axis).
+  std::uint64_t library_steps() const { return library_steps_; }
 
  private:
   bool overlaps_an_origin(const char* data, std::size_t bytes) const;
@@ -148,6 +151,7 @@ class Residency final : public ValueHome {
   bool device_inputs_ = false;  // the run was given a device array
   std::uint64_t inputs_on_device_ = 0;
   std::uint64_t results_on_device_ = 0;
+  std::uint64_t library_steps_ = 0;
   std::unordered_set<PyObject*> given_;  // the outermost run's inputs (alive as long as it runs)
   pybind11::object as_cupy_;             // cupy.asarray where a CuPy array came in
   bool dirty_ = false;                   // a tracked block's origin may be stale

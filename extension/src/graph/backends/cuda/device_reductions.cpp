@@ -1,0 +1,261 @@
+#include "graph/backends/cuda/device_reductions.hpp"
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/loaded_module.hpp"
+#include "graph/backends/cuda/cuda_kernel.hpp"
+#include "graph/backends/cuda/device_array.hpp"
+#include "graph/backends/cuda/residency.hpp"
+#include "graph/rules/fp_state.hpp"
+#include "graph/rules/reductions.hpp"
+
+namespace py = pybind11;
+
+namespace sot::graph {
+
+namespace {
+
+// Below this many outputs, a reduced axis longer than kLongestFew is the host's: a thread adding a
+// long axis alone is slower than copying the operand out.
+constexpr std::int64_t kFewOutputs = 256;
+constexpr std::int64_t kLongestFew = 4096;
+
+struct Named {
+  PyObject* fn;
+  Reduction::Fn kind;
+};
+
+// The callables, by identity: NumPy's functions and the ndarray methods.
+const std::vector<Named>& reductions() {
+  static const std::vector<Named>* const table = [] {
+    auto* t = new std::vector<Named>();
+    const py::module_ numpy = loaded_module("numpy");
+    const py::object ndarray = numpy.attr("ndarray");
+    const std::pair<const char*, Reduction::Fn> names[] = {
+        {"sum", Reduction::Fn::kSum}, {"mean", Reduction::Fn::kMean},
+        {"max", Reduction::Fn::kMax}, {"amax", Reduction::Fn::kMax},
+        {"min", Reduction::Fn::kMin}, {"amin", Reduction::Fn::kMin},
+    };
+    for (const auto& [name, kind] : names) {
+      for (const py::object& owner : {py::object(numpy), ndarray}) {
+        if (py::hasattr(owner, name)) {
+          t->push_back(Named{py::object(owner.attr(name)).release().ptr(), kind});
+        }
+      }
+    }
+    return t;
+  }();
+  return *table;
+}
+
+std::optional<Reduction::Fn> kind_of(PyObject* fn) {
+  for (const Named& n : reductions()) {
+    if (n.fn == fn) {
+      return n.kind;
+    }
+  }
+  return std::nullopt;
+}
+
+// The step's operand, axis and keepdims: (x), (x, axis) positional, axis= and keepdims= by name;
+// nullopt for anything else (dtype=, out=, where=, initial=, an axis that is not an int).
+struct Call {
+  PyObject* x = nullptr;
+  long axis = 0;
+  bool keepdims = false;
+};
+
+std::optional<Call> parse(PyObject* const* args, std::size_t nargs, PyObject* kwnames) {
+  if (nargs < 1 || nargs > 2) {
+    return std::nullopt;
+  }
+  Call c;
+  c.x = args[0];
+  PyObject* axis = nargs == 2 ? args[1] : nullptr;
+  const Py_ssize_t named = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t i = 0; i < named; ++i) {
+    const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, i));
+    PyObject* value = args[nargs + static_cast<std::size_t>(i)];
+    if (name == nullptr) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
+    if (std::strcmp(name, "axis") == 0 && axis == nullptr) {
+      axis = value;
+    } else if (std::strcmp(name, "keepdims") == 0 && (value == Py_True || value == Py_False)) {
+      c.keepdims = value == Py_True;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (axis == nullptr || !PyLong_CheckExact(axis)) {
+    return std::nullopt;  // (over all axes: the fused groups' passes, or the host)
+  }
+  c.axis = PyLong_AsLong(axis);
+  if (c.axis == -1 && PyErr_Occurred() != nullptr) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return c;
+}
+
+// Where NumPy adds along `axis` of `v` in index order: the axes of more than one element have
+// positive, decreasing strides (C order, as NumPy's iterator keeps them), and one of them comes
+// after `axis` (the innermost loop runs over it). The axis normalized, or nullopt.
+std::optional<std::size_t> ordered_axis(const DeviceValue& v, long axis) {
+  const auto rank = static_cast<long>(v.shape.size());
+  if (axis < -rank || axis >= rank) {
+    return std::nullopt;  // (NumPy raises its AxisError on the host)
+  }
+  const auto a = static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
+  std::int64_t previous = std::numeric_limits<std::int64_t>::max();
+  bool later = false;
+  for (std::size_t d = 0; d < v.shape.size(); ++d) {
+    if (v.shape[d] <= 1) {
+      continue;
+    }
+    if (v.strides[d] <= 0 || v.strides[d] >= previous) {
+      return std::nullopt;
+    }
+    previous = v.strides[d];
+    later = later || d > a;
+  }
+  if (!later) {
+    return std::nullopt;
+  }
+  return a;
+}
+
+kir::Kernel reduction_ir(const std::string& name, DType dtype, std::size_t rank, Reduction::Fn fn) {
+  kir::Kernel k = load_store_kernel(name, dtype, rank);  // e0 = load b0
+  k.buffers[1].shape.back() = kir::Dim{1, -1};
+  kir::Expr e;  // e1
+  e.kind = kir::Expr::Kind::kReduce;
+  e.dtype = dtype;
+  e.operands = {0};
+  e.reduce.fn = fn;
+  e.reduce.keepdims = true;  // (the output is given the domain's rank, its last size 1)
+  e.reduce.ordered = true;
+  e.fn = e.reduce.ufunc_name();
+  e.ufunc = loaded_module("numpy").attr(e.fn.c_str());
+  k.exprs.push_back(e);
+  k.stores.push_back(kir::Store{1, 1});
+  return k;
+}
+
+// The kernel's run: queued with the run's flag word while the run is optimistic (a flagged error
+// reruns it on the host), else with a word of its own read now (nullopt: leave it to the host).
+std::optional<bool> launch(Residency& r, OwnKernel& own, const std::vector<std::int64_t>& domain,
+                           const std::vector<DeviceArray>& arrays) {
+  std::string why;
+  const bool optimistic = r.optimistic();
+  Staging staging(*r.pool());
+  const std::uint64_t flags = optimistic ? r.flag_word(&why) : staging.take(sizeof(unsigned), &why);
+  if (flags == 0 || (!optimistic && !r.device().zero(flags, sizeof(unsigned), &why))) {
+    return std::nullopt;
+  }
+  std::uint64_t launches = 0;
+  if (own.cuda->launch(own.k, domain, arrays, {}, flags, staging, &launches, &why) !=
+      CudaKernel::Launched::kQueued) {
+    return std::nullopt;
+  }
+  if (optimistic) {
+    r.queued();
+    return true;
+  }
+  unsigned word = 0;
+  if (!r.device().synchronize(&why) || !r.device().copy_to_host(&word, flags, sizeof word, &why)) {
+    return std::nullopt;
+  }
+  return reported_fe_flags(fe_flags_of(word)) == 0;  // (else NumPy's warnings, on the host)
+}
+
+}  // namespace
+
+bool is_reduction(PyObject* fn) {
+  return kind_of(fn).has_value();
+}
+
+PyObject* run_device_reduction(Residency& r, PyObject* fn, PyObject* const* args, std::size_t nargs,
+                               PyObject* kwnames) {
+  const std::optional<Reduction::Fn> kind = kind_of(fn);
+  const std::optional<Call> call = kind ? parse(args, nargs, kwnames) : std::nullopt;
+  const DeviceValue* x = call ? device_value_of(call->x) : nullptr;
+  if (x == nullptr || (x->dtype() != DType::kFloat64 && x->dtype() != DType::kFloat32)) {
+    return nullptr;
+  }
+  const std::optional<std::size_t> axis = ordered_axis(*x, call->axis);
+  if (!axis) {
+    return nullptr;
+  }
+  // The domain: the kept axes in order, then the reduced one (the rows kernel's last axis).
+  const std::int64_t length = x->shape[*axis];
+  std::vector<std::int64_t> kept;
+  std::vector<std::int64_t> domain;
+  std::vector<std::int64_t> strides;
+  for (std::size_t d = 0; d < x->shape.size(); ++d) {
+    if (d != *axis) {
+      kept.push_back(x->shape[d]);
+      domain.push_back(x->shape[d]);
+      strides.push_back(x->strides[d]);
+    }
+  }
+  domain.push_back(length);
+  strides.push_back(x->strides[*axis]);
+  std::int64_t outputs = 1;
+  for (const std::int64_t s : kept) {
+    outputs *= s;
+  }
+  if (length == 0 || outputs == 0 || (outputs < kFewOutputs && length > kLongestFew)) {
+    return nullptr;  // (an empty axis: NumPy's error or warning, on the host)
+  }
+  std::string why;
+  if (!make_device_current(*x->block, &why)) {
+    return nullptr;
+  }
+  static const char* const names[] = {"sum", "mean", "max", "min"};
+  const std::string name = std::string("axis_") + names[static_cast<int>(*kind)] + "_" +
+                           std::string(graph::name(x->dtype())) + "_r" +
+                           std::to_string(domain.size());
+  OwnKernel& own = own_kernel(r.device(), name,
+                              [&] { return reduction_ir(name, x->dtype(), domain.size(), *kind); });
+  if (!own.cuda->usable()) {
+    return nullptr;
+  }
+  std::vector<std::int64_t> shape = kept;
+  if (call->keepdims) {
+    shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(*axis), 1);
+  }
+  auto block = std::make_shared<DeviceBlock>(r.device(), r.pool(), shape, x->dtype());
+  if (!make_device_current(*block, &why)) {
+    return nullptr;
+  }
+  std::vector<std::int64_t> out_shape = kept;
+  out_shape.push_back(1);
+  std::vector<std::int64_t> out_strides = c_strides(kept, itemsize(x->dtype()));
+  out_strides.push_back(0);
+  const std::vector<DeviceArray> arrays = {
+      DeviceArray{x->block->address + static_cast<std::uint64_t>(x->offset), domain, strides},
+      DeviceArray{block->address, out_shape, out_strides}};
+  const std::optional<bool> ok = launch(r, own, domain, arrays);
+  if (!ok || !*ok) {
+    return nullptr;
+  }
+  try {
+    return wrap(whole_value(std::move(block))).release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  }
+}
+
+}  // namespace sot::graph
