@@ -78,7 +78,8 @@ done
 # device arrays in and out (sot.DeviceArray, CuPy, objects with __cuda_array_interface__ or DLPack) on the real
 # device, with the transfer counts the simulated device checks in make test
 SOT_CUDA_REAL=1 timeout 150 "$PY" -m pytest -c tests/pytest.ini -q -p no:cacheprovider \
-  -W ignore::DeprecationWarning $G/test_cuda_device_arrays.py > "$L/device_arrays.log" 2>&1 &
+  -W ignore::DeprecationWarning $G/test_cuda_device_arrays.py $G/test_cuda_axis_reductions.py \
+  > "$L/device_arrays.log" 2>&1 &
 [ -n "${SOT_DEVICE_ONLY:-}" ] || SOT_BACKEND=cuda SOT_CORPUS_PRINT=1 timeout 280 "$PY" -m pytest -n 4 -c tests/pytest.ini -q -p no:cacheprovider \
   -W ignore::DeprecationWarning -s $G/test_corpus.py > "$L/corpus.log" 2>&1 &
 wait

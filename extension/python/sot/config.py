@@ -37,6 +37,9 @@ Environment variables:
 ``SOT_PROFILE``
     ``1`` times every group of the ``cpu`` and ``cuda`` backends (``compiled.plan()``, the ``%%sot`` report; the
     ``cuda`` backend's device time too, between marks around each launch; default ``0``).
+``SOT_CUDA_REPLAY``
+    ``0`` turns off the ``cuda`` backend's replay of a loop's repeating steps (their launches queued again
+    without the body's graph call; default ``1``).
 ``SOT_ADAPTIVE``
     ``1`` (default) times a cached translation against the function's original code now and then (rounds of
     8 calls of each, from the 64th call on, then 4x farther apart) and runs the faster: a translation that
@@ -133,6 +136,7 @@ class Config:
     cpu_tier_c_hot: int = 64
     profile: bool = False
     adaptive: bool = True
+    cuda_replay: bool = True
 
     # environment variable and parser of each field
     _ENV = {
@@ -150,9 +154,11 @@ class Config:
         "cpu_tier_c_hot": ("SOT_CPU_TIER_C_HOT", _parse_count),
         "profile": ("SOT_PROFILE", _parse_bool),
         "adaptive": ("SOT_ADAPTIVE", _parse_bool),
+        "cuda_replay": ("SOT_CUDA_REPLAY", _parse_bool),
     }
     # fields the C++ backends read at run time: pushed to them when set
-    _CPU_FIELDS = ("cpu_block", "cpu_threads", "cpu_tier_b", "cpu_tier_c", "cpu_tier_c_hot", "profile")
+    _CPU_FIELDS = ("cpu_block", "cpu_threads", "cpu_tier_b", "cpu_tier_c", "cpu_tier_c_hot", "profile",
+                   "cuda_replay")
 
     def __setattr__(self, name, value):
         if name in ("cpu_block", "cpu_threads", "cpu_tier_c_hot") and (not isinstance(value, int) or value < 0):
@@ -174,6 +180,7 @@ class Config:
 
         _sot.graph.cpu_options(block_elements=self.cpu_block, profile=self.profile, threads=self.cpu_threads)
         _sot.graph.cuda_profile(self.profile)
+        _sot.graph.cuda_replay(self.cuda_replay)
         _sot.graph.tier_b(self.cpu_tier_b)
         _sot.graph.tier_c(self.cpu_tier_c)
         _sot.graph.tier_c_hot(self.cpu_tier_c_hot)

@@ -98,6 +98,9 @@ def plan_lines(plan, kernels=True):
         library = resident.get("library_steps", 0)
         if library:
             where += f"; {library} library step{'s' if library != 1 else ''} (products, reductions along an axis) run there"
+        replayed = resident.get("replayed_steps", 0)
+        if replayed:
+            where += f"; {replayed} loop step{'s' if replayed != 1 else ''} replayed (their launches queued again)"
         lines.append(f"on the device: {runs} run{'s' if runs != 1 else ''} copied {resident['arrays_in']} "
                      f"array{'s' if resident['arrays_in'] != 1 else ''} in ({_bytes(resident['bytes_in'])}) and "
                      f"{resident['arrays_out']} out ({_bytes(resident['bytes_out'])}){where}; every other value "

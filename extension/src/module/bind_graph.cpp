@@ -16,6 +16,7 @@
 #include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/device_array.hpp"
 #include "graph/backends/cuda/residency.hpp"
+#include "graph/backends/cuda/step_replay.hpp"
 #include "graph/exec/backend.hpp"
 #include "graph/exec/cond_op.hpp"
 #include "graph/exec/loop_op.hpp"
@@ -198,6 +199,10 @@ void bind_cuda_device(py::module_& g) {
               "Whether the cuda backend times each group's runs, on the host and on the device "
               "(marks around its launches; SOT_PROFILE); sets it when given. Returns the setting "
               "before.");
+  bind_switch(g, "cuda_replay", graph::cuda_replay(),
+              "Whether the cuda backend replays a loop's steps that repeat (their launches queued "
+              "again without the body's graph call; SOT_CUDA_REPLAY); sets it when given. Returns "
+              "the setting before.");
   g.def(
       "cuda_transfer_counts",
       [](bool reset) {

@@ -137,6 +137,18 @@ def _inputs_precision(args, kwargs):
         _input_rtol[0] = 0.0
 
 
+@contextlib.contextmanager
+def float_data_precision(dtype):
+    """Within: float results compared at no finer a tolerance than float data of ``dtype`` (None: any) allows, for
+    code that makes such data itself (the fuzzer's programs)."""
+    before = _input_rtol[0]
+    _input_rtol[0] = max(before, CUDA_RTOL.get(np.dtype(dtype).name, 0.0) if dtype is not None else 0.0)
+    try:
+        yield
+    finally:
+        _input_rtol[0] = before
+
+
 def _close_floats(a, b):
     a, b = np.asarray(a), np.asarray(b)
     if not np.array_equal(np.isnan(a), np.isnan(b)) or not np.array_equal(np.where(np.isinf(a), a, 0),

@@ -399,3 +399,34 @@ def test_cupy_calls_are_captured_as_numpys(monkeypatch):
     sot.reset()
     got = sot.jit(cupy_style, backend="cpu")(x, y)
     assert all(np.allclose(np.asarray(g), np.asarray(w)) for g, w in zip(got, cupy_style(x, y)))
+
+
+def dead_sum(p):
+    total = np.exp(p).sum()  # noqa: F841 - nothing reads it: kept for its warnings
+
+
+def test_a_reduction_nothing_reads_runs_on_the_host_with_its_warnings():
+    """(the fuzzer's device mode found it: the all-axes sum's kernel had nowhere to store its result)"""
+    f = sot.jit(dead_sum, backend="cuda")
+    for a in [np.array([0]), np.array([1, 2]), np.array([800.0]), np.zeros((0, 3))]:
+        got, got_w = warned(lambda: f(sot.to_device(a)))
+        plain, plain_w = warned(lambda: dead_sum(a))
+        assert got is plain is None and got_w == plain_w, a
+
+
+def spread_then_step(p0, p3):
+    v6 = p3.std()  # noqa: F841 - a host step on the caller's device array
+    for _ in list(range(p0)):  # (a graph break: the steps are a second graph, run in its own residency)
+        p3 -= np.exp(p3)
+
+
+def test_a_device_array_a_host_step_read_stays_coherent_in_the_next_run():
+    """(the fuzzer's device mode found it: the block stayed marked as kept coherent by the first run's residency,
+    so the second run never marked its device copy stale after a host step wrote the host copy)"""
+    f = sot.jit(spread_then_step, backend="cuda")
+    for k in range(4):
+        a = floats(k, 5)
+        d = sot.to_device(a)
+        f(3, d)
+        spread_then_step(3, a)
+        assert np.array_equal(np.asarray(d), a), k

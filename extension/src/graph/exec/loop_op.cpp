@@ -9,6 +9,7 @@
 
 #include "graph/exec/backend.hpp"
 #include "graph/exec/cond_op.hpp"
+#include "graph/exec/value_home.hpp"
 #include "graph/ir/arg_values.hpp"
 
 namespace py = pybind11;
@@ -50,6 +51,23 @@ PyObject* output_of(PyObject* result, std::size_t count, std::size_t k) {
     return result;
   }
   return PyTuple_GET_ITEM(result, static_cast<Py_ssize_t>(k));
+}
+
+// Whether a step's result `r` (`count` outputs) is the previous step's, the very objects, and its
+// carried outputs are its carried inputs (`argv`'s first ones): the step changed no value's
+// identity, so skipping its graph call leaves every value as it would be.
+bool same_values(const py::object& previous, PyObject* r, std::size_t count,
+                 const std::vector<PyObject*>& argv, std::size_t ncarried) {
+  if (!previous) {
+    return false;
+  }
+  for (std::size_t k = 0; k < count; ++k) {
+    const PyObject* out = output_of(r, count, k);
+    if (out != output_of(previous.ptr(), count, k) || (k < ncarried && out != argv[k])) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -158,7 +176,21 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
   }
   int go_on = is_while ? tests_go_on(args + nargs, spec_.entry_go_on_if) : 1;
   py::object held;  // the last step's result: it owns the carried values in argv
+  // (a counted loop's steps that repeat on the very same values: replayed by the home,
+  // value_home.hpp)
+  ValueHome* home = current_value_home();
+  constexpr std::int64_t kFewest = 3;  // (two steps to compare, then one to replay)
+  const std::unique_ptr<StepRecord> record =
+      home != nullptr && !is_while && ntests == 0 && trips >= kFewest ? home->record_steps()
+                                                                      : nullptr;
+  bool replaying = false;
   for (std::int64_t step = 0; go_on == 1 && (is_while || step < trips); ++step) {
+    if (replaying) {
+      if (!record->replay() || PyErr_CheckSignals() < 0) {
+        return nullptr;
+      }
+      continue;
+    }
     if (spec_.index_input >= 0) {
       index = step_value(start, spec_.step, step);
       if (!index) {
@@ -173,14 +205,21 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
       }
       argv[static_cast<std::size_t>(spec_.counter_input)] = counter.ptr();
     }
+    if (record) {
+      record->begin();
+    }
     PyObject* r = PyObject_Vectorcall(compiled_.ptr(), argv.data(), argv.size(), nullptr);
     if (r == nullptr) {
       return nullptr;
     }
+    const py::object previous = std::move(held);
     held = py::reinterpret_steal<py::object>(r);
     if (nout > 1 && (!PyTuple_Check(r) || static_cast<std::size_t>(PyTuple_GET_SIZE(r)) != nout)) {
       PyErr_SetString(PyExc_SystemError, "a loop body returned the wrong number of values");
       return nullptr;
+    }
+    if (record) {
+      replaying = record->end(same_values(previous, r, nout, argv, spec_.ncarried));
     }
     for (std::size_t k = 0; k < spec_.ncarried; ++k) {
       argv[k] = output_of(r, nout, k);

@@ -407,6 +407,22 @@ PyObject* make_sequence(const Program::Slot& slot, const Frame& frame, ValueHome
 
 }  // namespace
 
+namespace {
+
+// Whether every argument is None or a Python bool, int, float or complex (exactly: no subclass,
+// no NumPy scalar, which may warn).
+bool python_scalars_only(const std::vector<PyObject*>& args) {
+  for (PyObject* a : args) {
+    if (a != Py_None && !PyBool_Check(a) && !PyLong_CheckExact(a) && !PyFloat_CheckExact(a) &&
+        !PyComplex_CheckExact(a)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 bool Frame::reuses_in_place(std::size_t k) const {
   const Program::Step& s = p_.steps[k];
   if (s.reuse < 0) {
@@ -494,7 +510,15 @@ bool Frame::run_step(std::size_t k, bool release) {
   }
   std::vector<PyObject*> temps;
   PyObject* r = nullptr;
-  if (gather(s, home, &temps) && (home == nullptr || home->before_host_step())) {
+  if (!gather(s, home, &temps)) {
+    // (r stays nullptr, the error set)
+  } else if (home != nullptr && !s.mutates && python_scalars_only(args_)) {
+    // Python numbers alone (a loop variable times a constant): nothing the home holds or an array
+    // could alias is read, nothing is changed, and no NumPy warning is given, so the home need not
+    // make the host current first (nor its device work wait).
+    const ValueHomeScope host(nullptr);
+    r = call_step(p_, s, args_);
+  } else if (home == nullptr || home->before_host_step()) {
     if (home != nullptr) {
       const ValueHomeScope host(nullptr);  // (what the step calls sees host values only)
       r = call_step(p_, s, args_);

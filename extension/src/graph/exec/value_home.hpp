@@ -9,8 +9,31 @@
 #include <pybind11/pybind11.h>
 
 #include <cstddef>
+#include <memory>
 
 namespace sot::graph {
+
+// The steps of one loop as its home sees them (LoopBody::run_steps): a step whose work is all in
+// the home (kernels queued on a device, nothing on the host) and repeats the previous step's
+// exactly, on the very same values, need not make its graph call again: the home queues the same
+// work again (a replay) for each step left.
+class StepRecord {
+ public:
+  StepRecord() = default;
+  virtual ~StepRecord() = default;
+  StepRecord(const StepRecord&) = delete;
+  StepRecord& operator=(const StepRecord&) = delete;
+  StepRecord(StepRecord&&) = delete;
+  StepRecord& operator=(StepRecord&&) = delete;
+
+  // Before a step's graph call.
+  virtual void begin() = 0;
+  // After it; `same_values`: the step's outputs are its carried inputs and the previous step's
+  // outputs, the very objects. True when the steps left may be replayed.
+  virtual bool end(bool same_values) = 0;
+  // The step's work queued again instead of its graph call; false with an error set.
+  virtual bool replay() = 0;
+};
 
 class ValueHome {
  public:
@@ -38,6 +61,8 @@ class ValueHome {
     (void)fn, (void)args, (void)nargs, (void)kwnames;
     return nullptr;
   }
+  // A record of a loop's steps, or nullptr where the home replays none.
+  virtual std::unique_ptr<StepRecord> record_steps() { return nullptr; }
   // Before a step runs on the host (its arguments' host forms taken): every host array shows
   // what the device wrote. False with an error set.
   virtual bool before_host_step() = 0;

@@ -385,6 +385,7 @@ class CudaGroup final : public GroupKernel {
         made.emplace_back(k_.buffers[b].value, wrap(std::make_shared<DeviceValue>(v)));
         continue;
       }
+      r.did_host_work();
       if (!r.check_flags()) {  // (the value is read now: the kernels before it were right)
         return Outcome::kError;
       }
@@ -427,6 +428,7 @@ struct RunTransfers {
   std::uint64_t inputs_on_device = 0;   // the caller's device arrays, used in place
   std::uint64_t results_on_device = 0;  // results handed back as device arrays
   std::uint64_t library_steps = 0;      // products and reductions run on the device
+  std::uint64_t replayed_steps = 0;     // loop steps replayed (step_replay.hpp)
 };
 
 // A run's residency, current while the run's frames are made and run; counts what it moved.
@@ -447,6 +449,7 @@ class ResidentRun final : public GroupBackend::RunScope {
     totals_.inputs_on_device += residency_.inputs_on_device();
     totals_.results_on_device += residency_.results_on_device();
     totals_.library_steps += residency_.library_steps();
+    totals_.replayed_steps += residency_.replayed_steps();
   }
   ResidentRun(const ResidentRun&) = delete;
   ResidentRun& operator=(const ResidentRun&) = delete;
@@ -526,6 +529,7 @@ class CudaGroups final : public GroupBackend {
     resident["inputs_on_device"] = transfers_.inputs_on_device;
     resident["results_on_device"] = transfers_.results_on_device;
     resident["library_steps"] = transfers_.library_steps;
+    resident["replayed_steps"] = transfers_.replayed_steps;
     plan["resident"] = resident;
   }
 

@@ -118,6 +118,10 @@ class CudaWriter {
     if (!plan_sum_order(why)) {
       return false;
     }
+    if (const int r = k_.reduction(); r >= 0 && reducer().buffer < 0) {
+      *why = "a reduction whose result is not stored";  // (kept for its warnings: the host's)
+      return false;
+    }
     for (const kir::Buffer& b : k_.buffers) {
       if (ctype(b.dtype) == nullptr) {
         *why = std::string(name(b.dtype)) + " arrays";

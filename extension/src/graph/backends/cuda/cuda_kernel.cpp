@@ -1,5 +1,6 @@
 #include "graph/backends/cuda/cuda_kernel.hpp"
 
+#include <algorithm>
 #include <cfenv>
 #include <functional>
 #include <map>
@@ -106,12 +107,50 @@ CudaKernel::Launched CudaKernel::launch(const kir::Kernel& k,
     plan->args[CudaArgsLayout{arrays.size(), domain.size(), bits.size()}.partial()] = partial;
   }
   *launches += plan->second.empty() ? 1 : 2;
-  if (!device_.launch(function(plan->entry), plan->grid, plan->block, plan->args, why) ||
+  if (!queue_launch(
+          LoggedLaunch{&device_, function(plan->entry), plan->grid, plan->block, plan->args},
+          why) ||
       (!plan->second.empty() &&
-       !device_.launch(function(plan->second), 1, plan->block, plan->args, why))) {
+       !queue_launch(LoggedLaunch{&device_, function(plan->second), 1, plan->block, plan->args},
+                     why))) {
     return Launched::kFailed;
   }
   return Launched::kQueued;
+}
+
+namespace {
+
+std::vector<LaunchLog*>& open_logs() {
+  thread_local std::vector<LaunchLog*> logs;
+  return logs;
+}
+
+}  // namespace
+
+void LaunchLog::open() {
+  close();
+  launches.clear();
+  open_logs().push_back(this);
+  open_ = true;
+}
+
+void LaunchLog::close() {
+  if (!open_) {
+    return;
+  }
+  std::vector<LaunchLog*>& logs = open_logs();
+  logs.erase(std::remove(logs.begin(), logs.end(), this), logs.end());
+  open_ = false;
+}
+
+bool queue_launch(const LoggedLaunch& l, std::string* why) {
+  if (!l.device->launch(l.function, l.grid, l.block, l.args, why)) {
+    return false;
+  }
+  for (LaunchLog* log : open_logs()) {
+    log->launches.push_back(l);
+  }
+  return true;
 }
 
 kir::Kernel load_store_kernel(std::string name, DType dtype, std::size_t rank) {

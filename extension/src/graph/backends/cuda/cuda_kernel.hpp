@@ -80,6 +80,43 @@ class CudaKernel {
   double compile_seconds_ = 0;
 };
 
+// A launch as queued: what a replay queues again (LaunchLog).
+struct LoggedLaunch {
+  DeviceApi* device = nullptr;
+  std::uint64_t function = 0;
+  unsigned grid = 1;
+  unsigned block = 1;
+  std::vector<std::uint64_t> args;
+  bool operator==(const LoggedLaunch& o) const {
+    return device == o.device && function == o.function && grid == o.grid && block == o.block &&
+           args == o.args;
+  }
+};
+
+// The launches the calling thread queues while the log is open (every open log gets each one: a
+// loop's step log holds the steps of the loops inside it), for the replay of a loop's steps
+// (step_replay.hpp). Closed when destroyed.
+class LaunchLog {
+ public:
+  LaunchLog() = default;
+  ~LaunchLog() { close(); }
+  LaunchLog(const LaunchLog&) = delete;
+  LaunchLog& operator=(const LaunchLog&) = delete;
+  LaunchLog(LaunchLog&&) = delete;
+  LaunchLog& operator=(LaunchLog&&) = delete;
+
+  void open();  // (emptied first)
+  void close();
+  std::vector<LoggedLaunch> launches;
+
+ private:
+  bool open_ = false;
+};
+
+// Queues `l` (on its device) and logs it in every open log; false with `why` when the device
+// failed.
+bool queue_launch(const LoggedLaunch& l, std::string* why);
+
 // A kernel of the backend's own (not a fused group's): its kernel IR and that kernel made ready.
 struct OwnKernel {
   kir::Kernel k;

@@ -269,6 +269,7 @@ PyObject* run_library_op(Residency& r, PyObject* fn, PyObject* const* args, std:
     return nullptr;
   }
   const char kind = a->dtype() == DType::kFloat64 ? 'd' : 'f';
+  r.did_host_work();  // (the BLAS call is no launch a loop step's replay could queue again)
   if (!r.device().gemm(kind, m, n, k, *ma, *mb, GemmMatrix{block->address, n, false}, &why)) {
     return nullptr;
   }

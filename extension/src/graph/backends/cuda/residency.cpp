@@ -10,6 +10,7 @@
 #include "core/loaded_module.hpp"
 #include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/device_library.hpp"
+#include "graph/backends/cuda/step_replay.hpp"
 #include "graph/ir/subgraph.hpp"
 #include "graph/rules/fp_state.hpp"
 
@@ -121,6 +122,13 @@ Residency::~Residency() {
   } else if (!flush()) {
     PyErr_WriteUnraisable(nullptr);
   }
+  // (a block that outlives the run - a device array the caller holds - is tracked again by the
+  // next run that gives it a host form: until then nothing keeps its two copies coherent)
+  for (const std::weak_ptr<DeviceBlock>& w : tracked_) {
+    if (const auto b = w.lock()) {
+      b->tracked = false;
+    }
+  }
   if (!timings_.empty()) {
     std::string why;
     if (device_.synchronize(&why)) {
@@ -150,6 +158,7 @@ bool Residency::check_flags() {
     return true;
   }
   pending_ = false;
+  ++host_work_;
   unsigned word = 0;
   std::string why;
   const bool read =
@@ -221,6 +230,7 @@ PyObject* Residency::host_form(PyObject* v) {
     Py_INCREF(v);
     return v;
   }
+  ++host_work_;
   if (!leave_optimism()) {
     return nullptr;
   }
@@ -238,7 +248,12 @@ PyObject* Residency::try_run(PyObject* fn, PyObject* const* args, std::size_t na
   return result;
 }
 
+std::unique_ptr<StepRecord> Residency::record_steps() {
+  return record_device_steps(*this);
+}
+
 void Residency::after_host_step(bool mutates) {
+  ++host_work_;
   if (!mutates) {
     return;
   }

@@ -57,8 +57,23 @@ class Residency final : public ValueHome {
   PyObject* host_form(PyObject* v) override;
   PyObject* try_run(PyObject* fn, PyObject* const* args, std::size_t nargs,
                     PyObject* kwnames) override;
-  bool before_host_step() override { return leave_optimism() && flush(); }
+  bool before_host_step() override {
+    ++host_work_;
+    return leave_optimism() && flush();
+  }
   void after_host_step(bool mutates) override;
+  std::unique_ptr<StepRecord> record_steps() override;
+
+  // What the run did beyond queuing launches (host forms, host steps, flag reads, library
+  // steps), counted: a loop step that did none of it may be replayed (step_replay.hpp).
+  std::uint64_t host_work() const { return host_work_; }
+  void did_host_work() { ++host_work_; }
+  // A loop step's launches queued again (their flags are the run's word, read at its end).
+  void replayed() {
+    ++replayed_steps_;
+    pending_ = true;
+  }
+  std::uint64_t replayed_steps() const { return replayed_steps_; }
 
   DeviceApi& device() { return device_; }
   const std::shared_ptr<DevicePool>& pool() const { return pool_; }
@@ -152,6 +167,8 @@ class Residency final : public ValueHome {
   std::uint64_t inputs_on_device_ = 0;
   std::uint64_t results_on_device_ = 0;
   std::uint64_t library_steps_ = 0;
+  std::uint64_t host_work_ = 0;
+  std::uint64_t replayed_steps_ = 0;
   std::unordered_set<PyObject*> given_;  // the outermost run's inputs (alive as long as it runs)
   pybind11::object as_cupy_;             // cupy.asarray where a CuPy array came in
   bool dirty_ = false;                   // a tracked block's origin may be stale

@@ -1,0 +1,164 @@
+"""A loop's steps replayed on the device (graph/backends/cuda/step_replay.hpp), on the simulated device: a step that
+queued nothing but launches, the same as the step before on the very same values, is queued again for each step left
+without the body's graph call. What changes from step to step (a scalar, a new array, a step on the host) keeps the
+steps as they were. Each case compares with plain NumPy, on new values each call."""
+
+import shutil
+
+import numpy as np
+import pytest
+from harness import warned
+
+import sot
+
+G = sot._sot.graph
+pytestmark = [pytest.mark.skipif(shutil.which("c++") is None, reason="no C++ compiler for the simulated device"),
+              pytest.mark.skipif(sot.config.backend != "cpu", reason="the same programs as the default run's"),
+              pytest.mark.usefixtures("cuda_device")]
+
+
+def heat(u, steps):
+    for _ in range(steps):
+        u[1:-1] = u[1:-1] + 0.1 * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+    return u
+
+
+def timed_heat(u, steps):
+    for i in range(steps):  # the loop variable in a kernel's scalar: each step's launches differ
+        u[1:-1] = u[1:-1] + 1e-4 * i * (u[2:] - u[:-2])
+    return u
+
+
+def sorted_steps(u, steps):
+    for _ in range(steps):  # a step on the host each time
+        u[1:-1] = np.sort(u[1:-1] * 0.5)
+    return u
+
+
+def outer_inner(u, rounds, steps):
+    for _ in range(rounds):
+        for _ in range(steps):
+            u[1:-1] = u[1:-1] + 0.1 * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+        u *= 0.5
+    return u
+
+
+def fresh(x, steps):
+    for _ in range(steps):  # a new array each step
+        x = x * 0.5 + 1.0
+    return x
+
+
+def floats(seed, n):
+    return np.random.default_rng(seed).standard_normal(n)
+
+
+def replayed_by(fn, *args):
+    """``fn`` compiled for the cuda backend, run three times on new values of ``args[0]``'s shape (each compared with
+    plain NumPy, bit for bit, in place too); the loop steps its runs replayed and the arrays they copied."""
+    compiled = sot.explain(sot.jit(fn, backend="cuda"), args[0].copy(), *args[1:]).graphs[0]["compiled"]
+    for k in range(3):
+        x = floats(100 + k, args[0].size)
+        u, plain_u = x.copy(), x.copy()
+        got = compiled(u)
+        plain = fn(plain_u, *args[1:])
+        assert np.array_equal(u, plain_u), k
+        if got is not None:
+            assert np.array_equal(got, plain), k
+    resident = compiled.plan()["resident"]
+    return resident.get("replayed_steps", 0), resident["arrays_out"]
+
+
+def test_a_heat_loop_replays_its_steps():
+    replayed, out = replayed_by(heat, floats(1, 4096), 500)
+    # each run from the second (the first runs each group on the host first): two steps' graph calls to compare,
+    # one more before the steps repeat on the same launches, the rest replayed
+    assert replayed == 3 * 497, replayed
+    assert out == 4  # (the explained run's, then one a run)
+
+
+def test_a_heat_loop_replays_with_the_same_launches():
+    f = sot.jit(heat, backend="cuda")
+    x = floats(2, 1000)
+    f(x.copy(), 200)
+    G.cuda_simulated_counts(reset=True)
+    u, plain = x.copy(), x.copy()
+    assert f(u, 200) is u
+    heat(plain, 200)
+    assert np.array_equal(u, plain)
+    c = G.cuda_simulated_counts()
+    assert (c["launches"], c["synchronizations"], c["bad_accesses"]) == (400, 1, 0)
+
+
+@pytest.mark.parametrize("fn,args", [(timed_heat, (300,)), (sorted_steps, (40,))])
+def test_steps_that_differ_or_run_on_the_host_are_not_replayed(fn, args):
+    replayed, out = replayed_by(fn, floats(3, 2048), *args)
+    assert replayed == 0
+    if fn is timed_heat:
+        # the loop variable times a constant is Python's arithmetic: the array never leaves the device for it
+        assert out == 4
+
+
+def test_an_inner_loop_replays_inside_an_outer_one():
+    replayed, _ = replayed_by(outer_inner, floats(4, 512), 6, 50)
+    assert replayed > 0
+
+
+def test_a_loop_making_a_new_array_each_step_is_right():
+    f = sot.jit(fresh, backend="cuda")
+    for k in range(3):
+        x = floats(5 + k, 300)
+        assert np.array_equal(f(x, 100), fresh(x, 100)), k
+
+
+def relax_divided(u, w, steps):
+    for _ in range(steps):
+        u[1:-1] = (u[:-2] + u[2:]) / w[1:-1]
+    return u
+
+
+def test_an_error_in_replayed_steps_runs_the_call_again_on_the_host():
+    f = sot.jit(relax_divided, backend="cuda")
+    u0, w = floats(6, 300), np.abs(floats(7, 300)) + 1.0
+    f(u0.copy(), w, 100)
+    f(u0.copy(), w, 100)
+    w0 = w.copy()
+    w0[150] = 0.0
+    for k in range(2):
+        u, plain_u = u0.copy(), u0.copy()
+        got, got_w = warned(lambda: f(u, w0, 100))
+        _, plain_w = warned(lambda: relax_divided(plain_u, w0, 100))
+        assert got is u and np.array_equal(u, plain_u, equal_nan=True), k
+        assert got_w == plain_w != [], k
+
+
+def column_relax(x, steps):
+    for _ in range(steps):  # a reduction along an axis each step: its kernel is replayed too
+        x[1:] = x[1:] * 0.5 + 0.5 * x.mean(axis=0)
+    return x
+
+
+def test_a_reduction_along_an_axis_replays_with_the_step():
+    x = floats(8, 40 * 300).reshape(40, 300)
+    f = sot.jit(column_relax, backend="cuda")
+    f(x.copy(), 20)
+    for k in range(2):
+        u, plain = floats(9 + k, x.size).reshape(x.shape), None
+        plain = u.copy()
+        assert f(u, 20) is u
+        column_relax(plain, 20)
+        assert np.array_equal(u, plain), k
+    compiled = sot.explain(sot.jit(column_relax, backend="cuda"), x.copy(), 20).graphs[0]["compiled"]
+    compiled(x.copy())
+    # steps 0-3 through the graph (the temporaries swap blocks each step: a cycle of two), 16 replayed
+    assert compiled.plan()["resident"]["replayed_steps"] == 16
+
+
+def test_replays_can_be_turned_off():
+    before = sot.config.cuda_replay
+    sot.config.cuda_replay = False
+    try:
+        replayed, _ = replayed_by(heat, floats(10, 1024), 100)
+    finally:
+        sot.config.cuda_replay = before
+    assert replayed == 0
