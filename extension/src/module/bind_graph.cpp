@@ -235,6 +235,8 @@ void bind_cuda_device(py::module_& g) {
         out["zeroed"] = c.zeroed;
         out["launches"] = c.launches;
         out["gemms"] = c.gemms;
+        out["graphs_made"] = c.graphs_made;
+        out["graph_runs"] = c.graph_runs;
         out["synchronizations"] = c.synchronizations;
         out["modules"] = c.modules;
         out["bad_accesses"] = c.bad_accesses;

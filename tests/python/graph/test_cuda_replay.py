@@ -1,6 +1,6 @@
 """A loop's steps replayed on the device (graph/backends/cuda/step_replay.hpp), on the simulated device: a step that
 queued nothing but launches, the same as the step before on the very same values, is queued again for each step left
-without the body's graph call. What changes from step to step (a scalar, a new array, a step on the host) keeps the
+without the body's graph call, 32 steps at a time as one device graph. What changes from step to step (a scalar, a new array, a step on the host) keeps the
 steps as they were. Each case compares with plain NumPy, on new values each call."""
 
 import shutil
@@ -88,6 +88,10 @@ def test_a_heat_loop_replays_with_the_same_launches():
     assert np.array_equal(u, plain)
     c = G.cuda_simulated_counts()
     assert (c["launches"], c["synchronizations"], c["bad_accesses"]) == (400, 1, 0)
+    # 197 steps replayed: six runs of a device graph of 32 steps, then 5 one by one; the graph is made once
+    assert (c["graph_runs"], c["graphs_made"]) == (6, 1)
+    f(x.copy(), 200)
+    assert (G.cuda_simulated_counts()["graph_runs"], G.cuda_simulated_counts()["graphs_made"]) == (12, 1)
 
 
 @pytest.mark.parametrize("fn,args", [(timed_heat, (300,)), (sorted_steps, (40,))])

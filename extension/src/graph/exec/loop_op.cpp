@@ -186,9 +186,11 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
   bool replaying = false;
   for (std::int64_t step = 0; go_on == 1 && (is_while || step < trips); ++step) {
     if (replaying) {
-      if (!record->replay() || PyErr_CheckSignals() < 0) {
+      const std::int64_t done = record->replay(trips - step);
+      if (done <= 0 || PyErr_CheckSignals() < 0) {
         return nullptr;
       }
+      step += done - 1;  // (and the loop's own increment)
       continue;
     }
     if (spec_.index_input >= 0) {

@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace sot::graph {
@@ -31,8 +32,9 @@ class StepRecord {
   // After it; `same_values`: the step's outputs are its carried inputs and the previous step's
   // outputs, the very objects. True when the steps left may be replayed.
   virtual bool end(bool same_values) = 0;
-  // The step's work queued again instead of its graph call; false with an error set.
-  virtual bool replay() = 0;
+  // The work of steps queued again instead of their graph calls, at most `left` steps (the steps
+  // the loop has left): how many (at least 1), or 0 with an error set.
+  virtual std::int64_t replay(std::int64_t left) = 0;
 };
 
 class ValueHome {

@@ -143,6 +143,10 @@ void LaunchLog::close() {
   open_ = false;
 }
 
+bool launch_logs_open() {
+  return !open_logs().empty();
+}
+
 bool queue_launch(const LoggedLaunch& l, std::string* why) {
   if (!l.device->launch(l.function, l.grid, l.block, l.args, why)) {
     return false;

@@ -113,6 +113,9 @@ class LaunchLog {
   bool open_ = false;
 };
 
+// Whether a log is open on the calling thread.
+bool launch_logs_open();
+
 // Queues `l` (on its device) and logs it in every open log; false with `why` when the device
 // failed.
 bool queue_launch(const LoggedLaunch& l, std::string* why);

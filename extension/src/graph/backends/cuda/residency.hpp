@@ -68,9 +68,9 @@ class Residency final : public ValueHome {
   // steps), counted: a loop step that did none of it may be replayed (step_replay.hpp).
   std::uint64_t host_work() const { return host_work_; }
   void did_host_work() { ++host_work_; }
-  // A loop step's launches queued again (their flags are the run's word, read at its end).
-  void replayed() {
-    ++replayed_steps_;
+  // Loop steps' launches queued again (their flags are the run's word, read at its end).
+  void replayed(std::uint64_t steps) {
+    replayed_steps_ += steps;
     pending_ = true;
   }
   std::uint64_t replayed_steps() const { return replayed_steps_; }

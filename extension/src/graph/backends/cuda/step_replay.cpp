@@ -17,6 +17,50 @@ namespace sot::graph {
 
 namespace {
 
+// Steps a device graph replays at once.
+constexpr std::int64_t kGraphSteps = 32;
+
+// The device graphs made, by their launches (a loop's calls make the same one each time: the pool
+// hands the same blocks back), at most kMostGraphs (then all dropped). Under the GIL.
+constexpr std::size_t kMostGraphs = 32;
+
+struct CachedGraph {
+  std::vector<LoggedLaunch> launches;
+  std::uint64_t graph = 0;
+};
+
+std::vector<CachedGraph>& graph_cache() {
+  static auto* cache = new std::vector<CachedGraph>();  // (never destroyed: the driver may be gone)
+  return *cache;
+}
+
+// The graph of `launches` (all on one device), made the first time; 0 where the device has none.
+std::uint64_t device_graph(const std::vector<LoggedLaunch>& launches) {
+  std::vector<CachedGraph>& cache = graph_cache();
+  for (const CachedGraph& c : cache) {
+    if (c.launches == launches) {
+      return c.graph;
+    }
+  }
+  if (cache.size() >= kMostGraphs) {
+    for (const CachedGraph& c : cache) {
+      if (c.graph != 0) {
+        c.launches[0].device->drop_graph(c.graph);
+      }
+    }
+    cache.clear();
+  }
+  std::vector<DeviceApi::GraphLaunch> nodes;
+  nodes.reserve(launches.size());
+  for (const LoggedLaunch& l : launches) {
+    nodes.push_back(DeviceApi::GraphLaunch{l.function, l.grid, l.block, l.args});
+  }
+  std::string why;
+  const std::uint64_t graph = launches[0].device->make_graph(nodes, &why);
+  cache.push_back(CachedGraph{launches, graph});  // (0 too: not tried again)
+  return graph;
+}
+
 bool same_counts(const TransferCounts& a, const TransferCounts& b) {
   return a.arrays_in == b.arrays_in && a.arrays_out == b.arrays_out;
 }
@@ -47,27 +91,69 @@ class DeviceSteps final : public StepRecord {
       repeats = true;
     }
     next_ = 0;
+    graph_tried_ = false;
     before_last_ = std::move(last_);
     last_ = std::move(now);
     return repeats;
   }
 
-  bool replay() override {
+  std::int64_t replay(std::int64_t left) override {
+    if (left >= kGraphSteps && next_ == 0) {
+      if (const std::uint64_t graph = cycle_graph(); graph != 0) {
+        std::string why;
+        if (!device_->run_graph(graph, &why)) {
+          return failed(why);
+        }
+        r_.replayed(kGraphSteps);
+        return kGraphSteps;
+      }
+    }
     const std::vector<LoggedLaunch>& step = cycle_[next_];
     next_ = (next_ + 1) % cycle_.size();
     for (const LoggedLaunch& l : step) {
       std::string why;
       if (!queue_launch(l, &why)) {
-        PyErr_Format(PyExc_RuntimeError, "sot: the device failed replaying a loop step: %s",
-                     why.c_str());
-        return false;
+        return failed(why);
       }
     }
-    r_.replayed();
-    return true;
+    r_.replayed(1);
+    return 1;
   }
 
  private:
+  static std::int64_t failed(const std::string& why) {
+    PyErr_Format(PyExc_RuntimeError, "sot: the device failed replaying a loop step: %s",
+                 why.c_str());
+    return 0;
+  }
+
+  // The device graph of kGraphSteps steps of the cycle (from its first), made once (0: none: the
+  // device has no graphs, a loop around this one logs each launch, or the launches are on two
+  // devices).
+  std::uint64_t cycle_graph() {
+    if (graph_tried_) {
+      return graph_;
+    }
+    graph_tried_ = true;
+    graph_ = 0;
+    if (launch_logs_open() || kGraphSteps % static_cast<std::int64_t>(cycle_.size()) != 0) {
+      return 0;
+    }
+    device_ = cycle_[0].empty() ? nullptr : cycle_[0][0].device;
+    std::vector<LoggedLaunch> steps;
+    for (std::int64_t s = 0; s < kGraphSteps; ++s) {
+      const std::vector<LoggedLaunch>& step = cycle_[static_cast<std::size_t>(s) % cycle_.size()];
+      for (const LoggedLaunch& l : step) {
+        if (l.device != device_) {
+          return 0;
+        }
+        steps.push_back(l);
+      }
+    }
+    graph_ = device_graph(steps);
+    return graph_;
+  }
+
   Residency& r_;
   LaunchLog log_;
   // the last two steps' launches, each where the step was device work only (else empty)
@@ -75,6 +161,9 @@ class DeviceSteps final : public StepRecord {
   std::vector<LoggedLaunch> before_last_;
   std::vector<std::vector<LoggedLaunch>> cycle_;  // the steps replayed in turn
   std::size_t next_ = 0;
+  bool graph_tried_ = false;
+  std::uint64_t graph_ = 0;  // (the cache's: device_graph)
+  DeviceApi* device_ = nullptr;
   std::uint64_t work_ = 0;
   TransferCounts moved_;
 };

@@ -62,6 +62,26 @@ class DeviceApi {
     return -1;
   }
   virtual void drop_mark(std::uint64_t mark) { (void)mark; }
+  // A launch sequence made once into a device graph (CUDA graphs), run whole by run_graph: the
+  // same kernels on the same argument blocks, each after the one before, queued after the work
+  // before it. 0 with `why` where the device has none.
+  struct GraphLaunch {
+    std::uint64_t function = 0;
+    unsigned grid = 1;
+    unsigned block = 1;
+    std::vector<std::uint64_t> args;  // the CudaArgs block (copied into the graph)
+  };
+  virtual std::uint64_t make_graph(const std::vector<GraphLaunch>& launches, std::string* why) {
+    (void)launches;
+    *why = "no graphs on this device";
+    return 0;
+  }
+  virtual bool run_graph(std::uint64_t graph, std::string* why) {
+    (void)graph;
+    *why = "no graphs on this device";
+    return false;
+  }
+  virtual void drop_graph(std::uint64_t graph) { (void)graph; }
   // C = A @ B of row-major matrices (cublas.hpp's GemmMatrix), float64 ('d') or float32 ('f'),
   // queued after the launches before it; false with `why` where the device has no BLAS.
   virtual bool gemm(char kind, std::int64_t m, std::int64_t n, std::int64_t k, const GemmMatrix& a,

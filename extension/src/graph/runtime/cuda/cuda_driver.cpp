@@ -43,6 +43,25 @@ struct DriverApi {
   int (*event_record)(void*, void*) = nullptr;
   int (*event_elapsed)(float*, void*, void*) = nullptr;
   int (*event_destroy)(void*) = nullptr;
+  // CUDA graphs (optional: without them a device replays launches one by one)
+  int (*graph_create)(void**, unsigned) = nullptr;
+  int (*graph_add_kernel_node)(void**, void*, void* const*, std::size_t, const void*) = nullptr;
+  int (*graph_instantiate)(void**, void*, unsigned long long) = nullptr;
+  int (*graph_launch)(void*, void*) = nullptr;
+  int (*graph_exec_destroy)(void*) = nullptr;
+  int (*graph_destroy)(void*) = nullptr;
+};
+
+// The driver API's CUDA_KERNEL_NODE_PARAMS (v2, cuGraphAddKernelNode_v2's; cuda.h of CUDA 12-13).
+struct KernelNodeParams {
+  void* func = nullptr;
+  unsigned grid_x = 1, grid_y = 1, grid_z = 1;
+  unsigned block_x = 1, block_y = 1, block_z = 1;
+  unsigned shared_bytes = 0;
+  void** kernel_params = nullptr;
+  void** extra = nullptr;
+  void* kern = nullptr;  // (unused: `func` is set)
+  void* ctx = nullptr;
 };
 
 // CU_DEVICE_ATTRIBUTE_* values of the driver API.
@@ -97,6 +116,18 @@ bool bind_all(void* lib, DriverApi* api) {
          bind(lib, "cuEventDestroy_v2", &api->event_destroy);
 }
 
+// The graph entry points, all or none (graph_launch null: none).
+void bind_graphs(void* lib, DriverApi* api) {
+  if (!(bind(lib, "cuGraphCreate", &api->graph_create) &&
+        bind(lib, "cuGraphAddKernelNode_v2", &api->graph_add_kernel_node) &&
+        bind(lib, "cuGraphInstantiateWithFlags", &api->graph_instantiate) &&
+        bind(lib, "cuGraphExecDestroy", &api->graph_exec_destroy) &&
+        bind(lib, "cuGraphDestroy", &api->graph_destroy) &&
+        bind(lib, "cuGraphLaunch", &api->graph_launch))) {
+    api->graph_launch = nullptr;
+  }
+}
+
 CudaDevice describe(const DriverApi& api, int ordinal) {
   CudaDevice d;
   d.ordinal = ordinal;
@@ -140,6 +171,7 @@ Driver probe_driver() {
     s.reason = "no CUDA device: " + tried + " lacks a driver API entry point";
     return driver;
   }
+  bind_graphs(lib, &api);
   api.driver_version(&s.driver_version);
   if (const int rc = api.init(0); rc != 0) {
     s.reason = "no CUDA device: cuInit failed (" + error_text(api, rc) + ")";
@@ -267,6 +299,49 @@ class DriverDevice final : public DeviceApi {
   }
   bool synchronize(std::string* why) override {
     return current(why) && ok(api_.ctx_synchronize(), why);
+  }
+  // One kernel node after another; the graph instantiated, then dropped (the executable graph
+  // stands alone, each node's argument block copied into it).
+  std::uint64_t make_graph(const std::vector<GraphLaunch>& launches, std::string* why) override {
+    if (api_.graph_launch == nullptr) {
+      *why = "the driver has no CUDA graphs";
+      return 0;
+    }
+    void* graph = nullptr;
+    if (!current(why) || !ok(api_.graph_create(&graph, 0), why)) {
+      return 0;
+    }
+    void* previous = nullptr;
+    bool made = true;
+    for (const GraphLaunch& l : launches) {
+      KernelNodeParams p;
+      p.func = reinterpret_cast<void*>(l.function);  // NOLINT(*-reinterpret-cast,*-int-to-ptr)
+      p.grid_x = l.grid;
+      p.block_x = l.block;
+      void* block_bytes = const_cast<std::uint64_t*>(l.args.data());  // NOLINT(*-const-cast)
+      void* params[] = {block_bytes};
+      p.kernel_params = params;
+      void* node = nullptr;
+      made = ok(api_.graph_add_kernel_node(&node, graph, previous != nullptr ? &previous : nullptr,
+                                           previous != nullptr ? 1 : 0, &p),
+                why);
+      if (!made) {
+        break;
+      }
+      previous = node;
+    }
+    void* exec = nullptr;
+    made = made && ok(api_.graph_instantiate(&exec, graph, 0), why);
+    api_.graph_destroy(graph);
+    return made ? reinterpret_cast<std::uint64_t>(exec) : 0;  // NOLINT(*-reinterpret-cast)
+  }
+  bool run_graph(std::uint64_t graph, std::string* why) override {
+    return current(why) &&
+           ok(api_.graph_launch(reinterpret_cast<void*>(graph), nullptr),  // NOLINT(*-int-to-ptr)
+              why);
+  }
+  void drop_graph(std::uint64_t graph) override {
+    api_.graph_exec_destroy(reinterpret_cast<void*>(graph));  // NOLINT(*-int-to-ptr): a handle
   }
 
  private:

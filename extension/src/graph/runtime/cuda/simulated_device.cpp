@@ -390,6 +390,45 @@ void SimulatedDevice::drop_mark(std::uint64_t mark) {
   marks_.erase(mark);
 }
 
+std::uint64_t SimulatedDevice::make_graph(const std::vector<GraphLaunch>& launches,
+                                          std::string* why) {
+  if (launches.empty()) {
+    *why = "simulated device: an empty graph";
+    return 0;
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  ++counts_.graphs_made;
+  const std::uint64_t id = next_graph_++;
+  graphs_[id] = launches;
+  return id;
+}
+
+bool SimulatedDevice::run_graph(std::uint64_t graph, std::string* why) {
+  std::vector<GraphLaunch> launches;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const auto found = graphs_.find(graph);
+    if (found == graphs_.end()) {
+      ++counts_.bad_accesses;
+      *why = "simulated device: a run of a graph that is not there";
+      return false;
+    }
+    ++counts_.graph_runs;
+    launches = found->second;
+  }
+  for (const GraphLaunch& l : launches) {
+    if (!launch(l.function, l.grid, l.block, l.args, why)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void SimulatedDevice::drop_graph(std::uint64_t graph) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  graphs_.erase(graph);
+}
+
 SimulatedCounts SimulatedDevice::counts() const {
   const std::lock_guard<std::mutex> lock(mutex_);
   return counts_;

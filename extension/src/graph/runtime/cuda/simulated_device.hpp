@@ -29,6 +29,8 @@ struct SimulatedCounts {
   std::uint64_t zeroed = 0;
   std::uint64_t launches = 0;
   std::uint64_t gemms = 0;
+  std::uint64_t graphs_made = 0;  // device graphs made, and runs of them (their kernels counted
+  std::uint64_t graph_runs = 0;   // as launches too)
   std::uint64_t synchronizations = 0;
   std::uint64_t modules = 0;       // loaded (each compiled for the host, or found in the cache)
   std::uint64_t bad_accesses = 0;  // copies or frees outside any live allocation (a bug)
@@ -66,6 +68,11 @@ class SimulatedDevice final : public DeviceApi {
   bool gemm(char kind, std::int64_t m, std::int64_t n, std::int64_t k, const GemmMatrix& a,
             const GemmMatrix& b, const GemmMatrix& c, std::string* why) override;
 
+  // A graph is its launch list, run in order.
+  std::uint64_t make_graph(const std::vector<GraphLaunch>& launches, std::string* why) override;
+  bool run_graph(std::uint64_t graph, std::string* why) override;
+  void drop_graph(std::uint64_t graph) override;
+
   SimulatedCounts counts() const;
   void reset_counts();
   std::size_t live_bytes() const;
@@ -78,7 +85,9 @@ class SimulatedDevice final : public DeviceApi {
 
   mutable std::mutex mutex_;
   std::map<std::uint64_t, std::size_t> live_;  // address -> bytes
-  std::vector<void*> modules_;                 // dlopen handles (null once unloaded)
+  std::map<std::uint64_t, std::vector<GraphLaunch>> graphs_;
+  std::uint64_t next_graph_ = 1;
+  std::vector<void*> modules_;  // dlopen handles (null once unloaded)
   std::vector<Entry> functions_;
   SimulatedCounts counts_;
   std::map<std::uint64_t, std::int64_t> marks_;  // mark -> nanoseconds of the host's clock
