@@ -96,6 +96,36 @@ for backend in ${SOT_DEVICE_BENCH:-cuda cpu numpy}; do
   SOT_BACKEND=$backend timeout 45 "$PY" tests/bench/bench_loops.py --repeat 3 2>&1 | tail -8
 done | tee "$L/bench.log"
 stamp bench done
+# loop steps replayed (and run as CUDA graphs, 32 steps each) against each step through the body's graph, and
+# against eager NumPy on this machine's CPU: the heat loop at 4K and 1M elements, best of 3, host arrays in and out
+cat > /tmp/sot-replay.py <<'PYEOF'
+import time
+import numpy as np
+import sot
+def heat(u, steps):
+    for _ in range(steps):
+        u[1:-1] = u[1:-1] + 0.1 * (u[2:] - 2 * u[1:-1] + u[:-2])
+    return u
+def best(call):
+    times = []
+    for _ in range(3):
+        t = time.perf_counter(); out = call(); times.append(time.perf_counter() - t)
+    return min(times), out
+for n in (4096, 1 << 20):
+    x = np.random.default_rng(2).standard_normal(n)
+    plain, want = best(lambda: heat(x.copy(), 500))
+    for replay in (False, True):
+        sot.config.cuda_replay = replay
+        sot.reset()
+        h = sot.jit(heat, backend="cuda")
+        for _ in range(2):
+            h(x.copy(), 500)
+        t, got = best(lambda: h(x.copy(), 500))
+        print(f"heat n={n} replay={replay}: {t * 1e3:.2f} ms, eager NumPy {plain * 1e3:.2f} ms "
+              f"({plain / t:.1f}x), equal {np.array_equal(got, want)}")
+PYEOF
+timeout 90 "$PY" /tmp/sot-replay.py 2>&1 | tee "$L/replay.log"
+stamp replay done
 cat > /tmp/sot-sample.py <<'PYEOF'
 import numpy as np, sot
 def f(x, y):

@@ -108,11 +108,35 @@ def test_an_inner_loop_replays_inside_an_outer_one():
     assert replayed > 0
 
 
-def test_a_loop_making_a_new_array_each_step_is_right():
-    f = sot.jit(fresh, backend="cuda")
+def two_new(x, y, steps):
+    for _ in range(steps):  # two arrays made anew each step
+        x, y = x * 0.5 + y, y * 0.25 - 1.0
+    return x + y
+
+
+def in_place_and_new(u, v, steps):
+    for _ in range(steps):  # one array changed in place (the caller's), one made anew
+        u[1:-1] = u[1:-1] + 0.1 * v[1:-1]
+        v = v * 0.5 + u
+    return v
+
+
+@pytest.mark.parametrize("steps", [36, 37, 100])
+@pytest.mark.parametrize("fn,arrays", [(fresh, 1), (two_new, 2), (in_place_and_new, 2)])
+def test_a_loop_making_new_arrays_each_step_replays_the_two_blocks_in_turn(fn, arrays, steps):
+    """A carried array made anew each step swaps two blocks (the pool hands back the one freed last): the steps
+    replay in a cycle of two, and the result is the block the last replayed step wrote (an odd or even count)."""
+    f = sot.jit(fn, backend="cuda")
     for k in range(3):
-        x = floats(5 + k, 300)
-        assert np.array_equal(f(x, 100), fresh(x, 100)), k
+        args = [floats(20 + 3 * k + a, 500) for a in range(arrays)]
+        plain = [a.copy() for a in args]
+        G.cuda_simulated_counts(reset=True)
+        got = f(*args, steps)
+        want = fn(*plain, steps)
+        assert np.array_equal(got, want), k
+        assert all(np.array_equal(a, p) for a, p in zip(args, plain)), k
+        if k > 0:  # (each group's first run is the host's)
+            assert G.cuda_simulated_counts()["graph_runs"] == (steps - 4) // 32, k
 
 
 def relax_divided(u, w, steps):

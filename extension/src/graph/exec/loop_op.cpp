@@ -2,6 +2,7 @@
 #include "graph/exec/loop_op.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <utility>
@@ -221,7 +222,14 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
       return nullptr;
     }
     if (record) {
-      replaying = record->end(same_values(previous, r, nout, argv, spec_.ncarried));
+      std::vector<PyObject*> outputs(nout);
+      for (std::size_t k = 0; k < nout; ++k) {
+        outputs[k] = output_of(r, nout, k);
+      }
+      const std::vector<PyObject*> carried_in(
+          argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(spec_.ncarried));
+      replaying =
+          record->end(same_values(previous, r, nout, argv, spec_.ncarried), carried_in, outputs);
     }
     for (std::size_t k = 0; k < spec_.ncarried; ++k) {
       argv[k] = output_of(r, nout, k);
@@ -245,8 +253,13 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
   if (out == nullptr) {
     return nullptr;
   }
+  // (replayed steps may leave the carried values in the blocks of other objects: the record's)
+  const std::vector<py::object> carried =
+      replaying ? record->carried_after() : std::vector<py::object>{};
   for (std::size_t k = 0; k < nvalues; ++k) {
-    PyObject* v = held ? output_of(held.ptr(), nout, k) : argv[k];
+    PyObject* v = k < carried.size() ? carried[k].ptr()
+                  : held             ? output_of(held.ptr(), nout, k)
+                                     : argv[k];
     Py_INCREF(v);
     PyTuple_SET_ITEM(out, static_cast<Py_ssize_t>(k), v);
   }

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace sot::graph {
 
@@ -30,8 +31,13 @@ class StepRecord {
   // Before a step's graph call.
   virtual void begin() = 0;
   // After it; `same_values`: the step's outputs are its carried inputs and the previous step's
-  // outputs, the very objects. True when the steps left may be replayed.
-  virtual bool end(bool same_values) = 0;
+  // outputs, the very objects; `carried_in` and `outputs` (borrowed) the step's carried inputs
+  // and its outputs (the carried ones first). True when the steps left may be replayed.
+  virtual bool end(bool same_values, const std::vector<PyObject*>& carried_in,
+                   const std::vector<PyObject*>& outputs) = 0;
+  // After replays: the carried values as the last replayed step leaves them (new references), or
+  // empty where they are the last graph call's outputs.
+  virtual std::vector<pybind11::object> carried_after() { return {}; }
   // The work of steps queued again instead of their graph calls, at most `left` steps (the steps
   // the loop has left): how many (at least 1), or 0 with an error set.
   virtual std::int64_t replay(std::int64_t left) = 0;

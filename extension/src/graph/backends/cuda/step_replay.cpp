@@ -1,6 +1,6 @@
 #include "graph/backends/cuda/step_replay.hpp"
 
-#include <Python.h>
+#include <pybind11/pybind11.h>
 
 #include <atomic>
 #include <cstdint>
@@ -12,6 +12,8 @@
 #include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/device_array.hpp"
 #include "graph/backends/cuda/residency.hpp"
+
+namespace py = pybind11;
 
 namespace sot::graph {
 
@@ -75,26 +77,45 @@ class DeviceSteps final : public StepRecord {
     moved_ = transfer_counts();
   }
 
-  bool end(bool same_values) override {
+  bool end(bool same_values, const std::vector<PyObject*>& carried_in,
+           const std::vector<PyObject*>& outputs) override {
     log_.close();
-    const bool device_only = same_values && r_.optimistic() && r_.host_work() == work_ &&
+    const Form form = same_values ? Form::kSame : form_of(carried_in, outputs);
+    const bool device_only = form != Form::kOther && r_.optimistic() && r_.host_work() == work_ &&
                              same_counts(transfer_counts(), moved_) && !log_.launches.empty();
     std::vector<LoggedLaunch> now =
         device_only ? std::move(log_.launches) : std::vector<LoggedLaunch>{};
     bool repeats = false;
-    if (!now.empty() && now == last_) {
+    if (!now.empty() && now == last_ && form == Form::kSame && last_form_ == Form::kSame) {
       cycle_ = {now};
       repeats = true;
-    } else if (!now.empty() && !last_.empty() && now == before_last_) {
-      // (two temporaries' blocks swapped from step to step, as the pool hands them back)
+    } else if (!now.empty() && !last_.empty() && now == before_last_ && form == last_form_ &&
+               form == before_last_form_) {
+      // (two blocks swapped from step to step, as the pool hands back the one freed last: two
+      // temporaries, or a carried array made anew each step)
       cycle_ = {last_, now};
       repeats = true;
     }
+    if (repeats && form == Form::kSwapped) {
+      for (std::size_t k = 0; k < carried_in.size(); ++k) {
+        entering_.push_back(py::reinterpret_borrow<py::object>(carried_in[k]));
+        left_.push_back(py::reinterpret_borrow<py::object>(outputs[k]));
+      }
+    }
     next_ = 0;
+    replayed_ = 0;
     graph_tried_ = false;
     before_last_ = std::move(last_);
+    before_last_form_ = last_form_;
     last_ = std::move(now);
+    last_form_ = form;
     return repeats;
+  }
+
+  // A carried array made anew each step swaps two blocks: after an odd number of replays the
+  // last one wrote the block of the step's input, after an even number that of its output.
+  std::vector<py::object> carried_after() override {
+    return replayed_ % 2 == 1 ? entering_ : left_;
   }
 
   std::int64_t replay(std::int64_t left) override {
@@ -105,6 +126,7 @@ class DeviceSteps final : public StepRecord {
           return failed(why);
         }
         r_.replayed(kGraphSteps);
+        replayed_ += kGraphSteps;
         return kGraphSteps;
       }
     }
@@ -117,10 +139,38 @@ class DeviceSteps final : public StepRecord {
       }
     }
     r_.replayed(1);
+    ++replayed_;
     return 1;
   }
 
  private:
+  // How a step's outputs relate to its inputs: the very objects (kSame: the loop's own check), or
+  // each carried output its input or a new whole array of its dtype and shape in another block
+  // (kSwapped; no other outputs).
+  enum class Form : std::uint8_t { kOther, kSame, kSwapped };
+
+  static Form form_of(const std::vector<PyObject*>& carried_in,
+                      const std::vector<PyObject*>& outputs) {
+    if (outputs.size() != carried_in.size()) {
+      return Form::kOther;
+    }
+    bool swapped = false;
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      if (outputs[k] == carried_in[k]) {
+        continue;
+      }
+      const DeviceValue* in = device_value_of(carried_in[k]);
+      const DeviceValue* out = device_value_of(outputs[k]);
+      if (in == nullptr || out == nullptr || !in->whole || !out->whole || in->block == out->block ||
+          in->dtype() != out->dtype() || in->shape != out->shape || in->block->owner != nullptr ||
+          in->block->origin != nullptr) {
+        return Form::kOther;  // (a caller's block, or one a host form mirrors, is never a scratch)
+      }
+      swapped = true;
+    }
+    return swapped ? Form::kSwapped : Form::kSame;
+  }
+
   static std::int64_t failed(const std::string& why) {
     PyErr_Format(PyExc_RuntimeError, "sot: the device failed replaying a loop step: %s",
                  why.c_str());
@@ -161,6 +211,13 @@ class DeviceSteps final : public StepRecord {
   std::vector<LoggedLaunch> before_last_;
   std::vector<std::vector<LoggedLaunch>> cycle_;  // the steps replayed in turn
   std::size_t next_ = 0;
+  Form last_form_ = Form::kOther;
+  Form before_last_form_ = Form::kOther;
+  // A cycle of swapped carried arrays: the carried values entering and leaving the last step run,
+  // and the steps replayed since (their parity says which holds the result).
+  std::vector<py::object> entering_;
+  std::vector<py::object> left_;
+  std::int64_t replayed_ = 0;
   bool graph_tried_ = false;
   std::uint64_t graph_ = 0;  // (the cache's: device_graph)
   DeviceApi* device_ = nullptr;
