@@ -71,6 +71,37 @@ bool same_values(const py::object& previous, PyObject* r, std::size_t count,
   return true;
 }
 
+// The step's end told to its home's record (the step's result `r`, its carried inputs the first
+// of `argv`): whether the steps left replay.
+bool step_ended(StepRecord& record, const py::object& previous, PyObject* r, std::size_t nout,
+                const std::vector<PyObject*>& argv, std::size_t ncarried) {
+  std::vector<PyObject*> outputs(nout);
+  for (std::size_t k = 0; k < nout; ++k) {
+    outputs[k] = output_of(r, nout, k);
+  }
+  const std::vector<PyObject*> carried_in(argv.begin(),
+                                          argv.begin() + static_cast<std::ptrdiff_t>(ncarried));
+  return record.end(same_values(previous, r, nout, argv, ncarried), carried_in, outputs);
+}
+
+// The op's tuple of `nvalues` outputs: `carried` first where given (replays'), then the last
+// step's result `held` (`nout` outputs), or the carried inputs where no step ran.
+PyObject* loop_result(const py::object& held, const std::vector<PyObject*>& argv, std::size_t nout,
+                      std::size_t nvalues, const std::vector<py::object>& carried) {
+  PyObject* out = PyTuple_New(static_cast<Py_ssize_t>(nvalues));
+  if (out == nullptr) {
+    return nullptr;
+  }
+  for (std::size_t k = 0; k < nvalues; ++k) {
+    PyObject* v = k < carried.size() ? carried[k].ptr()
+                  : held             ? output_of(held.ptr(), nout, k)
+                                     : argv[k];
+    Py_INCREF(v);
+    PyTuple_SET_ITEM(out, static_cast<Py_ssize_t>(k), v);
+  }
+  return out;
+}
+
 }  // namespace
 
 namespace {
@@ -108,6 +139,27 @@ py::object step_value(std::int64_t first, std::int64_t step, std::int64_t k) {
     return {};
   }
   return py::reinterpret_steal<py::object>(PyLong_FromLongLong(value));
+}
+
+// The loop variable's and enumerate's values on step `step` into `argv` (kept alive by `index` and
+// `counter`); false with an error set where one is not a 64-bit int.
+bool set_counts(const LoopSpec& spec, std::int64_t start, std::int64_t step,
+                std::vector<PyObject*>* argv, py::object* index, py::object* counter) {
+  if (spec.index_input >= 0) {
+    *index = step_value(start, spec.step, step);
+    if (!*index) {
+      return false;
+    }
+    (*argv)[static_cast<std::size_t>(spec.index_input)] = index->ptr();
+  }
+  if (spec.counter_input >= 0) {
+    *counter = step_value(spec.counter_start, 1, step);
+    if (!*counter) {
+      return false;
+    }
+    (*argv)[static_cast<std::size_t>(spec.counter_input)] = counter->ptr();
+  }
+  return true;
 }
 
 // The first value and the number of steps of range(start, stop, step) (step > 0) from the op's
@@ -194,19 +246,8 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
       step += done - 1;  // (and the loop's own increment)
       continue;
     }
-    if (spec_.index_input >= 0) {
-      index = step_value(start, spec_.step, step);
-      if (!index) {
-        return nullptr;
-      }
-      argv[static_cast<std::size_t>(spec_.index_input)] = index.ptr();
-    }
-    if (spec_.counter_input >= 0) {
-      counter = step_value(spec_.counter_start, 1, step);
-      if (!counter) {
-        return nullptr;
-      }
-      argv[static_cast<std::size_t>(spec_.counter_input)] = counter.ptr();
+    if (!set_counts(spec_, start, step, &argv, &index, &counter)) {
+      return nullptr;
     }
     if (record) {
       record->begin();
@@ -222,14 +263,7 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
       return nullptr;
     }
     if (record) {
-      std::vector<PyObject*> outputs(nout);
-      for (std::size_t k = 0; k < nout; ++k) {
-        outputs[k] = output_of(r, nout, k);
-      }
-      const std::vector<PyObject*> carried_in(
-          argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(spec_.ncarried));
-      replaying =
-          record->end(same_values(previous, r, nout, argv, spec_.ncarried), carried_in, outputs);
+      replaying = step_ended(*record, previous, r, nout, argv, spec_.ncarried);
     }
     for (std::size_t k = 0; k < spec_.ncarried; ++k) {
       argv[k] = output_of(r, nout, k);
@@ -248,22 +282,9 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
   if (go_on < 0) {
     return nullptr;
   }
-  const std::size_t nvalues = nout - ntests;
-  PyObject* out = PyTuple_New(static_cast<Py_ssize_t>(nvalues));
-  if (out == nullptr) {
-    return nullptr;
-  }
   // (replayed steps may leave the carried values in the blocks of other objects: the record's)
-  const std::vector<py::object> carried =
-      replaying ? record->carried_after() : std::vector<py::object>{};
-  for (std::size_t k = 0; k < nvalues; ++k) {
-    PyObject* v = k < carried.size() ? carried[k].ptr()
-                  : held             ? output_of(held.ptr(), nout, k)
-                                     : argv[k];
-    Py_INCREF(v);
-    PyTuple_SET_ITEM(out, static_cast<Py_ssize_t>(k), v);
-  }
-  return out;
+  return loop_result(held, argv, nout, nout - ntests,
+                     replaying ? record->carried_after() : std::vector<py::object>{});
 }
 
 std::string LoopBody::text(const std::string& indent) const {
