@@ -190,3 +190,19 @@ def test_replays_can_be_turned_off():
     finally:
         sot.config.cuda_replay = before
     assert replayed == 0
+
+
+def test_graphs_are_made_again_once_their_kernels_are_unloaded():
+    """A device graph names its kernels' function handles: once a module is unloaded (its graphs dropped by
+    sot.reset()), a handle may be another module's, so the graphs kept are dropped and made again."""
+    x = floats(11, 1000)
+    for k in range(2):
+        sot.reset()
+        f = sot.jit(heat, backend="cuda")
+        f(x.copy(), 100)
+        G.cuda_simulated_counts(reset=True)
+        u, plain = x.copy(), x.copy()
+        f(u, 100)
+        heat(plain, 100)
+        assert np.array_equal(u, plain)
+        assert G.cuda_simulated_counts()["graphs_made"] == 1, k

@@ -1,6 +1,7 @@
 #include "graph/backends/cuda/cuda_kernel.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cfenv>
 #include <functional>
 #include <map>
@@ -72,10 +73,24 @@ CudaKernel::CudaKernel(const kir::Kernel& k, DeviceApi& device) : device_(device
   }
 }
 
+namespace {
+
+std::atomic<std::uint64_t>& unloads() {
+  static std::atomic<std::uint64_t> n{0};
+  return n;
+}
+
+}  // namespace
+
 CudaKernel::~CudaKernel() {
   if (module_ != 0) {
     device_.unload_module(module_);
+    ++unloads();
   }
+}
+
+std::uint64_t modules_unloaded() {
+  return unloads().load();
 }
 
 std::uint64_t CudaKernel::function(const std::string& entry) const {

@@ -120,6 +120,10 @@ bool launch_logs_open();
 // failed.
 bool queue_launch(const LoggedLaunch& l, std::string* why);
 
+// How many kernels' modules were unloaded so far (their function handles may be a later module's:
+// what keeps launches, the device graphs of replays, drops them when this changes).
+std::uint64_t modules_unloaded();
+
 // A kernel of the backend's own (not a fused group's): its kernel IR and that kernel made ready.
 struct OwnKernel {
   kir::Kernel k;

@@ -37,20 +37,30 @@ std::vector<CachedGraph>& graph_cache() {
 }
 
 // The graph of `launches` (all on one device), made the first time; 0 where the device has none.
+void drop_graphs(std::vector<CachedGraph>& cache) {
+  for (const CachedGraph& c : cache) {
+    if (c.graph != 0) {
+      c.launches[0].device->drop_graph(c.graph);
+    }
+  }
+  cache.clear();
+}
+
 std::uint64_t device_graph(const std::vector<LoggedLaunch>& launches) {
   std::vector<CachedGraph>& cache = graph_cache();
+  // (a module unloaded since: a function handle of the graphs may now be another module's)
+  static std::uint64_t unloaded = 0;
+  if (modules_unloaded() != unloaded) {
+    unloaded = modules_unloaded();
+    drop_graphs(cache);
+  }
   for (const CachedGraph& c : cache) {
     if (c.launches == launches) {
       return c.graph;
     }
   }
   if (cache.size() >= kMostGraphs) {
-    for (const CachedGraph& c : cache) {
-      if (c.graph != 0) {
-        c.launches[0].device->drop_graph(c.graph);
-      }
-    }
-    cache.clear();
+    drop_graphs(cache);
   }
   std::vector<DeviceApi::GraphLaunch> nodes;
   nodes.reserve(launches.size());
