@@ -15,12 +15,13 @@ namespace {
 
 // The reductions a group may end in, by op name.
 const std::map<std::string, Reduction::Fn>& reduction_names() {
-  static const std::map<std::string, Reduction::Fn> names = {
-      {"sum", Reduction::Fn::kSum},
-      {"mean", Reduction::Fn::kMean},
-      {"max", Reduction::Fn::kMax},
-      {"min", Reduction::Fn::kMin},
-  };
+  static const std::map<std::string, Reduction::Fn> names = [] {
+    std::map<std::string, Reduction::Fn> m;
+    for (const Reduction::Fn fn : Reduction::kFns) {
+      m.emplace(Reduction::name(fn), fn);
+    }
+    return m;
+  }();
   return names;
 }
 
@@ -127,9 +128,22 @@ std::string Reduction::ufunc_name() const {
   return "add";
 }
 
+const char* Reduction::name(Fn fn) {
+  switch (fn) {
+    case Fn::kMean:
+      return "mean";
+    case Fn::kMax:
+      return "max";
+    case Fn::kMin:
+      return "min";
+    default:
+      break;
+  }
+  return "sum";
+}
+
 std::string Reduction::text() const {
-  static const char* const names[] = {"sum", "mean", "max", "min"};
-  std::string s = names[static_cast<int>(fn)];
+  std::string s = name(fn);
   s += all ? " over all axes" : " over the last axis";
   s += ordered ? ", in order" : "";
   return keepdims ? s + ", keepdims" : s;

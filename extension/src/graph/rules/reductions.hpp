@@ -34,6 +34,9 @@ struct Reduction {
   // Added in index order, as NumPy adds along an axis that is not its innermost loop (the cuda
   // backend's reductions along an axis, device_reductions.hpp; fused groups' are pairwise).
   bool ordered = false;
+  static constexpr Fn kFns[] = {Fn::kSum, Fn::kMean, Fn::kMax, Fn::kMin};
+  // The function's NumPy name ("sum", "mean", "max", "min").
+  static const char* name(Fn fn);
   // The ufunc whose reduce runs it (numpy.add, numpy.maximum, numpy.minimum).
   std::string ufunc_name() const;
   std::string text()

@@ -321,15 +321,10 @@ class CudaGroup final : public GroupKernel {
     }
     // Optimistic (residency.hpp): the run's flag word, read when the run ends or leaves the
     // device; else a word of this run's, read now.
-    const bool optimistic = r->optimistic();
     Staging staging(*pool_);
-    const std::uint64_t flags =
-        optimistic ? r->flag_word(&why) : staging.take(sizeof(unsigned), &why);
-    if (flags == 0) {
+    LaunchFlags flags(*r, staging, false, &why);
+    if (flags.address() == 0) {
       return replay("device memory: " + why);
-    }
-    if (!optimistic && !device_.zero(flags, sizeof(unsigned), &why)) {
-      return give_up(why);
     }
     std::vector<DeviceArray> arrays;
     arrays.reserve(values.size());
@@ -339,7 +334,7 @@ class CudaGroup final : public GroupKernel {
     const bool timed = cuda_profile().load();
     const std::uint64_t start = timed ? device_.mark(&why) : 0;
     const CudaKernel::Launched launched =
-        cuda_.launch(k_, domain, arrays, bits, flags, staging, &launches_, &why);
+        cuda_.launch(k_, domain, arrays, bits, flags.address(), staging, &launches_, &why);
     if (start != 0) {
       const std::uint64_t end = device_.mark(&why);
       if (end != 0) {
@@ -356,17 +351,14 @@ class CudaGroup final : public GroupKernel {
       case CudaKernel::Launched::kFailed:
         return give_up(why);
     }
-    if (optimistic) {
-      r->queued();
-      return finish(frame, values, *r);
-    }
-    unsigned word = 0;
-    if (!device_.synchronize(&why) || !device_.copy_to_host(&word, flags, sizeof word, &why)) {
+    const std::optional<unsigned> word = flags.settle(&why);
+    if (!word) {
       return give_up(why);
     }
-    r->settle_times();
-    bytes_out_ += sizeof word;
-    if (reported_fe_flags(fe_flags_of(word)) != 0) {
+    if (flags.own()) {
+      bytes_out_ += sizeof *word;
+    }
+    if (reported_fe_flags(fe_flags_of(*word)) != 0) {
       return replay("a floating-point error the error state reports");
     }
     return finish(frame, values, *r);

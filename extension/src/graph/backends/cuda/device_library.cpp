@@ -183,9 +183,9 @@ std::optional<bool> all_finite(Residency& r, const DeviceValue& c) {
   }
   std::string why;
   Staging staging(*r.pool());
-  const std::uint64_t flags = staging.take(sizeof(unsigned), &why);
+  LaunchFlags flags(r, staging, true, &why);
   const std::uint64_t scratch = staging.take(c.block->bytes, &why);
-  if (flags == 0 || scratch == 0 || !r.device().zero(flags, sizeof(unsigned), &why)) {
+  if (flags.address() == 0 || scratch == 0) {
     return std::nullopt;
   }
   const std::int64_t n = c.size();
@@ -199,13 +199,15 @@ std::optional<bool> all_finite(Residency& r, const DeviceValue& c) {
     bits.push_back(b);
   }
   std::uint64_t launches = 0;
-  unsigned word = 0;
-  if (check.cuda->launch(check.k, {n}, arrays, bits, flags, staging, &launches, &why) !=
-          CudaKernel::Launched::kQueued ||
-      !r.device().copy_to_host(&word, flags, sizeof word, &why)) {
+  if (check.cuda->launch(check.k, {n}, arrays, bits, flags.address(), staging, &launches, &why) !=
+      CudaKernel::Launched::kQueued) {
     return std::nullopt;
   }
-  return word == 0;
+  const std::optional<unsigned> word = flags.settle(&why);
+  if (!word) {
+    return std::nullopt;
+  }
+  return *word == 0;
 }
 
 }  // namespace

@@ -40,11 +40,11 @@ const std::vector<Named>& reductions() {
     auto* t = new std::vector<Named>();
     const py::module_ numpy = loaded_module("numpy");
     const py::object ndarray = numpy.attr("ndarray");
-    const std::pair<const char*, Reduction::Fn> names[] = {
-        {"sum", Reduction::Fn::kSum}, {"mean", Reduction::Fn::kMean},
-        {"max", Reduction::Fn::kMax}, {"amax", Reduction::Fn::kMax},
-        {"min", Reduction::Fn::kMin}, {"amin", Reduction::Fn::kMin},
-    };
+    std::vector<std::pair<const char*, Reduction::Fn>> names = {{"amax", Reduction::Fn::kMax},
+                                                                {"amin", Reduction::Fn::kMin}};
+    for (const Reduction::Fn fn : Reduction::kFns) {
+      names.emplace_back(Reduction::name(fn), fn);
+    }
     for (const auto& [name, kind] : names) {
       for (const py::object& owner : {py::object(numpy), ndarray}) {
         if (py::hasattr(owner, name)) {
@@ -157,26 +157,21 @@ kir::Kernel reduction_ir(const std::string& name, DType dtype, std::size_t rank,
 std::optional<bool> launch(Residency& r, OwnKernel& own, const std::vector<std::int64_t>& domain,
                            const std::vector<DeviceArray>& arrays) {
   std::string why;
-  const bool optimistic = r.optimistic();
   Staging staging(*r.pool());
-  const std::uint64_t flags = optimistic ? r.flag_word(&why) : staging.take(sizeof(unsigned), &why);
-  if (flags == 0 || (!optimistic && !r.device().zero(flags, sizeof(unsigned), &why))) {
+  LaunchFlags flags(r, staging, false, &why);
+  if (flags.address() == 0) {
     return std::nullopt;
   }
   std::uint64_t launches = 0;
-  if (own.cuda->launch(own.k, domain, arrays, {}, flags, staging, &launches, &why) !=
+  if (own.cuda->launch(own.k, domain, arrays, {}, flags.address(), staging, &launches, &why) !=
       CudaKernel::Launched::kQueued) {
     return std::nullopt;
   }
-  if (optimistic) {
-    r.queued();
-    return true;
-  }
-  unsigned word = 0;
-  if (!r.device().synchronize(&why) || !r.device().copy_to_host(&word, flags, sizeof word, &why)) {
+  const std::optional<unsigned> word = flags.settle(&why);
+  if (!word) {
     return std::nullopt;
   }
-  return reported_fe_flags(fe_flags_of(word)) == 0;  // (else NumPy's warnings, on the host)
+  return reported_fe_flags(fe_flags_of(*word)) == 0;  // (else NumPy's warnings, on the host)
 }
 
 }  // namespace
@@ -222,8 +217,7 @@ PyObject* run_device_reduction(Residency& r, PyObject* fn, PyObject* const* args
   if (!make_device_current(*x->block, &why)) {
     return nullptr;
   }
-  static const char* const names[] = {"sum", "mean", "max", "min"};
-  const std::string name = std::string("axis_") + names[static_cast<int>(*kind)] + "_" +
+  const std::string name = std::string("axis_") + Reduction::name(*kind) + "_" +
                            std::string(graph::name(x->dtype())) + "_r" +
                            std::to_string(domain.size());
   OwnKernel& own = own_kernel(r.device(), name,

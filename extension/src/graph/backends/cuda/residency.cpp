@@ -192,6 +192,32 @@ void Residency::settle_times() {
   timings_.clear();
 }
 
+LaunchFlags::LaunchFlags(Residency& r, Staging& staging, bool own, std::string* why)
+    : r_(r), own_(own || !r.optimistic()) {
+  if (!own_) {
+    address_ = r.flag_word(why);
+    return;
+  }
+  address_ = staging.take(sizeof(unsigned), why);
+  if (address_ != 0 && !r.device().zero(address_, sizeof(unsigned), why)) {
+    address_ = 0;
+  }
+}
+
+std::optional<unsigned> LaunchFlags::settle(std::string* why) {
+  if (!own_) {
+    r_.queued();
+    return 0U;
+  }
+  unsigned word = 0;
+  if (!r_.device().synchronize(why) ||
+      !r_.device().copy_to_host(&word, address_, sizeof word, why)) {
+    return std::nullopt;
+  }
+  r_.settle_times();
+  return word;
+}
+
 std::atomic<bool>& cuda_profile() {
   static std::atomic<bool> on{false};
   return on;

@@ -31,6 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -42,6 +43,8 @@
 #include "graph/runtime/cuda/cuda_device.hpp"
 
 namespace sot::graph {
+
+class Staging;
 
 class Residency final : public ValueHome {
  public:
@@ -182,6 +185,26 @@ class Residency final : public ValueHome {
     double* seconds = nullptr;
   };
   std::vector<Timing> timings_;
+};
+
+// The error-flag word a launch ors its flags into: the run's while the run is optimistic (read when
+// the run ends or leaves the device), else (or where `own`) a zeroed word of `staging`'s, read by
+// settle() once the launch is queued. One way for every launch of the backend.
+class LaunchFlags {
+ public:
+  LaunchFlags(Residency& r, Staging& staging, bool own, std::string* why);
+  // The word's device address: 0 where none could be had (`why` says why).
+  std::uint64_t address() const { return address_; }
+  // Whether the word is the launch's own (read by settle), not the run's.
+  bool own() const { return own_; }
+  // After the launch was queued: the run's word marks the run as having queued kernels and reads
+  // nothing (0); an own word is read now, the device synchronised (nullopt with `why`).
+  std::optional<unsigned> settle(std::string* why);
+
+ private:
+  Residency& r_;
+  bool own_;
+  std::uint64_t address_ = 0;
 };
 
 // Whether the cuda backend times each group's device runs (SOT_PROFILE; the plan's
