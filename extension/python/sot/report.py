@@ -74,7 +74,11 @@ def _group_runs(g, plan):
         if g.get("device_seconds"):
             parts.append(f"device {g['device_seconds'] * 1e3:.3f} ms")
     text = " - " + ("" if g["usable"] else f"{g['status']}, ") + ", ".join(parts)
-    return text + (f" (last: {g['last_fallback']})" if g["last_fallback"] else "")
+    if g["last_fallback"]:
+        return text + f" (last: {g['last_fallback']})"
+    if g["fallback_runs"] == 1 and not any(g["path_runs"]) and "bytes_in" in g:
+        text += " (a device's first run of a group is the host's: it checks the kernel's result dtypes)"
+    return text
 
 
 def plan_lines(plan, kernels=True):
@@ -117,6 +121,10 @@ def plan_lines(plan, kernels=True):
         lines.append(line)
         for loop in g.get("loops", []):
             lines.append(f"  tier C: {loop['status']} ({loop['runs']} native run{'s' if loop['runs'] != 1 else ''})")
+        for body in g.get("bodies", []):  # (a loop op's body, a cond op's ways: each a plan of its own)
+            summary = plan_summary(body["plan"])
+            lines.append(f"  {body['label']}" + (f": {summary}" if summary else ""))
+            lines.extend("    " + t for t in plan_lines(body["plan"], kernels))
         if kernels and g.get("kernel"):
             lines.append(f"  {plan['status_name']}: {g['status']}")
             lines.extend("  " + t for t in g["kernel"].splitlines())

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 import sot
+from sot import capture as cap
+from sot.report import plan_lines
 
 G = sot._sot.graph
 pytestmark = [pytest.mark.skipif(shutil.which("c++") is None, reason="no C++ compiler for the simulated device"),
@@ -184,3 +186,28 @@ def test_graphs_are_made_again_once_their_kernels_are_unloaded():
         heat(plain, 100)
         assert np.array_equal(u, plain)
         assert G.cuda_simulated_counts()["graphs_made"] == 1, k
+
+
+def test_the_report_shows_the_loop_body_with_its_kernels_and_launches():
+    """A loop op's group holds its body's plan (graph/exec/grouped_runner.cpp), shown under the loop's line: the
+    body's fused group, its device runs and launches, its kernel. The first call checks the group's dtypes with one
+    step on the host, so it leaves the run's optimism: no replays, a flag word read per step; the next two calls
+    run three steps each through the body's graph and replay 37."""
+    translator = sot.translate.new_translator(records=True, backend="cuda")
+    cap.clear(heat)
+    u0 = floats(30, 4096)
+    with cap.capture(translator):
+        for _ in range(3):
+            heat(u0.copy(), 40)
+    (graph,) = [g for r in translator.records() for g in r["graphs"]]
+    plan = graph["compiled"].plan()
+    assert plan["resident"]["replayed_steps"] == 74
+    lines = plan_lines(plan, kernels=False)
+    at = [k for k, line in enumerate(lines) if line.startswith("group ") and "loop" in line]
+    assert len(at) == 1, lines
+    body = lines[at[0] + 1:]
+    assert body[0] == "  loop body: cuda: 5 groups, 1 on the device (device 45 runs, host 1)", lines
+    fused = [line for line in body if line.startswith("    group ") and " fused: " in line]
+    assert len(fused) == 1 and "device 45, host 1" in fused[0] and "45 launches" in fused[0], lines
+    with_kernels = plan_lines(plan)
+    assert any(line.strip().startswith("kernel k0 over [4094]") for line in with_kernels), with_kernels

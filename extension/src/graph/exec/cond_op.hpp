@@ -42,6 +42,12 @@ class CondBody final : public SubgraphOp {
   PyObject* run(PyObject* const* args, std::size_t nargs) override;
   // Both ways as text, each line after `indent`.
   std::string text(const std::string& indent) const override;
+  std::vector<std::pair<std::string, pybind11::object>> compiled_graphs() const override {
+    if (!compiled_[0]) {
+      return {};
+    }
+    return {{"if way", compiled_[0]}, {"else way", compiled_[1]}};
+  }
 
  private:
   CondSpec spec_;

@@ -9,6 +9,7 @@
 
 #include "graph/exec/group_steps.hpp"
 #include "graph/exec/loop_op.hpp"
+#include "graph/ir/subgraph.hpp"
 
 namespace py = pybind11;
 
@@ -138,9 +139,21 @@ py::dict GroupedRunner::plan() const {
   for (const Segment& s : segments_) {
     py::dict g = group_plan(s.group, s.op_names, s.counts.runs);
     g["seconds"] = s.counts.seconds;
-    py::list loops;  // (the loop ops' native code, where the backend gave them one)
+    py::list loops;   // (the loop ops' native code, where the backend gave them one)
+    py::list bodies;  // (the plans of the loop and cond ops' graphs)
     for (const int k : s.group.ops) {
-      const LoopBody* body = loop_body_of(p_->steps[static_cast<std::size_t>(k)].fn);
+      const py::handle fn = p_->steps[static_cast<std::size_t>(k)].fn;
+      if (const SubgraphOp* sub = subgraph_of(fn)) {
+        for (const auto& [label, compiled] : sub->compiled_graphs()) {
+          if (py::hasattr(compiled, "plan")) {
+            py::dict b;
+            b["label"] = label;
+            b["plan"] = compiled.attr("plan")();
+            bodies.append(b);
+          }
+        }
+      }
+      const LoopBody* body = loop_body_of(fn);
       if (body != nullptr && body->native()) {
         py::dict l;
         l["status"] = body->native()->status();
@@ -151,6 +164,9 @@ py::dict GroupedRunner::plan() const {
     }
     if (!loops.empty()) {
       g["loops"] = loops;
+    }
+    if (!bodies.empty()) {
+      g["bodies"] = bodies;
     }
     if (s.kernel) {
       g["kernel"] = s.kernel->kernel().text();

@@ -81,6 +81,12 @@ class LoopBody final : public SubgraphOp {
   const std::shared_ptr<LoopCode>& native() const { return native_; }
   // The body as text, each line after `indent`.
   std::string text(const std::string& indent) const override;
+  std::vector<std::pair<std::string, pybind11::object>> compiled_graphs() const override {
+    if (!compiled_) {
+      return {};
+    }
+    return {{"loop body", compiled_}};
+  }
 
  private:
   PyObject* run_steps(PyObject* const* args, std::size_t nargs);

@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace sot::graph {
 
@@ -23,6 +25,11 @@ class SubgraphOp {
   virtual PyObject* run(PyObject* const* args, std::size_t nargs) = 0;
   // Its graphs as text, each line after `indent`.
   virtual std::string text(const std::string& indent) const = 0;
+  // Its graphs as compiled (callables with a plan()), each with what it is ("loop body", "if
+  // way", "else way"); empty before they are compiled.
+  virtual std::vector<std::pair<std::string, pybind11::object>> compiled_graphs() const {
+    return {};
+  }
 };
 
 // The SubgraphOp an op's callable is, or nullptr when it is none.
