@@ -101,7 +101,7 @@ def plan_lines(plan, kernels=True):
             where += f"; {kept} result{'s' if kept != 1 else ''} handed back on the device"
         library = resident.get("library_steps", 0)
         if library:
-            where += f"; {library} library step{'s' if library != 1 else ''} (products, reductions along an axis) run there"
+            where += f"; {library} library step{'s' if library != 1 else ''} (products, reductions, copies and fills) run there"
         replayed = resident.get("replayed_steps", 0)
         if replayed:
             where += f"; {replayed} loop step{'s' if replayed != 1 else ''} replayed (their launches queued again)"

@@ -77,7 +77,7 @@ def test_reductions_along_an_axis_run_on_the_device_and_are_numpys(fn, shapes, d
     # three reductions a run, each run from the second on (the first runs each group on the host first)
     assert 6 <= plan["resident"]["library_steps"] <= 9, plan["resident"]
     line = next(t for t in plan_lines(plan) if t.startswith("on the device:"))
-    assert f"{plan['resident']['library_steps']} library steps (products, reductions along an axis)" in line, line
+    assert f"{plan['resident']['library_steps']} library steps (products, reductions, copies and fills)" in line, line
 
 
 def sums_of(x):

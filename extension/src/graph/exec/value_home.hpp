@@ -35,8 +35,8 @@ class StepRecord {
   // and its outputs (the carried ones first). True when the steps left may be replayed.
   virtual bool end(bool same_values, const std::vector<PyObject*>& carried_in,
                    const std::vector<PyObject*>& outputs) = 0;
-  // After replays: the carried values as the last replayed step leaves them (new references), or
-  // empty where they are the last graph call's outputs.
+  // After replays: the step's outputs (the carried values, then the last values) as the last
+  // replayed step leaves them, or empty where they are the last graph call's outputs.
   virtual std::vector<pybind11::object> carried_after() { return {}; }
   // The work of steps queued again instead of their graph calls, at most `left` steps (the steps
   // the loop has left): how many (at least 1), or 0 with an error set.

@@ -13,6 +13,7 @@
 #include "core/device_arrays.hpp"
 #include "core/loaded_module.hpp"
 #include "graph/backends/cuda/device_array.hpp"
+#include "graph/backends/cuda/device_copy.hpp"
 #include "graph/backends/cuda/residency.hpp"
 #include "graph/runtime/cuda/simulated_device.hpp"
 

@@ -16,6 +16,7 @@
 #include "core/loaded_module.hpp"
 #include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/device_array.hpp"
+#include "graph/backends/cuda/device_creation.hpp"
 #include "graph/backends/cuda/device_reductions.hpp"
 #include "graph/backends/cuda/residency.hpp"
 
@@ -214,6 +215,9 @@ std::optional<bool> all_finite(Residency& r, const DeviceValue& c) {
 
 PyObject* run_library_op(Residency& r, PyObject* fn, PyObject* const* args, std::size_t nargs,
                          PyObject* kwnames) {
+  if (PyObject* made = run_device_creation(r, fn, args, nargs, kwnames)) {
+    return made;
+  }
   if (kwnames != nullptr || is_reduction(fn)) {
     return run_device_reduction(r, fn, args, nargs, kwnames);
   }

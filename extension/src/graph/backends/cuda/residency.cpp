@@ -9,6 +9,7 @@
 #include "core/device_arrays.hpp"
 #include "core/loaded_module.hpp"
 #include "graph/backends/cuda/cuda_kernel.hpp"
+#include "graph/backends/cuda/device_copy.hpp"
 #include "graph/backends/cuda/device_library.hpp"
 #include "graph/backends/cuda/step_replay.hpp"
 #include "graph/ir/subgraph.hpp"
@@ -573,103 +574,6 @@ PyObject* Residency::finish(PyObject* outputs, std::size_t count) {
 
 Residency* current_residency() {
   return dynamic_cast<Residency*>(current_value_home());
-}
-
-namespace {
-
-// The copy kernel of one dtype and rank: dst[i] = src[i] over dst's shape, src broadcast.
-OwnKernel& copy_kernel(DeviceApi& device, DType dtype, std::size_t rank) {
-  const std::string name = "copy_" + std::string(graph::name(dtype)) + "_" + std::to_string(rank);
-  return own_kernel(device, name, [&] {
-    kir::Kernel k = load_store_kernel(name, dtype, rank);
-    k.stores.push_back(kir::Store{0, 1});
-    return k;
-  });
-}
-
-// A flag word per device the copy kernels may write (they never report an error).
-std::uint64_t copy_flags(DeviceApi& device, DevicePool& pool, std::string* why) {
-  static auto* words = new std::map<DeviceApi*, std::uint64_t>();
-  auto& word = (*words)[&device];
-  if (word == 0) {
-    word = pool.take(sizeof(unsigned), why);
-    if (word != 0 && !device.zero(word, sizeof(unsigned), why)) {
-      word = 0;
-    }
-  }
-  return word;
-}
-
-bool overlaps(const DeviceValue& a, const DeviceValue& b) {
-  if (a.block != b.block) {
-    return false;
-  }
-  auto extent = [](const DeviceValue& v) {
-    std::int64_t lo = v.offset;
-    std::int64_t hi = v.offset + itemsize(v.dtype());
-    for (std::size_t d = 0; d < v.shape.size(); ++d) {
-      const std::int64_t span = (v.shape[d] - 1) * v.strides[d];
-      (span < 0 ? lo : hi) += span;
-    }
-    return std::pair<std::int64_t, std::int64_t>(lo, hi);
-  };
-  const auto [alo, ahi] = extent(a);
-  const auto [blo, bhi] = extent(b);
-  return alo < bhi && blo < ahi;
-}
-
-bool launch_copy(Residency& r, const DeviceValue& dst, const DeviceValue& src, std::string* why) {
-  OwnKernel& ck = copy_kernel(r.device(), dst.dtype(), dst.shape.size());
-  if (!ck.cuda->usable()) {
-    *why = ck.cuda->why();
-    return false;
-  }
-  const std::uint64_t flags = copy_flags(r.device(), *r.pool(), why);
-  if (flags == 0) {
-    return false;
-  }
-  Staging staging(*r.pool());
-  std::uint64_t launches = 0;
-  return ck.cuda->launch(ck.k, dst.shape, {src.launch_array(), dst.launch_array()}, {}, flags,
-                         staging, &launches, why) == CudaKernel::Launched::kQueued;
-}
-
-}  // namespace
-
-bool copy_on_device(Residency& r, const DeviceValue& dst, const DeviceValue& src,
-                    std::string* why) {
-  const std::size_t rank = dst.shape.size();
-  if (src.dtype() != dst.dtype() || rank == 0 || src.shape.size() > rank) {
-    *why = "not a copy of one dtype into an array";
-    return false;
-  }
-  for (std::size_t d = 0; d < src.shape.size(); ++d) {
-    const std::int64_t n = src.shape[d];
-    if (n != 1 && n != dst.shape[rank - src.shape.size() + d]) {
-      *why = "shapes that do not broadcast";
-      return false;
-    }
-  }
-  if (dst.size() == 0) {
-    return true;
-  }
-  if (!make_device_current(*src.block, why) || !make_device_current(*dst.block, why)) {
-    return false;
-  }
-  if (overlaps(dst, src)) {
-    auto temp =
-        whole_value(std::make_shared<DeviceBlock>(r.device(), r.pool(), src.shape, src.dtype()));
-    if (!make_device_current(*temp->block, why) || !launch_copy(r, *temp, src, why)) {
-      return false;
-    }
-    if (!launch_copy(r, dst, *temp, why)) {
-      return false;
-    }
-  } else if (!launch_copy(r, dst, src, why)) {
-    return false;
-  }
-  r.wrote(*dst.block);
-  return true;
 }
 
 bool Residency::before_write(const std::shared_ptr<DeviceBlock>& block) {

@@ -214,8 +214,4 @@ std::atomic<bool>& cuda_profile();
 // The residency of the calling thread's run, or nullptr.
 Residency* current_residency();
 
-// Copies `src` into `dst` on the device (same dtype; src broadcast to dst's shape), through a
-// temporary block when the two overlap; false with `why` (nothing written) when it cannot.
-bool copy_on_device(Residency& r, const DeviceValue& dst, const DeviceValue& src, std::string* why);
-
 }  // namespace sot::graph

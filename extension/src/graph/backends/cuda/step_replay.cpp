@@ -107,9 +107,11 @@ class DeviceSteps final : public StepRecord {
       repeats = true;
     }
     if (repeats && form == Form::kSwapped) {
-      for (std::size_t k = 0; k < carried_in.size(); ++k) {
-        entering_.push_back(py::reinterpret_borrow<py::object>(carried_in[k]));
-        left_.push_back(py::reinterpret_borrow<py::object>(outputs[k]));
+      for (std::size_t k = 0; k < outputs.size(); ++k) {
+        // (a last value is one of the carried ones: the same object after the steps too)
+        const std::size_t j = carried_of(carried_in.size(), outputs, k);
+        entering_.push_back(py::reinterpret_borrow<py::object>(carried_in[j]));
+        left_.push_back(py::reinterpret_borrow<py::object>(outputs[j]));
       }
     }
     next_ = 0;
@@ -159,13 +161,36 @@ class DeviceSteps final : public StepRecord {
   // (kSwapped; no other outputs).
   enum class Form : std::uint8_t { kOther, kSame, kSwapped };
 
+  // The carried output that output `k` is (itself where k < ncarried; a last value that is one
+  // of the carried ones, the very object), or ncarried where it is none.
+  static std::size_t carried_of(std::size_t ncarried, const std::vector<PyObject*>& outputs,
+                                std::size_t k) {
+    if (k < ncarried) {
+      return k;
+    }
+    std::size_t j = 0;
+    while (j < ncarried && outputs[j] != outputs[k]) {
+      ++j;
+    }
+    return j;
+  }
+
+  // How the step's carried values came out: the same objects; new whole arrays in blocks of their
+  // own (kSwapped); or another way. Its last values (the outputs after the carried ones) must be
+  // carried ones (`new` of `new = u.copy(); ...; u = new`), else the replayed steps could not
+  // give them.
   static Form form_of(const std::vector<PyObject*>& carried_in,
                       const std::vector<PyObject*>& outputs) {
-    if (outputs.size() != carried_in.size()) {
+    if (outputs.size() < carried_in.size()) {
       return Form::kOther;
     }
+    for (std::size_t k = carried_in.size(); k < outputs.size(); ++k) {
+      if (carried_of(carried_in.size(), outputs, k) == carried_in.size()) {
+        return Form::kOther;
+      }
+    }
     bool swapped = false;
-    for (std::size_t k = 0; k < outputs.size(); ++k) {
+    for (std::size_t k = 0; k < carried_in.size(); ++k) {
       if (outputs[k] == carried_in[k]) {
         continue;
       }

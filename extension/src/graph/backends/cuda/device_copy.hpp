@@ -1,0 +1,27 @@
+// Copies and fills on the device, by the backend's own kernels (cuda_kernel.hpp: kernels of the
+// kernel IR that no fused group lowers): a copy kernel per dtype and rank (dst[i] = src[i] over
+// dst's shape, src broadcast) and a fill kernel per dtype (every element one value). They never
+// report a floating-point error, and write a flag word of their own that nothing reads.
+#pragma once
+
+#include <string>
+
+#include "graph/backends/cuda/device_array.hpp"
+
+namespace sot::graph {
+
+class Residency;
+
+// Queues the copy of `src` into `dst` (same dtype, src broadcast to dst's shape, no overlap, both
+// current on the device); false with `why`.
+bool launch_copy(Residency& r, const DeviceValue& dst, const DeviceValue& src, std::string* why);
+
+// Copies `src` into `dst` on the device (same dtype; src broadcast to dst's shape), through a
+// temporary block when the two overlap; false with `why` (nothing written) when it cannot.
+bool copy_on_device(Residency& r, const DeviceValue& dst, const DeviceValue& src, std::string* why);
+
+// Sets every element of `dst`, a whole float64 or float32 block current on the device, to `value`
+// (cast to its dtype as NumPy casts a Python float); false with `why`.
+bool fill_on_device(Residency& r, const DeviceValue& dst, double value, std::string* why);
+
+}  // namespace sot::graph

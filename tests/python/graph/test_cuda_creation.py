@@ -1,0 +1,196 @@
+"""Arrays made on the device from a device array (graph/backends/cuda/device_creation.hpp), on the simulated device:
+``x.copy()``, ``np.copy``, ``np.zeros_like``, ``empty_like``, ``ones_like`` and ``full_like`` of a value the device
+holds make a new device array, as NumPy's (values bit for bit, dtype, shape, C order), and nothing is copied out for
+them. Before, each such step copied its operand out and the new array in: a Jacobi loop (``new = u.copy()`` a step)
+moved two arrays each way per step. Layouts NumPy's order "K" keeps (a transposed operand), keyword arguments and
+fill values the kernel cannot take run on the host, as before."""
+
+import shutil
+
+import numpy as np
+import pytest
+
+import sot
+
+G = sot._sot.graph
+pytestmark = [pytest.mark.skipif(shutil.which("c++") is None, reason="no C++ compiler for the simulated device"),
+              pytest.mark.skipif(sot.config.backend != "cpu", reason="the same programs as the default run's"),
+              pytest.mark.usefixtures("cuda_device")]
+
+
+def data(seed, shape, dtype):
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "f":
+        return (rng.standard_normal(shape) * 1e3).astype(dtype)
+    return rng.integers(-1000, 1000, shape).astype(dtype)
+
+
+def moved():
+    c = G.cuda_transfer_counts(reset=True)
+    return c["arrays_in"], c["arrays_out"]
+
+
+def same(got, plain):
+    assert type(got) is type(plain)
+    if isinstance(plain, tuple):
+        assert len(got) == len(plain)
+        for g, p in zip(got, plain):
+            same(g, p)
+        return
+    if not isinstance(plain, np.ndarray):
+        assert got == plain
+        return
+    assert got.dtype == plain.dtype and got.shape == plain.shape, (got.dtype, plain.dtype, got.shape, plain.shape)
+    assert got.flags.c_contiguous == plain.flags.c_contiguous and got.strides == plain.strides
+    assert np.array_equal(got, plain, equal_nan=True)
+
+
+def made_from(x):
+    y = x * 2  # (a device array: the group's result)
+    a = y.copy()
+    b = np.copy(y)
+    c = np.zeros_like(y)
+    d = np.ones_like(y)
+    e = np.full_like(y, 0.1)
+    f = np.full_like(y, 7)
+    a[:2] = y[-2:]  # (the copies are new arrays: writing one changes no other)
+    return (a + 0, b + 0, c + 0, d + 0, e + 0, f + 0, y + 0, np.empty_like(y).shape)
+
+
+def made_from_ints(x):
+    y = x * 2
+    a = y.copy()
+    z = np.zeros_like(y)
+    return a + 1, z + 1, y + 1
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(1000,), (40, 33), (3, 4, 50)])
+def test_copies_and_fills_of_device_arrays_are_numpys_and_stay_on_the_device(dtype, shape):
+    f = sot.jit(made_from, backend="cuda")
+    f(data(0, shape, dtype))  # (the first run of each group is the host's)
+    for k in range(3):
+        x = data(1 + k, shape, dtype)
+        moved()
+        before = G.cuda_simulated_counts()["launches"]
+        same(f(x), made_from(x))
+        # the operand in, the seven arrays returned out; nothing else either way
+        assert moved() == (1, 7), k
+        assert G.cuda_simulated_counts()["launches"] > before
+
+
+def test_integer_copies_and_zeros_on_the_device():
+    f = sot.jit(made_from_ints, backend="cuda")
+    f(data(0, (500,), np.int64))
+    for k in range(2):
+        x = data(1 + k, (500,), np.int64)
+        moved()
+        same(f(x), made_from_ints(x))
+        assert moved() == (1, 3), k
+
+
+def views_made_from(x):
+    t = (x + 1.0).T  # a transposed view: order "K" keeps its layout (F order), ndarray.copy gives C order
+    r = (x + 1.0)[::-1]  # reversed rows: order "K" gives C order
+    return t.copy(), np.copy(t), np.zeros_like(t), np.copy(r), np.ones_like(r), np.full_like(x, 2, dtype=np.int32)
+
+
+def test_layouts_and_keywords_the_device_does_not_make_run_on_the_host_as_numpy():
+    f = sot.jit(views_made_from, backend="cuda")
+    x = data(3, (30, 17), np.float64)
+    f(x)
+    for k in range(2):
+        x = data(4 + k, (30 + k, 17), np.float64)
+        got, plain = f(x), views_made_from(x)
+        same(got, plain)
+        assert not got[1].flags.c_contiguous and got[1].flags.f_contiguous  # (NumPy's layout, not C)
+
+
+def test_a_fill_value_the_kernel_cannot_take_runs_on_the_host():
+    def fills(x):
+        y = x + 0.0
+        return np.full_like(y, 2**60 + 1), np.full_like(y, True), np.full_like(y, np.float32(0.1))
+
+    f = sot.jit(fills, backend="cuda")
+    x = data(5, (64,), np.float32)
+    f(x)
+    same(f(x), fills(x))
+
+
+def jacobi(u, steps):
+    for _ in range(steps):
+        new = u.copy()
+        new[1:-1] = 0.5 * (u[2:] + u[:-2])
+        u = new
+    return u
+
+
+def jacobi_until(u0, tol, most):
+    u = u0.copy()
+    err = tol + 1.0
+    it = 0
+    while err > tol and it < most:
+        new = u.copy()
+        new[1:-1] = 0.5 * (u[2:] + u[:-2])
+        err = np.sqrt(((new - u) ** 2).sum())
+        u = new
+        it += 1
+    return u, it
+
+
+@pytest.mark.parametrize("steps", [40, 41])
+def test_a_jacobi_loop_copying_its_array_each_step_moves_it_once_each_way(steps):
+    f = sot.jit(jacobi, backend="cuda")
+    f(data(6, (2048,), np.float64), steps)
+    for k in range(2):
+        u = data(7 + k, (2048,), np.float64)
+        moved()
+        G.cuda_simulated_counts(reset=True)
+        same(f(u, steps), jacobi(u, steps))
+        assert moved() == (1, 1), k
+        # the copy and the slice's group, two launches a step (a new array a step: replayed in a cycle of two)
+        assert G.cuda_simulated_counts()["launches"] == 3 * steps, k
+    plan = sot.explain(sot.jit(jacobi, backend="cuda"), data(9, (2048,), np.float64), steps).graphs[0]
+    plan["compiled"](data(10, (2048,), np.float64))
+    assert plan["compiled"].plan()["resident"]["replayed_steps"] == steps - 4
+
+
+def test_a_while_loop_copying_its_array_each_step_copies_no_array_per_step():
+    f = sot.jit(jacobi_until, backend="cuda")
+    u0 = data(11, (4096,), np.float64)
+    f(u0, 1e-3, 300)
+    for k in range(2):
+        u0 = data(12 + k, (4096,), np.float64)
+        moved()
+        got = f(u0, 1e-3, 300)
+        plain = jacobi_until(u0, 1e-3, 300)
+        assert got[1] == plain[1] == 300
+        same(got, plain)
+        assert moved() == (1, 1), k  # (before: 1,002 arrays in and 2,000 out at 500 steps)
+
+
+def jacobi_last(u, steps):
+    for _ in range(steps):
+        new = u.copy()
+        new[1:-1] = 0.5 * (u[2:] + u[:-2])
+        u = new
+    return new  # (a last value of the loop: the carried array, the same object)
+
+
+def jacobi_change(u, steps):
+    for _ in range(steps):
+        new = u.copy()
+        new[1:-1] = 0.5 * (u[2:] + u[:-2])
+        change = new - u  # (a last value that is no carried one: its steps are not replayed)
+        u = new
+    return u, change
+
+
+@pytest.mark.parametrize("fn,replayed", [(jacobi_last, True), (jacobi_change, False)])
+@pytest.mark.parametrize("steps", [36, 37])
+def test_a_loops_last_values_after_replayed_steps(fn, replayed, steps):
+    compiled = sot.explain(sot.jit(fn, backend="cuda"), data(20, (512,), np.float64), steps).graphs[0]["compiled"]
+    for k in range(3):
+        u = data(21 + k, (512,), np.float64)
+        same(compiled(u), fn(u, steps))
+    assert compiled.plan()["resident"]["replayed_steps"] == (3 * (steps - 4) if replayed else 0)
