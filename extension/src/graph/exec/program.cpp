@@ -409,16 +409,70 @@ PyObject* make_sequence(const Program::Slot& slot, const Frame& frame, ValueHome
 
 namespace {
 
+bool is_python_scalar(PyObject* a) {
+  return a == Py_None || PyBool_Check(a) || PyLong_CheckExact(a) || PyFloat_CheckExact(a) ||
+         PyComplex_CheckExact(a);
+}
+
+// Whether `a` is a NumPy scalar of a number or bool type (immutable, no array: nothing a home
+// holds or an array could alias).
+bool is_numpy_number(PyObject* a) {
+  static PyObject* const number = py::object(loaded_module("numpy").attr("number")).release().ptr();
+  static PyObject* const boolean = py::object(loaded_module("numpy").attr("bool_")).release().ptr();
+  return PyObject_TypeCheck(a, reinterpret_cast<PyTypeObject*>(number)) != 0 ||
+         PyObject_TypeCheck(a, reinterpret_cast<PyTypeObject*>(boolean)) != 0;
+}
+
 // Whether every argument is None or a Python bool, int, float or complex (exactly: no subclass,
 // no NumPy scalar, which may warn).
 bool python_scalars_only(const std::vector<PyObject*>& args) {
-  for (PyObject* a : args) {
-    if (a != Py_None && !PyBool_Check(a) && !PyLong_CheckExact(a) && !PyFloat_CheckExact(a) &&
-        !PyComplex_CheckExact(a)) {
-      return false;
+  return std::all_of(args.begin(), args.end(), is_python_scalar);
+}
+
+// Whether `fn` is a NumPy ufunc or one of the operator module's arithmetic or comparison
+// functions (the graph's binary and unary operators).
+bool is_number_function(PyObject* fn) {
+  static PyObject* const ufunc = py::object(loaded_module("numpy").attr("ufunc")).release().ptr();
+  static const std::vector<PyObject*> operators = [] {
+    std::vector<PyObject*> t;
+    const py::module_ op = loaded_module("operator");
+    for (const char* name : {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "neg", "pos",
+                             "abs", "lt", "le", "gt", "ge", "eq", "ne"}) {
+      t.push_back(py::object(op.attr(name)).release().ptr());
     }
+    return t;
+  }();
+  return PyObject_TypeCheck(fn, reinterpret_cast<PyTypeObject*>(ufunc)) != 0 ||
+         std::find(operators.begin(), operators.end(), fn) != operators.end();
+}
+
+// Whether `s` calls a ufunc or an operator on Python numbers and NumPy scalars of numbers alone,
+// with no keywords (`sqrt(err)`, `err > tol`: err a full reduction's result).
+bool scalar_number_step(const Program::Step& s, const std::vector<PyObject*>& args) {
+  if (!s.kwnames.is_none() || !is_number_function(s.fn.ptr())) {
+    return false;
   }
-  return true;
+  return std::all_of(args.begin(), args.end(),
+                     [](PyObject* a) { return is_python_scalar(a) || is_numpy_number(a); });
+}
+
+// The step called under errstate(all="raise"): its result where NumPy flagged no floating-point
+// error (the result the caller's error state gives too, and no warning), else nullptr with no
+// error set (whatever it raised).
+PyObject* call_flagless(const Program& p, const Program::Step& s, std::vector<PyObject*>& args) {
+  try {
+    static const py::object errstate = loaded_module("numpy").attr("errstate");
+    py::object state = errstate(py::arg("all") = "raise");
+    state.attr("__enter__")();
+    PyObject* r = call_step(p, s, args);
+    PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
+    PyErr_Fetch(&type, &value, &trace);
+    state.attr("__exit__")(py::none(), py::none(), py::none());
+    Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(trace);
+    return r;
+  } catch (py::error_already_set&) {
+    return nullptr;  // (the error cleared with the exception object)
+  }
 }
 
 }  // namespace
@@ -518,6 +572,18 @@ bool Frame::run_step(std::size_t k, bool release) {
     // make the host current first (nor its device work wait).
     const ValueHomeScope host(nullptr);
     r = call_step(p_, s, args_);
+  } else if (home != nullptr && !s.mutates && scalar_number_step(s, args_)) {
+    // NumPy scalars (`sqrt(err)`, `err > tol`): run as they are where NumPy flags no error (then
+    // the step changed nothing, read no array and warned of nothing); else as a host step.
+    {
+      const ValueHomeScope host(nullptr);
+      r = call_flagless(p_, s, args_);
+    }
+    if (r == nullptr && home->before_host_step()) {
+      const ValueHomeScope host(nullptr);
+      r = call_step(p_, s, args_);
+      home->after_host_step(false);
+    }
   } else if (home == nullptr || home->before_host_step()) {
     if (home != nullptr) {
       const ValueHomeScope host(nullptr);  // (what the step calls sees host values only)

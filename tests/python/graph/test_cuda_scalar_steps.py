@@ -1,0 +1,80 @@
+"""Steps on NumPy scalars do not stop the device (graph/exec/program.cpp, run_step): a ufunc or an operator of Python
+numbers and NumPy scalars (``sqrt(err)``, ``err > tol``, err a full reduction's result read from the device) runs
+under ``errstate(all="raise")``; where NumPy flags nothing it changed nothing and warned of nothing, so the run keeps
+its optimism (one flag word for the run, no wait per group). Where NumPy flags an error, the step runs again as a
+host step with the caller's error state: its warning once, or its exception, as plain NumPy. On the simulated
+device; every case compares with plain NumPy."""
+
+import shutil
+
+import numpy as np
+import pytest
+from harness import warned
+
+import sot
+
+G = sot._sot.graph
+pytestmark = [pytest.mark.skipif(shutil.which("c++") is None, reason="no C++ compiler for the simulated device"),
+              pytest.mark.skipif(sot.config.backend != "cpu", reason="the same programs as the default run's"),
+              pytest.mark.usefixtures("cuda_device")]
+
+
+def data(seed, n):
+    return np.random.default_rng(seed).standard_normal(n)
+
+
+def jacobi_until(u0, tol, most):
+    u = u0.copy()
+    err = tol + 1.0
+    it = 0
+    while err > tol and it < most:
+        new = u.copy()
+        new[1:-1] = 0.5 * (u[2:] + u[:-2])
+        err = np.sqrt(((new - u) ** 2).sum())
+        u = new
+        it += 1
+    return u, it, err
+
+
+@pytest.mark.parametrize("most", [60, 200])
+def test_a_while_loop_waits_once_a_step_for_its_test(most):
+    f = sot.jit(jacobi_until, backend="cuda")
+    f(data(0, 4096), 1e-3, most)  # (the first call checks each group's dtypes on the host)
+    for k in range(2):
+        u0 = data(1 + k, 4096)
+        G.cuda_simulated_counts(reset=True)
+        got = f(u0, 1e-3, most)
+        counts = G.cuda_simulated_counts()
+        plain = jacobi_until(u0, 1e-3, most)
+        assert np.array_equal(got[0], plain[0]) and got[1] == plain[1] == most and got[2] == plain[2], k
+        assert type(got[2]) is type(plain[2]) is np.float64
+        # one wait a step, for the test's sum (before: two, each group then waiting for its own flag word)
+        assert counts["synchronizations"] == most, counts
+        assert counts["zeroed"] == 1, counts  # (the run's one flag word; before, one a group a step)
+
+
+def scaled(x, d):
+    s = (x * 2.0).sum()
+    r = s / d  # a NumPy scalar divided by zero where d is 0.0: NumPy warns (or raises)
+    return x * r + 1.0, r > 0
+
+
+@pytest.mark.parametrize("state", [None, "ignore", "raise"])
+def test_a_scalar_step_that_flags_an_error_warns_or_raises_as_numpy(state):
+    f = sot.jit(scaled, backend="cuda")
+    x = np.abs(data(3, 300)) + 0.5
+    f(x, 2.0)
+    f(x, 2.0)
+    for d in (4.0, 0.0, 0.0):
+        with np.errstate(divide=state or "warn"):
+            if state == "raise" and d == 0.0:
+                with pytest.raises(FloatingPointError):
+                    f(x, d)
+                with pytest.raises(FloatingPointError):
+                    scaled(x, d)
+                continue
+            got, got_w = warned(lambda: f(x, d))
+            plain, plain_w = warned(lambda: scaled(x, d))
+        assert got_w == plain_w, (d, got_w, plain_w)
+        assert (d == 0.0 and state is None) == (plain_w != [])
+        assert np.array_equal(got[0], plain[0]) and got[1] == plain[1] and type(got[1]) is type(plain[1])
