@@ -154,16 +154,92 @@ def test_an_empty_maximum_raises_as_numpy():
     assert str(got.value) == str(plain.value)
 
 
+# max and min over all axes (device_reductions.hpp): one row of the rows kernel, the NumPy scalar copied out; a
+# zero or NaN result (whose bits depend on the order of comparisons) from the host.
+
+def extremes(x):
+    y = x * 3.0 - 1.0
+    return y.max(), np.min(y), np.amax(np.abs(y)), y.min() * 2.0
+
+
+def zero_extremes(x):
+    y = np.minimum(x, 0.0) * -1.0  # (-0.0 where x > 0: its min is a zero, of a sign the order may decide)
+    return y.min(), np.maximum(x, 0.0).min()
+
+
+def bits(values):
+    return [(type(v), np.asarray(v).tobytes()) for v in values]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(5000,), (64, 33), (2, 3, 100)])
+def test_max_and_min_over_all_axes_on_the_device_are_numpys(dtype, shape):
+    f = sot.jit(extremes, backend="cuda")
+    f(floats(0, *shape, dtype=dtype))
+    for k in range(3):
+        x = floats(1 + k, *shape, dtype=dtype)
+        moved()
+        assert bits(f(x)) == bits(extremes(x)), k
+        assert moved()[:2] == (1, 0), k  # (the operand in; four scalars out, no array)
+    x = floats(9, *shape, dtype=dtype)
+    x.flat[7] = np.nan
+    assert bits(f(x)) == bits(extremes(x))  # (NaN: from the host)
+
+
+def test_zero_and_nan_extremes_come_from_the_host():
+    f = sot.jit(zero_extremes, backend="cuda")
+    x = np.abs(floats(3, 1000)) + 1.0
+    f(x)
+    for k in range(2):
+        x = np.abs(floats(4 + k, 1000)) + 1.0
+        x[::7] = -x[::7]
+        moved()
+        assert bits(f(x)) == bits(zero_extremes(x)), k
+        assert moved()[:2] == (1, 2), k  # (each zero result: its operand copied out for NumPy)
+
+
+def shrink_until(x, tol):
+    n = 0
+    while np.abs(x).max() > tol:
+        x = x * 0.5
+        n += 1
+    return x, n
+
+
+def test_a_while_loop_on_a_max_copies_no_array_per_step():
+    f = sot.jit(shrink_until, backend="cuda")
+    f(floats(5, 4096), 1e-3)
+    for k in range(2):
+        x = floats(6 + k, 4096)
+        moved()
+        G.cuda_simulated_counts(reset=True)
+        got, plain = f(x, 1e-3), shrink_until(x, 1e-3)
+        assert got[1] == plain[1] > 10 and np.array_equal(got[0], plain[0]), k
+        assert moved()[:2] == (1, 1), k  # (before: the array out every step, for NumPy's max)
+        assert G.cuda_simulated_counts()["synchronizations"] == plain[1] + 1, k
+
+
+def fills(x):
+    y = x + 1.0
+    return np.full_like(y, 0.25) + y.copy(), np.zeros_like(y) - 1.0
+
+
 @pytest.mark.skipif(not G.nvrtc_version()[:1].isdigit(), reason="NVRTC not available")
 def test_the_kernels_compile_for_the_gpu_without_spills():
-    f = sot.jit(per_plane, backend="cuda")
-    for dtype in (np.float64, np.float32):
-        for k in range(3):
-            f(floats(k, 3, 50, 7, dtype=dtype))
-    sources = {name: src for name, src in G.cuda_own_kernel_sources() if name.startswith("axis_")}
-    assert {"axis_sum_float64_r3", "axis_max_float64_r3", "axis_mean_float32_r3"} <= set(sources), sorted(sources)
+    # the backend's own kernels (no fused group lowers them): reductions along an axis and over all axes, copies
+    # and fills (device_creation.hpp)
+    for fn, shape in ((per_plane, (3, 50, 7)), (extremes, (40, 9)), (fills, (300,))):
+        f = sot.jit(fn, backend="cuda")
+        for dtype in (np.float64, np.float32):
+            for k in range(3):
+                f(floats(k, *shape, dtype=dtype))
+    sources = {name: src for name, src in G.cuda_own_kernel_sources() if name.split("_")[0] in
+               ("axis", "all", "fill", "copy")}
+    assert {"axis_sum_float64_r3", "axis_max_float64_r3", "axis_mean_float32_r3", "all_max_float64",
+            "all_min_float32", "fill_float64", "fill_float32", "copy_float64_1"} <= set(sources), sorted(sources)
     for name, src in sources.items():
         out = G.cuda_compile(src)
         assert out["ok"], out["error"] + src
         assert out["spill_bytes"] == 0 and out["registers"] > 0, out["log"]
-        assert f".entry {name}_rows(" in out["ptx"], name
+        entry = "_rows(" if name.split("_")[0] in ("axis", "all") else "_flat("
+        assert f".entry {name}{entry}" in out["ptx"], name

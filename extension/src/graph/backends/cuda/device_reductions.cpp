@@ -2,6 +2,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -135,7 +136,8 @@ std::optional<std::size_t> ordered_axis(const DeviceValue& v, long axis) {
   return a;
 }
 
-kir::Kernel reduction_ir(const std::string& name, DType dtype, std::size_t rank, Reduction::Fn fn) {
+kir::Kernel reduction_ir(const std::string& name, DType dtype, std::size_t rank, Reduction::Fn fn,
+                         bool ordered) {
   kir::Kernel k = load_store_kernel(name, dtype, rank);  // e0 = load b0
   k.buffers[1].shape.back() = kir::Dim{1, -1};
   kir::Expr e;  // e1
@@ -144,7 +146,7 @@ kir::Kernel reduction_ir(const std::string& name, DType dtype, std::size_t rank,
   e.operands = {0};
   e.reduce.fn = fn;
   e.reduce.keepdims = true;  // (the output is given the domain's rank, its last size 1)
-  e.reduce.ordered = true;
+  e.reduce.ordered = ordered;
   e.fn = e.reduce.ufunc_name();
   e.ufunc = loaded_module("numpy").attr(e.fn.c_str());
   k.exprs.push_back(e);
@@ -174,6 +176,79 @@ std::optional<bool> launch(Residency& r, OwnKernel& own, const std::vector<std::
   return reported_fe_flags(fe_flags_of(*word)) == 0;  // (else NumPy's warnings, on the host)
 }
 
+// max or min over all axes of `x` (C-contiguous, float, not empty) as one row of the rows kernel
+// (NumPy's maximum or minimum, NaN propagated): the NumPy scalar, or nullptr (no error set) where
+// the host must give it: an order of comparisons decides between +0.0 and -0.0 and among NaNs,
+// so a result that is a zero or a NaN is NumPy's own, from the host; any other maximum has one bit
+// pattern, whatever the order. With an error set where the run's flags said one.
+PyObject* full_extreme(Residency& r, Reduction::Fn kind, const DeviceValue& x) {
+  const std::int64_t n = x.size();
+  std::string why;
+  if (n == 0 || !x.c_contiguous() || !make_device_current(*x.block, &why)) {
+    return nullptr;
+  }
+  const std::string name =
+      std::string("all_") + Reduction::name(kind) + "_" + std::string(graph::name(x.dtype()));
+  OwnKernel& own =
+      own_kernel(r.device(), name, [&] { return reduction_ir(name, x.dtype(), 2, kind, false); });
+  if (!own.cuda->usable()) {
+    return nullptr;
+  }
+  auto block = std::make_shared<DeviceBlock>(r.device(), r.pool(), std::vector<std::int64_t>{1, 1},
+                                             x.dtype());
+  if (!make_device_current(*block, &why)) {
+    return nullptr;
+  }
+  const std::int64_t item = itemsize(x.dtype());
+  const std::vector<DeviceArray> arrays = {
+      DeviceArray{
+          x.block->address + static_cast<std::uint64_t>(x.offset), {1, n}, {n * item, item}},
+      DeviceArray{block->address, {1, 1}, {item, 0}}};
+  const std::optional<bool> ok = launch(r, own, {1, n}, arrays);
+  if (!ok || !*ok) {
+    return nullptr;
+  }
+  r.did_host_work();
+  if (!r.check_flags()) {
+    return nullptr;  // (the rerun error set: the run goes to the host)
+  }
+  double value = 0;
+  if (x.dtype() == DType::kFloat64) {
+    if (!r.device().copy_to_host(&value, block->address, sizeof value, &why)) {
+      return nullptr;
+    }
+  } else {
+    float single = 0;
+    if (!r.device().copy_to_host(&single, block->address, sizeof single, &why)) {
+      return nullptr;
+    }
+    value = single;
+  }
+  if (value == 0.0 || std::isnan(value)) {
+    return nullptr;
+  }
+  try {
+    const char* type = x.dtype() == DType::kFloat64 ? "float64" : "float32";
+    return loaded_module("numpy").attr(type)(value).release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  }
+}
+
+// The operand of max(x), min(x), x.max() (no axis, no keyword): a float device array, else nullptr.
+const DeviceValue* lone_float_operand(PyObject* const* args, std::size_t nargs, PyObject* kwnames) {
+  if (nargs != 1 || kwnames != nullptr) {
+    return nullptr;
+  }
+  const DeviceValue* x = device_value_of(args[0]);
+  if (x == nullptr || x->shape.empty() ||
+      (x->dtype() != DType::kFloat64 && x->dtype() != DType::kFloat32)) {
+    return nullptr;
+  }
+  return x;
+}
+
 }  // namespace
 
 bool is_reduction(PyObject* fn) {
@@ -183,6 +258,11 @@ bool is_reduction(PyObject* fn) {
 PyObject* run_device_reduction(Residency& r, PyObject* fn, PyObject* const* args, std::size_t nargs,
                                PyObject* kwnames) {
   const std::optional<Reduction::Fn> kind = kind_of(fn);
+  if (kind == Reduction::Fn::kMax || kind == Reduction::Fn::kMin) {
+    if (const DeviceValue* x = lone_float_operand(args, nargs, kwnames)) {
+      return full_extreme(r, *kind, *x);
+    }
+  }
   const std::optional<Call> call = kind ? parse(args, nargs, kwnames) : std::nullopt;
   const DeviceValue* x = call ? device_value_of(call->x) : nullptr;
   if (x == nullptr || (x->dtype() != DType::kFloat64 && x->dtype() != DType::kFloat32)) {
@@ -220,8 +300,8 @@ PyObject* run_device_reduction(Residency& r, PyObject* fn, PyObject* const* args
   const std::string name = std::string("axis_") + Reduction::name(*kind) + "_" +
                            std::string(graph::name(x->dtype())) + "_r" +
                            std::to_string(domain.size());
-  OwnKernel& own = own_kernel(r.device(), name,
-                              [&] { return reduction_ir(name, x->dtype(), domain.size(), *kind); });
+  OwnKernel& own = own_kernel(
+      r.device(), name, [&] { return reduction_ir(name, x->dtype(), domain.size(), *kind, true); });
   if (!own.cuda->usable()) {
     return nullptr;
   }

@@ -4,7 +4,10 @@
 // axis in index order, one output element at a time (its innermost loop runs over the axes
 // kept), from 0: the kernel does the same, one thread an output element (bit for bit NumPy's sum;
 // max and min as NumPy's maximum and minimum, NaN propagated). Reductions over the innermost axis
-// end fused groups instead (the rows kernels); anything else runs on the host.
+// end fused groups instead (the rows kernels). And max and min over all axes of a C-contiguous
+// float64 or float32 device array (no axis, no keyword), as one row of the rows kernel, its NumPy
+// scalar copied out; where it is a zero or a NaN (whose bits depend on the order of comparisons)
+// the host computes it. Anything else runs on the host.
 #pragma once
 
 #include <Python.h>
