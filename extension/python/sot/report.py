@@ -81,6 +81,18 @@ def _group_runs(g, plan):
     return text
 
 
+def _value_ranges(ids):
+    """``%0, %3-%9, %12``: value ids, runs of consecutive ones as ranges."""
+    parts, start = [], None
+    for k, v in enumerate(ids):
+        if start is None:
+            start = v
+        if k + 1 == len(ids) or ids[k + 1] != v + 1:
+            parts.append(f"%{start}" if start == v else f"%{start}-%{v}")
+            start = None
+    return ", ".join(parts)
+
+
 def plan_lines(plan, kernels=True):
     """The plan's groups, a line each (kind, ops, runs per tier or per place, time when profiled, why a group is
     not fused or why it last ran op by op or on the host), each fused group's tier B state and kernel below it
@@ -109,6 +121,12 @@ def plan_lines(plan, kernels=True):
                      f"array{'s' if resident['arrays_in'] != 1 else ''} in ({_bytes(resident['bytes_in'])}) and "
                      f"{resident['arrays_out']} out ({_bytes(resident['bytes_out'])}){where}; every other value "
                      f"stayed there")
+    lived = plan.get("lived")
+    if lived and (lived["device"] or lived["host"]):
+        places = [f"{where} {_value_ranges(lived[key])}" for key, where in (("device", "on the device"),
+                                                                              ("host", "on the host"))
+                  if lived[key]]
+        lines.append("values in the last run: " + "; ".join(places))
     for k, g in enumerate(plan.get("groups", [])):
         ops = ", ".join(g["op_names"])
         line = f"group {k} {g['kind']}: {ops}"

@@ -398,3 +398,21 @@ def test_einsums_that_are_products_run_on_the_device():
         for k in range(2):
             xs = [np.random.default_rng(k).standard_normal(s) for s in shapes]
             assert np.allclose(g(*xs), other(*xs), rtol=1e-12, atol=1e-12), spec
+
+
+
+def test_the_plan_says_where_each_value_lived_in_the_last_run():
+    """plan()["lived"]: the graph's values the last run held on the device and on the host (the values inside a
+    fused kernel never exist as arrays); the report prints them as ranges."""
+    f = sot.explain(sot.jit(mlp, backend="cuda"), floats(1, 64, 32), floats(2, 32, 16),
+                    floats(3, 16, 8)).graphs[0]["compiled"]
+    args = floats(4, 64, 32), floats(5, 32, 16), floats(6, 16, 8)
+    first = f.plan()["lived"]
+    assert first["host"], first  # (the first run of each group is the host's: its results are host arrays)
+    got = f(*args)
+    assert np.allclose(got, mlp(*args), rtol=1e-12, atol=1e-12)
+    lived = f.plan()["lived"]
+    # x, w1, w2 (mirrored), the two products, the first group's result (the maximum) and the second's: all on the
+    # device, nothing on the host (%4 and %7-%8 live only inside the kernels)
+    assert lived == {"device": [0, 1, 2, 3, 5, 6, 9], "host": []}, lived
+    assert "values in the last run: on the device %0-%3, %5-%6, %9" in plan_lines(f.plan(), kernels=False)

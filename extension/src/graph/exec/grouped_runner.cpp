@@ -9,6 +9,7 @@
 
 #include "graph/exec/group_steps.hpp"
 #include "graph/exec/loop_op.hpp"
+#include "graph/exec/value_home.hpp"
 #include "graph/ir/subgraph.hpp"
 
 namespace py = pybind11;
@@ -73,6 +74,10 @@ PyObject* GroupedRunner::run(PyObject* const* argv, std::size_t nargs) {
 
 PyObject* GroupedRunner::run_segments(PyObject* const* argv, GroupBackend::RunScope* scope) {
   Frame frame(*p_, argv);
+  if (current_value_home() != nullptr) {  // (where each value lives, for the plan: this run's)
+    lived_.assign(p_->nvalues, 0);
+    frame.note_homes(&lived_);
+  }
   if (scope != nullptr) {
     scope->start(frame);
   }
@@ -188,6 +193,19 @@ py::dict GroupedRunner::plan() const {
   d["status_name"] = n.status_name;
   backend_->describe(d);
   d["groups"] = groups;
+  py::list on_device;
+  py::list on_host;
+  for (std::size_t i = 0; i < lived_.size(); ++i) {
+    if (lived_[i] != 0) {
+      (lived_[i] == 1 ? on_device : on_host).append(i);
+    }
+  }
+  if (!lived_.empty()) {
+    py::dict lived;  // (the last run's values, where it had a home: the graph's value ids)
+    lived["device"] = on_device;
+    lived["host"] = on_host;
+    d["lived"] = lived;
+  }
   return d;
 }
 

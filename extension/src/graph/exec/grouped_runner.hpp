@@ -161,6 +161,9 @@ class GroupedRunner final : public Runner {
   std::unique_ptr<Program> p_;
   std::unique_ptr<GroupBackend> backend_;  // (its pools outlive the kernels, made after it)
   std::vector<Segment> segments_;
+  // Where each value lived in the last run that had a value home (Frame::note_homes); empty
+  // before one.
+  std::vector<unsigned char> lived_;
 };
 
 }  // namespace sot::graph

@@ -361,6 +361,22 @@ void Frame::set_owned(int id, PyObject* value) {
   }
   slots_[i] = value;
   owned_[i] = 1;
+  if (lived_ != nullptr) {
+    note_home(i);
+  }
+}
+
+void Frame::note_home(std::size_t i) {
+  if (slots_[i] != nullptr && i < lived_->size()) {
+    (*lived_)[i] = home_ != nullptr && home_->holds(slots_[i]) ? 1 : 2;
+  }
+}
+
+void Frame::note_homes(std::vector<unsigned char>* lived) {
+  lived_ = lived;
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    note_home(i);
+  }
 }
 
 void Frame::release_after(std::size_t k) {

@@ -76,6 +76,9 @@ class Frame {
   PyObject* get(int id) const { return slots_[static_cast<std::size_t>(id)]; }
   // Stores a new reference as value `id`'s.
   void set_owned(int id, PyObject* value);
+  // From now on, where each value lives is noted in `lived` (one per value: 1 a value of the
+  // frame's home, 2 a host object; the last one set), the values set so far first.
+  void note_homes(std::vector<unsigned char>* lived);
   // Frees the results step `k` is the last to need (into the pool, when there is one).
   void release_after(std::size_t k);
   // Where released arrays go, for later outputs to take (graph/exec/buffer_pool.hpp); none by
@@ -119,6 +122,8 @@ class Frame {
   std::vector<PyObject*>& args_;
   BufferPool* pool_ = nullptr;
   ValueHome* home_;  // the thread's when the frame was made (graph/exec/value_home.hpp)
+  std::vector<unsigned char>* lived_ = nullptr;  // (note_homes)
+  void note_home(std::size_t i);
 };
 
 // Checks the number of inputs a compiled graph was called with (false with TypeError set).
