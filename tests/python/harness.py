@@ -14,6 +14,10 @@ import pytest
 import sot
 from sot import capture as cap
 
+# The cuda tests run on the real device where SOT_CUDA_REAL=1 (tests/device/cuda_check.sh, on a GPU), else on the
+# simulated one, whose counts (cuda_simulated_counts) only it keeps.
+CUDA_REAL = os.environ.get("SOT_CUDA_REAL") == "1"
+
 
 def in_child(body):
     """Calls ``body()`` in a forked child; its exception (traceback) or crash (signal) fails the calling test."""

@@ -10,6 +10,8 @@ import shutil
 import numpy as np
 import pytest
 
+from harness import CUDA_REAL
+
 import sot
 
 G = sot._sot.graph
@@ -76,7 +78,7 @@ def test_copies_and_fills_of_device_arrays_are_numpys_and_stay_on_the_device(dty
         same(f(x), made_from(x))
         # the operand in, the seven arrays returned out; nothing else either way
         assert moved() == (1, 7), k
-        assert G.cuda_simulated_counts()["launches"] > before
+        assert CUDA_REAL or G.cuda_simulated_counts()["launches"] > before
 
 
 def test_integer_copies_and_zeros_on_the_device():
@@ -149,7 +151,7 @@ def test_a_jacobi_loop_copying_its_array_each_step_moves_it_once_each_way(steps)
         same(f(u, steps), jacobi(u, steps))
         assert moved() == (1, 1), k
         # the copy and the slice's group, two launches a step (a new array a step: replayed in a cycle of two)
-        assert G.cuda_simulated_counts()["launches"] == 3 * steps, k
+        assert CUDA_REAL or G.cuda_simulated_counts()["launches"] == 3 * steps, k
     plan = sot.explain(sot.jit(jacobi, backend="cuda"), data(9, (2048,), np.float64), steps).graphs[0]
     plan["compiled"](data(10, (2048,), np.float64))
     assert plan["compiled"].plan()["resident"]["replayed_steps"] == steps - 4
