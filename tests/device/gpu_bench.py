@@ -194,6 +194,28 @@ def wave(u0, steps):
     return u
 
 
+def jacobi(u, steps):
+    for _ in range(steps):
+        new = u.copy()
+        new[1:-1] = 0.5 * (u[2:] + u[:-2])
+        u = new
+    return u
+
+
+def jacobi_until(u0, steps):
+    # a while loop on a convergence test (never met here: `steps` steps), its test read from the device each step
+    u = u0.copy()
+    err = 1.0
+    it = 0
+    while err > 1e-300 and it < steps:
+        new = u.copy()
+        new[1:-1] = 0.5 * (u[2:] + u[:-2])
+        err = np.sqrt(((new - u) ** 2).sum())
+        u = new
+        it += 1
+    return u
+
+
 def jax_heat(jax, jnp):
     def step(_, u):
         return u.at[1:-1].set(u[1:-1] + 0.1 * (u[2:] - 2 * u[1:-1] + u[:-2]))
@@ -277,7 +299,8 @@ def main():
     print({k: round(v, 1) for k, v in report.items() if k.endswith("GBps")}, flush=True)
     print(f"{'function (ms)':24} " + " ".join(f"{c:>10}" for c in COLUMNS) + " ours GB/s  graphs, breaks, error", flush=True)
     only = set(opts.only.split(",")) if opts.only else None
-    loops = [("heat", heat, 1 << 20, 100), ("wave", wave, 1 << 20, 100), ("heat", heat, 1 << 16, 500)]
+    loops = [("heat", heat, 1 << 20, 100), ("wave", wave, 1 << 20, 100), ("heat", heat, 1 << 16, 500),
+             ("jacobi", jacobi, 1 << 20, 100), ("jacobi_until", jacobi_until, 1 << 20, 100)]
     for name, fn, n, steps in loops:
         if only and name not in only:
             continue
