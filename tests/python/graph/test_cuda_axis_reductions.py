@@ -216,7 +216,8 @@ def test_a_while_loop_on_a_max_copies_no_array_per_step():
         got, plain = f(x, 1e-3), shrink_until(x, 1e-3)
         assert got[1] == plain[1] > 10 and np.array_equal(got[0], plain[0]), k
         assert moved()[:2] == (1, 1), k  # (before: the array out every step, for NumPy's max)
-        assert CUDA_REAL or G.cuda_simulated_counts()["synchronizations"] == plain[1] + 1, k
+        # (the max copied out each step, the flags read at every 32nd read and at the end)
+        assert CUDA_REAL or G.cuda_simulated_counts()["synchronizations"] == plain[1] // 32 + 1, k
 
 
 def fills(x):

@@ -37,7 +37,7 @@ def jacobi_until(u0, tol, most):
 
 
 @pytest.mark.parametrize("most", [60, 200])
-def test_a_while_loop_waits_once_a_step_for_its_test(most):
+def test_a_while_loop_reads_its_test_each_step_and_its_flags_in_batches(most):
     f = sot.jit(jacobi_until, backend="cuda")
     f(data(0, 4096), 1e-3, most)  # (the first call checks each group's dtypes on the host)
     for k in range(2):
@@ -48,8 +48,11 @@ def test_a_while_loop_waits_once_a_step_for_its_test(most):
         plain = jacobi_until(u0, 1e-3, most)
         assert np.array_equal(got[0], plain[0]) and got[1] == plain[1] == most and got[2] == plain[2], k
         assert type(got[2]) is type(plain[2]) is np.float64
-        # one wait a step, for the test's sum (before: two, each group then waiting for its own flag word)
-        assert CUDA_REAL or counts["synchronizations"] == most, counts
+        # the test's sum copied out each step (its copy waits for the kernels before it), the flag word read at every
+        # 32nd such read and at the end: before, two waits and three reads a step, each group then reading a flag
+        # word of its own
+        assert CUDA_REAL or counts["synchronizations"] == most // 32 + 1, counts
+        assert CUDA_REAL or counts["to_host"] == most + most // 32 + 2, counts  # (+ the flag word, the result)
         assert CUDA_REAL or counts["zeroed"] == 1, counts  # (the run's one flag word; before, one a group a step)
 
 
@@ -78,3 +81,40 @@ def test_a_scalar_step_that_flags_an_error_warns_or_raises_as_numpy(state):
         assert got_w == plain_w, (d, got_w, plain_w)
         assert (d == 0.0 and state is None) == (plain_w != [])
         assert np.array_equal(got[0], plain[0]) and got[1] == plain[1] and type(got[1]) is type(plain[1])
+
+
+def until_divided(u0, w, most):
+    u = u0.copy()
+    err = 1.0
+    it = 0
+    while err > 1e-300 and it < most:
+        new = u / w  # (w holds a zero from the start where the test asks: every step divides by it)
+        err = np.abs(new - u).sum()
+        u = new * 0.5
+        it += 1
+    return u, it
+
+
+@pytest.mark.parametrize("state", ["warn", "raise"])
+def test_an_error_seen_only_at_a_batched_flag_read_runs_the_call_again_on_the_host(state):
+    """The flags of a while loop's steps are read every 32 steps: a division by zero at the first step is seen later,
+    and the call runs again on the host from the caller's untouched arrays: NumPy's warning once, or its exception."""
+    f = sot.jit(until_divided, backend="cuda")
+    u0, w = data(7, 500), np.abs(data(8, 500)) + 1.0
+    f(u0, w, 80)
+    f(u0, w, 80)
+    w0 = w.copy()
+    w0[123] = 0.0
+    for k in range(2):
+        with np.errstate(divide=state, invalid="ignore"):
+            if state == "raise":
+                with pytest.raises(FloatingPointError) as got:
+                    f(u0, w0, 80)
+                with pytest.raises(FloatingPointError) as plain:
+                    until_divided(u0, w0, 80)
+                assert str(got.value) == str(plain.value), k
+                continue
+            got, got_w = warned(lambda: f(u0, w0, 80))
+            plain, plain_w = warned(lambda: until_divided(u0, w0, 80))
+        assert got_w == plain_w != [], k
+        assert got[1] == plain[1] and np.array_equal(got[0], plain[0], equal_nan=True), k

@@ -378,7 +378,7 @@ class CudaGroup final : public GroupKernel {
         continue;
       }
       r.did_host_work();
-      if (!r.check_flags()) {  // (the value is read now: the kernels before it were right)
+      if (!r.check_flags_before_read()) {
         return Outcome::kError;
       }
       py::object out = loaded_module("numpy").attr("empty")(int_tuple(v.shape), dtypes_[b]);

@@ -209,7 +209,7 @@ PyObject* full_extreme(Residency& r, Reduction::Fn kind, const DeviceValue& x) {
     return nullptr;
   }
   r.did_host_work();
-  if (!r.check_flags()) {
+  if (!r.check_flags_before_read()) {
     return nullptr;  // (the rerun error set: the run goes to the host)
   }
   double value = 0;

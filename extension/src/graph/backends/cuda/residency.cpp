@@ -177,6 +177,13 @@ bool Residency::check_flags() {
   return false;
 }
 
+bool Residency::check_flags_before_read() {
+  if (optimistic_ && pending_ && ++unchecked_reads_ % kFlagBatch != 0) {
+    return true;
+  }
+  return check_flags();
+}
+
 void Residency::time(std::uint64_t start, std::uint64_t end, double* seconds) {
   timings_.push_back(Timing{start, end, seconds});
 }

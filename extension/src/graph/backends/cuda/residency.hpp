@@ -102,6 +102,14 @@ class Residency final : public ValueHome {
   // The flag word read where kernels ran with it since it was last read: false with the rerun
   // error set (rerun_on_host) when it says an error the error state reports.
   bool check_flags();
+  // Before a value the device made is copied out for Python code to read (a full reduction's
+  // scalar): while the run is optimistic, the flags are read at every kFlagBatch-th such read
+  // only (batched checks: a while loop's test read each step waits once, not twice). A value read
+  // before an error is seen is one NumPy computes too (the kernels follow IEEE arithmetic as its
+  // loops do); only steps that change nothing read it, and anything the caller could see reads
+  // the flags first (leave_optimism), as the run's end does. Else as check_flags().
+  bool check_flags_before_read();
+  static constexpr std::uint64_t kFlagBatch = 32;
   // Something the caller could see is about to happen (a step on the host, a copy out): the flags
   // checked, and no more optimism; false with an error set.
   bool leave_optimism();
@@ -176,9 +184,10 @@ class Residency final : public ValueHome {
   pybind11::object as_cupy_;             // cupy.asarray where a CuPy array came in
   bool dirty_ = false;                   // a tracked block's origin may be stale
   bool optimistic_ = true;
-  bool pending_ = false;     // kernels ran with the flag word since it was last read
-  bool abandoned_ = false;   // the flags said so: nothing is copied out
-  std::uint64_t flags_ = 0;  // the flag word (the pool's; given back at the end)
+  bool pending_ = false;               // kernels ran with the flag word since it was last read
+  std::uint64_t unchecked_reads_ = 0;  // values read while the flags were left unread
+  bool abandoned_ = false;             // the flags said so: nothing is copied out
+  std::uint64_t flags_ = 0;            // the flag word (the pool's; given back at the end)
   struct Timing {
     std::uint64_t start = 0;
     std::uint64_t end = 0;
