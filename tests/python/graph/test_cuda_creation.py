@@ -196,3 +196,69 @@ def test_a_loops_last_values_after_replayed_steps(fn, replayed, steps):
         u = data(21 + k, (512,), np.float64)
         same(compiled(u), fn(u, steps))
     assert compiled.plan()["resident"]["replayed_steps"] == (3 * (steps - 4) if replayed else 0)
+
+
+# Numbers set into a float device array's basic slice or element (DeviceArray.__setitem__): the fill kernel on the
+# device, any strides; before, each such step copied the array out and back in.
+
+def heat_bounded(u, steps):
+    for _ in range(steps):
+        u[1:-1] = u[1:-1] + 0.1 * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+        u[0] = 1.0  # (boundary values set every step)
+        u[-1] = 0
+    return u
+
+
+def plate(u, steps, edge):
+    for _ in range(steps):
+        u[1:-1, 1:-1] = 0.25 * (u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2])
+        u[:, 0] = edge  # (a column: a strided view)
+        u[0, 2:5] = 0.1
+    return u
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("steps", [36, 37])
+def test_boundary_values_set_each_step_stay_on_the_device(dtype, steps):
+    f = sot.jit(heat_bounded, backend="cuda")
+    f(data(30, (1000,), dtype), steps)
+    for k in range(2):
+        u = data(31 + k, (1000,), dtype)
+        plain = u.copy()
+        moved()
+        got = f(u, steps)
+        assert moved() == (1, 1), k  # (before: the array out and in at each of the two stores, every step)
+        assert got is u and np.array_equal(u, heat_bounded(plain, steps)), k
+    compiled = sot.explain(sot.jit(heat_bounded, backend="cuda"), data(40, (1000,), dtype), steps).graphs[0]["compiled"]
+    compiled(data(41, (1000,), dtype))
+    assert compiled.plan()["resident"]["replayed_steps"] == steps - 3  # (the stores' launches replay too)
+
+
+@pytest.mark.parametrize("edge", [2.5, np.float64(-1.25), np.float32(0.1), 3])
+def test_numbers_into_strided_views_and_elements(edge):
+    f = sot.jit(plate, backend="cuda")
+    f(data(50, (40, 30), np.float32), 5, edge)
+    for k in range(2):
+        u = data(51 + k, (40, 30), np.float32)
+        plain = u.copy()
+        moved()
+        assert f(u, 5, edge) is u
+        assert moved() == (1, 1), k
+        assert np.array_equal(u, plate(plain, 5, edge)), k
+
+
+def int_store(a, steps):
+    for _ in range(steps):
+        a[1:] = a[1:] + a[:-1]
+        a[0] = 7  # (an int array: NumPy's casts, on the host)
+    return a
+
+
+def test_numbers_into_integer_arrays_run_on_the_host_as_numpy():
+    f = sot.jit(int_store, backend="cuda")
+    a = data(60, (100,), np.int64)
+    f(a.copy(), 4)
+    for k in range(2):
+        a = data(61 + k, (100,), np.int64)
+        plain = a.copy()
+        assert np.array_equal(f(a, 4), int_store(plain, 4)), k

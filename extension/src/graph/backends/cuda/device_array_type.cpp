@@ -5,6 +5,7 @@
 // residency), so a DeviceArray behaves as the NumPy array it stands for.
 #include <pybind11/pybind11.h>
 
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,7 +76,7 @@ bool apply_item(PyObject* item, const DeviceValue& in, std::size_t axis, DeviceV
 }
 
 // The view `v[key]` for a basic key of ints and slices leaving at least one axis, else nullopt.
-std::optional<DeviceValue> basic_view(const DeviceValue& v, PyObject* key) {
+std::optional<DeviceValue> basic_view(const DeviceValue& v, PyObject* key, bool element = false) {
   std::vector<PyObject*> items;
   if (PyTuple_CheckExact(key)) {
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); ++i) {
@@ -98,7 +99,7 @@ std::optional<DeviceValue> basic_view(const DeviceValue& v, PyObject* key) {
       return std::nullopt;
     }
   }
-  if (out.shape.empty()) {
+  if (out.shape.empty() && !element) {
     return std::nullopt;  // (an element: NumPy gives a scalar)
   }
   return out;
@@ -137,6 +138,33 @@ bool writeable(const DeviceBlock& b) {
          (b.origin == nullptr || (array_fields(b.origin)->flags & kArrayWriteable) != 0);
 }
 
+// A value a float array's element takes as NumPy casts it from a double: a Python float, an int a
+// double holds exactly, a NumPy float64 or float32 scalar; nullopt for anything else.
+std::optional<double> fill_number(PyObject* v) {
+  if (PyFloat_Check(v)) {  // (a Python float or NumPy's float64, a subclass of it)
+    return PyFloat_AS_DOUBLE(v);
+  }
+  if (PyLong_CheckExact(v)) {
+    int overflow = 0;
+    const long long n = PyLong_AsLongLongAndOverflow(v, &overflow);
+    constexpr long long kExact = 1LL << 53;
+    if (overflow == 0 && n <= kExact && n >= -kExact && PyErr_Occurred() == nullptr) {
+      return static_cast<double>(n);
+    }
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  if (std::strcmp(Py_TYPE(v)->tp_name, "numpy.float32") == 0) {
+    const double d = PyFloat_AsDouble(v);
+    if (d == -1.0 && PyErr_Occurred() != nullptr) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
+    return d;
+  }
+  return std::nullopt;
+}
+
 void setitem(const py::object& self, const py::object& key, const py::object& value) {
   const DeviceValue& v = *py::cast<DeviceValue*>(self);
   Residency* r = current_residency();
@@ -148,6 +176,21 @@ void setitem(const py::object& self, const py::object& key, const py::object& va
         throw py::error_already_set();
       }
       if (copy_on_device(*r, *view, *src, &why)) {
+        return;
+      }
+    }
+  }
+  // A number into a float array's basic slice or element: filled on the device (a boundary value
+  // set each step: `u[0] = 1.0`).
+  const std::optional<double> number = r != nullptr ? fill_number(value.ptr()) : std::nullopt;
+  if (number && (v.dtype() == DType::kFloat64 || v.dtype() == DType::kFloat32) &&
+      writeable(*v.block)) {
+    if (auto view = basic_view(v, key.ptr(), true)) {
+      std::string why;
+      if (!r->before_write(v.block)) {
+        throw py::error_already_set();
+      }
+      if (fill_on_device(*r, *view, *number, &why)) {
         return;
       }
     }

@@ -115,13 +115,16 @@ bool copy_on_device(Residency& r, const DeviceValue& dst, const DeviceValue& src
 
 namespace {
 
-// The fill kernel of one dtype: every element of buffer 0 the kernel's one scalar.
-OwnKernel& fill_kernel(DeviceApi& device, DType dtype) {
-  const std::string name = "fill_" + std::string(graph::name(dtype));
+// The fill kernel of one dtype and rank: every element of buffer 0 (any strides) the kernel's one
+// scalar.
+OwnKernel& fill_kernel(DeviceApi& device, DType dtype, std::size_t rank) {
+  const std::string name = "fill_" + std::string(graph::name(dtype)) + "_" + std::to_string(rank);
   return own_kernel(device, name, [&] {
     kir::Kernel k;
     k.name = name;
-    k.domain.push_back(kir::Dim{1, 0});
+    for (std::size_t d = 0; d < rank; ++d) {
+      k.domain.push_back(kir::Dim{1, static_cast<int>(d)});
+    }
     k.buffers.push_back(kir::Buffer{-1, dtype, k.domain, true, false});
     kir::Expr value;
     value.kind = kir::Expr::Kind::kScalar;
@@ -141,14 +144,15 @@ bool fill_on_device(Residency& r, const DeviceValue& dst, double value, std::str
     *why = "a fill of a dtype other than float64 or float32";
     return false;
   }
-  if (!dst.c_contiguous()) {
-    *why = "a fill of an array that is not C-contiguous";
-    return false;
-  }
   if (dst.size() == 0) {
     return true;
   }
-  OwnKernel& fk = fill_kernel(r.device(), dst.dtype());
+  // (an element, a 0-d view, as one of one element)
+  const std::vector<std::int64_t> shape =
+      dst.shape.empty() ? std::vector<std::int64_t>{1} : dst.shape;
+  const std::vector<std::int64_t> strides =
+      dst.shape.empty() ? std::vector<std::int64_t>{itemsize(dst.dtype())} : dst.strides;
+  OwnKernel& fk = fill_kernel(r.device(), dst.dtype(), shape.size());
   if (!fk.cuda->usable()) {
     *why = fk.cuda->why();
     return false;
@@ -159,12 +163,11 @@ bool fill_on_device(Residency& r, const DeviceValue& dst, double value, std::str
   }
   std::uint64_t bits = 0;
   std::memcpy(&bits, &value, sizeof bits);
-  const DeviceArray flat{dst.block->address + static_cast<std::uint64_t>(dst.offset),
-                         {dst.size()},
-                         {itemsize(dst.dtype())}};
+  const DeviceArray target{dst.block->address + static_cast<std::uint64_t>(dst.offset), shape,
+                           strides};
   Staging staging(*r.pool());
   std::uint64_t launches = 0;
-  if (fk.cuda->launch(fk.k, {dst.size()}, {flat}, {bits}, flags, staging, &launches, why) !=
+  if (fk.cuda->launch(fk.k, shape, {target}, {bits}, flags, staging, &launches, why) !=
       CudaKernel::Launched::kQueued) {
     return false;
   }

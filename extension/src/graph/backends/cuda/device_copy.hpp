@@ -1,7 +1,7 @@
 // Copies and fills on the device, by the backend's own kernels (cuda_kernel.hpp: kernels of the
 // kernel IR that no fused group lowers): a copy kernel per dtype and rank (dst[i] = src[i] over
-// dst's shape, src broadcast) and a fill kernel per dtype (every element one value). They never
-// report a floating-point error, and write a flag word of their own that nothing reads.
+// dst's shape, src broadcast) and a fill kernel per dtype and rank (every element one value). They
+// never report a floating-point error, and write a flag word of their own that nothing reads.
 #pragma once
 
 #include <string>
@@ -20,8 +20,8 @@ bool launch_copy(Residency& r, const DeviceValue& dst, const DeviceValue& src, s
 // temporary block when the two overlap; false with `why` (nothing written) when it cannot.
 bool copy_on_device(Residency& r, const DeviceValue& dst, const DeviceValue& src, std::string* why);
 
-// Sets every element of `dst`, a whole float64 or float32 block current on the device, to `value`
-// (cast to its dtype as NumPy casts a Python float); false with `why`.
+// Sets every element of `dst` (a float64 or float32 array or view, any strides; 0-d: one element)
+// to `value`, cast to its dtype as NumPy casts a Python float; false with `why`.
 bool fill_on_device(Residency& r, const DeviceValue& dst, double value, std::string* why);
 
 }  // namespace sot::graph
