@@ -1,5 +1,5 @@
 """Steps on NumPy scalars do not stop the device (graph/exec/program.cpp, run_step): a ufunc or an operator of Python
-numbers and NumPy scalars (``sqrt(err)``, ``err > tol``, err a full reduction's result read from the device) runs
+numbers and NumPy floating scalars (``sqrt(err)``, ``err > tol``, err a full reduction's result read from the device) runs
 under ``errstate(all="raise")``; where NumPy flags nothing it changed nothing and warned of nothing, so the run keeps
 its optimism (one flag word for the run, no wait per group). Where NumPy flags an error, the step runs again as a
 host step with the caller's error state: its warning once, or its exception, as plain NumPy. On the simulated

@@ -430,13 +430,13 @@ bool is_python_scalar(PyObject* a) {
          PyComplex_CheckExact(a);
 }
 
-// Whether `a` is a NumPy scalar of a number or bool type (immutable, no array: nothing a home
-// holds or an array could alias).
-bool is_numpy_number(PyObject* a) {
-  static PyObject* const number = py::object(loaded_module("numpy").attr("number")).release().ptr();
-  static PyObject* const boolean = py::object(loaded_module("numpy").attr("bool_")).release().ptr();
-  return PyObject_TypeCheck(a, reinterpret_cast<PyTypeObject*>(number)) != 0 ||
-         PyObject_TypeCheck(a, reinterpret_cast<PyTypeObject*>(boolean)) != 0;
+// Whether `a` is a NumPy scalar of a floating type (immutable, no array: nothing a home holds or an
+// array could alias; its arithmetic's only warnings are floating-point errors, which NumPy's error
+// state raises: NumPy's integer scalars may warn of other things, and are left out).
+bool is_numpy_float(PyObject* a) {
+  static PyObject* const floating =
+      py::object(loaded_module("numpy").attr("floating")).release().ptr();
+  return PyObject_TypeCheck(a, reinterpret_cast<PyTypeObject*>(floating)) != 0;
 }
 
 // Whether every argument is None or a Python bool, int, float or complex (exactly: no subclass,
@@ -462,14 +462,14 @@ bool is_number_function(PyObject* fn) {
          std::find(operators.begin(), operators.end(), fn) != operators.end();
 }
 
-// Whether `s` calls a ufunc or an operator on Python numbers and NumPy scalars of numbers alone,
+// Whether `s` calls a ufunc or an operator on Python numbers and NumPy floating scalars alone,
 // with no keywords (`sqrt(err)`, `err > tol`: err a full reduction's result).
 bool scalar_number_step(const Program::Step& s, const std::vector<PyObject*>& args) {
   if (!s.kwnames.is_none() || !is_number_function(s.fn.ptr())) {
     return false;
   }
   return std::all_of(args.begin(), args.end(),
-                     [](PyObject* a) { return is_python_scalar(a) || is_numpy_number(a); });
+                     [](PyObject* a) { return is_python_scalar(a) || is_numpy_float(a); });
 }
 
 // The step called under errstate(all="raise"): its result where NumPy flagged no floating-point
