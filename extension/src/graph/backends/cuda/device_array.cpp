@@ -2,6 +2,7 @@
 
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -248,6 +249,31 @@ PyObject* host_array(const DeviceValue& v) {
     e.restore();
     return nullptr;
   }
+}
+
+std::optional<double> fill_number(PyObject* v, bool numpy_floats) {
+  if (numpy_floats ? PyFloat_Check(v) : PyFloat_CheckExact(v)) {  // (NumPy's float64 subclasses it)
+    return PyFloat_AS_DOUBLE(v);
+  }
+  if (PyLong_CheckExact(v)) {
+    int overflow = 0;
+    const long long n = PyLong_AsLongLongAndOverflow(v, &overflow);
+    constexpr long long kExact = 1LL << 53;
+    if (overflow == 0 && PyErr_Occurred() == nullptr && n <= kExact && n >= -kExact) {
+      return static_cast<double>(n);
+    }
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  if (numpy_floats && std::strcmp(Py_TYPE(v)->tp_name, "numpy.float32") == 0) {
+    const double d = PyFloat_AsDouble(v);
+    if (d == -1.0 && PyErr_Occurred() != nullptr) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
+    return d;
+  }
+  return std::nullopt;
 }
 
 }  // namespace sot::graph

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,15 @@ class DeviceValue {
   bool c_contiguous() const;
   DeviceArray launch_array() const { return {block->address + offset, shape, strides}; }
 };
+
+// Whether `t` is float64 or float32: the dtypes the device's products, reductions and fills take.
+inline bool is_float64_or_32(DType t) {
+  return t == DType::kFloat64 || t == DType::kFloat32;
+}
+
+// A number as the double NumPy casts a float array's fill from: a Python float or an int a double
+// holds exactly, and with `numpy_floats` NumPy's float64 and float32 scalars too; else nullopt.
+std::optional<double> fill_number(PyObject* v, bool numpy_floats);
 
 // The block's whole array as a value.
 std::shared_ptr<DeviceValue> whole_value(std::shared_ptr<DeviceBlock> block);

@@ -5,7 +5,6 @@
 // residency), so a DeviceArray behaves as the NumPy array it stands for.
 #include <pybind11/pybind11.h>
 
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -138,33 +137,6 @@ bool writeable(const DeviceBlock& b) {
          (b.origin == nullptr || (array_fields(b.origin)->flags & kArrayWriteable) != 0);
 }
 
-// A value a float array's element takes as NumPy casts it from a double: a Python float, an int a
-// double holds exactly, a NumPy float64 or float32 scalar; nullopt for anything else.
-std::optional<double> fill_number(PyObject* v) {
-  if (PyFloat_Check(v)) {  // (a Python float or NumPy's float64, a subclass of it)
-    return PyFloat_AS_DOUBLE(v);
-  }
-  if (PyLong_CheckExact(v)) {
-    int overflow = 0;
-    const long long n = PyLong_AsLongLongAndOverflow(v, &overflow);
-    constexpr long long kExact = 1LL << 53;
-    if (overflow == 0 && n <= kExact && n >= -kExact && PyErr_Occurred() == nullptr) {
-      return static_cast<double>(n);
-    }
-    PyErr_Clear();
-    return std::nullopt;
-  }
-  if (std::strcmp(Py_TYPE(v)->tp_name, "numpy.float32") == 0) {
-    const double d = PyFloat_AsDouble(v);
-    if (d == -1.0 && PyErr_Occurred() != nullptr) {
-      PyErr_Clear();
-      return std::nullopt;
-    }
-    return d;
-  }
-  return std::nullopt;
-}
-
 void setitem(const py::object& self, const py::object& key, const py::object& value) {
   const DeviceValue& v = *py::cast<DeviceValue*>(self);
   Residency* r = current_residency();
@@ -182,9 +154,8 @@ void setitem(const py::object& self, const py::object& key, const py::object& va
   }
   // A number into a float array's basic slice or element: filled on the device (a boundary value
   // set each step: `u[0] = 1.0`).
-  const std::optional<double> number = r != nullptr ? fill_number(value.ptr()) : std::nullopt;
-  if (number && (v.dtype() == DType::kFloat64 || v.dtype() == DType::kFloat32) &&
-      writeable(*v.block)) {
+  const std::optional<double> number = r != nullptr ? fill_number(value.ptr(), true) : std::nullopt;
+  if (number && is_float64_or_32(v.dtype()) && writeable(*v.block)) {
     if (auto view = basic_view(v, key.ptr(), true)) {
       std::string why;
       if (!r->before_write(v.block)) {

@@ -140,7 +140,7 @@ OwnKernel& fill_kernel(DeviceApi& device, DType dtype, std::size_t rank) {
 }  // namespace
 
 bool fill_on_device(Residency& r, const DeviceValue& dst, double value, std::string* why) {
-  if (dst.dtype() != DType::kFloat64 && dst.dtype() != DType::kFloat32) {
+  if (!is_float64_or_32(dst.dtype())) {
     *why = "a fill of a dtype other than float64 or float32";
     return false;
   }

@@ -76,28 +76,6 @@ bool keeps_c_order(const DeviceValue& v) {
   return true;
 }
 
-// full_like's fill value as the double NumPy casts from: a Python float, or an int that a double
-// holds exactly.
-std::optional<double> fill_value(PyObject* v) {
-  if (PyFloat_CheckExact(v)) {
-    return PyFloat_AS_DOUBLE(v);
-  }
-  if (PyLong_CheckExact(v)) {
-    int overflow = 0;
-    const long long n = PyLong_AsLongLongAndOverflow(v, &overflow);
-    constexpr long long kExact = 1LL << 53;
-    if (overflow == 0 && !(n == -1 && PyErr_Occurred() != nullptr) && n <= kExact && n >= -kExact) {
-      return static_cast<double>(n);
-    }
-    PyErr_Clear();
-  }
-  return std::nullopt;
-}
-
-bool is_float(DType d) {
-  return d == DType::kFloat64 || d == DType::kFloat32;
-}
-
 // Fills the new block `out` as `made` says (copying from `x`); false with `why`.
 bool make_contents(Residency& r, Made made, const DeviceValue& x, const DeviceValue& out,
                    double value, std::string* why) {
@@ -112,7 +90,7 @@ bool make_contents(Residency& r, Made made, const DeviceValue& x, const DeviceVa
     case Made::kEmpty:
       break;
   }
-  if (is_float(out.dtype())) {
+  if (is_float64_or_32(out.dtype())) {
     return fill_on_device(r, out, 0.0, why);  // (a launch: a loop step making it may replay)
   }
   r.did_host_work();  // (a memset is no launch: a step doing one is not replayed)
@@ -137,8 +115,8 @@ PyObject* run_device_creation(Residency& r, PyObject* fn, PyObject* const* args,
   }
   double value = *made == Made::kOnes ? 1.0 : 0.0;
   if (*made == Made::kOnes || *made == Made::kFull) {
-    const std::optional<double> v = *made == Made::kFull ? fill_value(args[1]) : value;
-    if (!v || !is_float(x->dtype())) {
+    const std::optional<double> v = *made == Made::kFull ? fill_number(args[1], false) : value;
+    if (!v || !is_float64_or_32(x->dtype())) {
       return nullptr;
     }
     value = *v;

@@ -244,7 +244,7 @@ PyObject* run_library_op(Residency& r, PyObject* fn, PyObject* const* args, std:
   auto a = operand(r, x);
   auto b = operand(r, y);
   if (!a || !b || a->dtype() != b->dtype() || a->shape.size() != 2 || b->shape.size() != 2 ||
-      (a->dtype() != DType::kFloat64 && a->dtype() != DType::kFloat32)) {
+      !is_float64_or_32(a->dtype())) {
     return nullptr;
   }
   if (form.transpose_x) {

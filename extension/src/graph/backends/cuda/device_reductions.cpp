@@ -242,8 +242,7 @@ const DeviceValue* lone_float_operand(PyObject* const* args, std::size_t nargs, 
     return nullptr;
   }
   const DeviceValue* x = device_value_of(args[0]);
-  if (x == nullptr || x->shape.empty() ||
-      (x->dtype() != DType::kFloat64 && x->dtype() != DType::kFloat32)) {
+  if (x == nullptr || x->shape.empty() || !is_float64_or_32(x->dtype())) {
     return nullptr;
   }
   return x;
@@ -265,7 +264,7 @@ PyObject* run_device_reduction(Residency& r, PyObject* fn, PyObject* const* args
   }
   const std::optional<Call> call = kind ? parse(args, nargs, kwnames) : std::nullopt;
   const DeviceValue* x = call ? device_value_of(call->x) : nullptr;
-  if (x == nullptr || (x->dtype() != DType::kFloat64 && x->dtype() != DType::kFloat32)) {
+  if (x == nullptr || !is_float64_or_32(x->dtype())) {
     return nullptr;
   }
   const std::optional<std::size_t> axis = ordered_axis(*x, call->axis);
