@@ -43,8 +43,12 @@ def test_a_while_loop_reads_its_test_each_step_and_its_flags_in_batches(most):
     for k in range(2):
         u0 = data(1 + k, 4096)
         G.cuda_simulated_counts(reset=True)
+        G.cuda_transfer_counts(reset=True)
         got = f(u0, 1e-3, most)
         counts = G.cuda_simulated_counts()
+        moved = G.cuda_transfer_counts(reset=True)
+        # its array in once and out once (the copy a step on the device: test_cuda_creation.py)
+        assert (moved["arrays_in"], moved["arrays_out"]) == (1, 1), moved
         plain = jacobi_until(u0, 1e-3, most)
         assert np.array_equal(got[0], plain[0]) and got[1] == plain[1] == most and got[2] == plain[2], k
         assert type(got[2]) is type(plain[2]) is np.float64
