@@ -79,7 +79,7 @@ done
 # device, with the transfer counts the simulated device checks in make test
 SOT_CUDA_REAL=1 timeout 150 "$PY" -m pytest -c tests/pytest.ini -q -p no:cacheprovider \
   -W ignore::DeprecationWarning $G/test_cuda_device_arrays.py $G/test_cuda_axis_reductions.py \
-  $G/test_cuda_creation.py $G/test_cuda_scalar_steps.py \
+  $G/test_cuda_creation.py $G/test_cuda_scalar_steps.py $G/test_cuda_pinned_copies.py \
   > "$L/device_arrays.log" 2>&1 &
 [ -n "${SOT_DEVICE_ONLY:-}" ] || SOT_BACKEND=cuda SOT_CORPUS_PRINT=1 timeout 280 "$PY" -m pytest -n 4 -c tests/pytest.ini -q -p no:cacheprovider \
   -W ignore::DeprecationWarning -s $G/test_corpus.py > "$L/corpus.log" 2>&1 &
@@ -124,6 +124,19 @@ for n in (4096, 1 << 20):
         t, got = best(lambda: h(x.copy(), 500))
         print(f"heat n={n} replay={replay}: {t * 1e3:.2f} ms, eager NumPy {plain * 1e3:.2f} ms "
               f"({plain / t:.1f}x), equal {np.array_equal(got, want)}")
+# host <-> device copies of 256 MB through the page-locked buffers (4 MiB and 16 MiB chunks) and straight from
+# pageable memory (0), best of 3, GB/s each way
+big = np.random.default_rng(3).standard_normal(1 << 25)
+for chunk in (4 << 20, 16 << 20, 0):
+    sot._sot.graph.cuda_staging(chunk)
+    ups, downs = [], []
+    for _ in range(3):  # (a new device array each time: one copies itself to the host once)
+        t = time.perf_counter(); d = sot.to_device(big); ups.append(time.perf_counter() - t)
+        t = time.perf_counter(); back = np.asarray(d); downs.append(time.perf_counter() - t)
+    up, down = min(ups), min(downs)
+    print(f"copies of 256 MB, staging chunk {chunk >> 20} MiB: to the device {big.nbytes / up / 1e9:.1f} GB/s, "
+          f"back {big.nbytes / down / 1e9:.1f} GB/s, equal {np.array_equal(back, big)}")
+sot._sot.graph.cuda_staging(4 << 20)
 PYEOF
 timeout 90 "$PY" /tmp/sot-replay.py 2>&1 | tee "$L/replay.log"
 stamp replay done

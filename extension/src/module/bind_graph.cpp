@@ -4,7 +4,7 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
-
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -26,6 +26,7 @@
 #include "graph/ir/subgraph.hpp"
 #include "graph/runtime/cuda/cuda_driver.hpp"
 #include "graph/runtime/cuda/nvrtc.hpp"
+#include "graph/runtime/cuda/pinned_copies.hpp"
 #include "graph/runtime/cuda/simulated_device.hpp"
 #include "graph/runtime/disk_cache.hpp"
 #include "module/bindings.hpp"
@@ -204,6 +205,24 @@ void bind_cuda_device(py::module_& g) {
               "again without the body's graph call; SOT_CUDA_REPLAY); sets it when given. Returns "
               "the setting before.");
   g.def(
+      "cuda_staging",
+      [](const py::object& chunk_bytes) {
+        std::atomic<std::size_t>& chunk = graph::cuda_staging_chunk();
+        const std::size_t was = chunk.load();
+        if (!chunk_bytes.is_none()) {
+          const auto n = chunk_bytes.cast<long long>();
+          if (n < 0) {
+            throw py::value_error("chunk_bytes must be >= 0 (0: no staging)");
+          }
+          chunk.store(static_cast<std::size_t>(n));
+        }
+        return was;
+      },
+      py::arg("chunk_bytes") = py::none(),
+      "The bytes of each of the two page-locked buffers the cuda backend copies host memory "
+      "through, queued after the work before it (SOT_CUDA_STAGING; 0: straight copies that wait "
+      "for the device); sets it when given. Returns the setting before.");
+  g.def(
       "cuda_transfer_counts",
       [](bool reset) {
         graph::TransferCounts& c = graph::transfer_counts();
@@ -238,6 +257,9 @@ void bind_cuda_device(py::module_& g) {
         out["graphs_made"] = c.graphs_made;
         out["graph_runs"] = c.graph_runs;
         out["synchronizations"] = c.synchronizations;
+        out["staged_to_device"] = c.staged_to_device;
+        out["staged_to_host"] = c.staged_to_host;
+        out["mark_waits"] = c.mark_waits;
         out["modules"] = c.modules;
         out["bad_accesses"] = c.bad_accesses;
         out["live_bytes"] = d.live_bytes();
@@ -248,7 +270,8 @@ void bind_cuda_device(py::module_& g) {
       },
       py::arg("reset") = false,
       "What the simulated CUDA device did: allocations, copies each way and their bytes, zeroings, "
-      "launches, synchronisations, modules loaded, accesses outside any allocation, and the bytes "
+      "launches, synchronisations, chunks queued through page-locked memory each way and waits "
+      "for them, modules loaded, accesses outside any allocation, and the bytes "
       "allocated now; with reset=True the counts start again from 0.");
 }
 

@@ -62,6 +62,33 @@ class DeviceApi {
     return -1;
   }
   virtual void drop_mark(std::uint64_t mark) { (void)mark; }
+  // Blocks the host until `mark` is reached (false with `why` where the device keeps no marks).
+  virtual bool wait_mark(std::uint64_t mark, std::string* why) {
+    (void)mark;
+    *why = "no timing marks on this device";
+    return false;
+  }
+  // Page-locked host memory (nullptr with `why` where the device has none), and copies between it
+  // and the device queued after the work before them, the host going on at once: the memory is
+  // not written (after a copy to the device) or read (after a copy to the host) before a mark
+  // queued after the copy is reached. pinned_copies.hpp copies any host memory through them.
+  virtual void* pinned_alloc(std::size_t bytes, std::string* why) {
+    (void)bytes;
+    *why = "no page-locked memory on this device";
+    return nullptr;
+  }
+  virtual void pinned_free(void* memory) { (void)memory; }
+  virtual bool queue_to_device(std::uint64_t dst, const void* pinned, std::size_t bytes,
+                               std::string* why) {
+    (void)dst, (void)pinned, (void)bytes;
+    *why = "no queued copies on this device";
+    return false;
+  }
+  virtual bool queue_to_host(void* pinned, std::uint64_t src, std::size_t bytes, std::string* why) {
+    (void)pinned, (void)src, (void)bytes;
+    *why = "no queued copies on this device";
+    return false;
+  }
   // A launch sequence made once into a device graph (CUDA graphs), run whole by run_graph: the
   // same kernels on the same argument blocks, each after the one before, queued after the work
   // before it. 0 with `why` where the device has none.

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "graph/runtime/cuda/cuda_device.hpp"
+#include "graph/runtime/cuda/pinned_copies.hpp"
 
 namespace sot::graph {
 
@@ -50,6 +51,17 @@ struct DriverApi {
   int (*graph_launch)(void*, void*) = nullptr;
   int (*graph_exec_destroy)(void*) = nullptr;
   int (*graph_destroy)(void*) = nullptr;
+  // Queued copies through page-locked memory (optional: without them copies wait for the device)
+  int (*event_synchronize)(void*) = nullptr;
+  int (*mem_alloc_host)(void**, std::size_t) = nullptr;
+  int (*mem_free_host)(void*) = nullptr;
+  int (*memcpy_htod_async)(std::uint64_t, const void*, std::size_t, void*) = nullptr;
+  int (*memcpy_dtoh_async)(void*, std::uint64_t, std::size_t, void*) = nullptr;
+  // Stream-ordered allocation from the device's pool (optional, CUDA 11.2 on)
+  int (*mem_alloc_async)(std::uint64_t*, std::size_t, void*) = nullptr;
+  int (*mem_free_async)(std::uint64_t, void*) = nullptr;
+  int (*default_mem_pool)(void**, int) = nullptr;
+  int (*mem_pool_set_attribute)(void*, int, void*) = nullptr;
 };
 
 // The driver API's CUDA_KERNEL_NODE_PARAMS (v2, cuGraphAddKernelNode_v2's; cuda.h of CUDA 12-13).
@@ -63,6 +75,9 @@ struct KernelNodeParams {
   void* kern = nullptr;  // (unused: `func` is set)
   void* ctx = nullptr;
 };
+
+// CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: the bytes a pool keeps at a synchronisation.
+constexpr int kPoolReleaseThreshold = 4;
 
 // CU_DEVICE_ATTRIBUTE_* values of the driver API.
 constexpr int kMultiprocessorCount = 16;
@@ -128,6 +143,24 @@ void bind_graphs(void* lib, DriverApi* api) {
   }
 }
 
+// The queued-copy entry points, all or none (memcpy_htod_async null: none); the same for the
+// stream-ordered allocation (mem_alloc_async null: none).
+void bind_queued(void* lib, DriverApi* api) {
+  if (!(bind(lib, "cuEventSynchronize", &api->event_synchronize) &&
+        bind(lib, "cuMemAllocHost_v2", &api->mem_alloc_host) &&
+        bind(lib, "cuMemFreeHost", &api->mem_free_host) &&
+        bind(lib, "cuMemcpyDtoHAsync_v2", &api->memcpy_dtoh_async) &&
+        bind(lib, "cuMemcpyHtoDAsync_v2", &api->memcpy_htod_async))) {
+    api->memcpy_htod_async = nullptr;
+  }
+  if (!(bind(lib, "cuMemFreeAsync", &api->mem_free_async) &&
+        bind(lib, "cuDeviceGetDefaultMemPool", &api->default_mem_pool) &&
+        bind(lib, "cuMemPoolSetAttribute", &api->mem_pool_set_attribute) &&
+        bind(lib, "cuMemAllocAsync", &api->mem_alloc_async))) {
+    api->mem_alloc_async = nullptr;
+  }
+}
+
 CudaDevice describe(const DriverApi& api, int ordinal) {
   CudaDevice d;
   d.ordinal = ordinal;
@@ -172,6 +205,7 @@ Driver probe_driver() {
     return driver;
   }
   bind_graphs(lib, &api);
+  bind_queued(lib, &api);
   api.driver_version(&s.driver_version);
   if (const int rc = api.init(0); rc != 0) {
     s.reason = "no CUDA device: cuInit failed (" + error_text(api, rc) + ")";
@@ -195,11 +229,14 @@ const Driver& driver() {
 }
 
 // Device 0 through the driver API, in its primary context (made current on the calling thread
-// before each call: any thread may run a graph).
+// before each call: any thread may run a graph). Everything is queued on the legacy default
+// stream, in order, as CuPy's and PyTorch's default streams queue theirs; memory comes from the
+// device's stream-ordered pool where the driver has one (`pooled`), and host memory is copied
+// through page-locked buffers (pinned_copies.hpp) where it has queued copies.
 class DriverDevice final : public DeviceApi {
  public:
-  DriverDevice(const DriverApi& api, const CudaDevice& info, void* context)
-      : api_(api), info_(info), context_(context) {}
+  DriverDevice(const DriverApi& api, const CudaDevice& info, void* context, bool pooled)
+      : api_(api), info_(info), context_(context), pooled_(pooled) {}
 
   std::string arch() const override { return info_.arch(); }
   int multiprocessors() const override { return info_.multiprocessors; }
@@ -235,23 +272,69 @@ class DriverDevice final : public DeviceApi {
 
   std::uint64_t alloc(std::size_t bytes, std::string* why) override {
     std::uint64_t address = 0;
-    return current(why) && ok(api_.mem_alloc(&address, bytes), why) ? address : 0;
+    if (!current(why)) {
+      return 0;
+    }
+    const int rc =
+        pooled_ ? api_.mem_alloc_async(&address, bytes, nullptr) : api_.mem_alloc(&address, bytes);
+    return ok(rc, why) ? address : 0;
   }
 
+  // (a pooled block is given back after the work queued before, without waiting for it)
   void free(std::uint64_t address) override {
     std::string ignored;
     if (current(&ignored)) {
-      api_.mem_free(address);
+      pooled_ ? api_.mem_free_async(address, nullptr) : api_.mem_free(address);
     }
   }
 
   bool copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes,
                       std::string* why) override {
-    return current(why) && ok(api_.memcpy_htod(dst, src, bytes), why);
+    bool staged = false;
+    if (!current(why) || !copies_->to_device(dst, src, bytes, &staged, why) || staged) {
+      return staged;
+    }
+    return ok(api_.memcpy_htod(dst, src, bytes), why);
   }
 
   bool copy_to_host(void* dst, std::uint64_t src, std::size_t bytes, std::string* why) override {
-    return current(why) && ok(api_.memcpy_dtoh(dst, src, bytes), why);
+    bool staged = false;
+    if (!current(why) || !copies_->to_host(dst, src, bytes, &staged, why) || staged) {
+      return staged;
+    }
+    return ok(api_.memcpy_dtoh(dst, src, bytes), why);
+  }
+
+  void* pinned_alloc(std::size_t bytes, std::string* why) override {
+    if (api_.memcpy_htod_async == nullptr) {
+      *why = "the driver has no queued copies";
+      return nullptr;
+    }
+    void* memory = nullptr;
+    return current(why) && ok(api_.mem_alloc_host(&memory, bytes), why) ? memory : nullptr;
+  }
+
+  void pinned_free(void* memory) override {
+    std::string ignored;
+    if (current(&ignored)) {
+      api_.mem_free_host(memory);
+    }
+  }
+
+  bool queue_to_device(std::uint64_t dst, const void* pinned, std::size_t bytes,
+                       std::string* why) override {
+    return current(why) && ok(api_.memcpy_htod_async(dst, pinned, bytes, nullptr), why);
+  }
+
+  bool queue_to_host(void* pinned, std::uint64_t src, std::size_t bytes,
+                     std::string* why) override {
+    return current(why) && ok(api_.memcpy_dtoh_async(pinned, src, bytes, nullptr), why);
+  }
+
+  bool wait_mark(std::uint64_t mark, std::string* why) override {
+    return current(why) &&
+           ok(api_.event_synchronize(reinterpret_cast<void*>(mark)),  // NOLINT(*-int-to-ptr)
+              why);
   }
 
   bool zero(std::uint64_t dst, std::size_t bytes, std::string* why) override {
@@ -357,7 +440,24 @@ class DriverDevice final : public DeviceApi {
   const DriverApi& api_;
   CudaDevice info_;
   void* context_;
+  bool pooled_;
+  // (kept for the process's life: giving its buffers back at exit could outlive the driver)
+  PinnedCopies* copies_ = new PinnedCopies(*this);  // NOLINT(*-owning-memory)
 };
+
+// Whether the device's memory comes from its stream-ordered pool: the driver has one, and
+// SOT_CUDA_POOL is not 0. The pool keeps what is given back (no release at synchronisations).
+bool use_pool(const DriverApi& api, int device) {
+  const char* v = std::getenv("SOT_CUDA_POOL");
+  void* pool = nullptr;
+  if (api.mem_alloc_async == nullptr || (v != nullptr && std::string(v) == "0") ||
+      api.default_mem_pool(&pool, device) != 0) {
+    return false;
+  }
+  std::uint64_t keep = ~std::uint64_t{0};
+  api.mem_pool_set_attribute(pool, kPoolReleaseThreshold, &keep);
+  return true;
+}
 
 }  // namespace
 
@@ -389,7 +489,9 @@ DeviceApi* cuda_device(std::string* why) {
       if (rc != 0) {
         failure = "no CUDA device: the primary context of device 0 (" + error_text(d.api, rc) + ")";
       } else {
-        device = std::make_unique<DriverDevice>(d.api, d.status.devices.front(), context);
+        rc = d.api.ctx_set_current(context);
+        device = std::make_unique<DriverDevice>(d.api, d.status.devices.front(), context,
+                                                rc == 0 && use_pool(d.api, handle));
       }
     }
   }

@@ -115,6 +115,18 @@ void* host_pointer(std::uint64_t address) {
   return reinterpret_cast<void*>(address);  // NOLINT(*-reinterpret-cast,*-int-to-ptr)
 }
 
+// FNV-1a of some bytes.
+std::uint64_t digest(const void* memory, std::size_t bytes) {
+  const auto* p = static_cast<const unsigned char*>(memory);
+  std::uint64_t h = 14695981039346656037ULL;
+  for (std::size_t i = 0; i < bytes; ++i) {
+    h = (h ^ p[i]) * 1099511628211ULL;
+  }
+  return h;
+}
+
+constexpr unsigned char kGarbage = 0xA5;  // what a buffer holds until a copy into it runs
+
 }  // namespace
 
 SimulatedDevice::~SimulatedDevice() {
@@ -187,6 +199,7 @@ std::uint64_t SimulatedDevice::alloc(std::size_t bytes, std::string* why) {
 
 void SimulatedDevice::free(std::uint64_t address) {
   const std::lock_guard<std::mutex> lock(mutex_);
+  run_queued();
   const auto found = live_.find(address);
   if (found == live_.end()) {
     ++counts_.bad_accesses;
@@ -208,29 +221,45 @@ bool SimulatedDevice::inside(std::uint64_t address, std::size_t bytes) const {
 
 bool SimulatedDevice::copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes,
                                      std::string* why) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (!inside(dst, bytes)) {
-    ++counts_.bad_accesses;
-    *why = "simulated device: a copy to memory outside any allocation";
-    return false;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!inside(dst, bytes)) {
+      ++counts_.bad_accesses;
+      *why = "simulated device: a copy to memory outside any allocation";
+      return false;
+    }
+    ++counts_.to_device;
+    counts_.to_device_bytes += bytes;
   }
+  bool staged = false;
+  if (!copies_.to_device(dst, src, bytes, &staged, why) || staged) {
+    return staged;
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  run_queued();
   std::memcpy(host_pointer(dst), src, bytes);
-  ++counts_.to_device;
-  counts_.to_device_bytes += bytes;
   return true;
 }
 
 bool SimulatedDevice::copy_to_host(void* dst, std::uint64_t src, std::size_t bytes,
                                    std::string* why) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (!inside(src, bytes)) {
-    ++counts_.bad_accesses;
-    *why = "simulated device: a copy from memory outside any allocation";
-    return false;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!inside(src, bytes)) {
+      ++counts_.bad_accesses;
+      *why = "simulated device: a copy from memory outside any allocation";
+      return false;
+    }
+    ++counts_.to_host;
+    counts_.to_host_bytes += bytes;
   }
+  bool staged = false;
+  if (!copies_.to_host(dst, src, bytes, &staged, why) || staged) {
+    return staged;
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  run_queued();
   std::memcpy(dst, host_pointer(src), bytes);
-  ++counts_.to_host;
-  counts_.to_host_bytes += bytes;
   return true;
 }
 
@@ -241,6 +270,7 @@ bool SimulatedDevice::zero(std::uint64_t dst, std::size_t bytes, std::string* wh
     *why = "simulated device: zeroing memory outside any allocation";
     return false;
   }
+  run_queued();
   std::memset(host_pointer(dst), 0, bytes);
   ++counts_.zeroed;
   return true;
@@ -255,6 +285,7 @@ bool SimulatedDevice::launch(std::uint64_t function, unsigned grid, unsigned blo
       entry = functions_[function - 1];
     }
     ++counts_.launches;
+    run_queued();
   }
   if (entry == nullptr || grid == 0 || block == 0) {
     *why = "simulated device: a launch of no entry point or of an empty grid";
@@ -267,6 +298,7 @@ bool SimulatedDevice::launch(std::uint64_t function, unsigned grid, unsigned blo
 bool SimulatedDevice::synchronize(std::string* why) {
   (void)why;
   const std::lock_guard<std::mutex> lock(mutex_);
+  run_queued();
   ++counts_.synchronizations;
   return true;
 }
@@ -306,6 +338,10 @@ PyObject* matrix_view(const GemmMatrix& g, char kind, std::int64_t rows, std::in
 bool SimulatedDevice::gemm(char kind, std::int64_t m, std::int64_t n, std::int64_t k,
                            const GemmMatrix& a, const GemmMatrix& b, const GemmMatrix& c,
                            std::string* why) {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    run_queued();
+  }
   std::size_t spans[3] = {0, 0, 0};
   PyObject* views[3] = {matrix_view(a, kind, m, k, &spans[0]),
                         matrix_view(b, kind, k, n, &spans[1]),
@@ -388,6 +424,101 @@ double SimulatedDevice::between(std::uint64_t start, std::uint64_t end) {
 void SimulatedDevice::drop_mark(std::uint64_t mark) {
   const std::lock_guard<std::mutex> lock(mutex_);
   marks_.erase(mark);
+}
+
+bool SimulatedDevice::wait_mark(std::uint64_t mark, std::string* why) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (marks_.count(mark) == 0) {
+    ++counts_.bad_accesses;
+    *why = "simulated device: a wait for a mark that is not there";
+    return false;
+  }
+  run_queued();
+  ++counts_.mark_waits;
+  return true;
+}
+
+void* SimulatedDevice::pinned_alloc(std::size_t bytes, std::string* why) {
+  void* p = std::malloc(std::max<std::size_t>(bytes, 1));  // NOLINT(*-no-malloc, *-owning-memory)
+  if (p == nullptr) {
+    *why = "simulated device: out of page-locked memory";
+    return nullptr;
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  pinned_[p] = bytes;
+  return p;
+}
+
+void SimulatedDevice::pinned_free(void* memory) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto found = pinned_.find(memory);
+  if (found == pinned_.end()) {
+    ++counts_.bad_accesses;
+    return;
+  }
+  const auto* start = static_cast<const char*>(memory);
+  for (const Queued& q : queued_) {
+    const auto* p = static_cast<const char*>(q.pinned);
+    if (p >= start && p < start + found->second) {
+      ++counts_.bad_accesses;  // given back with a copy still queued on it
+    }
+  }
+  run_queued();
+  pinned_.erase(found);
+  std::free(memory);  // NOLINT(*-no-malloc)
+}
+
+bool SimulatedDevice::inside_pinned(const void* memory, std::size_t bytes) const {
+  auto it = pinned_.upper_bound(memory);
+  if (it == pinned_.begin()) {
+    return false;
+  }
+  --it;
+  const auto* start = static_cast<const char*>(it->first);
+  const auto* p = static_cast<const char*>(memory);
+  return p >= start && static_cast<std::size_t>(p - start) + bytes <= it->second;
+}
+
+bool SimulatedDevice::queue_to_device(std::uint64_t dst, const void* pinned, std::size_t bytes,
+                                      std::string* why) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!inside(dst, bytes) || !inside_pinned(pinned, bytes)) {
+    ++counts_.bad_accesses;
+    *why = "simulated device: a queued copy outside any allocation";
+    return false;
+  }
+  queued_.push_back(Queued{true, dst, const_cast<void*>(pinned),  // NOLINT(*-const-cast)
+                           bytes, digest(pinned, bytes)});
+  ++counts_.staged_to_device;
+  return true;
+}
+
+bool SimulatedDevice::queue_to_host(void* pinned, std::uint64_t src, std::size_t bytes,
+                                    std::string* why) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!inside(src, bytes) || !inside_pinned(pinned, bytes)) {
+    ++counts_.bad_accesses;
+    *why = "simulated device: a queued copy outside any allocation";
+    return false;
+  }
+  std::memset(pinned, kGarbage, bytes);
+  queued_.push_back(Queued{false, src, pinned, bytes, 0});
+  ++counts_.staged_to_host;
+  return true;
+}
+
+void SimulatedDevice::run_queued() {
+  for (const Queued& q : queued_) {
+    if (!q.to_device) {
+      std::memcpy(q.pinned, host_pointer(q.address), q.bytes);
+      continue;
+    }
+    if (digest(q.pinned, q.bytes) != q.digest) {
+      ++counts_.bad_accesses;  // the host wrote the buffer before the copy from it ran
+    }
+    std::memcpy(host_pointer(q.address), q.pinned, q.bytes);
+  }
+  queued_.clear();
 }
 
 std::uint64_t SimulatedDevice::make_graph(const std::vector<GraphLaunch>& launches,

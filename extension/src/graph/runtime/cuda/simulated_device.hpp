@@ -4,7 +4,11 @@
 // CUDA's built-ins (a block's threads as host threads meeting at a barrier where the code has
 // __syncthreads, else run one after another; blocks one after another), launches run in order,
 // and everything that moves is counted: allocations, copies each way and their bytes, launches,
-// synchronisations. It needs no NVRTC: modules are loaded from their source.
+// synchronisations. It needs no NVRTC: modules are loaded from their source. Copies queued from
+// or to page-locked memory (pinned_copies.hpp) run only when something waits for them (a launch,
+// a copy, a wait for a mark, a synchronisation), as late as a GPU may run them: a copy from a
+// buffer the host wrote again before that is counted as a bad access, and a buffer a copy to the
+// host is queued into holds garbage until then, so that staging done out of order fails tests.
 #pragma once
 
 #include <atomic>
@@ -16,6 +20,7 @@
 #include <vector>
 
 #include "graph/runtime/cuda/cuda_device.hpp"
+#include "graph/runtime/cuda/pinned_copies.hpp"
 
 namespace sot::graph {
 
@@ -32,8 +37,12 @@ struct SimulatedCounts {
   std::uint64_t graphs_made = 0;  // device graphs made, and runs of them (their kernels counted
   std::uint64_t graph_runs = 0;   // as launches too)
   std::uint64_t synchronizations = 0;
+  std::uint64_t staged_to_device = 0;  // chunks queued from and to page-locked memory
+  std::uint64_t staged_to_host = 0;
+  std::uint64_t mark_waits = 0;    // the host waiting for a mark
   std::uint64_t modules = 0;       // loaded (each compiled for the host, or found in the cache)
-  std::uint64_t bad_accesses = 0;  // copies or frees outside any live allocation (a bug)
+  std::uint64_t bad_accesses = 0;  // copies or frees outside any live allocation, page-locked
+                                   // memory written before its queued copy ran (a bug)
 };
 
 class SimulatedDevice final : public DeviceApi {
@@ -64,6 +73,12 @@ class SimulatedDevice final : public DeviceApi {
   std::uint64_t mark(std::string* why) override;
   double between(std::uint64_t start, std::uint64_t end) override;
   void drop_mark(std::uint64_t mark) override;
+  bool wait_mark(std::uint64_t mark, std::string* why) override;
+  void* pinned_alloc(std::size_t bytes, std::string* why) override;
+  void pinned_free(void* memory) override;
+  bool queue_to_device(std::uint64_t dst, const void* pinned, std::size_t bytes,
+                       std::string* why) override;
+  bool queue_to_host(void* pinned, std::uint64_t src, std::size_t bytes, std::string* why) override;
   // NumPy's matmul on the memory (the GIL held): the products NumPy computes, bit for bit.
   bool gemm(char kind, std::int64_t m, std::int64_t n, std::int64_t k, const GemmMatrix& a,
             const GemmMatrix& b, const GemmMatrix& c, std::string* why) override;
@@ -80,8 +95,20 @@ class SimulatedDevice final : public DeviceApi {
  private:
   using Entry = void (*)(const std::uint64_t* words, std::size_t count, unsigned grid,
                          unsigned block);
-  // Whether [address, address + bytes) lies inside one live allocation.
+  // Whether [address, address + bytes) lies inside one live allocation, or one page-locked one.
   bool inside(std::uint64_t address, std::size_t bytes) const;
+  bool inside_pinned(const void* memory, std::size_t bytes) const;
+  // A copy queued from or to page-locked memory, and the digest of the bytes it copies to the
+  // device as they were when it was queued.
+  struct Queued {
+    bool to_device = true;
+    std::uint64_t address = 0;
+    void* pinned = nullptr;
+    std::size_t bytes = 0;
+    std::uint64_t digest = 0;
+  };
+  // Runs the queued copies, in order (mutex_ held).
+  void run_queued();
 
   mutable std::mutex mutex_;
   std::map<std::uint64_t, std::size_t> live_;  // address -> bytes
@@ -92,6 +119,9 @@ class SimulatedDevice final : public DeviceApi {
   SimulatedCounts counts_;
   std::map<std::uint64_t, std::int64_t> marks_;  // mark -> nanoseconds of the host's clock
   std::uint64_t next_mark_ = 1;
+  std::vector<Queued> queued_;
+  std::map<const void*, std::size_t> pinned_;  // page-locked memory -> bytes
+  PinnedCopies copies_{*this};  // (last: given back first, while the device is whole)
 };
 
 // Whether the cuda backend runs on the simulated device (SOT_CUDA_SIMULATE=1, or set from Python).
