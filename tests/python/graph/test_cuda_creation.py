@@ -1,6 +1,6 @@
 """Arrays made on the device from a device array (graph/backends/cuda/device_creation.hpp), on the simulated device:
-``x.copy()``, ``np.copy``, ``np.zeros_like``, ``empty_like``, ``ones_like`` and ``full_like`` of a value the device
-holds make a new device array, as NumPy's (values bit for bit, dtype, shape, C order), and nothing is copied out for
+``x.copy()``, ``np.copy``, ``np.zeros_like``, ``empty_like``, ``ones_like``, ``full_like`` and ``np.roll`` of a value
+the device holds make a new device array, as NumPy's (values bit for bit, dtype, shape, C order), and nothing is copied out for
 them. Before, each such step copied its operand out and the new array in: a Jacobi loop (``new = u.copy()`` a step)
 moved two arrays each way per step. Layouts NumPy's order "K" keeps (a transposed operand), keyword arguments and
 fill values the kernel cannot take run on the host, as before."""
@@ -117,6 +117,69 @@ def test_a_fill_value_the_kernel_cannot_take_runs_on_the_host():
     x = data(5, (64,), np.float32)
     f(x)
     same(f(x), fills(x))
+
+
+def rolled(x, k):
+    y = x * 2.0
+    return (np.roll(y, 3), np.roll(y, -1, axis=0), np.roll(y, k, axis=-1), np.roll(y, 0), np.roll(y, 10**9 + 7),
+            np.roll(y, 2, 0), y + 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+@pytest.mark.parametrize("shape", [(1000,), (40, 33), (3, 4, 50), (1,)])
+def test_rolls_of_device_arrays_are_numpys_and_stay_on_the_device(dtype, shape):
+    f = sot.jit(rolled, backend="cuda")
+    for shift in (5, -3, 1001):  # (a new shift is a new graph: its first run is the host's)
+        f(data(0, shape, dtype), shift)
+        for k in range(2):
+            x = data(1 + k, shape, dtype)
+            moved()
+            same(f(x, shift), rolled(x, shift))
+            assert moved() == (1, 7), (shift, k)
+
+
+def rolled_on_host(x):
+    y = x * 2.0
+    t = y.T  # (order "K": F order, the host's)
+    return np.roll(t, 1, axis=0), np.roll(y, (1, 2), axis=(0, 1)), np.roll(y[:, ::2], 2), np.roll(y, 1.0)
+
+
+def outcome(fn, *args):
+    try:
+        return fn(*args)
+    except Exception as e:  # (NumPy 2.x rolls by a float shift; 1.24 raises TypeError)
+        return type(e)
+
+
+def test_rolls_the_device_does_not_make_run_on_the_host_as_numpy():
+    f = sot.jit(rolled_on_host, backend="cuda")
+    for k in range(3):
+        x = data(4 + k, (30 + k % 2, 17), np.float64)
+        got, plain = outcome(f, x), outcome(rolled_on_host, x)
+        if isinstance(plain, type):
+            assert got is plain
+        else:
+            same(got, plain)
+    with pytest.raises(np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisError):
+        sot.jit(lambda x: np.roll(x * 2.0, 1, axis=2), backend="cuda")(x)
+
+
+def life(u, steps):
+    for _ in range(steps):
+        u = u + 0.1 * (np.roll(u, 1, axis=0) + np.roll(u, -1, axis=0) + np.roll(u, 1, axis=1)
+                       + np.roll(u, -1, axis=1) - 4.0 * u)
+    return u
+
+
+@pytest.mark.parametrize("steps", [30, 31])
+def test_a_stencil_of_rolls_moves_its_array_once_each_way(steps):
+    f = sot.jit(life, backend="cuda")
+    f(data(8, (64, 48), np.float64), steps)
+    for k in range(2):
+        u = data(9 + k, (64, 48), np.float64)
+        moved()
+        same(f(u, steps), life(u, steps))
+        assert moved() == (1, 1), k
 
 
 def jacobi(u, steps):

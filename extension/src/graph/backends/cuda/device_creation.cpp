@@ -22,7 +22,7 @@ namespace sot::graph {
 
 namespace {
 
-enum class Made : std::uint8_t { kCopyC, kCopyK, kZeros, kEmpty, kOnes, kFull };
+enum class Made : std::uint8_t { kCopyC, kCopyK, kZeros, kEmpty, kOnes, kFull, kRoll };
 
 struct Named {
   PyObject* fn;
@@ -41,6 +41,7 @@ const std::vector<Named>& creations() {
         {numpy.attr("empty_like"), Made::kEmpty},
         {numpy.attr("ones_like"), Made::kOnes},
         {numpy.attr("full_like"), Made::kFull},
+        {numpy.attr("roll"), Made::kRoll},
     };
     for (const auto& [fn, made] : named) {
       t->push_back(Named{py::object(fn).release().ptr(), made});
@@ -88,6 +89,7 @@ bool make_contents(Residency& r, Made made, const DeviceValue& x, const DeviceVa
       return fill_on_device(r, out, value, why);
     case Made::kZeros:
     case Made::kEmpty:
+    case Made::kRoll:  // (roll_into)
       break;
   }
   if (is_float64_or_32(out.dtype())) {
@@ -101,12 +103,111 @@ bool make_contents(Residency& r, Made made, const DeviceValue& x, const DeviceVa
   return true;
 }
 
+// An integer as NumPy's roll takes a shift or an axis (a Python int, or NumPy's integer scalars;
+// no bool, no array): nullopt where the host should take it.
+std::optional<std::int64_t> int_argument(PyObject* v) {
+  if (PyBool_Check(v) || !(PyLong_Check(v) || PyIndex_Check(v)) ||
+      PyObject_HasAttrString(v, "shape") != 0) {
+    return std::nullopt;
+  }
+  const Py_ssize_t n = PyNumber_AsSsize_t(v, nullptr);
+  if (n == -1 && PyErr_Occurred() != nullptr) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return n;
+}
+
+// `v` over `length` items of axis `axis` from item `start` on.
+DeviceValue axis_slice(const DeviceValue& v, std::size_t axis, std::int64_t start,
+                       std::int64_t length) {
+  DeviceValue s = v;
+  s.whole = false;
+  s.offset += start * v.strides[axis];
+  s.shape[axis] = length;
+  return s;
+}
+
+// `v` C-contiguous as one axis.
+DeviceValue flat(const DeviceValue& v) {
+  DeviceValue f = v;
+  f.whole = false;
+  f.shape = {v.size()};
+  f.strides = {static_cast<std::int64_t>(itemsize(v.dtype()))};
+  return f;
+}
+
+// numpy.roll(x, shift[, axis]) into the new block `out` of x's shape, by two copies: the items
+// rolled past the end, and the rest. Where `axis` is none x is rolled as its C-order items.
+// False with `why`, or false with `why` empty where the host should take it.
+bool roll_into(Residency& r, const DeviceValue& x, const DeviceValue& out, std::int64_t shift,
+               std::optional<std::int64_t> axis, std::string* why) {
+  std::size_t ax = 0;
+  DeviceValue from = x;
+  DeviceValue to = out;
+  if (!axis) {
+    if (!x.c_contiguous()) {
+      return false;
+    }
+    from = flat(x);
+    to = flat(out);
+  } else {
+    const auto rank = static_cast<std::int64_t>(x.shape.size());
+    if (*axis < -rank || *axis >= rank) {
+      return false;  // (the host raises NumPy's AxisError)
+    }
+    ax = static_cast<std::size_t>(*axis < 0 ? *axis + rank : *axis);
+  }
+  const std::int64_t n = from.shape[ax];
+  const std::int64_t s = n == 0 ? 0 : ((shift % n) + n) % n;
+  if (s == 0 || x.size() == 0) {
+    return copy_on_device(r, to, from, why);
+  }
+  if (!make_device_current(*x.block, why) ||
+      !launch_copy(r, axis_slice(to, ax, s, n - s), axis_slice(from, ax, 0, n - s), why) ||
+      !launch_copy(r, axis_slice(to, ax, 0, s), axis_slice(from, ax, n - s, s), why)) {
+    return false;
+  }
+  r.wrote(*out.block);
+  return true;
+}
+
+// A roll's shift and axis from its arguments, or false where the host should take the call.
+bool roll_arguments(PyObject* const* args, std::size_t nargs, PyObject* kwnames,
+                    std::int64_t* shift, std::optional<std::int64_t>* axis) {
+  PyObject* axis_arg = nargs == 3 ? args[2] : nullptr;
+  const Py_ssize_t named = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+  if (nargs < 2 || nargs + static_cast<std::size_t>(named) > 3) {
+    return false;
+  }
+  if (named == 1) {
+    if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "axis") != 0) {
+      return false;
+    }
+    axis_arg = args[nargs];
+  }
+  const std::optional<std::int64_t> s = int_argument(args[1]);
+  if (!s) {
+    return false;
+  }
+  *shift = *s;
+  if (axis_arg != nullptr && axis_arg != Py_None) {
+    *axis = int_argument(axis_arg);
+    return axis->has_value();
+  }
+  return true;
+}
+
 }  // namespace
 
 PyObject* run_device_creation(Residency& r, PyObject* fn, PyObject* const* args, std::size_t nargs,
                               PyObject* kwnames) {
   const std::optional<Made> made = made_by(fn);
-  if (!made || kwnames != nullptr || nargs != (*made == Made::kFull ? 2U : 1U)) {
+  std::int64_t shift = 0;
+  std::optional<std::int64_t> axis;
+  if (!made ||
+      (*made == Made::kRoll ? !roll_arguments(args, nargs, kwnames, &shift, &axis)
+                            : kwnames != nullptr || nargs != (*made == Made::kFull ? 2U : 1U))) {
     return nullptr;
   }
   const DeviceValue* x = device_value_of(args[0]);
@@ -123,7 +224,10 @@ PyObject* run_device_creation(Residency& r, PyObject* fn, PyObject* const* args,
   }
   std::string why;
   auto out = whole_value(std::make_shared<DeviceBlock>(r.device(), r.pool(), x->shape, x->dtype()));
-  if (!make_device_current(*out->block, &why) || !make_contents(r, *made, *x, *out, value, &why)) {
+  const bool made_here = make_device_current(*out->block, &why) &&
+                         (*made == Made::kRoll ? roll_into(r, *x, *out, shift, axis, &why)
+                                               : make_contents(r, *made, *x, *out, value, &why));
+  if (!made_here) {
     return nullptr;
   }
   try {
