@@ -17,6 +17,7 @@
 #include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/device_array.hpp"
 #include "graph/backends/cuda/device_creation.hpp"
+#include "graph/backends/cuda/device_inplace.hpp"
 #include "graph/backends/cuda/device_reductions.hpp"
 #include "graph/backends/cuda/residency.hpp"
 
@@ -217,6 +218,12 @@ PyObject* run_library_op(Residency& r, PyObject* fn, PyObject* const* args, std:
                          PyObject* kwnames) {
   if (PyObject* made = run_device_creation(r, fn, args, nargs, kwnames)) {
     return made;
+  }
+  if (PyObject* changed = run_device_inplace(r, fn, args, nargs, kwnames)) {
+    return changed;
+  }
+  if (PyErr_Occurred() != nullptr) {
+    return nullptr;
   }
   if (kwnames != nullptr || is_reduction(fn)) {
     return run_device_reduction(r, fn, args, nargs, kwnames);
