@@ -160,6 +160,33 @@ py::object clip_ufunc(const Graph& graph, const Op& op) {
   }
 }
 
+// `a == b` or `a != b` (operator.eq, ne) of arrays as numpy.equal or not_equal: where the two
+// cannot fail to broadcast (a Python number or a NumPy scalar on one side, or the very same shape
+// on both), the
+// operator is the ufunc (NumPy 1.x's `==` returns False with a warning where shapes do not
+// broadcast; numpy.equal raises).
+bool equality_ufunc(const Graph& graph, const Op& op, const py::module_& operator_module) {
+  if (op.args.size() != 2 || !op.kwargs.empty() ||
+      !((op.name == "equal" && op.fn.is(operator_module.attr("eq"))) ||
+        (op.name == "not_equal" && op.fn.is(operator_module.attr("ne"))))) {
+    return false;
+  }
+  if (python_number(op.args[0]) || python_number(op.args[1])) {
+    return true;
+  }
+  if (op.args[0].kind != Arg::Kind::kValue || op.args[1].kind != Arg::Kind::kValue) {
+    return false;
+  }
+  const ValueInfo& a = graph.value(op.args[0].value).info;
+  const ValueInfo& b = graph.value(op.args[1].value).info;
+  if (a.is_tuple() || b.is_tuple() || a.python != 0 || b.python != 0) {
+    return false;
+  }
+  // (a NumPy scalar broadcasts to anything; arrays of the same sizes and the same shape symbols
+  // keep the same shape whatever the symbols' sizes)
+  return a.scalar || b.scalar || (a.shape == b.shape && a.symbols == b.symbols);
+}
+
 }  // namespace
 
 UfuncCall ufunc_call(const Graph& graph, const Op& op, const py::module_& numpy) {
@@ -175,6 +202,11 @@ UfuncCall ufunc_call(const Graph& graph, const Op& op, const py::module_& numpy)
     return call;
   }
   const py::module_ operator_module = loaded_module("operator");
+  if (equality_ufunc(graph, op, operator_module)) {
+    call.ufunc = numpy.attr(op.name.c_str());
+    call.args = op.args;
+    return call;
+  }
   if (op.fn.is(operator_module.attr("pow")) && op.args.size() == 2 &&
       op.args[0].kind == Arg::Kind::kValue && python_number(op.args[1])) {
     const ValueInfo& base = graph.value(op.args[0].value).info;
