@@ -178,3 +178,24 @@ def test_a_read_only_array_raises_as_numpy():
             f(a)
         assert str(got.value) == str(plain.value)
         assert np.array_equal(a, data(50 + k, (20,)))
+
+
+def sgd(params, grads, lr):
+    for name, p in params.items():  # (unrolled: each parameter updated once)
+        p -= lr * grads[name]
+    return sorted(params)
+
+
+def test_a_callers_array_updated_once_outside_a_loop_stays_on_the_host():
+    """Copying p in and out again would move two arrays where copying ``lr * g`` out moves one."""
+    f = sot.jit(sgd, backend="cuda")
+    shapes = {"w1": (8, 16), "b1": (16,), "w2": (16, 4)}
+    for k in range(3):
+        params = {n: data(60 + k, s) for n, s in shapes.items()}
+        grads = {n: data(70 + k, s) for n, s in shapes.items()}
+        plain = {n: p.copy() for n, p in params.items()}
+        moved()
+        assert f(params, grads, 0.1) == sgd(plain, grads, 0.1)
+        assert all(np.array_equal(params[n], plain[n]) for n in shapes), k
+        if k >= 1:
+            assert moved() == (3, 3), k  # (each gradient in, each product out)

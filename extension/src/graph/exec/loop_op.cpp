@@ -106,6 +106,28 @@ PyObject* loop_result(const py::object& held, const std::vector<PyObject*>& argv
 
 namespace {
 
+// Tells `home` (may be null) that a loop op's steps run for its lifetime.
+class LoopStepsScope {
+ public:
+  explicit LoopStepsScope(ValueHome* home) : home_(home) {
+    if (home_ != nullptr) {
+      home_->loop_steps(1);
+    }
+  }
+  ~LoopStepsScope() {
+    if (home_ != nullptr) {
+      home_->loop_steps(-1);
+    }
+  }
+  LoopStepsScope(const LoopStepsScope&) = delete;
+  LoopStepsScope& operator=(const LoopStepsScope&) = delete;
+  LoopStepsScope(LoopStepsScope&&) = delete;
+  LoopStepsScope& operator=(LoopStepsScope&&) = delete;
+
+ private:
+  ValueHome* home_;
+};
+
 // Whether the tests `tests` (borrowed) let a while loop go on: each one's truth is its `go_on_if`.
 // -1 with an error set when a truth raises.
 int tests_go_on(PyObject* const* tests, const std::vector<bool>& go_on_if) {
@@ -232,6 +254,7 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
   // (a counted loop's steps that repeat on the very same values: replayed by the home,
   // value_home.hpp)
   ValueHome* home = current_value_home();
+  const LoopStepsScope in_loop(home);
   constexpr std::int64_t kFewest = 3;  // (two steps to compare, then one to replay)
   const std::unique_ptr<StepRecord> record =
       home != nullptr && !is_while && ntests == 0 && trips >= kFewest ? home->record_steps()

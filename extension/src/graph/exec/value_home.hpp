@@ -71,6 +71,9 @@ class ValueHome {
   }
   // A record of a loop's steps, or nullptr where the home replays none.
   virtual std::unique_ptr<StepRecord> record_steps() { return nullptr; }
+  // A loop op's steps begin (+1) or end (-1): what runs between repeats, so a value moved into
+  // the home for one step is there for the next (loop_op.cpp tells; the home may weigh it).
+  virtual void loop_steps(int delta) { (void)delta; }
   // Before a step runs on the host (its arguments' host forms taken): every host array shows
   // what the device wrote. False with an error set.
   virtual bool before_host_step() = 0;

@@ -186,6 +186,12 @@ PyObject* run_device_inplace(Residency& r, PyObject* fn, PyObject* const* args, 
     return nullptr;  // (NumPy's error for a read-only array comes from the host)
   }
   const DeviceValue& x = *xp;
+  if (!x.block->device_valid && !r.in_loop()) {
+    // x lives on the host only (a caller's array no kernel read yet) and the step runs once:
+    // copying x in, and out again at the end, costs more than copying y out. In a loop's steps x
+    // is copied in once and stays.
+    return nullptr;
+  }
   const DeviceValue* y = nullptr;
   double number = 0;
   if (!operand(x, args[1], &y, &number)) {

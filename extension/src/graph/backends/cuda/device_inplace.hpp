@@ -2,8 +2,11 @@
 // `x /= y` (operator.iadd, isub, imul, itruediv, as the graph records `t += y` and
 // `u[1:-1, 1:-1] += y`) where x is a float64 or float32 device array or view (any strides) and y a
 // device array of x's dtype broadcast to x's shape (not overlapping x unless it is x itself) or a
-// Python number (a float, or an int a double holds exactly), by one kernel of the backend's own
-// per operator, dtype and rank: x[i] = x[i] op y[i], NumPy's loop of x's dtype. While the run is
+// Python number (a float, or an int a double holds exactly), and x current on the device or the
+// step in a loop op's steps (outside loops a host-only x, as a caller's array no kernel read yet,
+// runs on the host: copying it in and out again costs more than copying y out), by one kernel of
+// the backend's own per operator, dtype
+// and rank: x[i] = x[i] op y[i], NumPy's loop of x's dtype. While the run is
 // optimistic the kernel writes x directly under the run's flag word (a flagged error reruns the
 // run on the host, the caller's device arrays put back); else it computes into a new block, its
 // own word read, and only an unflagged result is copied into x, so that x is never half changed

@@ -71,6 +71,9 @@ class Residency final : public ValueHome {
   // steps), counted: a loop step that did none of it may be replayed (step_replay.hpp).
   std::uint64_t host_work() const { return host_work_; }
   void did_host_work() { ++host_work_; }
+  void loop_steps(int delta) override { loop_depth_ += delta; }
+  // Whether a loop op's steps are running (their work repeats).
+  bool in_loop() const { return loop_depth_ > 0; }
   // Loop steps' launches queued again (their flags are the run's word, read at its end).
   void replayed(std::uint64_t steps) {
     replayed_steps_ += steps;
@@ -179,6 +182,7 @@ class Residency final : public ValueHome {
   std::uint64_t results_on_device_ = 0;
   std::uint64_t library_steps_ = 0;
   std::uint64_t host_work_ = 0;
+  int loop_depth_ = 0;
   std::uint64_t replayed_steps_ = 0;
   std::unordered_set<PyObject*> given_;  // the outermost run's inputs (alive as long as it runs)
   pybind11::object as_cupy_;             // cupy.asarray where a CuPy array came in
