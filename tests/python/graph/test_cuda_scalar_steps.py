@@ -122,3 +122,67 @@ def test_an_error_seen_only_at_a_batched_flag_read_runs_the_call_again_on_the_ho
             plain, plain_w = warned(lambda: until_divided(u0, w0, 80))
         assert got_w == plain_w != [], k
         assert got[1] == plain[1] and np.array_equal(got[0], plain[0], equal_nan=True), k
+
+
+# One element of an array only the device holds (DeviceArray.__getitem__ with a full integer index): its bytes are
+# copied out as NumPy's scalar, not the array. Before, `u[0] = u[-2]` each step copied the whole array out twice.
+def burgers(u0, nu, steps):
+    u = u0.copy()
+    for _ in range(steps):
+        un = u.copy()
+        u[1:-1] = un[1:-1] - 0.01 * un[1:-1] * (un[1:-1] - un[:-2]) + nu * (un[2:] - 2 * un[1:-1] + un[:-2])
+        u[0] = u[-2]  # (periodic ends: an element of the device's array into another)
+        u[-1] = u[1]
+    return u
+
+
+@pytest.mark.parametrize("steps", [30, 31])
+def test_elements_read_in_a_loop_copy_no_array_out(steps):
+    f = sot.jit(burgers, backend="cuda")
+    f(data(1, 300), 0.01, steps)
+    for k in range(2):
+        u = data(2 + k, 300)
+        G.cuda_transfer_counts(reset=True)
+        G.cuda_simulated_counts(reset=True)
+        got = f(u, 0.01, steps)
+        want = burgers(u, 0.01, steps)
+        assert np.isfinite(want).all() and np.array_equal(got, want), k
+        c = G.cuda_transfer_counts()
+        assert (c["arrays_in"], c["arrays_out"]) == (1, 1), k
+        if not CUDA_REAL:  # (two elements a step, 8 bytes each; the array once at the end)
+            assert G.cuda_simulated_counts()["to_host_bytes"] <= 2 * steps * 8 + 300 * 8 + 64 * 4, k
+
+
+def elements(a, b, i):
+    x = a * 2  # (device values: a kernel's results)
+    y = b + 1
+    z = x > 0
+    return x[i], x[-1], y[1, -2], y[i % 3, 0], z[i], x[i] + y[0, 0], int(y[2, 3]), float(x[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.int64])
+def test_elements_are_numpys_scalars(dtype):
+    f = sot.jit(elements, backend="cuda")
+    for k in range(3):
+        a = (data(10 + k, 40) * 100).astype(dtype)
+        b = (data(20 + k, 12) * 100).astype(dtype).reshape(3, 4)
+        got, plain = f(a, b, 5 + k), elements(a, b, 5 + k)
+        assert [type(g) for g in got] == [type(p) for p in plain], k
+        assert got == plain, k
+
+
+def out_of_range(a, i):
+    x = a * 2.0
+    return x[i]
+
+
+def test_an_index_out_of_range_raises_as_numpy():
+    f = sot.jit(out_of_range, backend="cuda")
+    a = data(30, 10)
+    assert f(a, 3) == out_of_range(a, 3)
+    for i in (10, -11):
+        with pytest.raises(IndexError) as plain:
+            out_of_range(a, i)
+        with pytest.raises(IndexError) as got:
+            f(a, i)
+        assert str(got.value) == str(plain.value)

@@ -104,12 +104,43 @@ std::optional<DeviceValue> basic_view(const DeviceValue& v, PyObject* key, bool 
   return out;
 }
 
+// In a run, one element `e` (an empty shape) of a block only the device holds, as the NumPy
+// scalar NumPy's `x[i]` gives: its bytes copied out, not the array (`u[0] = u[-2]` each step of
+// a loop copied the whole array out twice). The run stays optimistic (its flags read in batches,
+// as for any scalar read); nullopt where the host should answer (it holds the element already).
+std::optional<py::object> device_element(Residency& r, const DeviceValue& e) {
+  const DeviceBlock& b = *e.block;
+  if (b.host_valid || !b.device_valid || b.address == 0) {
+    return std::nullopt;
+  }
+  r.did_host_work();  // (a read: the step is not replayed)
+  if (!r.check_flags_before_read()) {
+    throw py::error_already_set();  // (the run's rerun on the host)
+  }
+  const auto item = static_cast<std::size_t>(itemsize(e.dtype()));
+  std::string bytes(item, '\0');
+  std::string why;
+  if (!r.device().copy_to_host(bytes.data(), b.address + static_cast<std::uint64_t>(e.offset), item,
+                               &why)) {
+    return std::nullopt;
+  }
+  const py::module_ numpy = loaded_module("numpy");
+  return numpy.attr("frombuffer")(py::bytes(bytes), numpy_dtype(e.dtype()))[py::int_(0)];
+}
+
 py::object getitem(const py::object& self, const py::object& key) {
   const DeviceValue& v = *py::cast<DeviceValue*>(self);
   if (auto view = basic_view(v, key.ptr())) {
     return wrap(std::make_shared<DeviceValue>(std::move(*view)));
   }
   Residency* r = current_residency();
+  if (r != nullptr) {
+    if (auto element = basic_view(v, key.ptr(), true); element && element->shape.empty()) {
+      if (std::optional<py::object> item = device_element(*r, *element)) {
+        return *item;
+      }
+    }
+  }
   if (r != nullptr && !r->flush()) {  // (the key may be a host view of an array the device wrote)
     throw py::error_already_set();
   }
