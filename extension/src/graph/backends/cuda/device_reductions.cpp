@@ -176,28 +176,26 @@ std::optional<bool> launch(Residency& r, OwnKernel& own, const std::vector<std::
   return reported_fe_flags(fe_flags_of(*word)) == 0;  // (else NumPy's warnings, on the host)
 }
 
-// max or min over all axes of `x` (C-contiguous, float, not empty) as one row of the rows kernel
-// (NumPy's maximum or minimum, NaN propagated): the NumPy scalar, or nullptr (no error set) where
-// the host must give it: an order of comparisons decides between +0.0 and -0.0 and among NaNs,
-// so a result that is a zero or a NaN is NumPy's own, from the host; any other maximum has one bit
-// pattern, whatever the order. With an error set where the run's flags said one.
-PyObject* full_extreme(Residency& r, Reduction::Fn kind, const DeviceValue& x) {
+// `kind` over all items of `x` (C-contiguous, float, not empty) as one row of the rows kernel,
+// its value copied out (the run's flags read first, in batches); nullopt where the device did not
+// give it, with an error set where the run's flags said one.
+std::optional<double> full_row_value(Residency& r, Reduction::Fn kind, const DeviceValue& x) {
   const std::int64_t n = x.size();
   std::string why;
   if (n == 0 || !x.c_contiguous() || !make_device_current(*x.block, &why)) {
-    return nullptr;
+    return std::nullopt;
   }
   const std::string name =
       std::string("all_") + Reduction::name(kind) + "_" + std::string(graph::name(x.dtype()));
   OwnKernel& own =
       own_kernel(r.device(), name, [&] { return reduction_ir(name, x.dtype(), 2, kind, false); });
   if (!own.cuda->usable()) {
-    return nullptr;
+    return std::nullopt;
   }
   auto block = std::make_shared<DeviceBlock>(r.device(), r.pool(), std::vector<std::int64_t>{1, 1},
                                              x.dtype());
   if (!make_device_current(*block, &why)) {
-    return nullptr;
+    return std::nullopt;
   }
   const std::int64_t item = itemsize(x.dtype());
   const std::vector<DeviceArray> arrays = {
@@ -206,30 +204,65 @@ PyObject* full_extreme(Residency& r, Reduction::Fn kind, const DeviceValue& x) {
       DeviceArray{block->address, {1, 1}, {item, 0}}};
   const std::optional<bool> ok = launch(r, own, {1, n}, arrays);
   if (!ok || !*ok) {
-    return nullptr;
+    return std::nullopt;
   }
   r.did_host_work();
   if (!r.check_flags_before_read()) {
-    return nullptr;  // (the rerun error set: the run goes to the host)
+    return std::nullopt;  // (the rerun error set: the run goes to the host)
   }
-  double value = 0;
   if (x.dtype() == DType::kFloat64) {
-    if (!r.device().copy_to_host(&value, block->address, sizeof value, &why)) {
-      return nullptr;
-    }
-  } else {
-    float single = 0;
-    if (!r.device().copy_to_host(&single, block->address, sizeof single, &why)) {
-      return nullptr;
-    }
-    value = single;
+    double value = 0;
+    return r.device().copy_to_host(&value, block->address, sizeof value, &why)
+               ? std::optional<double>(value)
+               : std::nullopt;
   }
-  if (value == 0.0 || std::isnan(value)) {
+  float single = 0;
+  return r.device().copy_to_host(&single, block->address, sizeof single, &why)
+             ? std::optional<double>(single)
+             : std::nullopt;
+}
+
+// A value of x's dtype as its NumPy scalar (a new reference; nullptr with an error set).
+PyObject* numpy_scalar(DType dtype, double value) {
+  try {
+    const char* type = dtype == DType::kFloat64 ? "float64" : "float32";
+    return loaded_module("numpy").attr(type)(value).release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
     return nullptr;
   }
+}
+
+// max or min over all axes of `x` (full_row_value; NumPy's maximum or minimum, NaN propagated):
+// the NumPy scalar, or nullptr (no error set) where the host must give it: an order of
+// comparisons decides between +0.0 and -0.0 and among NaNs, so a result that is a zero or a NaN is
+// NumPy's own, from the host; any other maximum has one bit pattern, whatever the order. With an
+// error set where the run's flags said one.
+PyObject* full_extreme(Residency& r, Reduction::Fn kind, const DeviceValue& x) {
+  const std::optional<double> value = full_row_value(r, kind, x);
+  if (!value || *value == 0.0 || std::isnan(*value)) {
+    return nullptr;
+  }
+  return numpy_scalar(x.dtype(), *value);
+}
+
+// sum or mean over all axes of `x` (full_row_value): NumPy adds a C-contiguous array's items as
+// one run of pairwise summation, as the rows kernel adds a row, so the sum is NumPy's bit for bit;
+// the mean is then NumPy's own `_mean` of it: `type(s)(s / intp(n))`, in Python. nullptr as
+// full_extreme.
+PyObject* full_sum(Residency& r, Reduction::Fn kind, const DeviceValue& x) {
+  const std::optional<double> value = full_row_value(r, Reduction::Fn::kSum, x);
+  if (!value) {
+    return nullptr;
+  }
+  PyObject* sum = numpy_scalar(x.dtype(), *value);
+  if (sum == nullptr || kind == Reduction::Fn::kSum) {
+    return sum;
+  }
   try {
-    const char* type = x.dtype() == DType::kFloat64 ? "float64" : "float32";
-    return loaded_module("numpy").attr(type)(value).release().ptr();
+    const py::object s = py::reinterpret_steal<py::object>(sum);
+    const py::object count = loaded_module("numpy").attr("intp")(x.size());
+    return s.attr("dtype").attr("type")(s / count).release().ptr();
   } catch (py::error_already_set& e) {
     e.restore();
     return nullptr;
@@ -260,6 +293,11 @@ PyObject* run_device_reduction(Residency& r, PyObject* fn, PyObject* const* args
   if (kind == Reduction::Fn::kMax || kind == Reduction::Fn::kMin) {
     if (const DeviceValue* x = lone_float_operand(args, nargs, kwnames)) {
       return full_extreme(r, *kind, *x);
+    }
+  }
+  if (kind == Reduction::Fn::kSum || kind == Reduction::Fn::kMean) {
+    if (const DeviceValue* x = lone_float_operand(args, nargs, kwnames)) {
+      return full_sum(r, *kind, *x);
     }
   }
   const std::optional<Call> call = kind ? parse(args, nargs, kwnames) : std::nullopt;

@@ -7,7 +7,9 @@
 // end fused groups instead (the rows kernels). And max and min over all axes of a C-contiguous
 // float64 or float32 device array (no axis, no keyword), as one row of the rows kernel, its NumPy
 // scalar copied out; where it is a zero or a NaN (whose bits depend on the order of comparisons)
-// the host computes it. Anything else runs on the host.
+// the host computes it. So do sum and mean over all axes of such an array: the row adds in NumPy's
+// pairwise order (bit for bit, past NumPy 1.x's buffer size too), and the mean is NumPy's own
+// `type(s)(s / intp(n))` of the sum. Anything else runs on the host.
 #pragma once
 
 #include <Python.h>
