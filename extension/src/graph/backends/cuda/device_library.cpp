@@ -110,6 +110,21 @@ DeviceValue transposed(const DeviceValue& v) {
 
 // `v` as a row-major matrix for the BLAS (its rows' stride, or its columns' when it is stored
 // transposed), or nullopt for another layout.
+// A vector operand of a product as the matrix of one row (`row`: the left operand) or one column
+// it stands for; a matrix as it is.
+DeviceValue as_two_axes(const DeviceValue& v, bool row) {
+  if (v.shape.size() != 1) {
+    return v;
+  }
+  DeviceValue m = v;
+  const std::int64_t item = itemsize(v.dtype());
+  const std::int64_t n = v.shape[0];
+  m.shape = row ? std::vector<std::int64_t>{1, n} : std::vector<std::int64_t>{n, 1};
+  m.strides = row ? std::vector<std::int64_t>{n * item, v.strides[0]}
+                  : std::vector<std::int64_t>{v.strides[0], item};
+  return m;
+}
+
 std::optional<GemmMatrix> as_matrix(const DeviceValue& v) {
   const std::int64_t item = itemsize(v.dtype());
   const std::int64_t rows = v.shape[0];
@@ -212,6 +227,38 @@ std::optional<bool> all_finite(Residency& r, const DeviceValue& c) {
   return *word == 0;
 }
 
+// A product's result: the device array, or for two vectors NumPy's scalar, copied out (nullptr,
+// no error set, where it is not finite: NumPy's matmul on the host warns or raises as the error
+// state says; with an error set where the run's flags said one).
+PyObject* product_result(Residency& r, const std::shared_ptr<DeviceValue>& result) {
+  const std::optional<bool> finite = all_finite(r, *result);
+  if (!finite || !*finite) {
+    return nullptr;
+  }
+  try {
+    if (!result->shape.empty()) {
+      return wrap(result).release().ptr();
+    }
+    if (!r.check_flags_before_read()) {
+      return nullptr;
+    }
+    const std::size_t item = itemsize(result->dtype());
+    std::string bytes(item, '\0');
+    std::string why;
+    if (!r.device().copy_to_host(bytes.data(), result->block->address, item, &why)) {
+      return nullptr;
+    }
+    const py::module_ numpy = loaded_module("numpy");
+    const py::object dtype = numpy.attr("dtype")(std::string(name(result->dtype())));
+    return py::object(numpy.attr("frombuffer")(py::bytes(bytes), dtype)[py::int_(0)])
+        .release()
+        .ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  }
+}
+
 }  // namespace
 
 PyObject* run_library_op(Residency& r, PyObject* fn, PyObject* const* args, std::size_t nargs,
@@ -250,10 +297,17 @@ PyObject* run_library_op(Residency& r, PyObject* fn, PyObject* const* args, std:
   }
   auto a = operand(r, x);
   auto b = operand(r, y);
-  if (!a || !b || a->dtype() != b->dtype() || a->shape.size() != 2 || b->shape.size() != 2 ||
-      !is_float64_or_32(a->dtype())) {
+  // (matmul and dot take vectors: a row on the left, a column on the right; einsum here two
+  // matrices)
+  const int a_dims = a ? static_cast<int>(a->shape.size()) : 0;
+  const int b_dims = b ? static_cast<int>(b->shape.size()) : 0;
+  const int most_vector = fn == einsum_fn() ? 2 : 1;
+  if (!a || !b || a->dtype() != b->dtype() || a_dims < most_vector || a_dims > 2 ||
+      b_dims < most_vector || b_dims > 2 || !is_float64_or_32(a->dtype())) {
     return nullptr;
   }
+  a = as_two_axes(*a, true);
+  b = as_two_axes(*b, false);
   if (form.transpose_x) {
     a = transposed(*a);
   }
@@ -271,32 +325,32 @@ PyObject* run_library_op(Residency& r, PyObject* fn, PyObject* const* args, std:
   if (!make_device_current(*a->block, &why) || !make_device_current(*b->block, &why)) {
     return nullptr;
   }
-  const auto ma = as_matrix(*a);
-  const auto mb = as_matrix(*b);
+  auto ma = as_matrix(*a);
+  auto mb = as_matrix(*b);
   if (!ma || !mb) {
     return nullptr;
   }
-  auto block = std::make_shared<DeviceBlock>(r.device(), r.pool(), std::vector<std::int64_t>{m, n},
-                                             a->dtype());
+  ma->dims = a_dims;
+  mb->dims = b_dims;
+  // The result's shape as NumPy gives it: (m, n), (n,) or (m,), or a scalar of two vectors.
+  std::vector<std::int64_t> shape;
+  if (a_dims == 2) {
+    shape.push_back(m);
+  }
+  if (b_dims == 2) {
+    shape.push_back(n);
+  }
+  auto block = std::make_shared<DeviceBlock>(r.device(), r.pool(), shape, a->dtype());
   if (!make_device_current(*block, &why)) {
     return nullptr;
   }
   const char kind = a->dtype() == DType::kFloat64 ? 'd' : 'f';
   r.did_host_work();  // (the BLAS call is no launch a loop step's replay could queue again)
-  if (!r.device().gemm(kind, m, n, k, *ma, *mb, GemmMatrix{block->address, n, false}, &why)) {
+  GemmMatrix mc{block->address, n, false, static_cast<int>(shape.size())};
+  if (!r.device().gemm(kind, m, n, k, *ma, *mb, mc, &why)) {
     return nullptr;
   }
-  auto result = whole_value(std::move(block));
-  const std::optional<bool> finite = all_finite(r, *result);
-  if (!finite || !*finite) {
-    return nullptr;  // (NumPy's matmul on the host: it warns or raises as the error state says)
-  }
-  try {
-    return wrap(result).release().ptr();
-  } catch (py::error_already_set& e) {
-    e.restore();
-    return nullptr;
-  }
+  return product_result(r, whole_value(std::move(block)));
 }
 
 }  // namespace sot::graph

@@ -14,6 +14,11 @@ struct GemmMatrix {
   std::uint64_t address = 0;
   std::int64_t ld = 0;
   bool transposed = false;
+  // What NumPy's product saw: 2 a matrix, 1 a vector (a matrix of one row or one column here), 0
+  // a scalar (the 1 x 1 result of two vectors). cuBLAS takes each as the matrix it is; the
+  // simulated device gives NumPy's matmul the vectors and scalars, so that its result is NumPy's
+  // own (a matrix-vector product is another BLAS routine than a matrix product).
+  int dims = 2;
 };
 
 // C (m x n) = A (m x k) @ B (k x n) on the current context's default stream, float64 (`kind` 'd')

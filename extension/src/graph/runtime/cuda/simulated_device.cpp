@@ -322,12 +322,19 @@ PyObject* matrix_view(const GemmMatrix& g, char kind, std::int64_t rows, std::in
       static_cast<Py_ssize_t>(*span), PyBUF_WRITE);
   const long long row_stride = g.transposed ? item : g.ld * item;
   const long long col_stride = g.transposed ? g.ld * item : item;
-  PyObject* view =
-      memory == nullptr
-          ? nullptr
-          : PyObject_CallMethod(numpy, "ndarray", "((LL)sOi(LL))", static_cast<long long>(rows),
-                                static_cast<long long>(cols), kind == 'd' ? "float64" : "float32",
-                                memory, 0, row_stride, col_stride);
+  const char* dtype = kind == 'd' ? "float64" : "float32";
+  PyObject* view = nullptr;
+  if (memory != nullptr && g.dims == 0) {
+    view = PyObject_CallMethod(numpy, "ndarray", "(()sOi())", dtype, memory, 0);
+  } else if (memory != nullptr && g.dims == 1) {  // (a row's items, or a column's)
+    view = PyObject_CallMethod(numpy, "ndarray", "((L)sOi(L))",
+                               static_cast<long long>(rows == 1 ? cols : rows), dtype, memory, 0,
+                               rows == 1 ? col_stride : row_stride);
+  } else if (memory != nullptr) {
+    view =
+        PyObject_CallMethod(numpy, "ndarray", "((LL)sOi(LL))", static_cast<long long>(rows),
+                            static_cast<long long>(cols), dtype, memory, 0, row_stride, col_stride);
+  }
   Py_XDECREF(memory);
   Py_DECREF(numpy);
   return view;
