@@ -165,3 +165,34 @@ def test_the_mean_of_nothing_warns_as_numpy():
     got, got_w = warned(lambda: f(e))
     same(got, plain)
     assert got_w == plain_w and plain_w
+
+
+def norms(A, v):
+    B = A * 1.0
+    x = v * 1.0
+    return np.linalg.norm(x), np.linalg.norm(B), np.linalg.norm(B.T), np.linalg.norm(x[::2]), np.linalg.norm(x, 1)
+
+
+def power_iteration(A, v, steps):
+    for _ in range(steps):
+        v = A @ v
+        v = v / np.linalg.norm(v)
+    return v
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_norms_are_numpys_and_a_power_iteration_moves_its_arrays_once(dtype):
+    """``np.linalg.norm(x)`` of a C-contiguous device array is NumPy's ``sqrt(x.ravel().dot(x.ravel()))`` with the
+    product on the device; other layouts and orders run on the host."""
+    f, g = sot.jit(norms, backend="cuda"), sot.jit(power_iteration, backend="cuda")
+    f(data(50, (40, 33), dtype), data(51, 1000, dtype))
+    A0 = (np.eye(24) + np.abs(data(52, (24, 24))) / 1000).astype(dtype)
+    g(A0, np.ones(24, dtype), 20)
+    for k in range(2):
+        A, v = data(53 + k, (40, 33), dtype), data(54 + k, 1000, dtype)
+        same(f(A, v), norms(A, v))
+        A = (np.eye(24) + np.abs(data(55 + k, (24, 24))) / 1000).astype(dtype)
+        v = (np.abs(data(56 + k, 24)) + 1).astype(dtype)
+        moved()
+        same(g(A, v, 20), power_iteration(A, v, 20))
+        assert moved() == (2, 1), k

@@ -27,6 +27,12 @@ namespace sot::graph {
 
 namespace {
 
+PyObject* norm_fn() {
+  static PyObject* const fn =
+      py::object(loaded_module("numpy").attr("linalg").attr("norm")).release().ptr();
+  return fn;
+}
+
 PyObject* einsum_fn() {
   static PyObject* const fn = py::object(loaded_module("numpy").attr("einsum")).release().ptr();
   return fn;
@@ -259,51 +265,16 @@ PyObject* product_result(Residency& r, const std::shared_ptr<DeviceValue>& resul
   }
 }
 
-}  // namespace
-
-PyObject* run_library_op(Residency& r, PyObject* fn, PyObject* const* args, std::size_t nargs,
-                         PyObject* kwnames) {
-  if (PyObject* made = run_device_creation(r, fn, args, nargs, kwnames)) {
-    return made;
-  }
-  if (PyObject* changed = run_device_inplace(r, fn, args, nargs, kwnames)) {
-    return changed;
-  }
-  if (PyErr_Occurred() != nullptr) {
-    return nullptr;
-  }
-  if (kwnames != nullptr || is_reduction(fn)) {
-    return run_device_reduction(r, fn, args, nargs, kwnames);
-  }
-  PyObject* x = nullptr;
-  PyObject* y = nullptr;
-  ProductForm form;
-  if (nargs == 2 && is_product(fn)) {
-    x = args[0], y = args[1];
-  } else if (nargs == 3 && fn == einsum_fn() && PyUnicode_Check(args[0]) != 0) {
-    const char* spec = PyUnicode_AsUTF8(args[0]);
-    const auto found = spec != nullptr ? einsum_product(spec) : std::nullopt;
-    PyErr_Clear();
-    if (!found) {
-      return nullptr;
-    }
-    form = *found;
-    x = args[1 + form.first], y = args[2 - form.first];
-  } else {
-    return nullptr;
-  }
-  if (device_value_of(x) == nullptr && device_value_of(y) == nullptr) {
-    return nullptr;
-  }
-  auto a = operand(r, x);
-  auto b = operand(r, y);
-  // (matmul and dot take vectors: a row on the left, a column on the right; einsum here two
-  // matrices)
+// The product x @ y of a run_library_op step (operands nullopt where the device has no form of
+// them): a device array or NumPy's scalar, or nullptr as run_library_op. `least_dims`: 1 where
+// vectors may come (matmul, dot), 2 (einsum).
+PyObject* run_product(Residency& r, std::optional<DeviceValue> a, std::optional<DeviceValue> b,
+                      const ProductForm& form, int least_dims) {
+  // (matmul and dot take vectors: a row on the left, a column on the right)
   const int a_dims = a ? static_cast<int>(a->shape.size()) : 0;
   const int b_dims = b ? static_cast<int>(b->shape.size()) : 0;
-  const int most_vector = fn == einsum_fn() ? 2 : 1;
-  if (!a || !b || a->dtype() != b->dtype() || a_dims < most_vector || a_dims > 2 ||
-      b_dims < most_vector || b_dims > 2 || !is_float64_or_32(a->dtype())) {
+  if (!a || !b || a->dtype() != b->dtype() || a_dims < least_dims || a_dims > 2 ||
+      b_dims < least_dims || b_dims > 2 || !is_float64_or_32(a->dtype())) {
     return nullptr;
   }
   a = as_two_axes(*a, true);
@@ -351,6 +322,70 @@ PyObject* run_library_op(Residency& r, PyObject* fn, PyObject* const* args, std:
     return nullptr;
   }
   return product_result(r, whole_value(std::move(block)));
+}
+
+// numpy.linalg.norm(x) of a C-contiguous float device array (no other argument): NumPy's own
+// steps, `sqrt(x.ravel().dot(x.ravel()))`, the dot product on the device; nullptr as
+// run_library_op.
+PyObject* run_norm(Residency& r, PyObject* const* args, std::size_t nargs, PyObject* kwnames) {
+  const DeviceValue* x = nargs == 1 && kwnames == nullptr ? device_value_of(args[0]) : nullptr;
+  if (x == nullptr || x->shape.empty() || !x->c_contiguous() || !is_float64_or_32(x->dtype())) {
+    return nullptr;
+  }
+  DeviceValue flat = *x;
+  flat.whole = false;
+  flat.shape = {x->size()};
+  flat.strides = {static_cast<std::int64_t>(itemsize(x->dtype()))};
+  PyObject* square = run_product(r, flat, flat, ProductForm{}, 1);
+  if (square == nullptr) {
+    return nullptr;
+  }
+  PyObject* sqrt = PyObject_GetAttrString(loaded_module("numpy").ptr(), "sqrt");
+  PyObject* norm = sqrt != nullptr ? PyObject_CallOneArg(sqrt, square) : nullptr;
+  Py_XDECREF(sqrt);
+  Py_DECREF(square);
+  return norm;
+}
+
+}  // namespace
+
+PyObject* run_library_op(Residency& r, PyObject* fn, PyObject* const* args, std::size_t nargs,
+                         PyObject* kwnames) {
+  if (PyObject* made = run_device_creation(r, fn, args, nargs, kwnames)) {
+    return made;
+  }
+  if (PyObject* changed = run_device_inplace(r, fn, args, nargs, kwnames)) {
+    return changed;
+  }
+  if (PyErr_Occurred() != nullptr) {
+    return nullptr;
+  }
+  if (kwnames != nullptr || is_reduction(fn)) {
+    return run_device_reduction(r, fn, args, nargs, kwnames);
+  }
+  PyObject* x = nullptr;
+  PyObject* y = nullptr;
+  ProductForm form;
+  if (nargs == 2 && is_product(fn)) {
+    x = args[0], y = args[1];
+  } else if (nargs == 3 && fn == einsum_fn() && PyUnicode_Check(args[0]) != 0) {
+    const char* spec = PyUnicode_AsUTF8(args[0]);
+    const auto found = spec != nullptr ? einsum_product(spec) : std::nullopt;
+    PyErr_Clear();
+    if (!found) {
+      return nullptr;
+    }
+    form = *found;
+    x = args[1 + form.first], y = args[2 - form.first];
+  } else if (fn == norm_fn()) {
+    return run_norm(r, args, nargs, kwnames);
+  } else {
+    return nullptr;
+  }
+  if (device_value_of(x) == nullptr && device_value_of(y) == nullptr) {
+    return nullptr;
+  }
+  return run_product(r, operand(r, x), operand(r, y), form, fn == einsum_fn() ? 2 : 1);
 }
 
 }  // namespace sot::graph
