@@ -196,3 +196,24 @@ def test_norms_are_numpys_and_a_power_iteration_moves_its_arrays_once(dtype):
         moved()
         same(g(A, v, 20), power_iteration(A, v, 20))
         assert moved() == (2, 1), k
+
+
+def row_sums(x):
+    y = x * 1.0
+    return (y.sum(axis=-1), y.mean(axis=-1), np.sum(y, axis=-1, keepdims=True), np.mean(y, axis=y.ndim - 1),
+            y.max(axis=-1))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(3, 5), (7, 129), (300, 77), (2, 3, 1000), (4, 9000), (1, 20_000)])
+def test_sums_over_the_last_axis_by_keyword_are_numpys_rows(dtype, shape):
+    """``sum(axis=-1)`` and ``mean(axis=-1)`` (keywords: not fused) of a C-contiguous array run as the rows kernel, in
+    NumPy's pairwise order; ``max(axis=-1)`` stays on the host (a row's +0.0 or -0.0, its NaN, depends on the order
+    of comparisons)."""
+    f = sot.jit(row_sums, backend="cuda")
+    f(data(60, shape, dtype))
+    for k in range(2):
+        x = data(61 + k, shape, dtype)
+        moved()
+        same(f(x), row_sums(x))
+        assert moved() == (1, 5), k  # (the four device results, and y for the host's max)

@@ -136,6 +136,16 @@ std::optional<std::size_t> ordered_axis(const DeviceValue& v, long axis) {
   return a;
 }
 
+// `axis` as the innermost axis of C-contiguous `v` of more than one axis (nullopt: another axis,
+// another layout, an axis NumPy raises for).
+std::optional<std::size_t> innermost_axis(const DeviceValue& v, long axis) {
+  const auto rank = static_cast<long>(v.shape.size());
+  if (rank < 2 || (axis != -1 && axis != rank - 1) || !v.c_contiguous()) {
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(rank - 1);
+}
+
 kir::Kernel reduction_ir(const std::string& name, DType dtype, std::size_t rank, Reduction::Fn fn,
                          bool ordered) {
   kir::Kernel k = load_store_kernel(name, dtype, rank);  // e0 = load b0
@@ -305,7 +315,13 @@ PyObject* run_device_reduction(Residency& r, PyObject* fn, PyObject* const* args
   if (x == nullptr || !is_float64_or_32(x->dtype())) {
     return nullptr;
   }
-  const std::optional<std::size_t> axis = ordered_axis(*x, call->axis);
+  // A sum or mean over the innermost axis of a C-contiguous array: the rows kernel, adding each row
+  // in NumPy's pairwise order, as a fused group's row reduction (not max or min: which of +0.0 and
+  // -0.0, and which NaN, a row gives depends on the order of comparisons); another axis: in index
+  // order.
+  const bool sums = kind == Reduction::Fn::kSum || kind == Reduction::Fn::kMean;
+  const std::optional<std::size_t> rows_axis = sums ? innermost_axis(*x, call->axis) : std::nullopt;
+  const std::optional<std::size_t> axis = rows_axis ? rows_axis : ordered_axis(*x, call->axis);
   if (!axis) {
     return nullptr;
   }
@@ -327,18 +343,20 @@ PyObject* run_device_reduction(Residency& r, PyObject* fn, PyObject* const* args
   for (const std::int64_t s : kept) {
     outputs *= s;
   }
-  if (length == 0 || outputs == 0 || (outputs < kFewOutputs && length > kLongestFew)) {
+  if (length == 0 || outputs == 0 ||
+      (!rows_axis && outputs < kFewOutputs && length > kLongestFew)) {
     return nullptr;  // (an empty axis: NumPy's error or warning, on the host)
   }
   std::string why;
   if (!make_device_current(*x->block, &why)) {
     return nullptr;
   }
-  const std::string name = std::string("axis_") + Reduction::name(*kind) + "_" +
-                           std::string(graph::name(x->dtype())) + "_r" +
+  const std::string name = std::string(rows_axis ? "rows_" : "axis_") + Reduction::name(*kind) +
+                           "_" + std::string(graph::name(x->dtype())) + "_r" +
                            std::to_string(domain.size());
-  OwnKernel& own = own_kernel(
-      r.device(), name, [&] { return reduction_ir(name, x->dtype(), domain.size(), *kind, true); });
+  OwnKernel& own = own_kernel(r.device(), name, [&] {
+    return reduction_ir(name, x->dtype(), domain.size(), *kind, !rows_axis);
+  });
   if (!own.cuda->usable()) {
     return nullptr;
   }
