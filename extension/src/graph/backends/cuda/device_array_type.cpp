@@ -74,7 +74,9 @@ bool apply_item(PyObject* item, const DeviceValue& in, std::size_t axis, DeviceV
   return true;
 }
 
-// The view `v[key]` for a basic key of ints and slices leaving at least one axis, else nullopt.
+// The view `v[key]` for a basic key of ints, slices, None and at most one Ellipsis leaving at
+// least one axis (with `element`, an element too, but for an Ellipsis: NumPy gives a 0-d array),
+// else nullopt.
 std::optional<DeviceValue> basic_view(const DeviceValue& v, PyObject* key, bool element = false) {
   std::vector<PyObject*> items;
   if (PyTuple_CheckExact(key)) {
@@ -84,22 +86,40 @@ std::optional<DeviceValue> basic_view(const DeviceValue& v, PyObject* key, bool 
   } else {
     items.push_back(key);
   }
-  if (items.size() > v.shape.size()) {
+  // (None adds an axis of one item and takes none of v's; one Ellipsis stands for the axes the
+  // other items leave)
+  std::size_t taking = 0;
+  std::size_t ellipses = 0;
+  for (PyObject* item : items) {
+    ellipses += item == Py_Ellipsis ? 1 : 0;
+    taking += item != Py_None && item != Py_Ellipsis ? 1 : 0;
+  }
+  if (taking > v.shape.size() || ellipses > 1) {
     return std::nullopt;
   }
   DeviceValue out;
   out.block = v.block;
   out.offset = v.offset;
-  for (std::size_t axis = 0; axis < v.shape.size(); ++axis) {
-    if (axis >= items.size()) {
+  std::size_t axis = 0;
+  auto keep = [&](std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i, ++axis) {
       out.shape.push_back(v.shape[axis]);
       out.strides.push_back(v.strides[axis]);
-    } else if (!apply_item(items[axis], v, axis, &out)) {
+    }
+  };
+  for (PyObject* item : items) {
+    if (item == Py_None) {
+      out.shape.push_back(1);
+      out.strides.push_back(0);
+    } else if (item == Py_Ellipsis) {
+      keep(v.shape.size() - taking);
+    } else if (!apply_item(item, v, axis++, &out)) {
       return std::nullopt;
     }
   }
-  if (out.shape.empty() && !element) {
-    return std::nullopt;  // (an element: NumPy gives a scalar)
+  keep(v.shape.size() - axis);
+  if (out.shape.empty() && (!element || ellipses > 0)) {
+    return std::nullopt;  // (an element: NumPy gives a scalar; with an Ellipsis, a 0-d array)
   }
   return out;
 }
