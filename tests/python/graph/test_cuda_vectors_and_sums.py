@@ -229,3 +229,18 @@ def test_sums_over_the_last_axis_by_keyword_are_numpys_rows(dtype, shape):
         moved()
         same(f(x), row_sums(x))
         assert moved() == (1, 5), k  # (the four device results, and y for the host's max)
+
+
+def host_sums(x):
+    return x.sum(), x.mean(), np.linalg.norm(x), np.sum(x)
+
+
+def test_sums_of_an_array_only_the_host_holds_stay_on_the_host():
+    """No kernel read the caller's array: summing it where it is copies nothing (the device would copy it in)."""
+    f = sot.jit(host_sums, backend="cuda")
+    f(data(70, 1000))
+    for k in range(2):
+        x = data(71 + k, 1000)
+        moved()
+        same(f(x), host_sums(x))
+        assert moved() == (0, 0), k

@@ -329,8 +329,9 @@ PyObject* run_product(Residency& r, std::optional<DeviceValue> a, std::optional<
 // run_library_op.
 PyObject* run_norm(Residency& r, PyObject* const* args, std::size_t nargs, PyObject* kwnames) {
   const DeviceValue* x = nargs == 1 && kwnames == nullptr ? device_value_of(args[0]) : nullptr;
-  if (x == nullptr || x->shape.empty() || !x->c_contiguous() || !is_float64_or_32(x->dtype())) {
-    return nullptr;
+  if (x == nullptr || x->shape.empty() || !x->c_contiguous() || !is_float64_or_32(x->dtype()) ||
+      (x->block->host_valid && !x->block->device_valid)) {
+    return nullptr;  // (an array only the host holds: the host's, copying nothing)
   }
   DeviceValue flat = *x;
   flat.whole = false;

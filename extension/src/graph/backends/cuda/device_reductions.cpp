@@ -192,7 +192,9 @@ std::optional<bool> launch(Residency& r, OwnKernel& own, const std::vector<std::
 std::optional<double> full_row_value(Residency& r, Reduction::Fn kind, const DeviceValue& x) {
   const std::int64_t n = x.size();
   std::string why;
-  if (n == 0 || !x.c_contiguous() || !make_device_current(*x.block, &why)) {
+  // (an array only the host holds, as a caller's array no kernel read: the host's, copying nothing)
+  const bool host_only = x.block->host_valid && !x.block->device_valid;
+  if (n == 0 || host_only || !x.c_contiguous() || !make_device_current(*x.block, &why)) {
     return std::nullopt;
   }
   const std::string name =
