@@ -290,17 +290,23 @@ class DriverDevice final : public DeviceApi {
 
   bool copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes,
                       std::string* why) override {
-    bool staged = false;
-    if (!current(why) || !copies_->to_device(dst, src, bytes, &staged, why) || staged) {
-      return staged;
+    if (!current(why)) {
+      return false;
+    }
+    const PinnedCopies::Outcome staged = copies_->to_device(dst, src, bytes, why);
+    if (staged != PinnedCopies::Outcome::kStraight) {
+      return staged == PinnedCopies::Outcome::kQueued;
     }
     return ok(api_.memcpy_htod(dst, src, bytes), why);
   }
 
   bool copy_to_host(void* dst, std::uint64_t src, std::size_t bytes, std::string* why) override {
-    bool staged = false;
-    if (!current(why) || !copies_->to_host(dst, src, bytes, &staged, why) || staged) {
-      return staged;
+    if (!current(why)) {
+      return false;
+    }
+    const PinnedCopies::Outcome staged = copies_->to_host(dst, src, bytes, why);
+    if (staged != PinnedCopies::Outcome::kStraight) {
+      return staged == PinnedCopies::Outcome::kQueued;
     }
     return ok(api_.memcpy_dtoh(dst, src, bytes), why);
   }

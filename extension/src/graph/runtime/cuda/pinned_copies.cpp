@@ -91,13 +91,26 @@ bool PinnedCopies::drain(std::string* why) {
   return ok;
 }
 
-bool PinnedCopies::to_device(std::uint64_t dst, const void* src, std::size_t bytes, bool* staged,
-                             std::string* why) {
+PinnedCopies::Outcome PinnedCopies::to_device(std::uint64_t dst, const void* src, std::size_t bytes,
+                                              std::string* why) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  *staged = ready();
-  if (!*staged) {
-    return true;
+  if (!ready()) {
+    return Outcome::kStraight;
   }
+  return stage_to_device(dst, src, bytes, why) ? Outcome::kQueued : Outcome::kFailed;
+}
+
+PinnedCopies::Outcome PinnedCopies::to_host(void* dst, std::uint64_t src, std::size_t bytes,
+                                            std::string* why) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (bytes < kLeastStagedToHost || !ready()) {
+    return Outcome::kStraight;
+  }
+  return stage_to_host(dst, src, bytes, why) ? Outcome::kQueued : Outcome::kFailed;
+}
+
+bool PinnedCopies::stage_to_device(std::uint64_t dst, const void* src, std::size_t bytes,
+                                   std::string* why) {
   for (std::size_t offset = 0; offset < bytes; offset += chunk_) {
     const std::size_t n = std::min(chunk_, bytes - offset);
     Buffer& b = buffers_[next_];
@@ -118,13 +131,8 @@ bool PinnedCopies::queue_chunk_to_host(Buffer& b, std::uint64_t src, std::size_t
   return take(b, why) && device_.queue_to_host(b.memory, src, bytes, why) && release(b, why);
 }
 
-bool PinnedCopies::to_host(void* dst, std::uint64_t src, std::size_t bytes, bool* staged,
-                           std::string* why) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  *staged = bytes >= kLeastStagedToHost && ready();
-  if (!*staged) {
-    return true;
-  }
+bool PinnedCopies::stage_to_host(void* dst, std::uint64_t src, std::size_t bytes,
+                                 std::string* why) {
   const std::size_t chunks = (bytes + chunk_ - 1) / chunk_;
   auto size = [&](std::size_t i) { return std::min(chunk_, bytes - i * chunk_); };
   // Two chunks in flight: chunk i in buffer i % 2 (the buffers taken in order from the first).

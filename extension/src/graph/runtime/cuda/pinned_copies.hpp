@@ -28,13 +28,14 @@ class PinnedCopies {
   PinnedCopies(PinnedCopies&&) = delete;
   PinnedCopies& operator=(PinnedCopies&&) = delete;
 
+  // What became of a copy: queued through the buffers, left to the caller to copy straight, or
+  // failed (`why` says why; nothing is then known of the destination).
+  enum class Outcome : std::uint8_t { kQueued, kStraight, kFailed };
   // The copies, through the buffers where staging is on (cuda_staging_chunk()) and the device
   // gives page-locked memory (asked once per chunk size), and for a copy to the host, where it is
-  // of at least a few pages (a smaller one is one short wait either way); else *staged is false
-  // and the caller copies. False with `why` on failure (nothing is then known of the destination).
-  bool to_device(std::uint64_t dst, const void* src, std::size_t bytes, bool* staged,
-                 std::string* why);
-  bool to_host(void* dst, std::uint64_t src, std::size_t bytes, bool* staged, std::string* why);
+  // of at least a few pages (a smaller one is one short wait either way); else kStraight.
+  Outcome to_device(std::uint64_t dst, const void* src, std::size_t bytes, std::string* why);
+  Outcome to_host(void* dst, std::uint64_t src, std::size_t bytes, std::string* why);
 
  private:
   struct Buffer {
@@ -49,6 +50,9 @@ class PinnedCopies {
   bool release(Buffer& b, std::string* why);
   // Blocks until every copy queued from the buffers is done (false with `why` on failure).
   bool drain(std::string* why);
+  // The copies through the buffers (ready(), the lock held).
+  bool stage_to_device(std::uint64_t dst, const void* src, std::size_t bytes, std::string* why);
+  bool stage_to_host(void* dst, std::uint64_t src, std::size_t bytes, std::string* why);
   bool queue_chunk_to_host(Buffer& b, std::uint64_t src, std::size_t bytes, std::string* why);
   void free_buffers();
 

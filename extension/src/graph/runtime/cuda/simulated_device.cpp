@@ -231,9 +231,9 @@ bool SimulatedDevice::copy_to_device(std::uint64_t dst, const void* src, std::si
     ++counts_.to_device;
     counts_.to_device_bytes += bytes;
   }
-  bool staged = false;
-  if (!copies_.to_device(dst, src, bytes, &staged, why) || staged) {
-    return staged;
+  const PinnedCopies::Outcome staged = copies_.to_device(dst, src, bytes, why);
+  if (staged != PinnedCopies::Outcome::kStraight) {
+    return staged == PinnedCopies::Outcome::kQueued;
   }
   const std::lock_guard<std::mutex> lock(mutex_);
   run_queued();
@@ -253,9 +253,9 @@ bool SimulatedDevice::copy_to_host(void* dst, std::uint64_t src, std::size_t byt
     ++counts_.to_host;
     counts_.to_host_bytes += bytes;
   }
-  bool staged = false;
-  if (!copies_.to_host(dst, src, bytes, &staged, why) || staged) {
-    return staged;
+  const PinnedCopies::Outcome staged = copies_.to_host(dst, src, bytes, why);
+  if (staged != PinnedCopies::Outcome::kStraight) {
+    return staged == PinnedCopies::Outcome::kQueued;
   }
   const std::lock_guard<std::mutex> lock(mutex_);
   run_queued();
