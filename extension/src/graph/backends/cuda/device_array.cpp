@@ -98,6 +98,11 @@ TransferCounts& transfer_counts() {
   return counts;
 }
 
+bool writeable(const DeviceBlock& b) {
+  return !b.readonly &&
+         (b.origin == nullptr || (array_fields(b.origin)->flags & kArrayWriteable) != 0);
+}
+
 bool make_device_current(DeviceBlock& block, std::string* why) {
   if (block.device_valid) {
     return true;

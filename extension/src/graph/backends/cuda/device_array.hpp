@@ -90,6 +90,9 @@ struct TransferCounts {
 };
 TransferCounts& transfer_counts();
 
+// Whether the block may be written: not read-only memory of the caller's, nor the memory of a
+// read-only host array (NumPy raises for those, on the host).
+bool writeable(const DeviceBlock& b);
 // Makes the device memory current (taken from the pool, the origin copied in); false with `why`.
 bool make_device_current(DeviceBlock& block, std::string* why);
 // Makes the origin current (made as a new NumPy array when there is none, the device memory

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "core/array_fields.hpp"
 #include "core/device_arrays.hpp"
 #include "core/loaded_module.hpp"
 #include "graph/backends/cuda/device_array.hpp"
@@ -181,11 +180,6 @@ void host_changed(const py::object& self) {
   DeviceBlock& b = *py::cast<DeviceValue*>(self)->block;
   b.device_valid = false;
   b.host_valid = true;
-}
-
-bool writeable(const DeviceBlock& b) {
-  return !b.readonly &&
-         (b.origin == nullptr || (array_fields(b.origin)->flags & kArrayWriteable) != 0);
 }
 
 void setitem(const py::object& self, const py::object& key, const py::object& value) {

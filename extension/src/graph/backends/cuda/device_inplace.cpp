@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "core/array_fields.hpp"
 #include "core/loaded_module.hpp"
 #include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/device_array.hpp"
@@ -85,11 +84,6 @@ OwnKernel& in_place_kernel(DeviceApi& device, const char* ufunc, DType dtype, st
     k.stores.push_back(kir::Store{2, static_cast<int>(k.buffers.size()) - 1});
     return k;
   });
-}
-
-bool writeable(const DeviceBlock& b) {
-  return !b.readonly &&
-         (b.origin == nullptr || (array_fields(b.origin)->flags & kArrayWriteable) != 0);
 }
 
 // Whether two values of one block are the very same view.
