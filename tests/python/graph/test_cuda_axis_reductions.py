@@ -126,7 +126,6 @@ def empty_max(x):
 
 
 @pytest.mark.parametrize("fn,shape", [
-    (column_sum, (5000, 1)),      # NumPy adds the only column pairwise: its innermost loop runs along it
     (transposed_sum, (30, 200)),  # the reduced axis is the transposed view's innermost
     (column_sum, (20000, 3)),     # three long sums: the host's (a thread each would be slower)
     (column_sum, (0, 4)),         # an empty axis: zeros, on the host
@@ -225,22 +224,32 @@ def fills(x):
     return np.full_like(y, 0.25) + y.copy(), np.zeros_like(y) - 1.0
 
 
+def integer_sums(x):
+    y = x * 3
+    return y.sum(), y.max(axis=0), y.min(axis=1), (y > 0).sum(axis=1)
+
+
 @pytest.mark.skipif(not G.nvrtc_version()[:1].isdigit(), reason="NVRTC not available")
 def test_the_kernels_compile_for_the_gpu_without_spills():
     # the backend's own kernels (no fused group lowers them): reductions along an axis and over all axes, copies
     # and fills (device_creation.hpp)
-    for fn, shape in ((per_plane, (3, 50, 7)), (extremes, (40, 9)), (fills, (300,))):
+    floating = (np.float64, np.float32)
+    for fn, shape, dtypes in ((per_plane, (3, 50, 7), floating), (extremes, (40, 9), floating), (fills, (300,), floating),
+                              (integer_sums, (30, 40), (np.int64, np.int32, np.uint8, np.int16))):
         f = sot.jit(fn, backend="cuda")
-        for dtype in (np.float64, np.float32):
+        for dtype in dtypes:
             for k in range(3):
-                f(floats(k, *shape, dtype=dtype))
+                x = floats(k, *shape, dtype=dtype) if dtype in floating else \
+                    np.random.default_rng(k).integers(-100, 100, shape).astype(dtype)
+                f(x)
     sources = {name: src for name, src in G.cuda_own_kernel_sources() if name.split("_")[0] in
-               ("axis", "all", "fill", "copy")}
-    assert {"axis_sum_float64_r3", "axis_max_float64_r3", "axis_mean_float32_r3", "all_max_float64",
-            "all_min_float32", "fill_float64_1", "fill_float32_1", "copy_float64_1"} <= set(sources), sorted(sources)
+               ("axis", "all", "rows", "fill", "copy")}
+    assert {"axis_sum_float64_r3", "axis_max_float64_r2", "axis_mean_float32_r3", "all_max_float64_r2",
+            "all_min_float32_r2", "fill_float64_1", "fill_float32_1", "copy_float64_1", "all_sum_int32_r2",
+            "axis_max_uint8_r2", "rows_min_int16_r2", "rows_sum_bool_r2"} <= set(sources), sorted(sources)
     for name, src in sources.items():
         out = G.cuda_compile(src)
         assert out["ok"], out["error"] + src
         assert out["spill_bytes"] == 0 and out["registers"] > 0, out["log"]
-        entry = "_rows(" if name.split("_")[0] in ("axis", "all") else "_flat("
+        entry = "_rows(" if name.split("_")[0] in ("axis", "all", "rows") else "_flat("
         assert f".entry {name}{entry}" in out["ptx"], name

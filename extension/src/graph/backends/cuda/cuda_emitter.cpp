@@ -51,6 +51,17 @@ const char* ctype(DType t) {
   }
 }
 
+// The smallest (`lowest`) or largest value of integer type `t`, as a CUDA C++ constant of it.
+std::string integer_limit(DType t, bool lowest) {
+  const int bits = itemsize(t) * CHAR_BIT;
+  const std::string type = ctype(t);
+  if (kind(t) == 'u') {
+    return lowest ? "static_cast<" + type + ">(0)" : "static_cast<" + type + ">(~0ULL)";
+  }
+  const std::string largest = std::to_string((1ULL << (bits - 1)) - 1ULL) + "LL";
+  return "static_cast<" + type + ">(" + (lowest ? "-" + largest + " - 1" : largest) + ")";
+}
+
 // An unsigned type at least as wide (integer wrap-around without signed overflow; the result is
 // cast back to the loop type). Narrower types would promote to int, where a product overflows.
 const char* utype(DType t) {
@@ -222,7 +233,7 @@ class CudaWriter {
         return constants_representable(e, e.dtype, why);
       case kir::Expr::Kind::kReduce: {
         const DType t = expr(e.operands[0]).dtype;
-        if (kind(t) != 'f' || e.dtype != t || ctype(t) == nullptr) {
+        if (ctype(t) == nullptr || ctype(e.dtype) == nullptr || !reducible(e, t)) {
           *why = "a reduction of " + std::string(name(t));
           return false;
         }
@@ -238,6 +249,21 @@ class CudaWriter {
         break;
     }
     return plan_call(i, why);
+  }
+
+  // Reductions run here: of floats, as NumPy's dtype (a sum or mean adding in NumPy's order); of
+  // ints and bools a sum (into NumPy's int64 or uint64: any order gives the same wrapped sum), and
+  // of ints a max or min, each exact in any order. (A mean of ints adds floats: the host's.)
+  static bool reducible(const kir::Expr& e, DType t) {
+    const char k = kind(t);
+    if (k == 'f') {
+      return e.dtype == t;
+    }
+    if (e.reduce.fn == Reduction::Fn::kSum) {
+      return (k == 'i' || k == 'b' || k == 'u') && e.dtype == sum_dtype(t);
+    }
+    return (e.reduce.fn == Reduction::Fn::kMax || e.reduce.fn == Reduction::Fn::kMin) &&
+           (k == 'i' || k == 'u') && e.dtype == t;
   }
 
   bool plan_scalar(const kir::Expr& e, std::string* why) {
@@ -407,6 +433,13 @@ template <typename T> __device__ __forceinline__ T sot_add(T a, T b, unsigned& f
   if (isinf(r) && isfinite(a) && isfinite(b)) fl |= 2u;
   if (isnan(r) && !isnan(a) && !isnan(b)) fl |= 8u;
   return r;
+}
+// (integer sums wrap, as NumPy's do, and raise nothing)
+__device__ __forceinline__ long long sot_add(long long a, long long b, unsigned&) {
+  return static_cast<long long>(static_cast<unsigned long long>(a) + static_cast<unsigned long long>(b));
+}
+__device__ __forceinline__ unsigned long long sot_add(unsigned long long a, unsigned long long b, unsigned&) {
+  return a + b;
 }
 // The flat domain index `i` as each buffer's element offset (strides 0 where broadcast).
 __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int dims, long long* off) {
@@ -585,13 +618,18 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
     const kir::Expr& e = expr(r);
     Reducer out;
     out.type = ctype(e.dtype);
+    const bool floats = kind(e.dtype) == 'f';
     switch (e.reduce.fn) {
       case Reduction::Fn::kMax:
-        out.identity = "-static_cast<" + out.type + ">(__longlong_as_double(0x7ff0000000000000LL))";
+        out.identity =
+            floats ? "-static_cast<" + out.type + ">(__longlong_as_double(0x7ff0000000000000LL))"
+                   : integer_limit(e.dtype, true);
         out.combine = "x = sot_max(x, y);";
         break;
       case Reduction::Fn::kMin:
-        out.identity = "static_cast<" + out.type + ">(__longlong_as_double(0x7ff0000000000000LL))";
+        out.identity =
+            floats ? "static_cast<" + out.type + ">(__longlong_as_double(0x7ff0000000000000LL))"
+                   : integer_limit(e.dtype, false);
         out.combine = "x = sot_min(x, y);";
         break;
       case Reduction::Fn::kMean:  // (sums add in NumPy's order: no identity or combining step)
@@ -705,9 +743,9 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
           return "base[" + std::to_string(b) + "] + j * a.st[" + std::to_string(b) + "][SOT_R - 1]";
         },
         &reduced);
-    const std::string combine = red.fn_sum
-                                    ? "x = sot_add(x, " + reduced + ", fl);"
-                                    : red.type + " y = " + reduced + ";\n      " + red.combine;
+    const std::string combine =
+        red.fn_sum ? "x = sot_add(x, static_cast<" + red.type + ">(" + reduced + "), fl);"
+                   : red.type + " y = " + reduced + ";\n      " + red.combine;
     return "extern \"C\" __global__ void " + k_.name + "_rows(const CudaArgs a) {\n" +
            "  unsigned fl = 0;\n  const long long length = a.size[SOT_R - 1];\n" +
            "  const long long step = static_cast<long long>(gridDim.x) * blockDim.x;\n" +

@@ -132,19 +132,7 @@ std::optional<py::object> device_element(Residency& r, const DeviceValue& e) {
   if (b.host_valid || !b.device_valid || b.address == 0) {
     return std::nullopt;
   }
-  r.did_host_work();  // (a read: the step is not replayed)
-  if (!r.check_flags_before_read()) {
-    throw py::error_already_set();  // (the run's rerun on the host)
-  }
-  const auto item = static_cast<std::size_t>(itemsize(e.dtype()));
-  std::string bytes(item, '\0');
-  std::string why;
-  if (!r.device().copy_to_host(bytes.data(), b.address + static_cast<std::uint64_t>(e.offset), item,
-                               &why)) {
-    return std::nullopt;
-  }
-  const py::module_ numpy = loaded_module("numpy");
-  return numpy.attr("frombuffer")(py::bytes(bytes), numpy_dtype(e.dtype()))[py::int_(0)];
+  return read_element(r, b.address + static_cast<std::uint64_t>(e.offset), e.dtype());
 }
 
 py::object getitem(const py::object& self, const py::object& key) {

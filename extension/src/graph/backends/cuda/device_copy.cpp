@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "core/loaded_module.hpp"
 #include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/residency.hpp"
 
@@ -173,6 +174,22 @@ bool fill_on_device(Residency& r, const DeviceValue& dst, double value, std::str
   }
   r.wrote(*dst.block);
   return true;
+}
+
+std::optional<py::object> read_element(Residency& r, std::uint64_t address, DType dtype) {
+  r.did_host_work();
+  if (!r.check_flags_before_read()) {
+    throw py::error_already_set();
+  }
+  const auto item = static_cast<std::size_t>(itemsize(dtype));
+  std::string bytes(item, '\0');
+  std::string why;
+  if (!r.device().copy_to_host(bytes.data(), address, item, &why)) {
+    return std::nullopt;
+  }
+  const py::module_ numpy = loaded_module("numpy");
+  const py::object type = numpy.attr("dtype")(std::string(name(dtype)));
+  return py::object(numpy.attr("frombuffer")(py::bytes(bytes), type)[py::int_(0)]);
 }
 
 }  // namespace sot::graph

@@ -16,6 +16,7 @@
 #include "core/loaded_module.hpp"
 #include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/device_array.hpp"
+#include "graph/backends/cuda/device_copy.hpp"
 #include "graph/backends/cuda/device_creation.hpp"
 #include "graph/backends/cuda/device_inplace.hpp"
 #include "graph/backends/cuda/device_reductions.hpp"
@@ -245,20 +246,8 @@ PyObject* product_result(Residency& r, const std::shared_ptr<DeviceValue>& resul
     if (!result->shape.empty()) {
       return wrap(result).release().ptr();
     }
-    if (!r.check_flags_before_read()) {
-      return nullptr;
-    }
-    const std::size_t item = itemsize(result->dtype());
-    std::string bytes(item, '\0');
-    std::string why;
-    if (!r.device().copy_to_host(bytes.data(), result->block->address, item, &why)) {
-      return nullptr;
-    }
-    const py::module_ numpy = loaded_module("numpy");
-    const py::object dtype = numpy.attr("dtype")(std::string(name(result->dtype())));
-    return py::object(numpy.attr("frombuffer")(py::bytes(bytes), dtype)[py::int_(0)])
-        .release()
-        .ptr();
+    std::optional<py::object> value = read_element(r, result->block->address, result->dtype());
+    return value ? value->release().ptr() : nullptr;
   } catch (py::error_already_set& e) {
     e.restore();
     return nullptr;

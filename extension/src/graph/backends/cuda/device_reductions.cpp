@@ -2,6 +2,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "core/loaded_module.hpp"
 #include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/device_array.hpp"
+#include "graph/backends/cuda/device_copy.hpp"
 #include "graph/backends/cuda/residency.hpp"
 #include "graph/rules/fp_state.hpp"
 #include "graph/rules/reductions.hpp"
@@ -67,13 +69,43 @@ std::optional<Reduction::Fn> kind_of(PyObject* fn) {
   return std::nullopt;
 }
 
-// The step's operand, axis and keepdims: (x), (x, axis) positional, axis= and keepdims= by name;
-// nullopt for anything else (dtype=, out=, where=, initial=, an axis that is not an int).
+// The step's operand, axes and keepdims: (x), (x, axis) positional, axis= and keepdims= by name;
+// the axis None, an int or a tuple of ints. nullopt for anything else (dtype=, out=, where=,
+// initial=, an empty tuple, an axis of another type).
 struct Call {
   PyObject* x = nullptr;
-  long axis = 0;
+  bool all_axes = true;    // no axis, or None
+  std::vector<long> axes;  // else the axes given
   bool keepdims = false;
 };
+
+bool read_axes(PyObject* axis, Call* c) {
+  if (axis == nullptr || axis == Py_None) {
+    return true;
+  }
+  c->all_axes = false;
+  const auto one = [&](PyObject* a) {
+    if (!PyLong_CheckExact(a)) {
+      return false;
+    }
+    const long v = PyLong_AsLong(a);
+    if (v == -1 && PyErr_Occurred() != nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    c->axes.push_back(v);
+    return true;
+  };
+  if (!PyTuple_CheckExact(axis)) {
+    return one(axis);
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(axis); ++i) {
+    if (!one(PyTuple_GET_ITEM(axis, i))) {
+      return false;
+    }
+  }
+  return !c->axes.empty();
+}
 
 std::optional<Call> parse(PyObject* const* args, std::size_t nargs, PyObject* kwnames) {
   if (nargs < 1 || nargs > 2) {
@@ -82,6 +114,7 @@ std::optional<Call> parse(PyObject* const* args, std::size_t nargs, PyObject* kw
   Call c;
   c.x = args[0];
   PyObject* axis = nargs == 2 ? args[1] : nullptr;
+  bool axis_named = false;
   const Py_ssize_t named = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
   for (Py_ssize_t i = 0; i < named; ++i) {
     const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, i));
@@ -90,69 +123,111 @@ std::optional<Call> parse(PyObject* const* args, std::size_t nargs, PyObject* kw
       PyErr_Clear();
       return std::nullopt;
     }
-    if (std::strcmp(name, "axis") == 0 && axis == nullptr) {
+    if (std::strcmp(name, "axis") == 0 && nargs == 1 && !axis_named) {
       axis = value;
+      axis_named = true;
     } else if (std::strcmp(name, "keepdims") == 0 && (value == Py_True || value == Py_False)) {
       c.keepdims = value == Py_True;
     } else {
       return std::nullopt;
     }
   }
-  if (axis == nullptr || !PyLong_CheckExact(axis)) {
-    return std::nullopt;  // (over all axes: the fused groups' passes, or the host)
-  }
-  c.axis = PyLong_AsLong(axis);
-  if (c.axis == -1 && PyErr_Occurred() != nullptr) {
-    PyErr_Clear();
+  if (!read_axes(axis, &c)) {
     return std::nullopt;
   }
   return c;
 }
 
-// Where NumPy adds along `axis` of `v` in index order: the axes of more than one element have
-// positive, decreasing strides (C order, as NumPy's iterator keeps them), and one of them comes
-// after `axis` (the innermost loop runs over it). The axis normalized, or nullopt.
-std::optional<std::size_t> ordered_axis(const DeviceValue& v, long axis) {
-  const auto rank = static_cast<long>(v.shape.size());
-  if (axis < -rank || axis >= rank) {
-    return std::nullopt;  // (NumPy raises its AxisError on the host)
-  }
-  const auto a = static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
-  std::int64_t previous = std::numeric_limits<std::int64_t>::max();
-  bool later = false;
-  for (std::size_t d = 0; d < v.shape.size(); ++d) {
-    if (v.shape[d] <= 1) {
-      continue;
-    }
-    if (v.strides[d] <= 0 || v.strides[d] >= previous) {
+// Which of x's axes the call reduces; nullopt where an axis is out of range or repeated (NumPy
+// raises, on the host).
+std::optional<std::vector<bool>> reduced_axes(const DeviceValue& x, const Call& c) {
+  const auto rank = static_cast<long>(x.shape.size());
+  std::vector<bool> out(x.shape.size(), c.all_axes);
+  for (const long a : c.axes) {
+    if (a < -rank || a >= rank) {
       return std::nullopt;
     }
-    previous = v.strides[d];
-    later = later || d > a;
+    const auto d = static_cast<std::size_t>(a < 0 ? a + rank : a);
+    if (out[d]) {
+      return std::nullopt;
+    }
+    out[d] = true;
   }
-  if (!later) {
-    return std::nullopt;
-  }
-  return a;
+  return out;
 }
 
-// `axis` as the innermost axis of C-contiguous `v` of more than one axis (nullopt: another axis,
-// another layout, an axis NumPy raises for).
-std::optional<std::size_t> innermost_axis(const DeviceValue& v, long axis) {
-  const auto rank = static_cast<long>(v.shape.size());
-  if (rank < 2 || (axis != -1 && axis != rank - 1) || !v.c_contiguous()) {
-    return std::nullopt;
+// One loop of the reduction: `size` steps of `stride` bytes, over reduced axes or kept ones.
+struct LoopDim {
+  std::int64_t size = 0;
+  std::int64_t stride = 0;
+  bool reduced = false;
+};
+
+// x's axes as the loops NumPy's iterator runs for the reduction, in order: axes of one element
+// left out, and an axis merged into the one before it where both are reduced (or both kept) and
+// the earlier steps over exactly the later (the order of additions is then the same: each output
+// element takes its items in index order over the merged axes, as NumPy's iterator coalesces
+// them). nullopt where x is empty or its axes do not step in C order (positive strides, each
+// axis's below the one before: NumPy's iterator keeps that order; it may reorder another).
+std::optional<std::vector<LoopDim>> loop_dims(const DeviceValue& x,
+                                              const std::vector<bool>& reduced) {
+  std::vector<LoopDim> dims;
+  std::int64_t previous = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t d = 0; d < x.shape.size(); ++d) {
+    if (x.shape[d] == 0) {
+      return std::nullopt;  // (an empty reduction: NumPy's identity, error or warning)
+    }
+    if (x.shape[d] == 1) {
+      continue;
+    }
+    if (x.strides[d] <= 0 || x.strides[d] >= previous) {
+      return std::nullopt;
+    }
+    previous = x.strides[d];
+    if (!dims.empty() && dims.back().reduced == reduced[d] &&
+        dims.back().stride == x.strides[d] * x.shape[d]) {
+      dims.back().size *= x.shape[d];
+      dims.back().stride = x.strides[d];
+    } else {
+      dims.push_back(LoopDim{x.shape[d], x.strides[d], reduced[d]});
+    }
   }
-  return static_cast<std::size_t>(rank - 1);
+  if (dims.empty()) {  // (one element: a row of one, where an axis is reduced)
+    const bool any = std::find(reduced.begin(), reduced.end(), true) != reduced.end();
+    dims.push_back(LoopDim{1, itemsize(x.dtype()), any});
+  }
+  return dims;
 }
 
-kir::Kernel reduction_ir(const std::string& name, DType dtype, std::size_t rank, Reduction::Fn fn,
-                         bool ordered) {
+// Whether the device runs `kind` over a `t` array: of floats all four, as NumPy computes them; of
+// ints a sum (NumPy's int64 or uint64 wraps the same in any order), a max or a min, each exact in
+// any order; of bools a sum. (A mean of ints adds floats, a max of bools: the host's.)
+bool runs_here(Reduction::Fn kind, DType t) {
+  switch (graph::kind(t)) {
+    case 'f':
+      return is_float64_or_32(t);
+    case 'i':
+    case 'u':
+      return kind != Reduction::Fn::kMean;
+    case 'b':
+      return kind == Reduction::Fn::kSum;
+    default:
+      return false;
+  }
+}
+
+DType result_dtype(Reduction::Fn kind, DType t) {
+  return kind == Reduction::Fn::kSum ? sum_dtype(t) : t;
+}
+
+kir::Kernel reduction_ir(const std::string& name, DType dtype, DType out, std::size_t rank,
+                         Reduction::Fn fn, bool ordered) {
   kir::Kernel k = load_store_kernel(name, dtype, rank);  // e0 = load b0
+  k.buffers[1].dtype = out;
   k.buffers[1].shape.back() = kir::Dim{1, -1};
   kir::Expr e;  // e1
   e.kind = kir::Expr::Kind::kReduce;
-  e.dtype = dtype;
+  e.dtype = out;
   e.operands = {0};
   e.reduce.fn = fn;
   e.reduce.keepdims = true;  // (the output is given the domain's rank, its last size 1)
@@ -186,111 +261,126 @@ std::optional<bool> launch(Residency& r, OwnKernel& own, const std::vector<std::
   return reported_fe_flags(fe_flags_of(*word)) == 0;  // (else NumPy's warnings, on the host)
 }
 
-// `kind` over all items of `x` (C-contiguous, float, not empty) as one row of the rows kernel,
-// its value copied out (the run's flags read first, in batches); nullopt where the device did not
-// give it, with an error set where the run's flags said one.
-std::optional<double> full_row_value(Residency& r, Reduction::Fn kind, const DeviceValue& x) {
-  const std::int64_t n = x.size();
+// How a reduction runs: its one reduced loop last in the domain, after the kept ones.
+//   kAll: every element (one row, the rows kernel adding it in NumPy's pairwise order);
+//   kRows: the innermost loop (a row each output, the rows kernel);
+//   kOrdered: another loop (one thread an output, adding in index order).
+struct Plan {
+  enum class Way : std::uint8_t { kAll, kRows, kOrdered };
+  Way way = Way::kAll;
+  std::vector<std::int64_t> kept;  // the kept loops' sizes
+  std::vector<std::int64_t> domain;
+  std::vector<std::int64_t> strides;  // the operand's, bytes
+};
+
+// The plan for x's loops `dims` (loop_dims); nullopt where NumPy's order is not one of these:
+// loops reduced in several places (the iterator's order), a strided innermost reduced loop, a long
+// reduced loop to few outputs (a thread adding it alone is slower than copying the operand out).
+std::optional<Plan> plan_of(const DeviceValue& x, const std::vector<LoopDim>& dims) {
+  std::size_t reduced = dims.size();
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d].reduced) {
+      if (reduced != dims.size()) {
+        return std::nullopt;
+      }
+      reduced = d;
+    }
+  }
+  Plan p;
+  // (no loop reduced: the axes reduced are of one element, each output element 0 plus one item,
+  // or the identity's max or min with it: a reduced loop of one)
+  const bool none = reduced == dims.size();
+  const LoopDim r = none ? LoopDim{1, itemsize(x.dtype()), true} : dims[reduced];
+  const bool innermost = !none && reduced + 1 == dims.size();
+  if (innermost && r.stride != itemsize(x.dtype())) {
+    return std::nullopt;
+  }
+  if (innermost && dims.size() == 1) {  // (one row of all elements)
+    p.kept = {1};
+    p.domain = {1, r.size};
+    p.strides = {r.size * r.stride, r.stride};
+    return p;
+  }
+  std::int64_t outputs = 1;
+  for (const LoopDim& d : dims) {
+    if (!d.reduced) {
+      p.kept.push_back(d.size);
+      p.domain.push_back(d.size);
+      p.strides.push_back(d.stride);
+      outputs *= d.size;
+    }
+  }
+  p.domain.push_back(r.size);
+  p.strides.push_back(r.stride);
+  p.way = innermost ? Plan::Way::kRows : Plan::Way::kOrdered;
+  if (p.way == Plan::Way::kOrdered && outputs < kFewOutputs && r.size > kLongestFew) {
+    return std::nullopt;
+  }
+  return p;
+}
+
+// Runs `fn` as planned into a new block of `shape` (its elements the kept loops' in order): the
+// block, or nullptr where the host must run the step (with an error set where the run's flags
+// said one).
+std::shared_ptr<DeviceBlock> run_plan(Residency& r, const Plan& p, Reduction::Fn fn,
+                                      const DeviceValue& x,
+                                      const std::vector<std::int64_t>& shape) {
   std::string why;
-  // (an array only the host holds, as a caller's array no kernel read: the host's, copying nothing)
-  const bool host_only = x.block->host_valid && !x.block->device_valid;
-  if (n == 0 || host_only || !x.c_contiguous() || !make_device_current(*x.block, &why)) {
-    return std::nullopt;
+  if (!make_device_current(*x.block, &why)) {
+    return nullptr;
   }
-  const std::string name =
-      std::string("all_") + Reduction::name(kind) + "_" + std::string(graph::name(x.dtype()));
-  OwnKernel& own =
-      own_kernel(r.device(), name, [&] { return reduction_ir(name, x.dtype(), 2, kind, false); });
+  static constexpr const char* kPrefix[] = {"all_", "rows_", "axis_"};
+  const DType out = result_dtype(fn, x.dtype());
+  const std::string name = std::string(kPrefix[static_cast<int>(p.way)]) + Reduction::name(fn) +
+                           "_" + std::string(graph::name(x.dtype())) + "_r" +
+                           std::to_string(p.domain.size());
+  OwnKernel& own = own_kernel(r.device(), name, [&] {
+    return reduction_ir(name, x.dtype(), out, p.domain.size(), fn, p.way == Plan::Way::kOrdered);
+  });
   if (!own.cuda->usable()) {
-    return std::nullopt;
+    return nullptr;
   }
-  auto block = std::make_shared<DeviceBlock>(r.device(), r.pool(), std::vector<std::int64_t>{1, 1},
-                                             x.dtype());
+  auto block = std::make_shared<DeviceBlock>(r.device(), r.pool(), shape, out);
   if (!make_device_current(*block, &why)) {
-    return std::nullopt;
+    return nullptr;
   }
-  const std::int64_t item = itemsize(x.dtype());
+  std::vector<std::int64_t> out_shape = p.kept;
+  out_shape.push_back(1);
+  std::vector<std::int64_t> out_strides = c_strides(p.kept, itemsize(out));
+  out_strides.push_back(0);
   const std::vector<DeviceArray> arrays = {
-      DeviceArray{
-          x.block->address + static_cast<std::uint64_t>(x.offset), {1, n}, {n * item, item}},
-      DeviceArray{block->address, {1, 1}, {item, 0}}};
-  const std::optional<bool> ok = launch(r, own, {1, n}, arrays);
-  if (!ok || !*ok) {
-    return std::nullopt;
-  }
-  r.did_host_work();
-  if (!r.check_flags_before_read()) {
-    return std::nullopt;  // (the rerun error set: the run goes to the host)
-  }
-  if (x.dtype() == DType::kFloat64) {
-    double value = 0;
-    return r.device().copy_to_host(&value, block->address, sizeof value, &why)
-               ? std::optional<double>(value)
-               : std::nullopt;
-  }
-  float single = 0;
-  return r.device().copy_to_host(&single, block->address, sizeof single, &why)
-             ? std::optional<double>(single)
-             : std::nullopt;
+      DeviceArray{x.block->address + static_cast<std::uint64_t>(x.offset), p.domain, p.strides},
+      DeviceArray{block->address, out_shape, out_strides}};
+  const std::optional<bool> ok = launch(r, own, p.domain, arrays);
+  return ok && *ok ? block : nullptr;
 }
 
-// A value of x's dtype as its NumPy scalar (a new reference; nullptr with an error set).
-PyObject* numpy_scalar(DType dtype, double value) {
-  try {
-    const char* type = dtype == DType::kFloat64 ? "float64" : "float32";
-    return loaded_module("numpy").attr(type)(value).release().ptr();
-  } catch (py::error_already_set& e) {
-    e.restore();
+// `kind` over all of x as NumPy's scalar: the sum, max or min copied out (after the run's flags);
+// a mean is NumPy's own `_mean` of the sum, `type(s)(s / intp(n))`, in Python. nullptr (no error
+// set) where the host gives it: a float max or min that is a zero or a NaN (the order of
+// comparisons decides between +0.0 and -0.0, and among NaNs; any other has one bit pattern); with
+// an error set where the run's flags said one.
+PyObject* full_scalar(Residency& r, const Plan& p, Reduction::Fn kind, const DeviceValue& x) {
+  const Reduction::Fn fn = kind == Reduction::Fn::kMean ? Reduction::Fn::kSum : kind;
+  const std::shared_ptr<DeviceBlock> block = run_plan(r, p, fn, x, {1});
+  if (!block) {
     return nullptr;
   }
-}
-
-// max or min over all axes of `x` (full_row_value; NumPy's maximum or minimum, NaN propagated):
-// the NumPy scalar, or nullptr (no error set) where the host must give it: an order of
-// comparisons decides between +0.0 and -0.0 and among NaNs, so a result that is a zero or a NaN is
-// NumPy's own, from the host; any other maximum has one bit pattern, whatever the order. With an
-// error set where the run's flags said one.
-PyObject* full_extreme(Residency& r, Reduction::Fn kind, const DeviceValue& x) {
-  const std::optional<double> value = full_row_value(r, kind, x);
-  if (!value || *value == 0.0 || std::isnan(*value)) {
-    return nullptr;
-  }
-  return numpy_scalar(x.dtype(), *value);
-}
-
-// sum or mean over all axes of `x` (full_row_value): NumPy adds a C-contiguous array's items as
-// one run of pairwise summation, as the rows kernel adds a row, so the sum is NumPy's bit for bit;
-// the mean is then NumPy's own `_mean` of it: `type(s)(s / intp(n))`, in Python. nullptr as
-// full_extreme.
-PyObject* full_sum(Residency& r, Reduction::Fn kind, const DeviceValue& x) {
-  const std::optional<double> value = full_row_value(r, Reduction::Fn::kSum, x);
+  std::optional<py::object> value = read_element(r, block->address, block->dtype);
   if (!value) {
     return nullptr;
   }
-  PyObject* sum = numpy_scalar(x.dtype(), *value);
-  if (sum == nullptr || kind == Reduction::Fn::kSum) {
-    return sum;
+  if (graph::kind(x.dtype()) == 'f' && fn != Reduction::Fn::kSum) {
+    const double v = PyFloat_AsDouble(value->ptr());
+    if (v == 0.0 || std::isnan(v)) {
+      return nullptr;
+    }
   }
-  try {
-    const py::object s = py::reinterpret_steal<py::object>(sum);
+  if (kind == Reduction::Fn::kMean) {
     const py::object count = loaded_module("numpy").attr("intp")(x.size());
-    return s.attr("dtype").attr("type")(s / count).release().ptr();
-  } catch (py::error_already_set& e) {
-    e.restore();
-    return nullptr;
+    *value = value->attr("dtype").attr("type")(*value / count);
   }
-}
-
-// The operand of max(x), min(x), x.max() (no axis, no keyword): a float device array, else nullptr.
-const DeviceValue* lone_float_operand(PyObject* const* args, std::size_t nargs, PyObject* kwnames) {
-  if (nargs != 1 || kwnames != nullptr) {
-    return nullptr;
-  }
-  const DeviceValue* x = device_value_of(args[0]);
-  if (x == nullptr || x->shape.empty() || !is_float64_or_32(x->dtype())) {
-    return nullptr;
-  }
-  return x;
+  return value->release().ptr();
 }
 
 }  // namespace
@@ -302,87 +392,41 @@ bool is_reduction(PyObject* fn) {
 PyObject* run_device_reduction(Residency& r, PyObject* fn, PyObject* const* args, std::size_t nargs,
                                PyObject* kwnames) {
   const std::optional<Reduction::Fn> kind = kind_of(fn);
-  if (kind == Reduction::Fn::kMax || kind == Reduction::Fn::kMin) {
-    if (const DeviceValue* x = lone_float_operand(args, nargs, kwnames)) {
-      return full_extreme(r, *kind, *x);
-    }
-  }
-  if (kind == Reduction::Fn::kSum || kind == Reduction::Fn::kMean) {
-    if (const DeviceValue* x = lone_float_operand(args, nargs, kwnames)) {
-      return full_sum(r, *kind, *x);
-    }
-  }
   const std::optional<Call> call = kind ? parse(args, nargs, kwnames) : std::nullopt;
   const DeviceValue* x = call ? device_value_of(call->x) : nullptr;
-  if (x == nullptr || !is_float64_or_32(x->dtype())) {
+  if (x == nullptr || x->shape.empty() || !runs_here(*kind, x->dtype())) {
     return nullptr;
   }
-  // A sum or mean over the innermost axis of a C-contiguous array: the rows kernel, adding each row
-  // in NumPy's pairwise order, as a fused group's row reduction (not max or min: which of +0.0 and
-  // -0.0, and which NaN, a row gives depends on the order of comparisons); another axis: in index
-  // order.
-  const bool sums = kind == Reduction::Fn::kSum || kind == Reduction::Fn::kMean;
-  const std::optional<std::size_t> rows_axis = sums ? innermost_axis(*x, call->axis) : std::nullopt;
-  const std::optional<std::size_t> axis = rows_axis ? rows_axis : ordered_axis(*x, call->axis);
-  if (!axis) {
+  const std::optional<std::vector<bool>> reduced = reduced_axes(*x, *call);
+  const std::optional<std::vector<LoopDim>> dims = reduced ? loop_dims(*x, *reduced) : std::nullopt;
+  const std::optional<Plan> plan = dims ? plan_of(*x, *dims) : std::nullopt;
+  if (!plan) {
     return nullptr;
   }
-  // The domain: the kept axes in order, then the reduced one (the rows kernel's last axis).
-  const std::int64_t length = x->shape[*axis];
-  std::vector<std::int64_t> kept;
-  std::vector<std::int64_t> domain;
-  std::vector<std::int64_t> strides;
+  const bool extreme = kind == Reduction::Fn::kMax || kind == Reduction::Fn::kMin;
+  const bool floats = graph::kind(x->dtype()) == 'f';
+  // (an array only the host holds, as a caller's array no kernel read: the host's, copying
+  // nothing)
+  if (plan->way == Plan::Way::kAll && x->block->host_valid && !x->block->device_valid) {
+    return nullptr;
+  }
+  std::vector<std::int64_t> shape;  // the result's
   for (std::size_t d = 0; d < x->shape.size(); ++d) {
-    if (d != *axis) {
-      kept.push_back(x->shape[d]);
-      domain.push_back(x->shape[d]);
-      strides.push_back(x->strides[d]);
+    if (!(*reduced)[d] || call->keepdims) {
+      shape.push_back((*reduced)[d] ? 1 : x->shape[d]);
     }
   }
-  domain.push_back(length);
-  strides.push_back(x->strides[*axis]);
-  std::int64_t outputs = 1;
-  for (const std::int64_t s : kept) {
-    outputs *= s;
-  }
-  if (length == 0 || outputs == 0 ||
-      (!rows_axis && outputs < kFewOutputs && length > kLongestFew)) {
-    return nullptr;  // (an empty axis: NumPy's error or warning, on the host)
-  }
-  std::string why;
-  if (!make_device_current(*x->block, &why)) {
-    return nullptr;
-  }
-  const std::string name = std::string(rows_axis ? "rows_" : "axis_") + Reduction::name(*kind) +
-                           "_" + std::string(graph::name(x->dtype())) + "_r" +
-                           std::to_string(domain.size());
-  OwnKernel& own = own_kernel(r.device(), name, [&] {
-    return reduction_ir(name, x->dtype(), domain.size(), *kind, !rows_axis);
-  });
-  if (!own.cuda->usable()) {
-    return nullptr;
-  }
-  std::vector<std::int64_t> shape = kept;
-  if (call->keepdims) {
-    shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(*axis), 1);
-  }
-  auto block = std::make_shared<DeviceBlock>(r.device(), r.pool(), shape, x->dtype());
-  if (!make_device_current(*block, &why)) {
-    return nullptr;
-  }
-  std::vector<std::int64_t> out_shape = kept;
-  out_shape.push_back(1);
-  std::vector<std::int64_t> out_strides = c_strides(kept, itemsize(x->dtype()));
-  out_strides.push_back(0);
-  const std::vector<DeviceArray> arrays = {
-      DeviceArray{x->block->address + static_cast<std::uint64_t>(x->offset), domain, strides},
-      DeviceArray{block->address, out_shape, out_strides}};
-  const std::optional<bool> ok = launch(r, own, domain, arrays);
-  if (!ok || !*ok) {
-    return nullptr;
-  }
   try {
-    return wrap(whole_value(std::move(block))).release().ptr();
+    if (shape.empty()) {
+      return full_scalar(r, *plan, *kind, *x);
+    }
+    // (a float max or min over a row: which of +0.0 and -0.0, and which NaN, depends on the order
+    // of comparisons)
+    if (extreme && floats && plan->way != Plan::Way::kOrdered) {
+      return nullptr;
+    }
+    std::shared_ptr<DeviceBlock> block = run_plan(r, *plan, *kind, *x, shape);
+    return block ? wrap(whole_value(std::move(block))).release().ptr() : nullptr;
   } catch (py::error_already_set& e) {
     e.restore();
     return nullptr;

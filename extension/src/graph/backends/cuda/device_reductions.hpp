@@ -1,15 +1,19 @@
-// Reductions along an axis of a device array, run on the device: numpy.sum, numpy.mean,
-// numpy.max and numpy.min (and amax, amin, the ndarray methods) of a float64 or float32 device
-// array over one axis that is not its innermost, with keepdims or not. NumPy adds along such an
-// axis in index order, one output element at a time (its innermost loop runs over the axes
-// kept), from 0: the kernel does the same, one thread an output element (bit for bit NumPy's sum;
-// max and min as NumPy's maximum and minimum, NaN propagated). Reductions over the innermost axis
-// end fused groups instead (the rows kernels). And max and min over all axes of a C-contiguous
-// float64 or float32 device array (no axis, no keyword), as one row of the rows kernel, its NumPy
-// scalar copied out; where it is a zero or a NaN (whose bits depend on the order of comparisons)
-// the host computes it. So do sum and mean over all axes of such an array: the row adds in NumPy's
-// pairwise order (bit for bit, past NumPy 1.x's buffer size too), and the mean is NumPy's own
-// `type(s)(s / intp(n))` of the sum. Anything else runs on the host.
+// Reductions run on the device: numpy.sum, numpy.mean, numpy.max and numpy.min (and amax, amin,
+// the ndarray methods) of a device array, over all axes, one axis or a tuple of axes (axis= and
+// keepdims= by name), where the device gives NumPy's result bit for bit:
+//   - floats (float64, float32): the axes NumPy's iterator loops over are found (axes of one
+//     element left out, neighbours merged where one steps over the other and both are reduced or
+//     both kept); where one loop is reduced, NumPy's order is known. The innermost loop, or all
+//     elements of a contiguous array: the rows kernel adds a row in NumPy's pairwise order (past
+//     NumPy 1.x's buffer size too); another loop: in index order, one thread an output element.
+//     A max or min over a row compares in another order than NumPy, which only decides between
+//     +0.0 and -0.0 and among NaNs: over all elements a zero or NaN result is thrown away and
+//     computed by the host; over rows with kept axes it runs on the host.
+//   - ints: a sum (into NumPy's int64 or uint64: wrapped sums agree in any order), a max or a min;
+//     bools: a sum.
+// A result over all axes without keepdims is NumPy's scalar, copied out; a mean over all axes is
+// NumPy's own `type(s)(s / intp(n))` of the sum. Anything else runs on the host: several loops
+// reduced apart (axis=(0, 2) of a 3-d array), a mean of ints, another layout, dtype= or out=.
 #pragma once
 
 #include <Python.h>

@@ -1,0 +1,145 @@
+"""Reductions over any axes on the device (graph/backends/cuda/device_reductions.hpp), on the simulated device: a
+tuple of axes that NumPy's iterator merges into one loop (neighbours, both reduced) runs as one reduction, in NumPy's
+order (pairwise along the innermost loop, index order along another), so the results are NumPy's bit for bit; sums,
+maxima and minima of ints and sums of bools run there too (exact in any order). Axes reduced apart, means of ints and
+other layouts run on the host, with NumPy's results."""
+
+import shutil
+
+import numpy as np
+import pytest
+from harness import CUDA_REAL
+
+import sot
+
+G = sot._sot.graph
+pytestmark = [pytest.mark.skipif(shutil.which("c++") is None, reason="no C++ compiler for the simulated device"),
+              pytest.mark.skipif(sot.config.backend != "cpu", reason="the same programs as the default run's"),
+              pytest.mark.usefixtures("cuda_device")]
+
+
+def floats(seed, shape, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    # magnitudes over 16 decades: another order of additions would round differently
+    return (rng.standard_normal(shape) * 10.0 ** rng.uniform(-8, 8, shape)).astype(dtype)
+
+
+def ints(seed, shape, dtype):
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(seed)
+    return rng.integers(info.min // 2, info.max // 2, shape, dtype=dtype, endpoint=True)
+
+
+def moved():
+    c = G.cuda_transfer_counts(reset=True)
+    return c["arrays_in"], c["arrays_out"]
+
+
+def bits(values):
+    return [(type(v), np.asarray(v).dtype, np.shape(v), np.asarray(v).tobytes()) for v in values]
+
+
+def arrays(values):
+    return sum(isinstance(v, np.ndarray) for v in values)
+
+
+def planes(x):
+    y = x * 2.0
+    return (y.sum(axis=(0, 1)), np.mean(y, axis=(1, 2)), y.max(axis=(0, 1)), np.min(y, (0, 1), keepdims=True),
+            y.sum(axis=(-1, -2), keepdims=True), y[0].sum(axis=0), y[0, 0].sum(axis=0), y.sum(axis=(2, 0, 1)),
+            np.mean(y, axis=None), y[:, :1].sum(axis=(1, 2)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(4, 50, 33), (3, 7, 3000), (5, 1, 9)])
+def test_merged_axes_reduce_on_the_device_as_numpy_bit_for_bit(dtype, shape):
+    f = sot.jit(planes, backend="cuda")
+    f(floats(0, shape, dtype))
+    for k in range(2):
+        x = floats(1 + k, shape, dtype)
+        moved()
+        plain = planes(x)
+        assert bits(f(x)) == bits(plain), k
+        # x in and the arrays out: nothing copied out to be reduced
+        assert moved() == (1, arrays(plain)), k
+
+
+def apart(x):
+    y = x * 2.0
+    return y.sum(axis=(0, 2)), y.T.sum(axis=(0, 1)), np.max(y, axis=(0, 2)), y[:, ::2].sum(axis=(1, 2))
+
+
+@pytest.mark.parametrize("shape", [(4, 50, 33), (2, 5000, 3)])
+def test_axes_numpy_reduces_in_another_order_run_on_the_host(shape):
+    f = sot.jit(apart, backend="cuda")
+    f(floats(3, shape))
+    for k in range(2):
+        x = floats(4 + k, shape)
+        assert bits(f(x)) == bits(apart(x)), k
+
+
+def integer_reductions(x):
+    y = x * 3
+    return (y.sum(), np.sum(y, axis=0), y.sum(axis=-1), y.max(), np.min(y, axis=0), y.max(axis=(0, 1)),
+            (y > 0).sum(), np.sum(y < 0, axis=(1, 2)), np.amax(y, axis=1, keepdims=True), y.min(axis=2),
+            y.sum(axis=(0, 1)), y[1:].max(), y[:, :1].sum(axis=1))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int16, np.uint8, np.uint32])
+def test_integer_sums_maxima_and_minima_run_on_the_device(dtype):
+    f = sot.jit(integer_reductions, backend="cuda")
+    shape = (6, 40, 50)
+    f(ints(0, shape, dtype))
+    for k in range(2):
+        x = ints(1 + k, shape, dtype)  # (large values: the products and the sums wrap, as NumPy's do)
+        moved()
+        plain = integer_reductions(x)
+        assert bits(f(x)) == bits(plain), k
+        assert moved() == (1, arrays(plain)), k
+
+
+def integer_means(x):
+    y = x + 1
+    return y.mean(), np.mean(y, axis=0), y.mean(axis=(1, 2))
+
+
+def test_means_of_ints_add_floats_on_the_host():
+    f = sot.jit(integer_means, backend="cuda")
+    f(ints(7, (5, 30, 40), np.int32))
+    for k in range(2):
+        x = ints(8 + k, (5, 30, 40), np.int32)
+        assert bits(f(x)) == bits(integer_means(x)), k
+
+
+def centered_steps(x, steps):
+    for _ in range(steps):
+        x = x * 1.5 - x.mean(axis=(1, 2), keepdims=True) + x.max(axis=(0, 1)) * 1e-3
+    return x
+
+
+def test_a_loop_reducing_merged_axes_each_step_moves_the_array_once():
+    f = sot.jit(centered_steps, backend="cuda")
+    f(floats(11, (3, 20, 64)), 30)
+    for k in range(2):
+        x = floats(12 + k, (3, 20, 64))
+        moved()
+        got, plain = f(x, 30), centered_steps(x, 30)
+        assert bits([got]) == bits([plain]), k
+        assert moved() == (1, 1), k
+    assert CUDA_REAL or G.cuda_simulated_counts()["bad_accesses"] == 0
+
+
+def test_bad_axes_raise_as_numpy():
+    def reduce_by(x, axis):
+        return (x * 1).sum(axis=axis)
+
+    f = sot.jit(reduce_by, backend="cuda")
+    x = ints(20, (4, 5, 6), np.int64)
+    f(x, (0, 1))
+    f(x, (0, 1))
+    for axis in ((0, 0), (0, 3), (-4,)):
+        with pytest.raises(Exception) as plain:
+            reduce_by(x, axis)
+        with pytest.raises(Exception) as got:
+            f(x, axis)
+        assert type(got.value) is type(plain.value) and str(got.value) == str(plain.value), axis
