@@ -14,17 +14,18 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "core/array_fields.hpp"
 #include "core/device_arrays.hpp"
 #include "core/loaded_module.hpp"
 #include "graph/backends/cuda/cuda_emitter.hpp"
 #include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/cuda_launch.hpp"
 #include "graph/backends/cuda/device_array.hpp"
+#include "graph/backends/cuda/device_copy.hpp"
 #include "graph/backends/cuda/residency.hpp"
 #include "graph/exec/backend.hpp"
 #include "graph/exec/grouped_runner.hpp"
@@ -377,18 +378,18 @@ class CudaGroup final : public GroupKernel {
         made.emplace_back(k_.buffers[b].value, wrap(std::make_shared<DeviceValue>(v)));
         continue;
       }
-      r.did_host_work();
-      if (!r.check_flags_before_read()) {
+      std::optional<py::object> out;
+      try {
+        out = read_element(r, v.block->address + static_cast<std::uint64_t>(v.offset), v.dtype());
+      } catch (py::error_already_set& e) {
+        e.restore();
         return Outcome::kError;
       }
-      py::object out = loaded_module("numpy").attr("empty")(int_tuple(v.shape), dtypes_[b]);
-      std::string why;
-      if (!device_.copy_to_host(array_fields(out.ptr())->data, v.block->address, v.block->bytes,
-                                &why)) {
-        return give_up(why);
+      if (!out) {
+        return give_up("a scalar's copy out failed");
       }
-      bytes_out_ += v.block->bytes;
-      made.emplace_back(k_.buffers[b].value, out[py::tuple()]);
+      bytes_out_ += static_cast<std::uint64_t>(itemsize(v.dtype()));
+      made.emplace_back(k_.buffers[b].value, std::move(*out));
     }
     for (auto& [value, out] : made) {
       frame.set_owned(value, out.release().ptr());
