@@ -276,6 +276,9 @@ class CudaGroup final : public GroupKernel {
     if (!why_.empty()) {
       return replay(why_);
     }
+    if (order_on_host_) {
+      return replay(kOrderOnHost);
+    }
     Residency* r = current_residency();
     if (r == nullptr) {
       return replay("no residency for the run");
@@ -322,8 +325,15 @@ class CudaGroup final : public GroupKernel {
     }
     // Optimistic (residency.hpp): the run's flag word, read when the run ends or leaves the
     // device; else a word of this run's, read now.
+    // A float max or min over rows reads a word of its own each run: where a row's result is a
+    // zero or a NaN (kCudaOrder), the host gives the group's results, this run and every later
+    // one (a read: the step is not replayed).
+    const bool order_dependent = cuda_.source().order_dependent;
+    if (order_dependent) {
+      r->did_host_work();
+    }
     Staging staging(*pool_);
-    LaunchFlags flags(*r, staging, false, &why);
+    LaunchFlags flags(*r, staging, order_dependent, &why);
     if (flags.address() == 0) {
       return replay("device memory: " + why);
     }
@@ -361,6 +371,10 @@ class CudaGroup final : public GroupKernel {
     }
     if (reported_fe_flags(fe_flags_of(*word)) != 0) {
       return replay("a floating-point error the error state reports");
+    }
+    if ((*word & kCudaOrder) != 0U) {
+      order_on_host_ = true;
+      return replay(kOrderOnHost);
     }
     return finish(frame, values, *r);
   }
@@ -409,6 +423,10 @@ class CudaGroup final : public GroupKernel {
   std::string last_replay_;
   std::uint64_t bytes_in_ = 0;  // copied to the device for this group's runs, and back
   std::uint64_t bytes_out_ = 0;
+  bool order_on_host_ = false;  // a row's max or min was a zero or a NaN: the host's from then on
+  static constexpr const char* kOrderOnHost =
+      "a max or min over rows came out a zero or a NaN (+0.0 or -0.0, and which NaN, depend on "
+      "NumPy's order of comparisons)";
   std::uint64_t launches_ = 0;
   double device_seconds_ = 0;  // the device's time of the timed runs
   bool verified_ = false;

@@ -183,6 +183,7 @@ class CudaWriter {
     out.reduces = r >= 0;
     out.all_axes = r >= 0 && k_.exprs[static_cast<std::size_t>(r)].reduce.all;
     out.ordered = r >= 0 && k_.exprs[static_cast<std::size_t>(r)].reduce.ordered;
+    out.order_dependent = r >= 0 && !out.all_axes && !out.ordered && tree_checks_order();
     out.sum_chunk = sum_chunk_;
     std::string code = preamble();
     if (r < 0) {
@@ -759,6 +760,14 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
            "  if (fl != 0) atomicOr(a.flags, fl);\n}\n";
   }
 
+  // Whether the rows kernel's tree (a float max or min) flags results whose bits its order of
+  // comparisons decides.
+  bool tree_checks_order() const {
+    const kir::Expr& e = expr(k_.reduction());
+    return kind(e.dtype) == 'f' &&
+           (e.reduce.fn == Reduction::Fn::kMax || e.reduce.fn == Reduction::Fn::kMin);
+  }
+
   std::string rows_kernel() const {
     const Reducer red = reducer();
     if (expr(k_.reduction()).reduce.ordered) {
@@ -783,6 +792,9 @@ __device__ __forceinline__ void sot_offsets(const CudaArgs& a, long long i, int 
            ") {\n" + body + "      " + red.type + " y = " + reduced + ";\n      " + red.combine +
            "\n    }\n" + tree(red) + "    if (threadIdx.x == 0) {\n      " +
            (red.mean ? mean_of("length") + "\n      " : std::string()) +
+           (tree_checks_order()
+                ? "if (x == 0 || x != x) fl |= " + std::to_string(kCudaOrder) + "u;\n      "
+                : std::string()) +
            store(red.buffer, "x", "base[" + std::to_string(red.buffer) + "]") +
            "\n    }\n    __syncthreads();\n  }\n" + "  if (fl != 0) atomicOr(a.flags, fl);\n}\n";
   }

@@ -28,11 +28,14 @@
 
 namespace sot::graph {
 
-// NumPy's error flags as the generated code sets them (np.seterr's names).
+// NumPy's error flags as the generated code sets them (np.seterr's names), and kCudaOrder: a
+// float max or min over a row came out a zero or a NaN, whose bits (+0.0 or -0.0, which NaN)
+// depend on the order of comparisons (NumPy's own is its SIMD loop's): the host gives it.
 enum CudaFlag : unsigned {
   kCudaDivide = 1U,
   kCudaOverflow = 2U,
   kCudaInvalid = 8U,
+  kCudaOrder = 16U,
 };
 
 struct CudaSource {
@@ -41,6 +44,8 @@ struct CudaSource {
   bool reduces = false;   // ends in a reduction (then: rows, or partial + total)
   bool all_axes = false;  // the reduction is over every axis
   bool ordered = false;   // the rows are added in index order, a row a thread
+  // A float max or min over rows, compared in another order than NumPy's: sets kCudaOrder.
+  bool order_dependent = false;
   // A sum's parts: 0, pairwise over the whole (the all-axes passes take a power of 2 of blocks),
   // else NumPy's buffer size (a block a part).
   std::int64_t sum_chunk = 0;
