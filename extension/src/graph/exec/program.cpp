@@ -515,14 +515,23 @@ ValueHome* Frame::home_for(const Program::Step& s) const {
 int Frame::run_in_home(std::size_t k, ValueHome* home, bool release) {
   const Program::Step& s = p_.steps[k];
   // (the steps a home runs: a product of two values, an einsum of a subscripts string and two, a
-  // reduction with its axis and keepdims)
+  // reduction with its axis and keepdims, a join of a list of values and its axis)
   constexpr std::size_t kMost = 4;
   if (s.args.size() > kMost) {
     return 0;
   }
   PyObject* argv[kMost] = {};
+  py::object sequences[kMost];  // (a list or tuple of the home's values as they are)
   for (std::size_t a = 0; a < s.args.size(); ++a) {
     const Program::Slot& slot = s.args[a];
+    if (slot.kind == Arg::Kind::kList || slot.kind == Arg::Kind::kTuple) {
+      sequences[a] = py::reinterpret_steal<py::object>(make_sequence(slot, *this, nullptr));
+      if (!sequences[a]) {
+        return -1;
+      }
+      argv[a] = sequences[a].ptr();
+      continue;
+    }
     if (slot.kind != Arg::Kind::kValue && slot.kind != Arg::Kind::kConst) {
       return 0;
     }

@@ -19,6 +19,7 @@
 #include "graph/backends/cuda/device_copy.hpp"
 #include "graph/backends/cuda/device_creation.hpp"
 #include "graph/backends/cuda/device_inplace.hpp"
+#include "graph/backends/cuda/device_joins.hpp"
 #include "graph/backends/cuda/device_reductions.hpp"
 #include "graph/backends/cuda/residency.hpp"
 
@@ -343,6 +344,9 @@ PyObject* run_library_op(Residency& r, PyObject* fn, PyObject* const* args, std:
                          PyObject* kwnames) {
   if (PyObject* made = run_device_creation(r, fn, args, nargs, kwnames)) {
     return made;
+  }
+  if (PyObject* joined = run_device_join(r, fn, args, nargs, kwnames)) {
+    return joined;
   }
   if (PyObject* changed = run_device_inplace(r, fn, args, nargs, kwnames)) {
     return changed;
