@@ -80,7 +80,7 @@ done
 SOT_CUDA_REAL=1 timeout 150 "$PY" -m pytest -c tests/pytest.ini -q -p no:cacheprovider \
   -W ignore::DeprecationWarning $G/test_cuda_device_arrays.py $G/test_cuda_axis_reductions.py \
   $G/test_cuda_creation.py $G/test_cuda_scalar_steps.py $G/test_cuda_pinned_copies.py $G/test_cuda_inplace.py \
-  $G/test_cuda_vectors_and_sums.py $G/test_cuda_views.py \
+  $G/test_cuda_vectors_and_sums.py $G/test_cuda_views.py $G/test_cuda_reductions_any_axis.py $G/test_cuda_joins.py \
   > "$L/device_arrays.log" 2>&1 &
 [ -n "${SOT_DEVICE_ONLY:-}" ] || SOT_BACKEND=cuda SOT_CORPUS_PRINT=1 timeout 280 "$PY" -m pytest -n 4 -c tests/pytest.ini -q -p no:cacheprovider \
   -W ignore::DeprecationWarning -s $G/test_corpus.py > "$L/corpus.log" 2>&1 &

@@ -244,3 +244,33 @@ def test_sums_of_an_array_only_the_host_holds_stay_on_the_host():
         moved()
         same(f(x), host_sums(x))
         assert moved() == (0, 0), k
+
+
+def sweeps(A, b, count):
+    n = len(b)
+    x = np.zeros_like(b)
+    for _ in range(count):
+        for i in range(n):
+            s = A[i, :i] @ x[:i] + A[i, i + 1:] @ x[i + 1:]
+            x[i] = (b[i] - s) / A[i, i]
+    return x, np.empty(0) @ np.empty(0), A[:, :0] @ b[:0]
+
+
+def test_elements_of_the_callers_arrays_and_empty_products_stay_off_the_bus():
+    # Gauss-Seidel: b[i] and A[i, i] are read from the caller's arrays where no kernel wrote them (nothing copied
+    # out, nothing waited for), and the empty products at the ends of each sweep are NumPy's zeros made on the device
+    f = sot.jit(sweeps, backend="cuda")
+    n = 10
+    A0 = np.eye(n) * n + np.abs(data(60, (n, n))) / 1e3
+    f(A0, data(61, n), 3)
+    for k in range(2):
+        A, b = np.eye(n) * n + np.abs(data(62 + k, (n, n))) / 1e3, data(64 + k, n)
+        moved()
+        got, plain = f(A, b, 3), sweeps(A, b, 3)
+        if CUDA_REAL:
+            assert np.allclose(got[0], plain[0], rtol=1e-12) and type(got[1]) is type(plain[1]), k
+        else:
+            same(got, plain)
+        # A in (its rows' products on the device; b's elements are read where they are), x and the empty product's
+        # zeros out; before, x went out at every element read and at every empty product
+        assert moved() == (1, 2), k

@@ -146,6 +146,16 @@ py::object getitem(const py::object& self, const py::object& key) {
       if (std::optional<py::object> item = device_element(*r, *element)) {
         return *item;
       }
+      // An element of a block whose host copy is current (a caller's array no kernel wrote): read
+      // there, nothing copied out or waited for (a read all the same: the step is not replayed).
+      if (v.block->host_valid && v.block->origin != nullptr) {
+        r->did_host_work();
+        PyObject* h = host_array(v);
+        if (h == nullptr) {
+          throw py::error_already_set();
+        }
+        return py::reinterpret_steal<py::object>(h)[key];
+      }
     }
   }
   if (r != nullptr && !r->flush()) {  // (the key may be a host view of an array the device wrote)

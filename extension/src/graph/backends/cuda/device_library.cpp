@@ -279,20 +279,24 @@ PyObject* run_product(Residency& r, std::optional<DeviceValue> a, std::optional<
   const std::int64_t k = a->shape[1];
   const std::int64_t n = b->shape[1];
   constexpr std::int64_t kMost = std::numeric_limits<int>::max();
-  if (b->shape[0] != k || m <= 0 || n <= 0 || k <= 0 || m > kMost || n > kMost || k > kMost) {
+  if (b->shape[0] != k || m <= 0 || n <= 0 || k < 0 || m > kMost || n > kMost || k > kMost) {
     return nullptr;
   }
   std::string why;
-  if (!make_device_current(*a->block, &why) || !make_device_current(*b->block, &why)) {
-    return nullptr;
+  std::optional<GemmMatrix> ma;
+  std::optional<GemmMatrix> mb;
+  if (k > 0) {
+    if (!make_device_current(*a->block, &why) || !make_device_current(*b->block, &why)) {
+      return nullptr;
+    }
+    ma = as_matrix(*a);
+    mb = as_matrix(*b);
+    if (!ma || !mb) {
+      return nullptr;
+    }
+    ma->dims = a_dims;
+    mb->dims = b_dims;
   }
-  auto ma = as_matrix(*a);
-  auto mb = as_matrix(*b);
-  if (!ma || !mb) {
-    return nullptr;
-  }
-  ma->dims = a_dims;
-  mb->dims = b_dims;
   // The result's shape as NumPy gives it: (m, n), (n,) or (m,), or a scalar of two vectors.
   std::vector<std::int64_t> shape;
   if (a_dims == 2) {
@@ -308,7 +312,9 @@ PyObject* run_product(Residency& r, std::optional<DeviceValue> a, std::optional<
   const char kind = a->dtype() == DType::kFloat64 ? 'd' : 'f';
   r.did_host_work();  // (the BLAS call is no launch a loop step's replay could queue again)
   GemmMatrix mc{block->address, n, false, static_cast<int>(shape.size())};
-  if (!r.device().gemm(kind, m, n, k, *ma, *mb, mc, &why)) {
+  // (nothing to add: NumPy's zeros, as a sum of no products; `x[:0] @ y[:0]` is 0.0)
+  if (k == 0 ? !r.device().zero(block->address, block->bytes, &why)
+             : !r.device().gemm(kind, m, n, k, *ma, *mb, mc, &why)) {
     return nullptr;
   }
   return product_result(r, whole_value(std::move(block)));
