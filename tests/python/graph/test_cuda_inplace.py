@@ -199,3 +199,28 @@ def test_a_callers_array_updated_once_outside_a_loop_stays_on_the_host():
         assert all(np.array_equal(params[n], plain[n]) for n in shapes), k
         if k >= 1:
             assert moved() == (3, 3), k  # (each gradient in, each product out)
+
+
+def pivot_columns(A):
+    A = A.copy()
+    n = A.shape[0]
+    for k in range(n - 1):
+        A[k + 1:, k] /= A[k, k]  # (a NumPy float64 scalar, read from the device)
+        A[k + 1:, k + 1:] -= A[k + 1:, k:k + 1] * A[k, k + 1:]
+    return A
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_numpy_scalars_scale_float64_columns_on_the_device(dtype):
+    # x /= s with s a NumPy float64 scalar computes in float64 as with a Python float, so a float64 array's update
+    # runs on the device; a float32 array meets a float64 scalar in float64 under NumPy 2 (in float32 under 1.x):
+    # that update stays on the host
+    f = sot.jit(pivot_columns, backend="cuda")
+    A = (data(70, (12, 12)) + np.eye(12) * 100).astype(dtype)
+    f(A)
+    for k in range(2):
+        A = (data(71 + k, (12, 12)) + np.eye(12) * 100).astype(dtype)
+        moved()
+        same(f(A), pivot_columns(A))
+        if dtype == np.float64:
+            assert moved() == (1, 1), k  # (before: the array out and in at every column)

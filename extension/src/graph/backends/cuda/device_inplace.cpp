@@ -107,14 +107,16 @@ bool broadcasts_to(const std::vector<std::int64_t>& y, const std::vector<std::in
 
 // y as the kernel takes it: a device array of x's dtype that broadcasts to x and does not overlap
 // x unless it is x, or a number x's dtype holds (a float64 array any double; a float32 one a
-// finite float). False where the host should take the step.
+// finite float). NumPy's float64 and float32 scalars too where x is float64 (NumPy computes in
+// float64 then, as with a Python float; a float32 array meets a float64 scalar in float64 under
+// NumPy 2, in float32 under 1.x: the host's). False where the host should take the step.
 bool operand(const DeviceValue& x, PyObject* arg, const DeviceValue** y, double* number) {
   *y = device_value_of(arg);
   if (*y != nullptr) {
     return (*y)->dtype() == x.dtype() && broadcasts_to((*y)->shape, x.shape) &&
            ((*y)->block != x.block || same_view(**y, x));
   }
-  const std::optional<double> v = fill_number(arg, false);
+  const std::optional<double> v = fill_number(arg, x.dtype() == DType::kFloat64);
   if (!v) {
     return false;
   }
