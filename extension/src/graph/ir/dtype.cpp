@@ -66,18 +66,6 @@ std::string_view name(DType t) {
   return info(t).name;
 }
 
-DType sum_dtype(DType t) {
-  switch (kind(t)) {
-    case 'b':
-    case 'i':
-      return DType::kInt64;
-    case 'u':
-      return DType::kUInt64;
-    default:
-      return t;
-  }
-}
-
 std::optional<DType> dtype_from_name(std::string_view n) {
   for (const Info& i : kInfo) {
     if (i.name == n) {

@@ -37,10 +37,6 @@ int itemsize(DType t);
 std::string_view name(DType t);
 std::optional<DType> dtype_from_name(std::string_view n);
 
-// The dtype of NumPy's sum (and add.reduce) of a `t` array with no dtype given: int64 for bools
-// and signed ints, uint64 for unsigned ones (NumPy's long and ulong on 64-bit Linux), else `t`.
-DType sum_dtype(DType t);
-
 // np.promote_types(a, b): the smallest dtype both cast to safely.
 DType promote_types(DType a, DType b);
 

@@ -149,6 +149,18 @@ std::string Reduction::text() const {
   return keepdims ? s + ", keepdims" : s;
 }
 
+DType sum_dtype(DType t) {
+  switch (kind(t)) {
+    case 'b':
+    case 'i':
+      return DType::kInt64;
+    case 'u':
+      return DType::kUInt64;
+    default:
+      return t;
+  }
+}
+
 std::optional<Reduction> fusable_reduction(const Graph& graph, const Op& op, std::string* why) {
   const auto found = reduction_names().find(op.name);
   if (found == reduction_names().end() || op.mutates || op.view || op.args.empty() ||

@@ -46,6 +46,10 @@ struct Reduction {
 // The reduction `op` is, when a fused group may end in it; else nullopt and `why`.
 std::optional<Reduction> fusable_reduction(const Graph& graph, const Op& op, std::string* why);
 
+// The dtype of NumPy's sum (and add.reduce) of a `t` array with no dtype given: int64 for bools
+// and signed ints, uint64 for unsigned ones (NumPy's long and ulong on 64-bit Linux), else `t`.
+DType sum_dtype(DType t);
+
 enum class SumOrder : std::uint8_t { kPairwise, kChunked, kUnknown };
 
 // NumPy's pairwise sum adds up to this many elements in one unrolled loop (it splits only longer
