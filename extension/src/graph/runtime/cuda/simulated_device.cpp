@@ -252,6 +252,7 @@ bool SimulatedDevice::copy_to_host(void* dst, std::uint64_t src, std::size_t byt
     }
     ++counts_.to_host;
     counts_.to_host_bytes += bytes;
+    waited(work_);
   }
   const PinnedCopies::Outcome staged = copies_.to_host(dst, src, bytes, why);
   if (staged != PinnedCopies::Outcome::kStraight) {
@@ -285,6 +286,7 @@ bool SimulatedDevice::launch(std::uint64_t function, unsigned grid, unsigned blo
       entry = functions_[function - 1];
     }
     ++counts_.launches;
+    ++work_;
     run_queued();
   }
   if (entry == nullptr || grid == 0 || block == 0) {
@@ -300,6 +302,7 @@ bool SimulatedDevice::synchronize(std::string* why) {
   const std::lock_guard<std::mutex> lock(mutex_);
   run_queued();
   ++counts_.synchronizations;
+  waited(work_);
   return true;
 }
 
@@ -404,6 +407,7 @@ bool SimulatedDevice::gemm(char kind, std::int64_t m, std::int64_t n, std::int64
   if (ok) {
     const std::lock_guard<std::mutex> lock(mutex_);
     ++counts_.gemms;
+    ++work_;
   }
   return ok;
 }
@@ -412,6 +416,7 @@ std::uint64_t SimulatedDevice::mark(std::string* why) {
   (void)why;
   const std::lock_guard<std::mutex> lock(mutex_);
   const std::uint64_t id = next_mark_++;
+  mark_work_[id] = work_;
   marks_[id] = std::chrono::duration_cast<std::chrono::nanoseconds>(
                    std::chrono::steady_clock::now().time_since_epoch())
                    .count();
@@ -431,6 +436,7 @@ double SimulatedDevice::between(std::uint64_t start, std::uint64_t end) {
 void SimulatedDevice::drop_mark(std::uint64_t mark) {
   const std::lock_guard<std::mutex> lock(mutex_);
   marks_.erase(mark);
+  mark_work_.erase(mark);
 }
 
 bool SimulatedDevice::wait_mark(std::uint64_t mark, std::string* why) {
@@ -442,6 +448,7 @@ bool SimulatedDevice::wait_mark(std::uint64_t mark, std::string* why) {
   }
   run_queued();
   ++counts_.mark_waits;
+  waited(mark_work_[mark]);
   return true;
 }
 
@@ -552,6 +559,7 @@ bool SimulatedDevice::run_graph(std::uint64_t graph, std::string* why) {
       return false;
     }
     ++counts_.graph_runs;
+    ++work_;
     launches = found->second;
   }
   for (const GraphLaunch& l : launches) {
@@ -570,6 +578,13 @@ void SimulatedDevice::drop_graph(std::uint64_t graph) {
 SimulatedCounts SimulatedDevice::counts() const {
   const std::lock_guard<std::mutex> lock(mutex_);
   return counts_;
+}
+
+void SimulatedDevice::waited(std::uint64_t work) {
+  if (work == work_ && work_ > idle_at_) {
+    ++counts_.stalls;
+    idle_at_ = work_;
+  }
 }
 
 void SimulatedDevice::reset_counts() {

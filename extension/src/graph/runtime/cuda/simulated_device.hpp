@@ -39,7 +39,11 @@ struct SimulatedCounts {
   std::uint64_t synchronizations = 0;
   std::uint64_t staged_to_device = 0;  // chunks queued from and to page-locked memory
   std::uint64_t staged_to_host = 0;
-  std::uint64_t mark_waits = 0;    // the host waiting for a mark
+  std::uint64_t mark_waits = 0;  // the host waiting for a mark
+  // The host waiting for all the work queued (a synchronisation, a plain copy out, a mark with no
+  // kernel queued after it), where kernels were queued since the last such wait: on a device the
+  // device then idles until the host queues more (a while loop reading its test each step).
+  std::uint64_t stalls = 0;
   std::uint64_t modules = 0;       // loaded (each compiled for the host, or found in the cache)
   std::uint64_t bad_accesses = 0;  // copies or frees outside any live allocation, page-locked
                                    // memory written before its queued copy ran (a bug)
@@ -109,6 +113,8 @@ class SimulatedDevice final : public DeviceApi {
   };
   // Runs the queued copies, in order (mutex_ held).
   void run_queued();
+  // The host waits for the work queued up to `work` (a value of work_; mutex_ held).
+  void waited(std::uint64_t work);
 
   mutable std::mutex mutex_;
   std::map<std::uint64_t, std::size_t> live_;  // address -> bytes
@@ -119,6 +125,9 @@ class SimulatedDevice final : public DeviceApi {
   SimulatedCounts counts_;
   std::map<std::uint64_t, std::int64_t> marks_;  // mark -> nanoseconds of the host's clock
   std::uint64_t next_mark_ = 1;
+  std::map<std::uint64_t, std::uint64_t> mark_work_;  // mark -> work_ when it was queued
+  std::uint64_t work_ = 0;                            // kernels, products, graph runs queued
+  std::uint64_t idle_at_ = 0;                         // work_ at the last stall
   std::vector<Queued> queued_;
   std::map<const void*, std::size_t> pinned_;  // page-locked memory -> bytes
   PinnedCopies copies_{*this};  // (last: given back first, while the device is whole)
