@@ -15,6 +15,7 @@
 #include "graph/backends/cuda/cuda_check.hpp"
 #include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/device_array.hpp"
+#include "graph/backends/cuda/late_scalars.hpp"
 #include "graph/backends/cuda/residency.hpp"
 #include "graph/backends/cuda/step_replay.hpp"
 #include "graph/exec/backend.hpp"
@@ -196,6 +197,7 @@ void bind_cuda_device(py::module_& g) {
               "Whether the cuda backend compiles new graphs for the simulated device "
               "(SOT_CUDA_SIMULATE=1); sets it when given. Returns the setting before the call.");
   graph::bind_device_array(g);
+  graph::bind_late_scalar(g);
   bind_switch(g, "cuda_profile", graph::cuda_profile(),
               "Whether the cuda backend times each group's runs, on the host and on the device "
               "(marks around its launches; SOT_PROFILE); sets it when given. Returns the setting "
@@ -260,6 +262,7 @@ void bind_cuda_device(py::module_& g) {
         out["staged_to_device"] = c.staged_to_device;
         out["staged_to_host"] = c.staged_to_host;
         out["mark_waits"] = c.mark_waits;
+        out["stalls"] = c.stalls;
         out["modules"] = c.modules;
         out["bad_accesses"] = c.bad_accesses;
         out["live_bytes"] = d.live_bytes();
@@ -271,7 +274,8 @@ void bind_cuda_device(py::module_& g) {
       py::arg("reset") = false,
       "What the simulated CUDA device did: allocations, copies each way and their bytes, zeroings, "
       "launches, synchronisations, chunks queued through page-locked memory each way and waits "
-      "for them, modules loaded, accesses outside any allocation, and the bytes "
+      "for them, stalls (waits for all the work queued), modules loaded, accesses outside any "
+      "allocation, and the bytes "
       "allocated now; with reset=True the counts start again from 0.");
 }
 

@@ -32,6 +32,11 @@ void LoopBody::compile(Backend* backend, bool check,
   current_.outputs = outs;
   current_.unread = std::move(unread);
   compiled_ = backend->compile(g, outs, check);
+  // (a while loop's next step may run before its tests are read where its body holds no loop or
+  // cond op: a step the loop never reaches then ends however its values are)
+  ahead_ok_ = spec_.trips < 0 && std::none_of(g.ops().begin(), g.ops().end(), [](const Op& op) {
+                return subgraph_of(op.fn) != nullptr;
+              });
   native_ = nullptr;
   if (native) {
     compile_native(backend);
@@ -128,11 +133,40 @@ class LoopStepsScope {
   ValueHome* home_;
 };
 
-// Whether the tests `tests` (borrowed) let a while loop go on: each one's truth is its `go_on_if`.
-// -1 with an error set when a truth raises.
-int tests_go_on(PyObject* const* tests, const std::vector<bool>& go_on_if) {
+// Tells `home` (where not nullptr) that a while loop's steps that may run ahead are running.
+class LateReadsScope {
+ public:
+  explicit LateReadsScope(ValueHome* home) : home_(home) {
+    if (home_ != nullptr) {
+      home_->late_reads(1);
+    }
+  }
+  ~LateReadsScope() {
+    if (home_ != nullptr) {
+      home_->late_reads(-1);
+    }
+  }
+  LateReadsScope(const LateReadsScope&) = delete;
+  LateReadsScope& operator=(const LateReadsScope&) = delete;
+  LateReadsScope(LateReadsScope&&) = delete;
+  LateReadsScope& operator=(LateReadsScope&&) = delete;
+
+ private:
+  ValueHome* home_;
+};
+
+// Whether the tests `tests` (borrowed; their host forms where `home` holds them) let a while loop
+// go on: each one's truth is its `go_on_if`. -1 with an error set when a truth raises.
+int tests_go_on(ValueHome* home, PyObject* const* tests, const std::vector<bool>& go_on_if) {
   for (std::size_t k = 0; k < go_on_if.size(); ++k) {
-    const int t = PyObject_IsTrue(tests[k]);
+    PyObject* test = home != nullptr ? home->host_form(tests[k]) : tests[k];
+    if (test == nullptr) {
+      return -1;
+    }
+    const int t = PyObject_IsTrue(test);
+    if (home != nullptr) {
+      Py_DECREF(test);
+    }
     if (t < 0) {
       return -1;
     }
@@ -249,12 +283,14 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
   if (spec_.counter_input >= 0) {
     argv.insert(argv.begin() + spec_.counter_input, nullptr);
   }
-  int go_on = is_while ? tests_go_on(args + nargs, spec_.entry_go_on_if) : 1;
-  py::object held;  // the last step's result: it owns the carried values in argv
   // (a counted loop's steps that repeat on the very same values: replayed by the home,
   // value_home.hpp)
   ValueHome* home = current_value_home();
   const LoopStepsScope in_loop(home);
+  const LateReadsScope late(ahead_ok_ ? home : nullptr);
+  int go_on = is_while ? tests_go_on(home, args + nargs, spec_.entry_go_on_if) : 1;
+  py::object held;   // the last step's result: it owns the carried values in argv
+  py::object ahead;  // the next step's result, run before this step's tests were read
   constexpr std::int64_t kFewest = 3;  // (two steps to compare, then one to replay)
   const std::unique_ptr<StepRecord> record =
       home != nullptr && !is_while && ntests == 0 && trips >= kFewest ? home->record_steps()
@@ -275,7 +311,8 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
     if (record) {
       record->begin();
     }
-    PyObject* r = PyObject_Vectorcall(compiled_.ptr(), argv.data(), argv.size(), nullptr);
+    PyObject* r = ahead ? ahead.release().ptr()
+                        : PyObject_Vectorcall(compiled_.ptr(), argv.data(), argv.size(), nullptr);
     if (r == nullptr) {
       return nullptr;
     }
@@ -296,7 +333,8 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
       for (std::size_t k = 0; k < ntests; ++k) {
         tests[k] = output_of(r, nout, nout - ntests + k);
       }
-      go_on = tests_go_on(tests.data(), spec_.step_go_on_if);
+      go_on = ahead_ok_ && home != nullptr ? step_ahead(home, tests, argv, &ahead)
+                                           : tests_go_on(home, tests.data(), spec_.step_go_on_if);
     }
     if (go_on < 0 || PyErr_CheckSignals() < 0) {  // (a long loop stays interruptible)
       return nullptr;
@@ -308,6 +346,29 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
   // (replayed steps may leave the carried values in the blocks of other objects: the record's)
   return loop_result(held, argv, nout, nout - ntests,
                      replaying ? record->carried_after() : std::vector<py::object>{});
+}
+
+int LoopBody::step_ahead(ValueHome* home, const std::vector<PyObject*>& tests,
+                         const std::vector<PyObject*>& argv, py::object* ahead) {
+  const auto decide = [&] { return tests_go_on(home, tests.data(), spec_.step_go_on_if); };
+  if (!home->ahead_begin(tests, decide)) {
+    return decide();
+  }
+  // The next step before the tests are read: the device runs it while the host waits for them.
+  PyObject* next = PyObject_Vectorcall(compiled_.ptr(), argv.data(), argv.size(), nullptr);
+  const int go_on = home->ahead_end();
+  if (go_on != 1) {
+    PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
+    PyErr_Fetch(&type, &value, &trace);
+    Py_XDECREF(next);  // (a step the loop never reaches: nothing of it was seen)
+    PyErr_Restore(type, value, trace);
+    return go_on;
+  }
+  if (next == nullptr) {
+    return -1;
+  }
+  *ahead = py::reinterpret_steal<py::object>(next);
+  return 1;
 }
 
 std::string LoopBody::text(const std::string& indent) const {

@@ -26,6 +26,7 @@
 namespace sot::graph {
 
 class Backend;
+class ValueHome;
 
 struct LoopSpec {
   Graph body;                // inputs: the `ncarried` carried values first, then the read-only ones
@@ -90,11 +91,17 @@ class LoopBody final : public SubgraphOp {
 
  private:
   PyObject* run_steps(PyObject* const* args, std::size_t nargs);
+  // A while loop's tests `tests` (borrowed) read with the next step (on `argv`) run ahead where
+  // `home` does so (ValueHome::ahead_begin): 1 (the loop goes on: the step's result in `ahead`),
+  // 0 (it ends: the step dropped) or -1 (an error set).
+  int step_ahead(ValueHome* home, const std::vector<PyObject*>& tests,
+                 const std::vector<PyObject*>& argv, pybind11::object* ahead);
 
   LoopSpec spec_;
   LoopSpec current_;
   pybind11::object compiled_;
   std::shared_ptr<LoopCode> native_;
+  bool ahead_ok_ = false;  // a while loop whose body holds no loop or cond op
 };
 
 // The callable of a loop op (a Python object holding the LoopBody).

@@ -421,24 +421,6 @@ PyObject* make_sequence(const Program::Slot& slot, const Frame& frame, ValueHome
   return seq;
 }
 
-}  // namespace
-
-namespace {
-
-bool is_python_scalar(PyObject* a) {
-  return a == Py_None || PyBool_Check(a) || PyLong_CheckExact(a) || PyFloat_CheckExact(a) ||
-         PyComplex_CheckExact(a);
-}
-
-// Whether `a` is a NumPy scalar of a floating type (immutable, no array: nothing a home holds or an
-// array could alias; its arithmetic's only warnings are floating-point errors, which NumPy's error
-// state raises: NumPy's integer scalars may warn of other things, and are left out).
-bool is_numpy_float(PyObject* a) {
-  static PyObject* const floating =
-      py::object(loaded_module("numpy").attr("floating")).release().ptr();
-  return PyObject_TypeCheck(a, reinterpret_cast<PyTypeObject*>(floating)) != 0;
-}
-
 // Whether every argument is None or a Python bool, int, float or complex (exactly: no subclass,
 // no NumPy scalar, which may warn).
 bool python_scalars_only(const std::vector<PyObject*>& args) {
@@ -476,11 +458,31 @@ bool scalar_number_step(const Program::Step& s, const std::vector<PyObject*>& ar
 // error (the result the caller's error state gives too, and no warning), else nullptr with no
 // error set (whatever it raised).
 PyObject* call_flagless(const Program& p, const Program::Step& s, std::vector<PyObject*>& args) {
+  return call_unflagged([&] { return call_step(p, s, args); });
+}
+
+}  // namespace
+
+bool is_python_scalar(PyObject* a) {
+  return a == Py_None || PyBool_Check(a) || PyLong_CheckExact(a) || PyFloat_CheckExact(a) ||
+         PyComplex_CheckExact(a);
+}
+
+// Whether `a` is a NumPy scalar of a floating type (immutable, no array: nothing a home holds or an
+// array could alias; its arithmetic's only warnings are floating-point errors, which NumPy's error
+// state raises: NumPy's integer scalars may warn of other things, and are left out).
+bool is_numpy_float(PyObject* a) {
+  static PyObject* const floating =
+      py::object(loaded_module("numpy").attr("floating")).release().ptr();
+  return PyObject_TypeCheck(a, reinterpret_cast<PyTypeObject*>(floating)) != 0;
+}
+
+PyObject* call_unflagged(const std::function<PyObject*()>& call) {
   try {
     static const py::object errstate = loaded_module("numpy").attr("errstate");
     py::object state = errstate(py::arg("all") = "raise");
     state.attr("__enter__")();
-    PyObject* r = call_step(p, s, args);
+    PyObject* r = call();
     PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
     PyErr_Fetch(&type, &value, &trace);
     state.attr("__exit__")(py::none(), py::none(), py::none());
@@ -490,8 +492,6 @@ PyObject* call_flagless(const Program& p, const Program::Step& s, std::vector<Py
     return nullptr;  // (the error cleared with the exception object)
   }
 }
-
-}  // namespace
 
 bool Frame::reuses_in_place(std::size_t k) const {
   const Program::Step& s = p_.steps[k];
@@ -552,6 +552,31 @@ int Frame::run_in_home(std::size_t k, ValueHome* home, bool release) {
   return 1;
 }
 
+int Frame::defer_in_home(std::size_t k, ValueHome* home, bool release) {
+  const Program::Step& s = p_.steps[k];
+  constexpr std::size_t kMost = 3;  // (the ufuncs and operators of numbers take at most three)
+  if (s.args.size() > kMost) {
+    return 0;
+  }
+  PyObject* argv[kMost] = {};
+  for (std::size_t a = 0; a < s.args.size(); ++a) {
+    const Program::Slot& slot = s.args[a];
+    if (slot.kind != Arg::Kind::kValue && slot.kind != Arg::Kind::kConst) {
+      return 0;
+    }
+    argv[a] = slot.kind == Arg::Kind::kValue ? get(slot.value) : slot.constant.ptr();
+  }
+  PyObject* r = home->defer(s.fn.ptr(), argv, s.args.size());
+  if (r == nullptr) {
+    return PyErr_Occurred() != nullptr ? -1 : 0;
+  }
+  set_owned(s.result, r);
+  if (release) {
+    release_after(k);
+  }
+  return 1;
+}
+
 bool Frame::gather(const Program::Step& s, ValueHome* home, std::vector<PyObject*>* temps) {
   args_.assign(s.args.size(), nullptr);
   for (std::size_t a = 0; a < s.args.size(); ++a) {
@@ -561,10 +586,14 @@ bool Frame::gather(const Program::Step& s, ValueHome* home, std::vector<PyObject
       continue;
     }
     if (slot.kind == Arg::Kind::kValue) {
-      args_[a] = home != nullptr ? home->host_form(get(slot.value)) : get(slot.value);
-      if (home == nullptr) {
+      if (home == nullptr) {  // (as they are: a late value as its value, value_home.hpp)
+        args_[a] = home_ != nullptr ? home_->settled(get(slot.value)) : get(slot.value);
+        if (args_[a] == nullptr) {
+          return false;
+        }
         continue;
       }
+      args_[a] = home->host_form(get(slot.value));
     } else {
       args_[a] = make_sequence(slot, *this, home);
     }
@@ -581,6 +610,14 @@ bool Frame::run_step(std::size_t k, bool release) {
   // A step on the host reads its values' host forms; one that takes the home's values as they are
   // (a loop op) gets them unchanged, and the home may run one itself (a product on the device).
   ValueHome* home = home_for(s);
+  if (home != nullptr && !s.mutates && s.kwnames.is_none() && is_number_function(s.fn.ptr())) {
+    // (a scalar step on values the home gives late, `err > tol` in a while loop's body: kept by
+    // the home to run when its value is needed, value_home.hpp)
+    const int kept = defer_in_home(k, home, release);
+    if (kept != 0) {
+      return kept > 0;
+    }
+  }
   if (home != nullptr) {
     const int ran = run_in_home(k, home, release);
     if (ran != 0) {

@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -56,6 +57,17 @@ struct Program {
   pybind11::object ndarray;      // numpy.ndarray
   pybind11::object out_kwnames;  // ("out",)
 };
+
+// `call()` under NumPy's errstate(all="raise"): its result where NumPy flagged no floating-point
+// error (the result the caller's error state gives too, and no warning), else nullptr with no
+// error set (whatever it raised). Scalar steps on NumPy scalars run so first (program.cpp,
+// late_scalars.cpp).
+PyObject* call_unflagged(const std::function<PyObject*()>& call);
+// Whether `a` is None or a Python bool, int, float or complex (exactly: no subclass).
+bool is_python_scalar(PyObject* a);
+// Whether `a` is a NumPy scalar of a floating type: such steps on it and Python numbers alone
+// run under call_unflagged first.
+bool is_numpy_float(PyObject* a);
 
 // The program of `graph`: a step per op, in order.
 std::unique_ptr<Program> build_program(const Graph& graph, const std::vector<int>& outputs,
@@ -107,6 +119,9 @@ class Frame {
   ValueHome* home_for(const Program::Step& s) const;
   // Step `k` run by `home` itself: 1 done, 0 not (the host runs it), -1 an error is set.
   int run_in_home(std::size_t k, ValueHome* home, bool release);
+  // Step `k` (a scalar step of numbers) kept by `home` to run late (ValueHome::defer): as
+  // run_in_home.
+  int defer_in_home(std::size_t k, ValueHome* home, bool release);
   // The step's arguments into args_ (host forms from `home`; the new references into `temps`);
   // false with an error set.
   bool gather(const Program::Step& s, ValueHome* home, std::vector<PyObject*>* temps);

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -74,6 +75,32 @@ class ValueHome {
   // A loop op's steps begin (+1) or end (-1): what runs between repeats, so a value moved into
   // the home for one step is there for the next (loop_op.cpp tells; the home may weigh it).
   virtual void loop_steps(int delta) { (void)delta; }
+  // The value of late value `v` (borrowed: `v` keeps it), or `v` itself where it is not one;
+  // nullptr with an error set. A step that takes the home's values as they are gets these.
+  virtual PyObject* settled(PyObject* v) { return v; }
+  // A while loop's steps that may run one ahead begin (+1) or end (-1) (loop_op.cpp): meanwhile
+  // the home may give scalars late (a full reduction's result as a value read when needed).
+  virtual void late_reads(int delta) { (void)delta; }
+  // A scalar step (`fn`, a ufunc or operator of numbers, called with `nargs` arguments as they
+  // are, no keywords, changing nothing) on late values kept to run when its value is needed, as a
+  // late value itself: a new reference; nullptr with no error set where it runs now.
+  virtual PyObject* defer(PyObject* fn, PyObject* const* args, std::size_t nargs) {
+    (void)fn, (void)args, (void)nargs;
+    return nullptr;
+  }
+  // A while loop's next step run before its tests (`tests`, borrowed) are read (run ahead):
+  // `decide` reads them (1: the loop goes on, 0: it ends, -1: an error set). ahead_begin says
+  // whether the home runs the next step so (where a test is a late value; false: read the tests
+  // first). Where that step is about to do anything the caller could see, the home calls `decide`
+  // first and, where the loop ends, fails the step with an error of its own. ahead_end, after the
+  // step (its error, if any, still set): the answer, `decide` called now where it was not (1: the
+  // step stands, its error with it; 0: the step is dropped, no error set; -1: an error set).
+  virtual bool ahead_begin(const std::vector<PyObject*>& tests,
+                           const std::function<int()>& decide) {
+    (void)tests, (void)decide;
+    return false;
+  }
+  virtual int ahead_end() { return -1; }
   // Before a step runs on the host (its arguments' host forms taken): every host array shows
   // what the device wrote. False with an error set.
   virtual bool before_host_step() = 0;

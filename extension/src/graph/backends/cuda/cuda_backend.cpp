@@ -26,6 +26,7 @@
 #include "graph/backends/cuda/cuda_launch.hpp"
 #include "graph/backends/cuda/device_array.hpp"
 #include "graph/backends/cuda/device_copy.hpp"
+#include "graph/backends/cuda/late_scalars.hpp"
 #include "graph/backends/cuda/residency.hpp"
 #include "graph/exec/backend.hpp"
 #include "graph/exec/grouped_runner.hpp"
@@ -187,10 +188,25 @@ class CudaGroup final : public GroupKernel {
   }
 
   // The scalars' bits as the code reads them (false: one is not a number of the kind it expects).
+  // The kernel's late scalars (a while loop's late test value: late_scalars.hpp) read or run;
+  // false with an error set.
+  bool settle_scalars(const Frame& frame) const {
+    for (const kir::Scalar& s : k_.scalars) {
+      LateScalar* late = s.value >= 0 ? late_scalar_of(frame.get(s.value)) : nullptr;
+      if (late != nullptr && !settle(*late)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   bool scalar_bits(const Frame& frame, std::vector<std::uint64_t>* bits) const {
     for (std::size_t i = 0; i < k_.scalars.size(); ++i) {
       const kir::Scalar& s = k_.scalars[i];
       PyObject* v = s.value >= 0 ? frame.get(s.value) : s.constant.ptr();
+      if (const LateScalar* late = late_scalar_of(v)) {
+        v = late->value.ptr();  // (settled: settle_scalars)
+      }
       const char kind = cuda_.source().scalar_kinds[i];
       if (kind == 'f') {
         const double d = PyFloat_AsDouble(v);
@@ -309,6 +325,9 @@ class CudaGroup final : public GroupKernel {
       return replay("inputs whose shapes are not the kernel's domain");
     }
     std::vector<std::uint64_t> bits;
+    if (!settle_scalars(frame)) {
+      return Outcome::kError;
+    }
     if (!scalar_bits(frame, &bits)) {
       return replay("a scalar the kernel cannot take");
     }
@@ -393,8 +412,12 @@ class CudaGroup final : public GroupKernel {
         continue;
       }
       std::optional<py::object> out;
+      const std::uint64_t address = v.block->address + static_cast<std::uint64_t>(v.offset);
       try {
-        out = read_element(r, v.block->address + static_cast<std::uint64_t>(v.offset), v.dtype());
+        // (in a while loop's body that may run ahead, a float read late: late_scalars.hpp)
+        out = r.reads_late() && kind(v.dtype()) == 'f'
+                  ? late_element(r, v.block, address, v.dtype())
+                  : read_element(r, address, v.dtype());
       } catch (py::error_already_set& e) {
         e.restore();
         return Outcome::kError;

@@ -26,12 +26,26 @@ std::int64_t product(const std::vector<std::int64_t>& shape) {
 
 PyTypeObject* g_type = nullptr;  // DeviceArray (set by bind_device_array)
 
+// The blocks made so far (the GIL held: DeviceBlocks are made and dropped under it).
+std::uint64_t& block_serials() {
+  static std::uint64_t count = 0;
+  return count;
+}
+
 }  // namespace
 
 DeviceBlock::DeviceBlock(DeviceApi& d, std::shared_ptr<DevicePool> p,
                          std::vector<std::int64_t> whole_shape, DType t)
-    : device(d), pool(std::move(p)), shape(std::move(whole_shape)), dtype(t) {
+    : device(d),
+      pool(std::move(p)),
+      shape(std::move(whole_shape)),
+      dtype(t),
+      serial(block_serials()++) {
   bytes = static_cast<std::size_t>(product(shape) * itemsize(dtype));
+}
+
+std::uint64_t next_block_serial() {
+  return block_serials();
 }
 
 DeviceBlock::~DeviceBlock() {

@@ -47,7 +47,11 @@ struct DeviceBlock {
   PyObject* owner = nullptr;
   bool readonly = false;      // the owner's memory may not be written
   bool outlives_run = false;  // the caller holds it (given to a run): no write while optimistic
+  std::uint64_t serial;       // the blocks' count when it was made (next_block_serial)
 };
+
+// The serial the next block made will have.
+std::uint64_t next_block_serial();
 
 class DeviceValue {
  public:

@@ -187,9 +187,14 @@ std::optional<py::object> read_element(Residency& r, std::uint64_t address, DTyp
   if (!r.device().copy_to_host(bytes.data(), address, item, &why)) {
     return std::nullopt;
   }
+  return numpy_scalar(bytes.data(), dtype);
+}
+
+py::object numpy_scalar(const void* bytes, DType dtype) {
   const py::module_ numpy = loaded_module("numpy");
   const py::object type = numpy.attr("dtype")(std::string(name(dtype)));
-  return py::object(numpy.attr("frombuffer")(py::bytes(bytes), type)[py::int_(0)]);
+  const py::bytes item(static_cast<const char*>(bytes), static_cast<std::size_t>(itemsize(dtype)));
+  return py::object(numpy.attr("frombuffer")(item, type)[py::int_(0)]);
 }
 
 }  // namespace sot::graph

@@ -34,5 +34,7 @@ bool fill_on_device(Residency& r, const DeviceValue& dst, double value, std::str
 // replayed). nullopt where the copy fails; throws pybind11::error_already_set where the flags said
 // an error (the run's rerun on the host).
 std::optional<pybind11::object> read_element(Residency& r, std::uint64_t address, DType dtype);
+// The `dtype` item at `bytes` (host memory) as NumPy's scalar of that dtype.
+pybind11::object numpy_scalar(const void* bytes, DType dtype);
 
 }  // namespace sot::graph

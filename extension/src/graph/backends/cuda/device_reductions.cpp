@@ -17,6 +17,7 @@
 #include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/device_array.hpp"
 #include "graph/backends/cuda/device_copy.hpp"
+#include "graph/backends/cuda/late_scalars.hpp"
 #include "graph/backends/cuda/residency.hpp"
 #include "graph/rules/fp_state.hpp"
 #include "graph/rules/reductions.hpp"
@@ -365,6 +366,15 @@ PyObject* full_scalar(Residency& r, const Plan& p, Reduction::Fn kind, const Dev
   const std::shared_ptr<DeviceBlock> block = run_plan(r, p, fn, x, {1});
   if (!block) {
     return nullptr;
+  }
+  if (kind == Reduction::Fn::kSum && graph::kind(x.dtype()) == 'f' && r.reads_late()) {
+    // (in a while loop's body that may run ahead: read late, late_scalars.hpp)
+    try {
+      return late_element(r, block, block->address, block->dtype).release().ptr();
+    } catch (py::error_already_set& e) {
+      e.restore();
+      return nullptr;
+    }
   }
   std::optional<py::object> value = read_element(r, block->address, block->dtype);
   if (!value) {

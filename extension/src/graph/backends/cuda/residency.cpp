@@ -11,6 +11,7 @@
 #include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/device_copy.hpp"
 #include "graph/backends/cuda/device_library.hpp"
+#include "graph/backends/cuda/late_scalars.hpp"
 #include "graph/backends/cuda/step_replay.hpp"
 #include "graph/ir/subgraph.hpp"
 #include "graph/rules/fp_state.hpp"
@@ -137,6 +138,11 @@ Residency::~Residency() {
     }
   }
   mirrors_.clear();
+  for (const std::weak_ptr<LateScalar>& w : lates_) {
+    if (const auto late = w.lock()) {
+      late->run = nullptr;  // (read or run without the run from now on)
+    }
+  }
   if (flags_ != 0) {
     pool_->give(flags_, sizeof(unsigned));
   }
@@ -232,11 +238,17 @@ std::atomic<bool>& cuda_profile() {
 }
 
 bool Residency::leave_optimism() {
-  if (!check_flags()) {
+  if (!decide_ahead(nullptr) || !check_flags()) {
     return false;
   }
   optimistic_ = false;
   return true;
+}
+
+int Residency::rerun_now() {
+  PyErr_Clear();
+  PyErr_SetString(rerun_error(), "a floating-point error the error state reports");
+  return -1;
 }
 
 bool Residency::rerun_on_host() {
@@ -261,8 +273,9 @@ bool Residency::takes_as_is(PyObject* fn, PyObject* first) {
 PyObject* Residency::host_form(PyObject* v) {
   DeviceValue* d = device_value_of(v);
   if (d == nullptr) {
-    Py_INCREF(v);
-    return v;
+    PyObject* h = settled(v);  // (a late scalar: its value)
+    Py_XINCREF(h);
+    return h;
   }
   ++host_work_;
   if (!leave_optimism()) {
@@ -484,6 +497,10 @@ void Residency::mirror_inputs(Frame& frame, bool outermost) {
 }
 
 PyObject* Residency::output(PyObject* v) {
+  v = settled(v);  // (a late scalar: its value, settled by finish)
+  if (v == nullptr) {
+    return nullptr;
+  }
   if (as_cupy_ && PyObject_IsInstance(v, known().generic) == 1) {
     // (a NumPy scalar, a reduction's: CuPy gives a 0-d array, on the device)
     ++results_on_device_;
@@ -544,13 +561,13 @@ bool Residency::device_results() const {
 }
 
 PyObject* Residency::finish(PyObject* outputs, std::size_t count) {
-  if (outputs == nullptr || !check_flags() || !flush()) {
+  if (outputs == nullptr || !settle_late(nullptr) || !check_flags() || !flush()) {
     Py_XDECREF(outputs);
     return nullptr;
   }
   const bool device_mode = device_results();
   if (count == 1) {
-    if (device_value_of(outputs) == nullptr && !device_mode) {
+    if (device_value_of(outputs) == nullptr && late_scalar_of(outputs) == nullptr && !device_mode) {
       return outputs;
     }
     PyObject* h = output(outputs);
@@ -561,7 +578,8 @@ PyObject* Residency::finish(PyObject* outputs, std::size_t count) {
   const Py_ssize_t n = PyTuple_GET_SIZE(outputs);
   bool any = false;
   for (Py_ssize_t i = 0; i < n && !any; ++i) {
-    any = device_mode || device_value_of(PyTuple_GET_ITEM(outputs, i)) != nullptr;
+    PyObject* v = PyTuple_GET_ITEM(outputs, i);
+    any = device_mode || device_value_of(v) != nullptr || late_scalar_of(v) != nullptr;
   }
   if (!any) {
     return outputs;
@@ -584,6 +602,9 @@ Residency* current_residency() {
 }
 
 bool Residency::before_write(const std::shared_ptr<DeviceBlock>& block) {
+  if (!decide_ahead(block.get())) {
+    return false;
+  }
   if (!block->outlives_run || !optimistic_ || backups_.count(block.get()) != 0) {
     return true;
   }

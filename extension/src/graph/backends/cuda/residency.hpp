@@ -30,6 +30,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +47,7 @@
 namespace sot::graph {
 
 class Staging;
+struct LateScalar;
 
 class Residency final : public ValueHome {
  public:
@@ -62,10 +65,26 @@ class Residency final : public ValueHome {
                     PyObject* kwnames) override;
   bool before_host_step() override {
     ++host_work_;
-    return leave_optimism() && flush();
+    return settle_late(nullptr) && leave_optimism() && flush();
   }
   void after_host_step(bool mutates) override;
   std::unique_ptr<StepRecord> record_steps() override;
+
+  // Late scalars (late_scalars.hpp; defined there).
+  PyObject* settled(PyObject* v) override;
+  void late_reads(int delta) override;  // (none where SOT_CUDA_RUN_AHEAD=0)
+  PyObject* defer(PyObject* fn, PyObject* const* args, std::size_t nargs) override;
+  bool ahead_begin(const std::vector<PyObject*>& tests,
+                   const std::function<int()>& decide) override;
+  int ahead_end() override;
+  // Whether a full reduction gives its float result late now (a while loop's body that may run
+  // ahead is running, and the run is optimistic).
+  bool reads_late() const { return late_depth_ > 0 && optimistic_ && !abandoned_; }
+  // A late scalar made (`step`: a scalar step, to run in the order made).
+  void made_late(const std::shared_ptr<LateScalar>& s, bool step);
+  // The late steps made up to `through` (every one: nullptr) run, in the order made; false with
+  // an error set. (Inside such a run, nothing more: the steps run in order already.)
+  bool settle_late(const LateScalar* through);
 
   // What the run did beyond queuing launches (host forms, host steps, flag reads, library
   // steps), counted: a loop step that did none of it may be replayed (step_replay.hpp).
@@ -147,6 +166,27 @@ class Residency final : public ValueHome {
 
  private:
   bool overlaps_an_origin(const char* data, std::size_t bytes) const;
+  // Where a step run ahead (ahead_begin) is about to do what the caller could see (`block`: write
+  // that block; nullptr: anything else): the loop's tests read first. False with an error set
+  // (the step goes no further: the loop ended there, or the tests raised).
+  bool decide_ahead(const DeviceBlock* block);
+  // The rerun error set (the run was abandoned: it goes to the host whole); -1.
+  int rerun_now();
+  // The late scalars made (their run cleared when it ends), and the late steps not yet run.
+  std::vector<std::weak_ptr<LateScalar>> lates_;
+  std::deque<std::shared_ptr<LateScalar>> late_steps_;
+  std::uint64_t lates_made_ = 0;
+  int late_depth_ = 0;
+  bool settling_ = false;
+  // A step run ahead: its loop's `decide`, the answer (kUndecided until called; kDeciding while
+  // it runs), and where the step began (the late scalars and device blocks made after are its).
+  static constexpr int kUndecided = -2;
+  static constexpr int kDeciding = -3;
+  bool ahead_ = false;
+  int ahead_answer_ = kUndecided;
+  std::function<int()> decide_;
+  std::uint64_t ahead_lates_ = 0;
+  std::uint64_t ahead_blocks_ = 0;
   // The caller's device array `v` as a DeviceArray of this run's (the same one for the same
   // object), or nullptr (no error set) when it cannot be taken.
   PyObject* take_external(PyObject* v);
