@@ -53,6 +53,10 @@ stamp diag done
   SOT_BACKEND=cuda timeout "${SOT_PEERS_TIMEOUT:-240}" "$PY" tests/device/gpu_bench.py \
     --budget "${SOT_PEERS_BUDGET:-150}" --only "${SOT_PEERS_ONLY:-}" --out "$OUT/gpu_bench.json" 2>&1 | tee "$L/gpu_bench.log" | grep -v Warning
   stamp peers bench done
+  # the while loop with its tests read each step before the next is queued (stop 60's run-ahead off)
+  SOT_CUDA_RUN_AHEAD=0 SOT_BACKEND=cuda timeout 60 "$PY" tests/device/gpu_bench.py --budget 20 --only jacobi_until \
+    --out "$OUT/gpu_bench_no_ahead.json" 2>&1 | grep -v Warning | tail -4
+  stamp run-ahead off done
 }
 
 G=tests/python/graph
