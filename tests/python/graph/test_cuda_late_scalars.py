@@ -162,35 +162,37 @@ def test_a_step_run_ahead_that_overflows_is_not_seen():
         assert np.array_equal(got[0], plain[0]) and got[1:] == plain[1:] and plain[1] == 3, k
 
 
-def late_division(x, d, tol):
+def late_division(x, ds, tol):
     n = 0
     s = (x * x).sum()
     r = s
     while s > tol:
         x = x * 0.5
         s = (x * x).sum()
-        r = s / d  # (a late step that NumPy flags where d is 0.0: divide by zero)
+        r = s / ds[0]  # (a late step that NumPy flags where ds[0] is 0.0: divide by zero)
         n += 1
     return n, s, r
 
 
 @pytest.mark.parametrize("state", ["warn", "ignore", "raise"])
 def test_a_late_step_warns_or_raises_as_numpy(state):
+    # (ds an array, and the error state set for the first call: one translation, its first call the host's)
     f = sot.jit(late_division, backend="cuda")
     x = data(11, 200)
-    f(x, 2.0, 1.0)
-    for d in (2.0, 0.0, 0.0, 4.0):
-        with np.errstate(divide=state):
+    with np.errstate(divide=state):
+        f(x, np.array([2.0]), 1.0)
+        for d in (2.0, 0.0, 0.0, 4.0):
+            ds = np.array([d])
             if state == "raise" and d == 0.0:
                 with pytest.raises(FloatingPointError):
-                    f(x, d, 1.0)
+                    f(x, ds, 1.0)
                 with pytest.raises(FloatingPointError):
-                    late_division(x, d, 1.0)
+                    late_division(x, ds, 1.0)
                 continue
-            got, said = warned(lambda: f(x, d, 1.0))
-            plain, plain_said = warned(lambda: late_division(x, d, 1.0))
-        assert got == plain and said == plain_said, (d, said, plain_said)
-        assert [type(v) for v in got] == [type(v) for v in plain], d
+            got, said = warned(lambda: f(x, ds, 1.0))
+            plain, plain_said = warned(lambda: late_division(x, ds, 1.0))
+            assert got == plain and said == plain_said, (d, said, plain_said)
+            assert [type(v) for v in got] == [type(v) for v in plain], d
 
 
 def late_value_in_a_kernel(x, tol):
@@ -221,3 +223,121 @@ def test_late_scalars_stay_inside_the_run():
         for k in range(3):
             out = f(data(14, 50), 1e-3)
             assert type(out[2]) is np.float64 and type(out[1]) is int, k
+
+
+def write_then_divide(x, out, ks, tol):
+    n = 0
+    s = (x * x).sum()
+    r = s
+    while s > tol:
+        r = s / (ks[0] - n)  # (a late step NumPy flags where n reaches ks[0]: divide by zero)
+        out[0:2] = x[0:2]  # (the caller's array, written on the device after it, as NumPy writes it)
+        x = x * 0.5
+        s = (x * x).sum()
+        n += 1
+    return x, r
+
+
+@pytest.mark.parametrize("state", ["warn", "raise", "error"])
+def test_a_late_step_runs_before_a_write_the_caller_sees(state):
+    # (ks an array: one translation for every value, its first call the host's; "error": NumPy warns, the warnings
+    # filter raises, so the warning's place among the writes is seen)
+    f = sot.jit(write_then_divide, backend="cuda")
+    x = np.full(100, 1.0)
+    with np.errstate(divide="raise" if state == "raise" else "warn"):  # (the error state is guarded)
+        f(x, np.zeros(3), np.array([20.0]), 1e-3)
+        for k in (20.0, 6.0):
+            ks = np.array([k])
+            out, plain_out = np.zeros(3), np.zeros(3)
+            if state != "warn" and k == 6.0:
+                expected = FloatingPointError if state == "raise" else RuntimeWarning
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    with pytest.raises(expected):
+                        f(x, out, ks, 1e-3)
+                    with pytest.raises(expected):
+                        write_then_divide(x, plain_out, ks, 1e-3)
+            else:
+                got, said = warned(lambda: f(x, out, ks, 1e-3))
+                plain, plain_said = warned(lambda: write_then_divide(x, plain_out, ks, 1e-3))
+                assert np.array_equal(got[0], plain[0]) and got[1] == plain[1] and said == plain_said, k
+            assert np.array_equal(out, plain_out), (k, out, plain_out)
+
+
+def divide_then_index(x, ks):
+    n = 0
+    s = (x * x).sum()
+    r = s
+    first = x[0]
+    while s > ks[1]:
+        x = x * 0.5
+        s = (x * x).sum()
+        r = s / (ks[0] - n)  # (flagged at n == ks[0])
+        n += 1
+        first = x[n * 10]  # (out of range at the same step: NumPy warns or raises for the division first)
+    return n, r, first
+
+
+@pytest.mark.parametrize("state", ["warn", "raise"])
+def test_a_late_step_before_an_error_says_its_warning_or_error_first(state):
+    # (ks an array: one translation for every value, its first call the host's)
+    f = sot.jit(divide_then_index, backend="cuda")
+    x = np.full(35, 1.0)  # (x[40] on the fourth step, where n was 3)
+    ks = np.array([3.0, 1e-3])
+    with np.errstate(divide=state):  # (the error state is guarded: a translation for each)
+        f(x, np.array([50.0, 1.0]))  # (three steps)
+        expected = FloatingPointError if state == "raise" else IndexError
+        with warnings.catch_warnings(record=True) as plain_said:
+            warnings.simplefilter("always")
+            with pytest.raises(expected):
+                divide_then_index(x, ks)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            with pytest.raises(expected):
+                f(x, ks)
+    assert [str(w.message) for w in said] == [str(w.message) for w in plain_said]
+
+
+def unread_divisions(x, d, most):
+    n = 0
+    s = (x * x).sum()
+    r = s
+    while n < most:  # (a test that is no late value: the divisions wait, a batch at a time)
+        x = x * 0.999
+        s = (x * x).sum()
+        r = s / d
+        n += 1
+    return x, r
+
+
+def test_late_steps_nothing_reads_still_run_and_warn_in_order():
+    f = sot.jit(unread_divisions, backend="cuda")
+    f(data(15, 64), 2.0, 150)
+    for d in (2.0, 0.0):
+        x = data(16, 64)
+        with np.errstate(divide="warn"):
+            got, said = warned(lambda: f(x, d, 150))
+            plain, plain_said = warned(lambda: unread_divisions(x, d, 150))
+        assert np.array_equal(got[0], plain[0]) and got[1] == plain[1], d
+        assert said == plain_said and len(said) == (150 if d == 0.0 else 0), (d, len(said))
+
+
+def overflowing_test(x, most):
+    n = 0
+    s = np.sqrt((x * x).sum())
+    while s * 1e300 > 1.0 and n < most:  # (the test's step overflows: NumPy warns, inf > 1.0)
+        x = x * (1.0 - 1e-3 / s)  # (a late value the next step's kernel reads)
+        s = np.sqrt((x * x).sum())
+        n += 1
+    return x, n
+
+
+def test_a_flagged_test_step_read_in_the_middle_of_a_step_run_ahead():
+    f = sot.jit(overflowing_test, backend="cuda")
+    f(np.full(4, 1e-100), 5)
+    for k in range(2):
+        x = np.full(4, 1e100) * (1.0 + k)
+        with np.errstate(over="warn"):
+            got, said = warned(lambda: f(x, 5))
+            plain, plain_said = warned(lambda: overflowing_test(x, 5))
+        assert np.array_equal(got[0], plain[0]) and got[1] == plain[1] and said == plain_said, (k, said, plain_said)

@@ -179,17 +179,23 @@ bool settle(LateScalar& s) {
 }
 
 bool run_late_step(LateScalar& s) {
+  // (fn and args kept: a nested settling, the loop's tests read in the middle, may run s first)
+  const py::object fn = s.fn;
+  const std::vector<py::object> args = s.args;
   std::vector<PyObject*> values;
-  for (const py::object& a : s.args) {
+  for (const py::object& a : args) {
     LateScalar* late = late_scalar_of(a.ptr());
     if (late != nullptr && !settle(*late)) {
       return false;
     }
     values.push_back(late != nullptr ? late->value.ptr() : a.ptr());
   }
+  if (s.value) {
+    return true;
+  }
   const auto call = [&] {
     const ValueHomeScope host(nullptr);
-    return PyObject_Vectorcall(s.fn.ptr(), values.data(), values.size(), nullptr);
+    return PyObject_Vectorcall(fn.ptr(), values.data(), values.size(), nullptr);
   };
   // As run_step runs a scalar step: where NumPy flags nothing, its result (no warning, nothing
   // changed); else a host step under the caller's error state, the device's work seen first.
@@ -197,6 +203,9 @@ bool run_late_step(LateScalar& s) {
   if (r == nullptr) {
     if (s.run != nullptr && !s.run->before_host_step()) {
       return false;
+    }
+    if (s.value) {
+      return true;  // (run meanwhile, where the loop's tests were read)
     }
     r = call();
     if (s.run != nullptr) {
@@ -233,6 +242,9 @@ PyObject* Residency::defer(PyObject* fn, PyObject* const* args, std::size_t narg
   if (!late) {
     return nullptr;
   }
+  if (!settle_some_late()) {
+    return nullptr;  // (with the error of a step before: it comes first)
+  }
   try {
     return late_step(*this, fn, args, nargs).release().ptr();
   } catch (py::error_already_set& e) {
@@ -266,9 +278,21 @@ void Residency::made_late(const std::shared_ptr<LateScalar>& s, bool step) {
   }
 }
 
+bool Residency::settle_some_late() {
+  // (steps nothing reads, `r = s / d` in a loop whose tests are not late, run a batch at a time:
+  // what they keep alive, device blocks and page-locked slots, stays bounded)
+  constexpr std::size_t kMostPending = 64;
+  return late_steps_.size() < kMostPending || settle_late(nullptr);
+}
+
 bool Residency::settle_late(const LateScalar* through) {
   if (settling_) {
     return true;
+  }
+  // (in a step run ahead: its loop's tests read first, which run the steps before them in order;
+  // a step of the loop's tests that ran here, flagged, would read them in the middle of its run)
+  if (!decide_ahead(nullptr)) {
+    return false;
   }
   settling_ = true;
   bool ok = true;
@@ -298,6 +322,11 @@ bool Residency::ahead_begin(const std::vector<PyObject*>& tests,
 }
 
 bool Residency::decide_ahead(const DeviceBlock* block) {
+  if (ahead_ && (ahead_answer_ == 0 || ahead_answer_ == -1)) {
+    // (the step goes no further however often it tries: the first error may have been swallowed)
+    ahead_failure_.restore_copy();
+    return false;
+  }
   if (!ahead_ || ahead_answer_ != kUndecided) {
     return true;  // (no step run ahead, its tests read, or being read now)
   }
@@ -310,12 +339,21 @@ bool Residency::decide_ahead(const DeviceBlock* block) {
   if (ahead_answer_ == 0) {
     PyErr_SetString(PyExc_RuntimeError, "sot: a step run ahead of the end of its loop");
   }
+  if (ahead_answer_ != 1) {
+    ahead_failure_.keep_copy();
+  }
   return ahead_answer_ == 1;
 }
 
 int Residency::ahead_end() {
   int answer = ahead_answer_;
-  if (answer == kUndecided) {
+  const bool interrupted =
+      PyErr_Occurred() != nullptr && PyErr_ExceptionMatches(PyExc_KeyboardInterrupt) != 0;
+  if (abandoned_ || interrupted) {
+    // (the flags said an error, maybe of the step run ahead: the whole run goes to the host, its
+    // tests not read here, so nothing of theirs is said twice; an interrupt stands)
+    answer = interrupted ? -1 : rerun_now();
+  } else if (answer == kUndecided) {
     PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
     PyErr_Fetch(&type, &value, &trace);  // (the step's error: its own where the loop goes on)
     ahead_answer_ = kDeciding;
@@ -325,15 +363,18 @@ int Residency::ahead_end() {
     } else {
       Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(trace);
     }
+    if (abandoned_ && answer != -1) {
+      answer = rerun_now();
+    }
   } else if (answer == 0) {
     PyErr_Clear();  // (ours: decide_ahead stopped the step where the loop ended)
+  } else if (answer == -1) {
+    PyErr_Clear();
+    ahead_failure_.restore_copy();  // (the tests' own error, whatever the step did after)
   }
   ahead_ = false;
   decide_ = nullptr;
-  if (abandoned_) {
-    // (the flags said an error, maybe of the step run ahead: the whole run goes to the host)
-    return rerun_now();
-  }
+  ahead_failure_.clear();
   if (answer != 1) {
     // (the step's late steps never run: the loop never reached it)
     while (!late_steps_.empty() && late_steps_.back()->order > ahead_lates_) {
@@ -361,7 +402,13 @@ void bind_late_scalar(py::module_& m) {
            })
       .def("__bool__", [](const py::object& self) { return py::bool_(value_of(self)); })
       .def("__getattr__",
-           [](const py::object& self, const py::str& name) { return value_of(self).attr(name); })
+           [](const py::object& self, const std::string& name) -> py::object {
+             // (a probe for a protocol, `hasattr(v, "__array_interface__")`, reads nothing)
+             if (name.rfind("__", 0) == 0) {
+               throw py::attribute_error(name);
+             }
+             return value_of(self).attr(name.c_str());
+           })
       .def("__repr__", [](const py::object& self) {
         return "LateScalar(" + py::repr(value_of(self)).cast<std::string>() + ")";
       });

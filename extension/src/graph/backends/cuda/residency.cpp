@@ -143,6 +143,10 @@ Residency::~Residency() {
       late->run = nullptr;  // (read or run without the run from now on)
     }
   }
+  late_steps_.clear();  // (dropped before the error is set again)
+  lates_.clear();
+  decide_ = nullptr;
+  ahead_failure_.clear();
   if (flags_ != 0) {
     pool_->give(flags_, sizeof(unsigned));
   }
@@ -238,7 +242,8 @@ std::atomic<bool>& cuda_profile() {
 }
 
 bool Residency::leave_optimism() {
-  if (!decide_ahead(nullptr) || !check_flags()) {
+  // (the caller may see something next: the steps run ahead decided, the late steps run first)
+  if (!decide_ahead(nullptr) || !settle_late(nullptr) || !check_flags()) {
     return false;
   }
   optimistic_ = false;
@@ -252,6 +257,16 @@ int Residency::rerun_now() {
 }
 
 bool Residency::rerun_on_host() {
+  if (!abandoned_ && !late_steps_.empty()) {
+    PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
+    PyErr_Fetch(&type, &value, &trace);
+    ahead_ = false;  // (no step is run ahead any more: every step left came before the failure)
+    if (settle_late(nullptr)) {
+      PyErr_Restore(type, value, trace);
+    } else {
+      Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(trace);
+    }
+  }
   if (!abandoned_ || PyErr_ExceptionMatches(rerun_error()) == 0) {
     return false;
   }
@@ -603,6 +618,11 @@ Residency* current_residency() {
 
 bool Residency::before_write(const std::shared_ptr<DeviceBlock>& block) {
   if (!decide_ahead(block.get())) {
+    return false;
+  }
+  // (a block the caller may see: the late steps before the write run first, so that an error of
+  // theirs comes before it, as in NumPy)
+  if ((block->outlives_run || block->origin != nullptr) && !settle_late(nullptr)) {
     return false;
   }
   if (!block->outlives_run || !optimistic_ || backups_.count(block.get()) != 0) {

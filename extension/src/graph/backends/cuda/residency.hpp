@@ -141,7 +141,8 @@ class Residency final : public ValueHome {
   // The marks reached (the device synchronised) added to their totals and given back.
   void settle_times();
   // After a run failed: whether it failed because its flags said so (the error cleared then; the
-  // run changed nothing the caller sees, and nothing of it is copied out).
+  // run changed nothing the caller sees, and nothing of it is copied out). First its late steps
+  // not yet run run (each came before the failure: an error of theirs replaces the run's).
   bool rerun_on_host();
   // The run's inputs that can be mirrored replaced in `frame` by their mirrors (so that slices of
   // them are slices on the device), and the caller's device arrays (anything with
@@ -172,6 +173,43 @@ class Residency final : public ValueHome {
   bool decide_ahead(const DeviceBlock* block);
   // The rerun error set (the run was abandoned: it goes to the host whole); -1.
   int rerun_now();
+  // Where many late steps wait (nothing reads them), all of them run; false with an error set.
+  bool settle_some_late();
+  // A copy of the error set when a step run ahead was stopped, set again wherever it goes on.
+  class ErrorCopy {
+   public:
+    ErrorCopy() = default;
+    ~ErrorCopy() { clear(); }
+    ErrorCopy(const ErrorCopy&) = delete;
+    ErrorCopy& operator=(const ErrorCopy&) = delete;
+    ErrorCopy(ErrorCopy&&) = delete;
+    ErrorCopy& operator=(ErrorCopy&&) = delete;
+    void keep_copy() {  // (the error stays set)
+      clear();
+      PyErr_Fetch(&type_, &value_, &trace_);
+      Py_XINCREF(type_), Py_XINCREF(value_), Py_XINCREF(trace_);
+      PyErr_Restore(type_, value_, trace_);
+    }
+    void restore_copy() const {
+      if (type_ == nullptr) {
+        PyErr_SetString(PyExc_RuntimeError, "sot: a step run ahead of the end of its loop");
+        return;
+      }
+      Py_XINCREF(type_), Py_XINCREF(value_), Py_XINCREF(trace_);
+      PyErr_Restore(type_, value_, trace_);
+    }
+    void clear() {
+      Py_CLEAR(type_);
+      Py_CLEAR(value_);
+      Py_CLEAR(trace_);
+    }
+
+   private:
+    PyObject* type_ = nullptr;
+    PyObject* value_ = nullptr;
+    PyObject* trace_ = nullptr;
+  };
+  ErrorCopy ahead_failure_;
   // The late scalars made (their run cleared when it ends), and the late steps not yet run.
   std::vector<std::weak_ptr<LateScalar>> lates_;
   std::deque<std::shared_ptr<LateScalar>> late_steps_;
