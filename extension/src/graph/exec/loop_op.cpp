@@ -329,12 +329,7 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
       argv[k] = output_of(r, nout, k);
     }
     if (ntests > 0) {  // (a while loop's tests, or a `for` loop's exit test: loop_exits.cpp)
-      std::vector<PyObject*> tests(ntests);
-      for (std::size_t k = 0; k < ntests; ++k) {
-        tests[k] = output_of(r, nout, nout - ntests + k);
-      }
-      go_on = ahead_ok_ && home != nullptr ? step_ahead(home, tests, argv, &ahead)
-                                           : tests_go_on(home, tests.data(), spec_.step_go_on_if);
+      go_on = step_tests(home, r, argv, &ahead);
     }
     if (go_on < 0 || PyErr_CheckSignals() < 0) {  // (a long loop stays interruptible)
       return nullptr;
@@ -346,6 +341,18 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
   // (replayed steps may leave the carried values in the blocks of other objects: the record's)
   return loop_result(held, argv, nout, nout - ntests,
                      replaying ? record->carried_after() : std::vector<py::object>{});
+}
+
+int LoopBody::step_tests(ValueHome* home, PyObject* r, const std::vector<PyObject*>& argv,
+                         py::object* ahead) {
+  const std::size_t ntests = spec_.step_go_on_if.size();
+  const std::size_t nout = spec_.outputs.size();
+  std::vector<PyObject*> tests(ntests);
+  for (std::size_t k = 0; k < ntests; ++k) {
+    tests[k] = output_of(r, nout, nout - ntests + k);
+  }
+  return ahead_ok_ && home != nullptr ? step_ahead(home, tests, argv, ahead)
+                                      : tests_go_on(home, tests.data(), spec_.step_go_on_if);
 }
 
 int LoopBody::step_ahead(ValueHome* home, const std::vector<PyObject*>& tests,

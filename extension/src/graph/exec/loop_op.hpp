@@ -91,6 +91,10 @@ class LoopBody final : public SubgraphOp {
 
  private:
   PyObject* run_steps(PyObject* const* args, std::size_t nargs);
+  // The tests of a step's result `r` (the body's last outputs) read: as step_ahead, or as they
+  // are where the loop runs no step ahead.
+  int step_tests(ValueHome* home, PyObject* r, const std::vector<PyObject*>& argv,
+                 pybind11::object* ahead);
   // A while loop's tests `tests` (borrowed) read with the next step (on `argv`) run ahead where
   // `home` does so (ValueHome::ahead_begin): 1 (the loop goes on: the step's result in `ahead`),
   // 0 (it ends: the step dropped) or -1 (an error set).
