@@ -4,6 +4,7 @@
 // what moved.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -57,6 +58,19 @@ extern "C" __global__ void __launch_bounds__(4, 1) block_sums(const CudaArgs a) 
     reinterpret_cast<double*>(a.b[1])[blockIdx.x] = part[0] + part[1] + part[2] + part[3];
   }
 }
+extern "C" __global__ void tree_sums(const CudaArgs a) {
+  __shared__ double part[64];
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const double own = i < a.n ? reinterpret_cast<const double*>(a.b[0])[i] : 0.0;
+  part[threadIdx.x] = own;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (i < a.n) reinterpret_cast<double*>(a.b[1])[i] = part[0] - own;
+  __syncthreads();
+}
 )";
 
 TEST(SimulatedDevice, RunsKernelsCompiledForTheHost) {
@@ -90,6 +104,46 @@ TEST(SimulatedDevice, RunsKernelsCompiledForTheHost) {
   EXPECT_EQ(c.modules, 1U);
   EXPECT_EQ(c.launches, 3U);
   EXPECT_EQ(c.synchronizations, 1U);
+  d.free(in);
+  d.free(out);
+}
+
+// A block's threads keep their own values (their locals) across barriers, each round of a tree
+// sum sees the round before it whole, and blocks one after another reuse the shared memory.
+TEST(SimulatedDevice, BlockThreadsMeetAtEachBarrier) {
+  SimulatedDevice d;
+  std::string why;
+  ModuleImage image;
+  image.source = kSource;
+  const std::uint64_t module = d.load_module(image, &why);
+  ASSERT_NE(module, 0U) << why;
+  const std::uint64_t tree = d.function(module, "tree_sums", &why);
+  ASSERT_NE(tree, 0U) << why;
+  constexpr unsigned kBlock = 64;
+  constexpr unsigned kGrid = 3;
+  const std::size_t n = kBlock * kGrid - 5;
+  std::vector<double> x(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = static_cast<double>(i * i % 97);
+  }
+  const std::size_t bytes = n * sizeof(double);
+  const std::uint64_t in = d.alloc(bytes, &why);
+  const std::uint64_t out = d.alloc(bytes, &why);
+  ASSERT_TRUE(d.copy_to_device(in, x.data(), bytes, &why)) << why;
+  const std::vector<std::uint64_t> args = {in, out, n};
+  for (int run = 0; run < 2; ++run) {  // (the second on the stacks the first left)
+    ASSERT_TRUE(d.launch(tree, kGrid, kBlock, args, &why)) << why;
+    std::vector<double> back(n);
+    ASSERT_TRUE(d.copy_to_host(back.data(), out, bytes, &why)) << why;
+    for (std::size_t i = 0; i < n; ++i) {
+      double block_sum = 0.0;
+      const std::size_t first = i / kBlock * kBlock;
+      for (std::size_t j = first; j < std::min(first + kBlock, n); ++j) {
+        block_sum += x[j];
+      }
+      ASSERT_EQ(back[i], block_sum - x[i]) << "element " << i << ", run " << run;
+    }
+  }
   d.free(in);
   d.free(out);
 }

@@ -10,103 +10,15 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <regex>
 
+#include "graph/runtime/cuda/simulated_fibers.hpp"
+#include "graph/runtime/cuda/simulated_shim.hpp"
 #include "graph/runtime/disk_cache.hpp"
 #include "graph/runtime/host_compiler.hpp"
 
 namespace sot::graph {
 
 namespace {
-
-// CUDA's built-ins as the generated kernels use them, on the host. A thread's and a block's index
-// are the host thread's; __shared__ arrays are statics (one block runs at a time).
-constexpr const char* kShim = R"(#include <barrier>
-#include <cmath>
-#include <cstring>
-#include <thread>
-#include <vector>
-using std::abs; using std::ceil; using std::cos; using std::cosh; using std::exp; using std::exp2;
-using std::expm1; using std::fabs; using std::floor; using std::fmod; using std::hypot;
-using std::isfinite; using std::isinf; using std::isnan; using std::log; using std::log10;
-using std::log1p; using std::log2; using std::pow; using std::rint; using std::signbit; using std::sin;
-using std::sinh; using std::sqrt; using std::tan; using std::tanh; using std::trunc; using std::atan2;
-using std::asin; using std::acos; using std::atan; using std::cbrt; using std::copysign;
-struct SotDim3 { unsigned x = 0, y = 1, z = 1; };
-thread_local SotDim3 threadIdx, blockIdx;
-SotDim3 gridDim, blockDim;
-static std::barrier<>* sot_sim_barrier = nullptr;
-inline void __syncthreads() { sot_sim_barrier->arrive_and_wait(); }
-inline unsigned atomicOr(unsigned* p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
-inline double __longlong_as_double(long long v) { double d; std::memcpy(&d, &v, sizeof d); return d; }
-inline int __clz(int v) { return v == 0 ? 32 : __builtin_clz(static_cast<unsigned>(v)); }
-#define __device__
-#define __global__
-#define __forceinline__ inline
-#define __shared__ static
-#define __launch_bounds__(...)
-template <typename F> void sot_sim_run(unsigned grid, unsigned block, bool together, const F& body) {
-  gridDim.x = grid;
-  blockDim.x = block;
-  for (unsigned g = 0; g < grid; ++g) {
-    if (!together) {
-      for (unsigned t = 0; t < block; ++t) {
-        blockIdx.x = g;
-        threadIdx.x = t;
-        body();
-      }
-      continue;
-    }
-    std::barrier<> bar(block);
-    sot_sim_barrier = &bar;
-    std::vector<std::thread> threads;
-    threads.reserve(block);
-    for (unsigned t = 0; t < block; ++t) {
-      threads.emplace_back([&body, g, t] { blockIdx.x = g; threadIdx.x = t; body(); });
-    }
-    for (std::thread& t : threads) t.join();
-  }
-}
-)";
-
-const std::vector<std::string>& sim_flags() {
-  static const std::vector<std::string> flags = {
-      "-O1", "-std=c++20", "-ffp-contract=off", "-fPIC", "-shared", "-pthread", "-w"};
-  return flags;
-}
-
-// The entry points of a module's source, in order.
-std::vector<std::string> entries(const std::string& source) {
-  static const std::regex entry(
-      R"(__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\()");
-  std::vector<std::string> names;
-  for (auto it = std::sregex_iterator(source.begin(), source.end(), entry);
-       it != std::sregex_iterator(); ++it) {
-    names.push_back((*it)[1].str());
-  }
-  return names;
-}
-
-// The host program of a module: the shim, its source, and per entry point a function that runs
-// a launch of it on a CudaArgs block of 8-byte words.
-std::string host_program(const std::string& source) {
-  const bool together = source.find("__syncthreads") != std::string::npos;
-  std::string code = std::string(kShim) + source + "\n";
-  for (const std::string& name : entries(source)) {
-    code += "extern \"C\" void sot_sim_";
-    code += name;
-    code +=
-        "(const unsigned long long* words, unsigned long count, unsigned grid, unsigned block) "
-        "{\n  CudaArgs a;\n  std::memset(&a, 0, sizeof a);\n"
-        "  std::memcpy(&a, words, count * 8 < sizeof a ? count * 8 : sizeof a);\n"
-        "  sot_sim_run(grid, block, ";
-    code += together ? "true" : "false";
-    code += ", [&a] { ";
-    code += name;
-    code += "(a); });\n}\n";
-  }
-  return code;
-}
 
 constexpr std::size_t kAlign = 256;
 
@@ -136,16 +48,17 @@ SimulatedDevice::~SimulatedDevice() {
 }
 
 std::uint64_t SimulatedDevice::load_module(const ModuleImage& image, std::string* why) {
-  const std::string code = host_program(image.source);
+  const std::string code = simulated_host_program(image.source);
   std::string text = host_compiler();
-  for (const std::string& f : sim_flags()) {
+  for (const std::string& f : simulated_host_flags()) {
     text += " " + f;
   }
   const std::string key = cache_key(text + "\n" + code);
   const std::string dir = kernel_cache_dir() + "/simulated";
   const std::string path = dir + "/" + key + ".so";
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 && !compile_shared_object(code, sim_flags(), dir, key, why)) {
+  if (::stat(path.c_str(), &st) != 0 &&
+      !compile_shared_object(code, simulated_host_flags(), dir, key, why)) {
     *why = "simulated device: " + *why;
     return 0;
   }
@@ -293,7 +206,10 @@ bool SimulatedDevice::launch(std::uint64_t function, unsigned grid, unsigned blo
     *why = "simulated device: a launch of no entry point or of an empty grid";
     return false;
   }
-  entry(args.data(), args.size(), grid, block);
+  if (entry(args.data(), args.size(), grid, block, simulated_fibers()) != 0) {
+    *why = "simulated device: no stacks for a block of " + std::to_string(block) + " threads";
+    return false;
+  }
   return true;
 }
 

@@ -2,7 +2,8 @@
 // memory (an address is the host pointer, each copy checked to fall inside a live allocation),
 // each module's CUDA C++ is compiled for the host by the system compiler against a small shim of
 // CUDA's built-ins (a block's threads as host threads meeting at a barrier where the code has
-// __syncthreads, else run one after another; blocks one after another), launches run in order,
+// __syncthreads, as fibers on the launching thread (simulated_fibers.hpp), else run one after
+// another; blocks one after another), launches run in order,
 // and everything that moves is counted: allocations, copies each way and their bytes, launches,
 // synchronisations. It needs no NVRTC: modules are loaded from their source. Copies queued from
 // or to page-locked memory (pinned_copies.hpp) run only when something waits for them (a launch,
@@ -21,6 +22,7 @@
 
 #include "graph/runtime/cuda/cuda_device.hpp"
 #include "graph/runtime/cuda/pinned_copies.hpp"
+#include "graph/runtime/cuda/simulated_fibers.hpp"
 
 namespace sot::graph {
 
@@ -97,8 +99,8 @@ class SimulatedDevice final : public DeviceApi {
   std::size_t live_bytes() const;
 
  private:
-  using Entry = void (*)(const std::uint64_t* words, std::size_t count, unsigned grid,
-                         unsigned block);
+  using Entry = int (*)(const std::uint64_t* words, std::size_t count, unsigned grid,
+                        unsigned block, const SimulatedFibers* fibers);
   // Whether [address, address + bytes) lies inside one live allocation, or one page-locked one.
   bool inside(std::uint64_t address, std::size_t bytes) const;
   bool inside_pinned(const void* memory, std::size_t bytes) const;
