@@ -111,48 +111,28 @@ PyObject* loop_result(const py::object& held, const std::vector<PyObject*>& argv
 
 namespace {
 
-// Tells `home` (may be null) that a loop op's steps run for its lifetime.
-class LoopStepsScope {
+// Adds 1 to a count `home` (where not nullptr) keeps, through `count`, for the scope's life: the
+// loop steps running, or the while loop steps that may run ahead.
+class HomeCountScope {
  public:
-  explicit LoopStepsScope(ValueHome* home) : home_(home) {
+  HomeCountScope(ValueHome* home, void (ValueHome::*count)(int)) : home_(home), count_(count) {
     if (home_ != nullptr) {
-      home_->loop_steps(1);
+      (home_->*count_)(1);
     }
   }
-  ~LoopStepsScope() {
+  ~HomeCountScope() {
     if (home_ != nullptr) {
-      home_->loop_steps(-1);
+      (home_->*count_)(-1);
     }
   }
-  LoopStepsScope(const LoopStepsScope&) = delete;
-  LoopStepsScope& operator=(const LoopStepsScope&) = delete;
-  LoopStepsScope(LoopStepsScope&&) = delete;
-  LoopStepsScope& operator=(LoopStepsScope&&) = delete;
+  HomeCountScope(const HomeCountScope&) = delete;
+  HomeCountScope& operator=(const HomeCountScope&) = delete;
+  HomeCountScope(HomeCountScope&&) = delete;
+  HomeCountScope& operator=(HomeCountScope&&) = delete;
 
  private:
   ValueHome* home_;
-};
-
-// Tells `home` (where not nullptr) that a while loop's steps that may run ahead are running.
-class LateReadsScope {
- public:
-  explicit LateReadsScope(ValueHome* home) : home_(home) {
-    if (home_ != nullptr) {
-      home_->late_reads(1);
-    }
-  }
-  ~LateReadsScope() {
-    if (home_ != nullptr) {
-      home_->late_reads(-1);
-    }
-  }
-  LateReadsScope(const LateReadsScope&) = delete;
-  LateReadsScope& operator=(const LateReadsScope&) = delete;
-  LateReadsScope(LateReadsScope&&) = delete;
-  LateReadsScope& operator=(LateReadsScope&&) = delete;
-
- private:
-  ValueHome* home_;
+  void (ValueHome::*count_)(int);
 };
 
 // Whether the tests `tests` (borrowed; their host forms where `home` holds them) let a while loop
@@ -286,8 +266,8 @@ PyObject* LoopBody::run_steps(PyObject* const* args, std::size_t nargs) {
   // (a counted loop's steps that repeat on the very same values: replayed by the home,
   // value_home.hpp)
   ValueHome* home = current_value_home();
-  const LoopStepsScope in_loop(home);
-  const LateReadsScope late(ahead_ok_ ? home : nullptr);
+  const HomeCountScope in_loop(home, &ValueHome::loop_steps);
+  const HomeCountScope late(ahead_ok_ ? home : nullptr, &ValueHome::late_reads);
   int go_on = is_while ? tests_go_on(home, args + nargs, spec_.entry_go_on_if) : 1;
   py::object held;   // the last step's result: it owns the carried values in argv
   py::object ahead;  // the next step's result, run before this step's tests were read

@@ -414,10 +414,7 @@ class CudaGroup final : public GroupKernel {
       std::optional<py::object> out;
       const std::uint64_t address = v.block->address + static_cast<std::uint64_t>(v.offset);
       try {
-        // (in a while loop's body that may run ahead, a float read late: late_scalars.hpp)
-        out = r.reads_late() && kind(v.dtype()) == 'f'
-                  ? late_element(r, v.block, address, v.dtype())
-                  : read_element(r, address, v.dtype());
+        out = element_now_or_late(r, v.block, address, v.dtype(), true);
       } catch (py::error_already_set& e) {
         e.restore();
         return Outcome::kError;

@@ -239,6 +239,15 @@ py::object wrap(const std::shared_ptr<DeviceValue>& value) {
   return py::cast(value);
 }
 
+PyObject* wrap_new(const std::shared_ptr<DeviceValue>& value) {
+  try {
+    return wrap(value).release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  }
+}
+
 DeviceValue* device_value_of(PyObject* v) {
   if (g_type == nullptr || Py_TYPE(v) != g_type) {
     return nullptr;

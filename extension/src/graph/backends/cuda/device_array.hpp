@@ -115,6 +115,8 @@ std::shared_ptr<DeviceValue> external_value(DeviceApi& device, std::shared_ptr<D
 
 // The Python object of a value (a new DeviceArray).
 pybind11::object wrap(const std::shared_ptr<DeviceValue>& value);
+// The same as a new reference, or nullptr with the error set.
+PyObject* wrap_new(const std::shared_ptr<DeviceValue>& value);
 // The value a Python object is, or nullptr when it is not a DeviceArray.
 DeviceValue* device_value_of(PyObject* v);
 // The host form of `v`, its block's origin made current: the origin itself for the whole array,

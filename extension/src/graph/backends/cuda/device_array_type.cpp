@@ -123,16 +123,31 @@ std::optional<DeviceValue> basic_view(const DeviceValue& v, PyObject* key, bool 
   return out;
 }
 
-// In a run, one element `e` (an empty shape) of a block only the device holds, as the NumPy
-// scalar NumPy's `x[i]` gives: its bytes copied out, not the array (`u[0] = u[-2]` each step of
-// a loop copied the whole array out twice). The run stays optimistic (its flags read in batches,
-// as for any scalar read); nullopt where the host should answer (it holds the element already).
-std::optional<py::object> device_element(Residency& r, const DeviceValue& e) {
-  const DeviceBlock& b = *e.block;
-  if (b.host_valid || !b.device_valid || b.address == 0) {
+// In a run, `v[key]` where the key picks one element, as the NumPy scalar NumPy's `x[i]` gives;
+// nullopt where the host should answer as for any other key. The run stays optimistic (its flags
+// read in batches, as for any scalar read).
+// - Of a block only the device holds: its bytes copied out, not the array (`u[0] = u[-2]` each
+//   step of a loop copied the whole array out twice).
+// - Of a block whose host copy is current (a caller's array no kernel wrote): read there, nothing
+//   copied out or waited for (a read all the same: the step is not replayed).
+std::optional<py::object> run_element(Residency& r, const DeviceValue& v, const py::object& key) {
+  const std::optional<DeviceValue> e = basic_view(v, key.ptr(), true);
+  if (!e || !e->shape.empty()) {
     return std::nullopt;
   }
-  return read_element(r, b.address + static_cast<std::uint64_t>(e.offset), e.dtype());
+  const DeviceBlock& b = *e->block;
+  if (!b.host_valid && b.device_valid && b.address != 0) {
+    return read_element(r, b.address + static_cast<std::uint64_t>(e->offset), e->dtype());
+  }
+  if (!b.host_valid || b.origin == nullptr) {
+    return std::nullopt;
+  }
+  r.did_host_work();
+  PyObject* h = host_array(v);
+  if (h == nullptr) {
+    throw py::error_already_set();
+  }
+  return py::reinterpret_steal<py::object>(h)[key];
 }
 
 py::object getitem(const py::object& self, const py::object& key) {
@@ -142,20 +157,8 @@ py::object getitem(const py::object& self, const py::object& key) {
   }
   Residency* r = current_residency();
   if (r != nullptr) {
-    if (auto element = basic_view(v, key.ptr(), true); element && element->shape.empty()) {
-      if (std::optional<py::object> item = device_element(*r, *element)) {
-        return *item;
-      }
-      // An element of a block whose host copy is current (a caller's array no kernel wrote): read
-      // there, nothing copied out or waited for (a read all the same: the step is not replayed).
-      if (v.block->host_valid && v.block->origin != nullptr) {
-        r->did_host_work();
-        PyObject* h = host_array(v);
-        if (h == nullptr) {
-          throw py::error_already_set();
-        }
-        return py::reinterpret_steal<py::object>(h)[key];
-      }
+    if (std::optional<py::object> item = run_element(*r, v, key)) {
+      return *item;
     }
   }
   if (r != nullptr && !r->flush()) {  // (the key may be a host view of an array the device wrote)

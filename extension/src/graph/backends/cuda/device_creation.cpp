@@ -230,12 +230,7 @@ PyObject* run_device_creation(Residency& r, PyObject* fn, PyObject* const* args,
   if (!made_here) {
     return nullptr;
   }
-  try {
-    return wrap(out).release().ptr();
-  } catch (py::error_already_set& e) {
-    e.restore();
-    return nullptr;
-  }
+  return wrap_new(out);
 }
 
 }  // namespace sot::graph

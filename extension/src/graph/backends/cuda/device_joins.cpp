@@ -150,12 +150,7 @@ PyObject* run_device_join(Residency& r, PyObject* fn, PyObject* const* args, std
     }
   }
   r.wrote(*out->block);
-  try {
-    return wrap(out).release().ptr();
-  } catch (py::error_already_set& e) {
-    e.restore();
-    return nullptr;
-  }
+  return wrap_new(out);
 }
 
 }  // namespace sot::graph

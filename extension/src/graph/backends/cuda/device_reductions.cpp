@@ -367,16 +367,14 @@ PyObject* full_scalar(Residency& r, const Plan& p, Reduction::Fn kind, const Dev
   if (!block) {
     return nullptr;
   }
-  if (kind == Reduction::Fn::kSum && graph::kind(x.dtype()) == 'f' && r.reads_late()) {
-    // (in a while loop's body that may run ahead: read late, late_scalars.hpp)
-    try {
-      return late_element(r, block, block->address, block->dtype).release().ptr();
-    } catch (py::error_already_set& e) {
-      e.restore();
-      return nullptr;
-    }
+  std::optional<py::object> value;
+  try {  // (a sum may be read late: late_scalars.hpp)
+    value =
+        element_now_or_late(r, block, block->address, block->dtype, kind == Reduction::Fn::kSum);
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
   }
-  std::optional<py::object> value = read_element(r, block->address, block->dtype);
   if (!value) {
     return nullptr;
   }

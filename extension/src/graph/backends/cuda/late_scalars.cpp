@@ -23,6 +23,9 @@ namespace sot::graph {
 
 namespace {
 
+// The error a step run ahead of where its loop ended stops with.
+constexpr const char* kPastTheEnd = "sot: a step run ahead of the end of its loop";
+
 PyTypeObject* g_type = nullptr;  // LateScalar (set by bind_late_scalar)
 
 constexpr std::size_t kSlot = 8;    // bytes: any element the kernels make
@@ -151,6 +154,15 @@ py::object late_element(Residency& r, std::shared_ptr<DeviceBlock> block, std::u
   }
   r.made_late(s, false);
   return py::cast(s);
+}
+
+std::optional<py::object> element_now_or_late(Residency& r,
+                                              const std::shared_ptr<DeviceBlock>& block,
+                                              std::uint64_t address, DType dtype, bool late_ok) {
+  if (late_ok && r.reads_late() && kind(dtype) == 'f') {
+    return late_element(r, block, address, dtype);
+  }
+  return read_element(r, address, dtype);
 }
 
 py::object late_step(Residency& r, PyObject* fn, PyObject* const* args, std::size_t nargs) {
@@ -324,7 +336,7 @@ bool Residency::ahead_begin(const std::vector<PyObject*>& tests,
 bool Residency::decide_ahead(const DeviceBlock* block) {
   if (ahead_ && (ahead_answer_ == 0 || ahead_answer_ == -1)) {
     // (the step goes no further however often it tries: the first error may have been swallowed)
-    ahead_failure_.restore_copy();
+    ahead_failure_.restore(kPastTheEnd);
     return false;
   }
   if (!ahead_ || ahead_answer_ != kUndecided) {
@@ -337,10 +349,10 @@ bool Residency::decide_ahead(const DeviceBlock* block) {
   ahead_answer_ = kDeciding;
   ahead_answer_ = decide_();
   if (ahead_answer_ == 0) {
-    PyErr_SetString(PyExc_RuntimeError, "sot: a step run ahead of the end of its loop");
+    PyErr_SetString(PyExc_RuntimeError, kPastTheEnd);
   }
   if (ahead_answer_ != 1) {
-    ahead_failure_.keep_copy();
+    ahead_failure_.keep();
   }
   return ahead_answer_ == 1;
 }
@@ -370,7 +382,7 @@ int Residency::ahead_end() {
     PyErr_Clear();  // (ours: decide_ahead stopped the step where the loop ended)
   } else if (answer == -1) {
     PyErr_Clear();
-    ahead_failure_.restore_copy();  // (the tests' own error, whatever the step did after)
+    ahead_failure_.restore(kPastTheEnd);  // (the tests' own error, whatever the step did after)
   }
   ahead_ = false;
   decide_ = nullptr;

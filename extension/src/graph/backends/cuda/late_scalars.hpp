@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "graph/backends/cuda/device_array.hpp"
@@ -55,6 +56,14 @@ LateScalar* late_scalar_of(PyObject* v);
 // Throws pybind11::error_already_set.
 pybind11::object late_element(Residency& r, std::shared_ptr<DeviceBlock> block,
                               std::uint64_t address, DType dtype);
+// Device element `address` of `block` as a value: a late scalar (late_element) where `late_ok`,
+// the run reads late (a while loop's body that may run ahead) and it is a float; else read now
+// (device_copy.hpp's read_element: nullopt where the copy failed). Throws
+// pybind11::error_already_set.
+std::optional<pybind11::object> element_now_or_late(Residency& r,
+                                                    const std::shared_ptr<DeviceBlock>& block,
+                                                    std::uint64_t address, DType dtype,
+                                                    bool late_ok);
 // Step fn(*args) as a late scalar of `r`'s (args: `nargs` numbers or late scalars, one at least
 // late). Throws pybind11::error_already_set.
 pybind11::object late_step(Residency& r, PyObject* fn, PyObject* const* args, std::size_t nargs);

@@ -554,12 +554,7 @@ PyObject* Residency::device_copy(PyObject* a) {
     return a;
   }
   ++results_on_device_;
-  try {
-    return as_callers_kind(wrap(whole_value(std::move(block))).release().ptr());
-  } catch (py::error_already_set& e) {
-    e.restore();
-    return nullptr;
-  }
+  return as_callers_kind(wrap_new(whole_value(std::move(block))));
 }
 
 PyObject* Residency::as_callers_kind(PyObject* d) {

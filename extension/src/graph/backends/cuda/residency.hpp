@@ -39,6 +39,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/kept_error.hpp"
 #include "graph/backends/cuda/device_array.hpp"
 #include "graph/exec/program.hpp"
 #include "graph/exec/value_home.hpp"
@@ -176,40 +177,7 @@ class Residency final : public ValueHome {
   // Where many late steps wait (nothing reads them), all of them run; false with an error set.
   bool settle_some_late();
   // A copy of the error set when a step run ahead was stopped, set again wherever it goes on.
-  class ErrorCopy {
-   public:
-    ErrorCopy() = default;
-    ~ErrorCopy() { clear(); }
-    ErrorCopy(const ErrorCopy&) = delete;
-    ErrorCopy& operator=(const ErrorCopy&) = delete;
-    ErrorCopy(ErrorCopy&&) = delete;
-    ErrorCopy& operator=(ErrorCopy&&) = delete;
-    void keep_copy() {  // (the error stays set)
-      clear();
-      PyErr_Fetch(&type_, &value_, &trace_);
-      Py_XINCREF(type_), Py_XINCREF(value_), Py_XINCREF(trace_);
-      PyErr_Restore(type_, value_, trace_);
-    }
-    void restore_copy() const {
-      if (type_ == nullptr) {
-        PyErr_SetString(PyExc_RuntimeError, "sot: a step run ahead of the end of its loop");
-        return;
-      }
-      Py_XINCREF(type_), Py_XINCREF(value_), Py_XINCREF(trace_);
-      PyErr_Restore(type_, value_, trace_);
-    }
-    void clear() {
-      Py_CLEAR(type_);
-      Py_CLEAR(value_);
-      Py_CLEAR(trace_);
-    }
-
-   private:
-    PyObject* type_ = nullptr;
-    PyObject* value_ = nullptr;
-    PyObject* trace_ = nullptr;
-  };
-  ErrorCopy ahead_failure_;
+  KeptError ahead_failure_;
   // The late scalars made (their run cleared when it ends), and the late steps not yet run.
   std::vector<std::weak_ptr<LateScalar>> lates_;
   std::deque<std::shared_ptr<LateScalar>> late_steps_;
