@@ -376,3 +376,34 @@ def test_temporaries_nothing_reads_after_the_loop():
           variants=[((np.array([1.0, 3.0]), 10.0), {}), ((np.array([5.0], dtype=np.float32), 1e-3), {})])
     check(temporary_read_after, np.array([1.0, 3.0]), 0.1, graphs=2, breaks=1,
           variants=[((np.array([0.01]), 0.1), {})])
+
+
+def _breaks_over_calls(fn, calls):
+    """Each call of ``fn`` translated (one translator, so a float argument seen with a second value is made an input
+    of the graph) compared with its plain run; the graph breaks of every translation made."""
+    sot.reset()
+    translator = sot.translate.new_translator(records=True)
+    for args in calls:
+        want = fn(*args)
+        with sot.capture.capture(translator):
+            got = fn(*args)
+        for g, w in zip(got, want):
+            assert type(g) is type(w)
+            assert np.array_equal(g, w), (args[1:], g, w)
+    return [b.reason for r in translator.records() for b in r.breaks]
+
+
+def test_a_tolerance_seen_with_several_values_keeps_the_loop_in_the_graph():
+    # `err > tol` with tol a float argument that varies: NumPy compares a float64 value with a Python float in
+    # float64 whatever the float, so the comparison stays in the graph (it broke there, and the loop then ran
+    # in Python: on the cuda backend, on the host)
+    x = np.abs(V) + 1.0
+    breaks = _breaks_over_calls(halve_until_small, [(x, tol) for tol in (1e-3, 1e-4, 0.5, 1e-6, 50.0)])
+    assert breaks == [], breaks
+
+
+def test_a_tolerance_against_float32_values_still_breaks():
+    # (float32 against a Python float: the dtype NumPy compares in may depend on the float's value under NumPy 1.x)
+    x = np.abs(V[:8]).astype(np.float32) + 1
+    breaks = _breaks_over_calls(float32_residual, [(x, tol) for tol in (0.25, 0.5, 0.125)])
+    assert any("float64 values only" in b for b in breaks), breaks

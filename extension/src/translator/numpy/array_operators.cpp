@@ -295,29 +295,51 @@ bool OpcodeExecutor::array_compare_op(int op) {
                                        "not_equal", "greater",    "greater_equal"};
   static const char* const kFns[] = {"lt", "le", "eq", "ne", "gt", "ge"};
   const std::string name = kNames[op];
-  const ArrayOperand x = array_operand(a);
-  const ArrayOperand y = array_operand(b);
+  // (a Python number made in the graph, a float argument seen with several values among them:
+  // compared with a float64 array or NumPy scalar, which NumPy compares in float64 whatever its
+  // value, under every promotion; against any other dtype the dtype it compares in may depend on
+  // the value, so the graph breaks)
+  std::vector<graph::PyScalar> xprobes;
+  std::vector<graph::PyScalar> yprobes;
+  ArrayOperand x = binary_operand(a, &xprobes);
+  ArrayOperand y = binary_operand(b, &yprobes);
   if (x.kind == ArrayOperand::Kind::kNone || y.kind == ArrayOperand::Kind::kNone) {
     graph_break("numpy " + name + " of " + a->describe() + " and " + b->describe());
+  }
+  auto float64_value = [&](const ArrayOperand& o) {
+    return o.kind == ArrayOperand::Kind::kValue && array_info(o.id).dtype == graph::DType::kFloat64;
+  };
+  if ((!xprobes.empty() && !float64_value(y)) || (!yprobes.empty() && !float64_value(x))) {
+    graph_break("numpy " + name + " of " + a->describe() + " and " + b->describe() +
+                " (a Python number made in the graph is compared here with float64 values only)");
   }
   auto operand = [&](const ArrayOperand& o) {
     return o.kind == ArrayOperand::Kind::kPython ? Operand::python(o.scalar)
                                                  : Operand::array(array_info(o.id));
   };
   std::string why;
-  auto info = retry_static({x.id, y.id}, [&] {
-    why.clear();
+  const auto rule = [&] {
     return graph::ufunc_result(name, UfuncKind::kCompare, {operand(x), operand(y)},
                                arrays().promotion, &why);
+  };
+  auto info = retry_static({x.id, y.id}, [&] {
+    why.clear();
+    return rule();
   });
   if (!info) {
     graph_break("numpy " + name + ": " + why);
+  }
+  if (!same_for_probes(*info, xprobes, yprobes, rule, &x, &y)) {
+    graph_break("numpy " + name +
+                " with a Python number made in the graph whose result depends on its value");
   }
   graph::Op g;
   g.name = name;
   g.fn = operator_fn(kFns[op]);
   auto arg = [](const ArrayOperand& o) {
-    return o.kind == ArrayOperand::Kind::kPython ? Arg::constant_of(o.constant) : Arg::of(o.id);
+    return o.kind != ArrayOperand::Kind::kPython ? Arg::of(o.id)
+           : o.id >= 0                           ? Arg::of(o.id)
+                                                 : Arg::constant_of(o.constant);
   };
   g.args = {arg(x), arg(y)};
   VarPtr r = add_array_op(std::move(g), *info);
