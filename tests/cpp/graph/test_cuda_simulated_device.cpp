@@ -71,6 +71,11 @@ extern "C" __global__ void tree_sums(const CudaArgs a) {
   if (i < a.n) reinterpret_cast<double*>(a.b[1])[i] = part[0] - own;
   __syncthreads();
 }
+extern "C" __global__ void diverges(const CudaArgs a) {
+  if (threadIdx.x % 2 == 1) return;
+  __syncthreads();
+  reinterpret_cast<double*>(a.b[1])[threadIdx.x] = 1.0;
+}
 )";
 
 TEST(SimulatedDevice, RunsKernelsCompiledForTheHost) {
@@ -105,6 +110,30 @@ TEST(SimulatedDevice, RunsKernelsCompiledForTheHost) {
   EXPECT_EQ(c.launches, 3U);
   EXPECT_EQ(c.synchronizations, 1U);
   d.free(in);
+  d.free(out);
+}
+
+// A block whose threads do not all meet at a barrier (undefined in CUDA), or of more threads than
+// CUDA allows, fails its launch with the reason.
+TEST(SimulatedDevice, RefusesDivergentBarriersAndOversizedBlocks) {
+  SimulatedDevice d;
+  std::string why;
+  ModuleImage image;
+  image.source = kSource;
+  const std::uint64_t module = d.load_module(image, &why);
+  ASSERT_NE(module, 0U) << why;
+  const std::uint64_t diverges = d.function(module, "diverges", &why);
+  const std::uint64_t tree = d.function(module, "tree_sums", &why);
+  ASSERT_NE(diverges, 0U) << why;
+  const std::uint64_t out = d.alloc(64 * sizeof(double), &why);
+  const std::vector<std::uint64_t> args = {out, out, 64};
+  EXPECT_FALSE(d.launch(diverges, 1, 8, args, &why));
+  EXPECT_NE(why.find("ended while others waited"), std::string::npos) << why;
+  why.clear();
+  EXPECT_FALSE(d.launch(tree, 1, 2048, args, &why));
+  EXPECT_NE(why.find("2048 threads"), std::string::npos) << why;
+  why.clear();
+  EXPECT_TRUE(d.launch(tree, 1, 64, args, &why)) << why;  // (the device goes on)
   d.free(out);
 }
 

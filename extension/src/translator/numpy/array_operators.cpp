@@ -295,10 +295,11 @@ bool OpcodeExecutor::array_compare_op(int op) {
                                        "not_equal", "greater",    "greater_equal"};
   static const char* const kFns[] = {"lt", "le", "eq", "ne", "gt", "ge"};
   const std::string name = kNames[op];
-  // (a Python number made in the graph, a float argument seen with several values among them:
+  // (a Python float made in the graph, a float argument seen with several values among them:
   // compared with a float64 array or NumPy scalar, which NumPy compares in float64 whatever its
   // value, under every promotion; against any other dtype the dtype it compares in may depend on
-  // the value, so the graph breaks)
+  // the value, and a Python int past 64 bits compares exactly under NumPy 1.x (as objects) but in
+  // float64 under NumPy 2: these break)
   std::vector<graph::PyScalar> xprobes;
   std::vector<graph::PyScalar> yprobes;
   ArrayOperand x = binary_operand(a, &xprobes);
@@ -309,9 +310,14 @@ bool OpcodeExecutor::array_compare_op(int op) {
   auto float64_value = [&](const ArrayOperand& o) {
     return o.kind == ArrayOperand::Kind::kValue && array_info(o.id).dtype == graph::DType::kFloat64;
   };
-  if ((!xprobes.empty() && !float64_value(y)) || (!yprobes.empty() && !float64_value(x))) {
+  auto python_float = [&](const ArrayOperand& o) {
+    return arrays().graph.value(o.id).info.python == 'f';
+  };
+  if ((!xprobes.empty() && !(python_float(x) && float64_value(y))) ||
+      (!yprobes.empty() && !(python_float(y) && float64_value(x)))) {
     graph_break("numpy " + name + " of " + a->describe() + " and " + b->describe() +
-                " (a Python number made in the graph is compared here with float64 values only)");
+                " (a Python number made in the graph is compared here only when it is a float and"
+                " the other side float64)");
   }
   auto operand = [&](const ArrayOperand& o) {
     return o.kind == ArrayOperand::Kind::kPython ? Operand::python(o.scalar)

@@ -21,6 +21,7 @@ namespace sot::graph {
 namespace {
 
 constexpr std::size_t kAlign = 256;
+constexpr unsigned kMaxBlock = 1024;  // threads a block (CUDA's limit)
 
 // A device address as the host pointer it is.
 void* host_pointer(std::uint64_t address) {
@@ -206,8 +207,17 @@ bool SimulatedDevice::launch(std::uint64_t function, unsigned grid, unsigned blo
     *why = "simulated device: a launch of no entry point or of an empty grid";
     return false;
   }
-  if (entry(args.data(), args.size(), grid, block, simulated_fibers()) != 0) {
-    *why = "simulated device: no stacks for a block of " + std::to_string(block) + " threads";
+  if (block > kMaxBlock) {
+    *why = "simulated device: a block of " + std::to_string(block) + " threads (CUDA's limit is " +
+           std::to_string(kMaxBlock) + ")";
+    return false;
+  }
+  const int failed = entry(args.data(), args.size(), grid, block, simulated_fibers());
+  if (failed != 0) {
+    *why = failed == 2
+               ? "simulated device: some threads of a block ended while others waited at "
+                 "__syncthreads (undefined in CUDA)"
+               : "simulated device: no stacks for a block of " + std::to_string(block) + " threads";
     return false;
   }
   return true;

@@ -1,15 +1,15 @@
 // A CUDA device simulated on the CPU, for every machine without a GPU: device memory is host
 // memory (an address is the host pointer, each copy checked to fall inside a live allocation),
 // each module's CUDA C++ is compiled for the host by the system compiler against a small shim of
-// CUDA's built-ins (a block's threads as host threads meeting at a barrier where the code has
-// __syncthreads, as fibers on the launching thread (simulated_fibers.hpp), else run one after
-// another; blocks one after another), launches run in order,
-// and everything that moves is counted: allocations, copies each way and their bytes, launches,
-// synchronisations. It needs no NVRTC: modules are loaded from their source. Copies queued from
-// or to page-locked memory (pinned_copies.hpp) run only when something waits for them (a launch,
-// a copy, a wait for a mark, a synchronisation), as late as a GPU may run them: a copy from a
-// buffer the host wrote again before that is counted as a bad access, and a buffer a copy to the
-// host is queued into holds garbage until then, so that staging done out of order fails tests.
+// CUDA's built-ins (simulated_shim.hpp: a block's threads as fibers on the launching thread where
+// the code has __syncthreads (simulated_fibers.hpp), else run one after another; blocks one after
+// another), launches run in order, and everything that moves is counted: allocations, copies each
+// way and their bytes, launches, synchronisations. It needs no NVRTC: modules are loaded from their
+// source. Copies queued from or to page-locked memory (pinned_copies.hpp) run only when something
+// waits for them (a launch, a copy, a wait for a mark, a synchronisation), as late as a GPU may run
+// them: a copy from a buffer the host wrote again before that is counted as a bad access, and a
+// buffer a copy to the host is queued into holds garbage until then, so that staging done out of
+// order fails tests.
 #pragma once
 
 #include <atomic>

@@ -10,8 +10,8 @@ namespace sot::graph {
 
 namespace {
 
-constexpr std::size_t kStackBytes = std::size_t{128}
-                                    << 10;  // a thread's stack, its guard page above
+// A thread's stack (its guard page below it).
+constexpr std::size_t kStackBytes = std::size_t{128} << 10;
 
 // A host thread's stacks: mapped as a block first needs them, grown for a larger block, given back
 // when the thread ends.
@@ -47,7 +47,10 @@ class Stacks {
     }
     auto* bytes = static_cast<char*>(made);
     for (unsigned t = 0; t < count; ++t) {
-      ::mprotect(bytes + t * stride(), page(), PROT_NONE);
+      if (::mprotect(bytes + t * stride(), page(), PROT_NONE) != 0) {
+        ::munmap(made, count * stride());  // (no stacks without their guards)
+        return nullptr;
+      }
     }
     base_ = made;
     count_ = count;

@@ -3,7 +3,8 @@
 // on its own stack until it reaches the barrier, then the next one runs, and once all have reached
 // it the first goes on. (Host threads meeting at a barrier took most of a simulated launch's time
 // in the kernel's scheduler: a 64-row sum took 120 ms.) The module's shim switches between them;
-// the host only lends the memory, so no code of the host's runs on these stacks.
+// the host only lends the memory (no code of the extension's runs on these stacks: the kernels,
+// and the C library's functions they call).
 #pragma once
 
 namespace sot::graph {

@@ -37,7 +37,7 @@ struct SotSimFibers { void* (*stacks)(unsigned count, unsigned long* stride); };
 #error "the simulated device's fibers switch stacks as x86-64 does"
 #endif
 extern "C" void sot_fiber_switch(void** from, void* to);
-asm(R"(.text
+asm(R"(.pushsection .text
 .p2align 4
 .globl sot_fiber_switch
 .hidden sot_fiber_switch
@@ -62,10 +62,14 @@ sot_fiber_switch:
 .p2align 4
 .type sot_fiber_start,@function
 sot_fiber_start:
+  .cfi_startproc
+  .cfi_undefined rip
   movq %r12, %rdi
   callq *%r13
   ud2
+  .cfi_endproc
 .size sot_fiber_start, .-sot_fiber_start
+.popsection
 )");
 extern "C" void sot_fiber_start();
 struct SotFiberRun {
@@ -103,38 +107,45 @@ void* sot_fiber_stack(char* top, SotFiberRun* run) {
   return words;
 }
 template <typename F> void sot_sim_call(const void* body) { (*static_cast<const F*>(body))(); }
-// A block's threads that meet at barriers, as fibers: round after round, each thread not yet
-// ended runs to its next barrier (or its end).
-template <typename F> bool sot_sim_together(unsigned block, const SotSimFibers* fibers, const F& body) {
+// A block's threads that meet at barriers, as fibers: round after round, each thread runs to its
+// next barrier or its end, in index order one round and the reverse the next (no order is CUDA's:
+// code whose result depends on it differs). 0; 1 where the threads had no stacks (or a block runs
+// inside another); 2 where some threads ended while others waited at a barrier (CUDA leaves that
+// undefined: the block is abandoned there).
+template <typename F> int sot_sim_together(unsigned block, const SotSimFibers* fibers, const F& body) {
+  if (block > 1024 || sot_fiber_run != nullptr) return 1;
   unsigned long stride = 0;
   char* base = static_cast<char*>(fibers->stacks(block, &stride));
-  if (base == nullptr) return false;
-  if (block > 1024) return false;
+  if (base == nullptr) return 1;
   void* sp[1024];
   bool done[1024];
   SotFiberRun run{&sot_sim_call<F>, &body};
   run.sp = sp;
   run.done = done;
-  SotFiberRun* outer = sot_fiber_run;
-  sot_fiber_run = &run;
   for (unsigned t = 0; t < block; ++t) {
     sp[t] = sot_fiber_stack(base + (t + 1) * stride, &run);
     done[t] = false;
   }
-  for (unsigned left = block; left > 0;) {
-    left = 0;
-    for (unsigned t = 0; t < block; ++t) {
+  sot_fiber_run = &run;
+  int outcome = 0;
+  for (unsigned round = 0, left = block; left > 0 && outcome == 0; ++round) {
+    unsigned waiting = 0;
+    unsigned ended = 0;
+    for (unsigned k = 0; k < block; ++k) {
+      const unsigned t = round % 2 == 0 ? k : block - 1 - k;
       if (done[t]) continue;
       run.current = t;
       threadIdx.x = t;
       sot_fiber_switch(&run.main, sp[t]);
-      left += done[t] ? 0 : 1;
+      (done[t] ? ended : waiting) += 1;
     }
+    outcome = ended > 0 && waiting > 0 ? 2 : 0;
+    left = waiting;
   }
-  sot_fiber_run = outer;
-  return true;
+  sot_fiber_run = nullptr;
+  return outcome;
 }
-// A launch: 0, or 1 where a block's threads had no stacks.
+// A launch: 0, or sot_sim_together's failure.
 template <typename F>
 int sot_sim_run(unsigned grid, unsigned block, bool together, const SotSimFibers* fibers, const F& body) {
   gridDim.x = grid;
@@ -142,7 +153,7 @@ int sot_sim_run(unsigned grid, unsigned block, bool together, const SotSimFibers
   for (unsigned g = 0; g < grid; ++g) {
     blockIdx.x = g;
     if (together) {
-      if (!sot_sim_together(block, fibers, body)) return 1;
+      if (const int failed = sot_sim_together(block, fibers, body)) return failed;
       continue;
     }
     for (unsigned t = 0; t < block; ++t) {
@@ -158,7 +169,9 @@ int sot_sim_run(unsigned grid, unsigned block, bool together, const SotSimFibers
 
 const std::vector<std::string>& simulated_host_flags() {
   static const std::vector<std::string> flags = {
-      "-O1", "-std=c++20", "-ffp-contract=off", "-fPIC", "-shared", "-pthread", "-w"};
+      "-O1",      "-std=c++20", "-ffp-contract=off",   "-fPIC", "-shared",
+      "-pthread", "-w",         "-fcf-protection=none"};  // (a switch of stacks by `ret` is no
+                                                          // shadow stack's)
   return flags;
 }
 
