@@ -198,6 +198,10 @@ void bind_cuda_device(py::module_& g) {
               "(SOT_CUDA_SIMULATE=1); sets it when given. Returns the setting before the call.");
   graph::bind_device_array(g);
   graph::bind_late_scalar(g);
+  bind_switch(g, "cuda_copy_stream", graph::cuda_copy_stream(),
+              "Whether the cuda backend copies host arrays in on the device's copy stream, beside "
+              "the kernels queued before (SOT_CUDA_COPY_STREAM=0: off); sets it when given. "
+              "Returns the setting before the call.");
   bind_switch(g, "cuda_profile", graph::cuda_profile(),
               "Whether the cuda backend times each group's runs, on the host and on the device "
               "(marks around its launches; SOT_PROFILE); sets it when given. Returns the setting "
@@ -262,6 +266,8 @@ void bind_cuda_device(py::module_& g) {
         out["staged_to_device"] = c.staged_to_device;
         out["staged_to_host"] = c.staged_to_host;
         out["mark_waits"] = c.mark_waits;
+        out["staged_aside"] = c.staged_aside;
+        out["overlapped"] = c.overlapped;
         out["stalls"] = c.stalls;
         out["modules"] = c.modules;
         out["bad_accesses"] = c.bad_accesses;

@@ -1,5 +1,6 @@
 // The CUDA backend's device memory pool against a fake device: blocks are reused by size, kept up
-// to the limit, all freed with the pool, and an allocation that fails frees what is kept first.
+// to the limit, all freed with the pool, an allocation that fails frees what is kept first, and a
+// copy on the copy stream takes only blocks that no queued work may still use.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -61,6 +62,15 @@ class FakeDevice final : public DeviceApi {
     return true;
   }
   bool synchronize(std::string*) override { return true; }
+  std::uint64_t alloc_aside(std::size_t bytes, std::string* why) override {
+    ++asides;
+    return alloc(bytes, why);
+  }
+  std::uint64_t work_queued() const override { return queued; }
+  std::uint64_t work_done() const override { return done; }
+  int asides = 0;
+  std::uint64_t queued = 0;  // the work counts the pool reads
+  std::uint64_t done = 0;
 
  private:
   std::uint64_t next_ = 0;
@@ -89,6 +99,7 @@ TEST(DevicePool, KeepsUpToItsLimitAndFreesEverythingAtTheEnd) {
     DevicePool pool(device, 4096);
     std::string why;
     std::vector<std::uint64_t> blocks;
+    blocks.reserve(6);
     for (int i = 0; i < 6; ++i) {
       blocks.push_back(pool.take(1024, &why));
     }
@@ -114,6 +125,25 @@ TEST(DevicePool, AnAllocationThatFailsFreesWhatIsKeptAndTriesAgain) {
   EXPECT_EQ(pool.kept_bytes(), 0U);
   EXPECT_EQ(pool.take(4096, &why), 0U);
   EXPECT_EQ(why, "out of memory");
+}
+
+TEST(DevicePool, ACopyAsideTakesOnlyBlocksNoQueuedWorkMayUse) {
+  FakeDevice device;
+  DevicePool pool(device);
+  std::string why;
+  const std::uint64_t a = pool.take(1000, &why);
+  device.queued = 5;
+  pool.give(a, 1000);  // (given back while 5 pieces of work were queued)
+  device.done = 4;
+  const std::uint64_t fresh = pool.take_for_copy(1000, &why);
+  EXPECT_NE(fresh, a);  // work 5 may still read `a`: a new block, allocated for the copy stream
+  EXPECT_EQ(device.asides, 1);
+  device.done = 5;
+  EXPECT_EQ(pool.take_for_copy(1000, &why), a);  // all of it seen done: `a` is taken
+  EXPECT_EQ(device.asides, 1);
+  EXPECT_EQ(pool.kept_bytes(), 0U);
+  pool.give(a, 1000);
+  pool.give(fresh, 1000);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -175,6 +176,48 @@ TEST(SimulatedDevice, BlockThreadsMeetAtEachBarrier) {
   }
   d.free(in);
   d.free(out);
+}
+
+// The copy stream: a copy aside runs only when waited for; a kernel on memory whose copy it did not
+// wait for, or a copy aside into memory a kernel not known done may still use, is a bad access.
+TEST(SimulatedDevice, CopiesAsideRunWhenWaitedForAndCheckTheirMemory) {
+  SimulatedDevice d;
+  std::string why;
+  ModuleImage image;
+  image.source = kSource;
+  const std::uint64_t module = d.load_module(image, &why);
+  ASSERT_NE(module, 0U) << why;
+  const std::uint64_t twice = d.function(module, "twice_flat", &why);
+  std::vector<double> x = {1, 2, 3, 4};
+  const std::size_t bytes = x.size() * sizeof(double);
+  void* pinned = d.pinned_alloc(bytes, &why);
+  ASSERT_NE(pinned, nullptr) << why;
+  std::memcpy(pinned, x.data(), bytes);
+  const std::uint64_t in = d.alloc_aside(bytes, &why);
+  const std::vector<std::uint64_t> args = {in, in, x.size()};
+  // Waited for by the kernels' stream: the copy runs before the kernel.
+  ASSERT_TRUE(d.queue_to_device_aside(in, pinned, bytes, &why)) << why;
+  const std::uint64_t copied = d.mark_aside(&why);
+  ASSERT_TRUE(d.wait_aside(copied, &why)) << why;
+  ASSERT_TRUE(d.launch(twice, 1, 4, args, &why)) << why;
+  std::vector<double> back(x.size());
+  ASSERT_TRUE(d.copy_to_host(back.data(), in, bytes, &why)) << why;
+  EXPECT_EQ(back, (std::vector<double>{2, 4, 6, 8}));
+  EXPECT_EQ(d.counts().bad_accesses, 0U);
+  EXPECT_EQ(d.work_done(), d.work_queued());  // (the copy out waited for all of it)
+  // Not waited for: the kernel reads memory whose copy has not run.
+  ASSERT_TRUE(d.queue_to_device_aside(in, pinned, bytes, &why)) << why;
+  ASSERT_TRUE(d.launch(twice, 1, 4, args, &why)) << why;
+  EXPECT_EQ(d.counts().bad_accesses, 1U);
+  // Into memory a queued kernel not known done may still use.
+  ASSERT_TRUE(d.queue_to_device_aside(in, pinned, bytes, &why)) << why;
+  EXPECT_EQ(d.counts().bad_accesses, 2U);
+  EXPECT_EQ(d.counts().staged_aside, 3U);
+  EXPECT_EQ(d.counts().overlapped, 1U);  // (the last, with a kernel queued before it not done)
+  ASSERT_TRUE(d.synchronize(&why));
+  d.drop_mark(copied);
+  d.pinned_free(pinned);
+  d.free(in);
 }
 
 }  // namespace

@@ -121,16 +121,22 @@ bool make_device_current(DeviceBlock& block, std::string* why) {
   if (block.device_valid) {
     return true;
   }
+  // A host array's first copy in goes on the device's copy stream where it has one: into memory
+  // no queued kernel may still use, so that it runs beside the kernels queued before it.
+  const bool aside = block.address == 0 && block.origin != nullptr && block.bytes > 0 &&
+                     block.device.copies_aside();
   if (block.address == 0) {
-    block.address = block.pool->take(block.bytes, why);
+    block.address =
+        aside ? block.pool->take_for_copy(block.bytes, why) : block.pool->take(block.bytes, why);
     if (block.address == 0) {
       *why = "device memory: " + *why;
       return false;
     }
   }
   if (block.origin != nullptr && block.bytes > 0) {
-    if (!block.device.copy_to_device(block.address, array_fields(block.origin)->data, block.bytes,
-                                     why)) {
+    const void* data = array_fields(block.origin)->data;
+    if (!(aside ? block.device.copy_to_device_aside(block.address, data, block.bytes, why)
+                : block.device.copy_to_device(block.address, data, block.bytes, why))) {
       return false;
     }
     ++transfer_counts().arrays_in;

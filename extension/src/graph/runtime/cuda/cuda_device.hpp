@@ -89,6 +89,45 @@ class DeviceApi {
     *why = "no queued copies on this device";
     return false;
   }
+  // A second stream for copies from the host ("aside"), so that a copy runs while the kernels
+  // queued before it run (false where the device has none). Memory copied into there is taken
+  // with alloc_aside (ordered for that stream), or is a block no queued work may still use
+  // (work_done()); each copy is queued with queue_to_device_aside, and the kernels' stream made to
+  // wait, before the kernels after it, for a mark queued behind the copy (mark_aside, then
+  // wait_aside). Marks of either stream are waited for and dropped as any mark.
+  virtual bool copies_aside() const { return false; }
+  virtual std::uint64_t alloc_aside(std::size_t bytes, std::string* why) {
+    (void)bytes;
+    *why = "no copy stream on this device";
+    return 0;
+  }
+  // Copies `bytes` of any host memory to `dst` on the copy stream through page-locked buffers
+  // (pinned_copies.hpp), the kernels' stream then made to wait for it.
+  virtual bool copy_to_device_aside(std::uint64_t dst, const void* src, std::size_t bytes,
+                                    std::string* why) {
+    (void)dst, (void)src, (void)bytes;
+    *why = "no copy stream on this device";
+    return false;
+  }
+  virtual bool queue_to_device_aside(std::uint64_t dst, const void* pinned, std::size_t bytes,
+                                     std::string* why) {
+    (void)dst, (void)pinned, (void)bytes;
+    *why = "no copy stream on this device";
+    return false;
+  }
+  virtual std::uint64_t mark_aside(std::string* why) {
+    *why = "no copy stream on this device";
+    return 0;
+  }
+  virtual bool wait_aside(std::uint64_t mark, std::string* why) {
+    (void)mark;
+    *why = "no copy stream on this device";
+    return false;
+  }
+  // The work the kernels' stream was given (kernels, products, copies: a count), and how much of it
+  // the host has seen done (by a synchronisation, a copy out that waited for it, a mark reached).
+  virtual std::uint64_t work_queued() const { return 0; }
+  virtual std::uint64_t work_done() const { return 0; }
   // A launch sequence made once into a device graph (CUDA graphs), run whole by run_graph: the
   // same kernels on the same argument blocks, each after the one before, queued after the work
   // before it. 0 with `why` where the device has none.
@@ -136,6 +175,10 @@ class DevicePool {
 
   // A block of at least `bytes` (0 with `why` when the device has no memory left).
   std::uint64_t take(std::size_t bytes, std::string* why);
+  // A block of at least `bytes` for a copy on the device's copy stream (DeviceApi::copies_aside):
+  // one given back before all the work that used it was seen done, else a new one allocated for
+  // that stream.
+  std::uint64_t take_for_copy(std::size_t bytes, std::string* why);
   // Gives back a block take() returned for `bytes`.
   void give(std::uint64_t address, std::size_t bytes);
   std::size_t kept_bytes() const { return kept_bytes_; }
@@ -145,7 +188,10 @@ class DevicePool {
   DeviceApi& device_;
   std::size_t limit_;
   std::size_t kept_bytes_ = 0;
-  std::map<std::size_t, std::vector<std::uint64_t>> kept_;
+  // size -> the blocks kept, each with the device's work_queued() when it was given back
+  std::map<std::size_t, std::vector<std::pair<std::uint64_t, std::uint64_t>>> kept_;
+  // Frees every kept block (out of memory).
+  void free_kept();
 };
 
 // The pool of `device` shared by everything that runs there (kept for the process's life).

@@ -1,5 +1,6 @@
 #include "graph/runtime/cuda/cuda_device.hpp"
 
+#include <iterator>
 #include <utility>
 
 namespace sot::graph {
@@ -11,11 +12,17 @@ constexpr std::size_t kGranule = 256;  // allocation sizes are multiples of this
 }  // namespace
 
 DevicePool::~DevicePool() {
-  for (auto& [bytes, blocks] : kept_) {
-    for (const std::uint64_t address : blocks) {
+  free_kept();
+}
+
+void DevicePool::free_kept() {
+  for (auto& [size, blocks] : kept_) {
+    for (const auto& [address, given_at] : blocks) {
       device_.free(address);
     }
+    blocks.clear();
   }
+  kept_bytes_ = 0;
 }
 
 std::size_t DevicePool::rounded(std::size_t bytes) {
@@ -26,22 +33,40 @@ std::uint64_t DevicePool::take(std::size_t bytes, std::string* why) {
   const std::size_t size = rounded(bytes);
   auto found = kept_.find(size);
   if (found != kept_.end() && !found->second.empty()) {
-    const std::uint64_t address = found->second.back();
+    const std::uint64_t address = found->second.back().first;
     found->second.pop_back();
     kept_bytes_ -= size;
     return address;
   }
   std::uint64_t address = device_.alloc(size, why);
   if (address == 0 && kept_bytes_ > 0) {
-    // Out of memory: free what is kept and try once more.
-    for (auto& [kept_size, blocks] : kept_) {
-      for (const std::uint64_t a : blocks) {
-        device_.free(a);
-      }
-      blocks.clear();
-    }
-    kept_bytes_ = 0;
+    free_kept();  // (out of memory: what is kept goes, and the allocation is tried once more)
     address = device_.alloc(size, why);
+  }
+  return address;
+}
+
+std::uint64_t DevicePool::take_for_copy(std::size_t bytes, std::string* why) {
+  const std::size_t size = rounded(bytes);
+  auto found = kept_.find(size);
+  if (found != kept_.end()) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>>& blocks = found->second;
+    const std::uint64_t done = device_.work_done();
+    // (the last given back first, as take() does: a call's blocks are the call before's, so that
+    // launch arguments, and the device graphs replayed with them, stay the same)
+    for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+      if (it->second <= done) {  // (no queued kernel may still use it)
+        const std::uint64_t address = it->first;
+        blocks.erase(std::next(it).base());
+        kept_bytes_ -= size;
+        return address;
+      }
+    }
+  }
+  std::uint64_t address = device_.alloc_aside(size, why);
+  if (address == 0 && kept_bytes_ > 0) {
+    free_kept();
+    address = device_.alloc_aside(size, why);
   }
   return address;
 }
@@ -55,7 +80,7 @@ void DevicePool::give(std::uint64_t address, std::size_t bytes) {
     device_.free(address);
     return;
   }
-  kept_[size].push_back(address);
+  kept_[size].emplace_back(address, device_.work_queued());
   kept_bytes_ += size;
 }
 

@@ -3,10 +3,13 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "graph/runtime/cuda/cuda_device.hpp"
@@ -62,6 +65,9 @@ struct DriverApi {
   int (*mem_free_async)(std::uint64_t, void*) = nullptr;
   int (*default_mem_pool)(void**, int) = nullptr;
   int (*mem_pool_set_attribute)(void*, int, void*) = nullptr;
+  // A second stream for copies (optional: without it copies queue on the default stream)
+  int (*stream_create)(void**, unsigned) = nullptr;
+  int (*stream_wait_event)(void*, void*, unsigned) = nullptr;
 };
 
 // The driver API's CUDA_KERNEL_NODE_PARAMS (v2, cuGraphAddKernelNode_v2's; cuda.h of CUDA 12-13).
@@ -75,6 +81,10 @@ struct KernelNodeParams {
   void* kern = nullptr;  // (unused: `func` is set)
   void* ctx = nullptr;
 };
+
+// CU_STREAM_NON_BLOCKING: a stream that does not wait for the legacy default stream (nor it for
+// it), so that its copies run beside the kernels.
+constexpr unsigned kStreamNonBlocking = 1;
 
 // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: the bytes a pool keeps at a synchronisation.
 constexpr int kPoolReleaseThreshold = 4;
@@ -158,6 +168,10 @@ void bind_queued(void* lib, DriverApi* api) {
         bind(lib, "cuMemPoolSetAttribute", &api->mem_pool_set_attribute) &&
         bind(lib, "cuMemAllocAsync", &api->mem_alloc_async))) {
     api->mem_alloc_async = nullptr;
+  }
+  if (!(bind(lib, "cuStreamCreate", &api->stream_create) &&
+        bind(lib, "cuStreamWaitEvent", &api->stream_wait_event))) {
+    api->stream_create = nullptr;
   }
 }
 
@@ -297,6 +311,7 @@ class DriverDevice final : public DeviceApi {
     if (staged != PinnedCopies::Outcome::kStraight) {
       return staged == PinnedCopies::Outcome::kQueued;
     }
+    queued();
     return ok(api_.memcpy_htod(dst, src, bytes), why);
   }
 
@@ -308,7 +323,12 @@ class DriverDevice final : public DeviceApi {
     if (staged != PinnedCopies::Outcome::kStraight) {
       return staged == PinnedCopies::Outcome::kQueued;
     }
-    return ok(api_.memcpy_dtoh(dst, src, bytes), why);
+    const std::uint64_t before = queued();
+    if (!ok(api_.memcpy_dtoh(dst, src, bytes), why)) {
+      return false;
+    }
+    seen_done(before);  // (a copy from pageable memory waits for all the work before it)
+    return true;
   }
 
   void* pinned_alloc(std::size_t bytes, std::string* why) override {
@@ -329,22 +349,77 @@ class DriverDevice final : public DeviceApi {
 
   bool queue_to_device(std::uint64_t dst, const void* pinned, std::size_t bytes,
                        std::string* why) override {
+    queued();
     return current(why) && ok(api_.memcpy_htod_async(dst, pinned, bytes, nullptr), why);
   }
 
   bool queue_to_host(void* pinned, std::uint64_t src, std::size_t bytes,
                      std::string* why) override {
+    queued();
     return current(why) && ok(api_.memcpy_dtoh_async(pinned, src, bytes, nullptr), why);
   }
 
   bool wait_mark(std::uint64_t mark, std::string* why) override {
-    return current(why) &&
-           ok(api_.event_synchronize(reinterpret_cast<void*>(mark)),  // NOLINT(*-int-to-ptr)
-              why);
+    if (!current(why) ||
+        !ok(api_.event_synchronize(reinterpret_cast<void*>(mark)),  // NOLINT(*-int-to-ptr)
+            why)) {
+      return false;
+    }
+    const std::lock_guard<std::mutex> lock(work_mutex_);
+    if (const auto found = mark_work_.find(mark); found != mark_work_.end()) {
+      done_ = std::max(done_, found->second);
+    }
+    return true;
   }
 
   bool zero(std::uint64_t dst, std::size_t bytes, std::string* why) override {
+    queued();
     return current(why) && ok(api_.memset_d8(dst, 0, bytes), why);
+  }
+
+  bool copies_aside() const override {
+    return cuda_copy_stream().load() && pooled_ && api_.stream_create != nullptr &&
+           api_.memcpy_htod_async != nullptr && copy_stream() != nullptr && copies_->staging();
+  }
+
+  std::uint64_t alloc_aside(std::size_t bytes, std::string* why) override {
+    std::uint64_t address = 0;
+    void* stream = copy_stream();
+    if (stream == nullptr) {
+      *why = "no copy stream";
+      return 0;
+    }
+    return current(why) && ok(api_.mem_alloc_async(&address, bytes, stream), why) ? address : 0;
+  }
+
+  bool copy_to_device_aside(std::uint64_t dst, const void* src, std::size_t bytes,
+                            std::string* why) override {
+    return current(why) && copies_->to_device_aside(dst, src, bytes, why);
+  }
+
+  bool queue_to_device_aside(std::uint64_t dst, const void* pinned, std::size_t bytes,
+                             std::string* why) override {
+    return current(why) && ok(api_.memcpy_htod_async(dst, pinned, bytes, copy_stream()), why);
+  }
+
+  std::uint64_t mark_aside(std::string* why) override { return record(copy_stream(), why); }
+
+  // The kernels' stream (the legacy default one) waits for the mark.
+  bool wait_aside(std::uint64_t mark, std::string* why) override {
+    return current(why) && ok(api_.stream_wait_event(
+                                  nullptr, reinterpret_cast<void*>(mark),  // NOLINT(*-int-to-ptr)
+                                  0),
+                              why);
+  }
+
+  std::uint64_t work_queued() const override {
+    const std::lock_guard<std::mutex> lock(work_mutex_);
+    return work_;
+  }
+
+  std::uint64_t work_done() const override {
+    const std::lock_guard<std::mutex> lock(work_mutex_);
+    return done_;
   }
 
   bool launch(std::uint64_t function, unsigned grid, unsigned block,
@@ -353,24 +428,23 @@ class DriverDevice final : public DeviceApi {
     // One by-value parameter: the argument block's bytes.
     void* block_bytes = const_cast<std::uint64_t*>(args.data());  // NOLINT(*-const-cast)
     void* params[] = {block_bytes};
+    queued();
     return current(why) &&
            ok(api_.launch_kernel(fn, grid, 1, 1, block, 1, 1, 0, nullptr, params, nullptr), why);
   }
 
   bool gemm(char kind, std::int64_t m, std::int64_t n, std::int64_t k, const GemmMatrix& a,
             const GemmMatrix& b, const GemmMatrix& c, std::string* why) override {
+    queued();
     return current(why) && cublas_gemm(kind, m, n, k, a, b, c, why);
   }
   std::uint64_t mark(std::string* why) override {
-    void* event = nullptr;
-    if (!current(why) || !ok(api_.event_create(&event, 0), why)) {
-      return 0;
+    const std::uint64_t event = record(nullptr, why);
+    if (event != 0) {
+      const std::lock_guard<std::mutex> lock(work_mutex_);
+      mark_work_[event] = work_;
     }
-    if (!ok(api_.event_record(event, nullptr), why)) {
-      api_.event_destroy(event);
-      return 0;
-    }
-    return reinterpret_cast<std::uint64_t>(event);  // NOLINT(*-reinterpret-cast): a handle
+    return event;
   }
   double between(std::uint64_t start, std::uint64_t end) override {
     float ms = 0;
@@ -385,9 +459,16 @@ class DriverDevice final : public DeviceApi {
   }
   void drop_mark(std::uint64_t mark) override {
     api_.event_destroy(reinterpret_cast<void*>(mark));  // NOLINT(*-int-to-ptr): a handle
+    const std::lock_guard<std::mutex> lock(work_mutex_);
+    mark_work_.erase(mark);
   }
   bool synchronize(std::string* why) override {
-    return current(why) && ok(api_.ctx_synchronize(), why);
+    const std::uint64_t before = work_queued();
+    if (!current(why) || !ok(api_.ctx_synchronize(), why)) {
+      return false;
+    }
+    seen_done(before);
+    return true;
   }
   // One kernel node after another; the graph instantiated, then dropped (the executable graph
   // stands alone, each node's argument block copied into it).
@@ -425,6 +506,7 @@ class DriverDevice final : public DeviceApi {
     return made ? reinterpret_cast<std::uint64_t>(exec) : 0;  // NOLINT(*-reinterpret-cast)
   }
   bool run_graph(std::uint64_t graph, std::string* why) override {
+    queued();
     return current(why) &&
            ok(api_.graph_launch(reinterpret_cast<void*>(graph), nullptr),  // NOLINT(*-int-to-ptr)
               why);
@@ -443,12 +525,58 @@ class DriverDevice final : public DeviceApi {
   }
   bool current(std::string* why) const { return ok(api_.ctx_set_current(context_), why); }
 
+  // An event recorded on `stream` (nullptr: the legacy default one), as a mark; 0 with `why`.
+  std::uint64_t record(void* stream, std::string* why) {
+    void* event = nullptr;
+    if (!current(why) || !ok(api_.event_create(&event, 0), why)) {
+      return 0;
+    }
+    if (!ok(api_.event_record(event, stream), why)) {
+      api_.event_destroy(event);
+      return 0;
+    }
+    return reinterpret_cast<std::uint64_t>(event);  // NOLINT(*-reinterpret-cast): a handle
+  }
+
+  // The copy stream, made at its first use (nullptr where the driver has none or it failed).
+  void* copy_stream() const {
+    const std::lock_guard<std::mutex> lock(work_mutex_);
+    if (!stream_tried_) {
+      stream_tried_ = true;
+      std::string why;
+      if (api_.stream_create != nullptr && current(&why) &&
+          api_.stream_create(&copy_stream_, kStreamNonBlocking) != 0) {
+        copy_stream_ = nullptr;
+      }
+    }
+    return copy_stream_;
+  }
+
+  // One more piece of work queued on the kernels' stream; the count before it.
+  std::uint64_t queued() {
+    const std::lock_guard<std::mutex> lock(work_mutex_);
+    return work_++;
+  }
+  // The host saw the work up to `work` done.
+  void seen_done(std::uint64_t work) {
+    const std::lock_guard<std::mutex> lock(work_mutex_);
+    done_ = std::max(done_, work);
+  }
+
   const DriverApi& api_;
   CudaDevice info_;
   void* context_;
   bool pooled_;
   // (kept for the process's life: giving its buffers back at exit could outlive the driver)
   PinnedCopies* copies_ = new PinnedCopies(*this);  // NOLINT(*-owning-memory)
+  // The copy stream (kept for the process's life), and the kernels' stream's work: queued, seen
+  // done by the host, and at each mark of that stream.
+  mutable std::mutex work_mutex_;
+  mutable void* copy_stream_ = nullptr;
+  mutable bool stream_tried_ = false;
+  std::uint64_t work_ = 0;
+  std::uint64_t done_ = 0;
+  std::map<std::uint64_t, std::uint64_t> mark_work_;
 };
 
 // Whether the device's memory comes from its stream-ordered pool: the driver has one, and

@@ -78,8 +78,8 @@ bool PinnedCopies::take(Buffer& b, std::string* why) {
   return reached;
 }
 
-bool PinnedCopies::release(Buffer& b, std::string* why) {
-  b.mark = device_.mark(why);
+bool PinnedCopies::release(Buffer& b, bool aside, std::string* why) {
+  b.mark = aside ? device_.mark_aside(why) : device_.mark(why);
   return b.mark != 0;
 }
 
@@ -97,7 +97,31 @@ PinnedCopies::Outcome PinnedCopies::to_device(std::uint64_t dst, const void* src
   if (!ready()) {
     return Outcome::kStraight;
   }
-  return stage_to_device(dst, src, bytes, why) ? Outcome::kQueued : Outcome::kFailed;
+  return stage_to_device(dst, src, bytes, false, why) ? Outcome::kQueued : Outcome::kFailed;
+}
+
+bool PinnedCopies::to_device_aside(std::uint64_t dst, const void* src, std::size_t bytes,
+                                   std::string* why) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!ready()) {
+    *why = "no page-locked buffers for a copy aside";
+    return false;
+  }
+  if (!stage_to_device(dst, src, bytes, true, why)) {
+    return false;
+  }
+  // The kernels after it wait for the whole copy (its last chunk's mark, behind the others).
+  const std::uint64_t done = device_.mark_aside(why);
+  const bool waits = done != 0 && device_.wait_aside(done, why);
+  if (done != 0) {
+    device_.drop_mark(done);  // (a dropped mark stays queued where waited for)
+  }
+  return waits;
+}
+
+bool PinnedCopies::staging() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return ready();
 }
 
 PinnedCopies::Outcome PinnedCopies::to_host(void* dst, std::uint64_t src, std::size_t bytes,
@@ -110,7 +134,7 @@ PinnedCopies::Outcome PinnedCopies::to_host(void* dst, std::uint64_t src, std::s
 }
 
 bool PinnedCopies::stage_to_device(std::uint64_t dst, const void* src, std::size_t bytes,
-                                   std::string* why) {
+                                   bool aside, std::string* why) {
   for (std::size_t offset = 0; offset < bytes; offset += chunk_) {
     const std::size_t n = std::min(chunk_, bytes - offset);
     Buffer& b = buffers_[next_];
@@ -119,7 +143,9 @@ bool PinnedCopies::stage_to_device(std::uint64_t dst, const void* src, std::size
       return false;
     }
     std::memcpy(b.memory, bytes_at(src, offset), n);
-    if (!device_.queue_to_device(dst + offset, b.memory, n, why) || !release(b, why)) {
+    const bool queued = aside ? device_.queue_to_device_aside(dst + offset, b.memory, n, why)
+                              : device_.queue_to_device(dst + offset, b.memory, n, why);
+    if (!queued || !release(b, aside, why)) {
       return false;
     }
   }
@@ -128,7 +154,7 @@ bool PinnedCopies::stage_to_device(std::uint64_t dst, const void* src, std::size
 
 bool PinnedCopies::queue_chunk_to_host(Buffer& b, std::uint64_t src, std::size_t bytes,
                                        std::string* why) {
-  return take(b, why) && device_.queue_to_host(b.memory, src, bytes, why) && release(b, why);
+  return take(b, why) && device_.queue_to_host(b.memory, src, bytes, why) && release(b, false, why);
 }
 
 bool PinnedCopies::stage_to_host(void* dst, std::uint64_t src, std::size_t bytes,
@@ -154,6 +180,14 @@ bool PinnedCopies::stage_to_host(void* dst, std::uint64_t src, std::size_t bytes
   }
   next_ = static_cast<unsigned>((first + chunks) % 2);
   return true;
+}
+
+std::atomic<bool>& cuda_copy_stream() {
+  static std::atomic<bool> on{[] {
+    const char* v = std::getenv("SOT_CUDA_COPY_STREAM");
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }()};
+  return on;
 }
 
 std::atomic<std::size_t>& cuda_staging_chunk() {

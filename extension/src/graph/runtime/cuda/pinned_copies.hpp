@@ -35,6 +35,11 @@ class PinnedCopies {
   // gives page-locked memory (asked once per chunk size), and for a copy to the host, where it is
   // of at least a few pages (a smaller one is one short wait either way); else kStraight.
   Outcome to_device(std::uint64_t dst, const void* src, std::size_t bytes, std::string* why);
+  // The same on the device's copy stream (DeviceApi::queue_to_device_aside), the kernels' stream
+  // then made to wait for it: false with `why` where it failed or the buffers are not there.
+  bool to_device_aside(std::uint64_t dst, const void* src, std::size_t bytes, std::string* why);
+  // Whether copies go through the buffers (they are there, or made now).
+  bool staging();
   Outcome to_host(void* dst, std::uint64_t src, std::size_t bytes, std::string* why);
 
  private:
@@ -46,12 +51,13 @@ class PinnedCopies {
   bool ready();
   // Waits for a buffer's last copy, so that the host may write or read it.
   bool take(Buffer& b, std::string* why);
-  // Queues a mark behind a buffer's copy just queued.
-  bool release(Buffer& b, std::string* why);
+  // Queues a mark behind a buffer's copy just queued (on the copy stream where `aside`).
+  bool release(Buffer& b, bool aside, std::string* why);
   // Blocks until every copy queued from the buffers is done (false with `why` on failure).
   bool drain(std::string* why);
   // The copies through the buffers (ready(), the lock held).
-  bool stage_to_device(std::uint64_t dst, const void* src, std::size_t bytes, std::string* why);
+  bool stage_to_device(std::uint64_t dst, const void* src, std::size_t bytes, bool aside,
+                       std::string* why);
   bool stage_to_host(void* dst, std::uint64_t src, std::size_t bytes, std::string* why);
   bool queue_chunk_to_host(Buffer& b, std::uint64_t src, std::size_t bytes, std::string* why);
   void free_buffers();
@@ -63,6 +69,9 @@ class PinnedCopies {
   std::size_t failed_ = 0;  // a chunk size the device gave no page-locked memory for
   unsigned next_ = 0;
 };
+
+// Whether copies in may go on a device's copy stream (SOT_CUDA_COPY_STREAM=0: never).
+std::atomic<bool>& cuda_copy_stream();
 
 // The bytes of a staging buffer (4 MiB by default; SOT_CUDA_STAGING sets it in bytes, 0: copies go
 // straight from and to pageable memory, as before staging).

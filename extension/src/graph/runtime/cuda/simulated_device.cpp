@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include "graph/runtime/cuda/simulated_fibers.hpp"
 #include "graph/runtime/cuda/simulated_shim.hpp"
@@ -119,6 +120,12 @@ void SimulatedDevice::free(std::uint64_t address) {
     ++counts_.bad_accesses;
     return;
   }
+  for (const auto& [serial, q] : aside_) {
+    if (q.address >= address && q.address < address + found->second) {
+      ++counts_.bad_accesses;  // freed with a copy aside into it that nothing waited for
+    }
+  }
+  last_use_.erase(address);
   live_.erase(found);
   ++counts_.frees;
   std::free(host_pointer(address));  // NOLINT(*-no-malloc)
@@ -202,6 +209,7 @@ bool SimulatedDevice::launch(std::uint64_t function, unsigned grid, unsigned blo
     ++counts_.launches;
     ++work_;
     run_queued();
+    note_uses(args);
   }
   if (entry == nullptr || grid == 0 || block == 0) {
     *why = "simulated device: a launch of no entry point or of an empty grid";
@@ -226,6 +234,7 @@ bool SimulatedDevice::launch(std::uint64_t function, unsigned grid, unsigned blo
 bool SimulatedDevice::synchronize(std::string* why) {
   (void)why;
   const std::lock_guard<std::mutex> lock(mutex_);
+  run_aside(aside_queued_);  // (every stream)
   run_queued();
   ++counts_.synchronizations;
   waited(work_);
@@ -277,6 +286,7 @@ bool SimulatedDevice::gemm(char kind, std::int64_t m, std::int64_t n, std::int64
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     run_queued();
+    note_uses({a.address, b.address, c.address});
   }
   std::size_t spans[3] = {0, 0, 0};
   PyObject* views[3] = {matrix_view(a, kind, m, k, &spans[0]),
@@ -363,6 +373,7 @@ void SimulatedDevice::drop_mark(std::uint64_t mark) {
   const std::lock_guard<std::mutex> lock(mutex_);
   marks_.erase(mark);
   mark_work_.erase(mark);
+  aside_marks_.erase(mark);
 }
 
 bool SimulatedDevice::wait_mark(std::uint64_t mark, std::string* why) {
@@ -372,8 +383,12 @@ bool SimulatedDevice::wait_mark(std::uint64_t mark, std::string* why) {
     *why = "simulated device: a wait for a mark that is not there";
     return false;
   }
-  run_queued();
   ++counts_.mark_waits;
+  if (const auto aside = aside_marks_.find(mark); aside != aside_marks_.end()) {
+    run_aside(aside->second);  // (a mark of the copy stream: the kernels' work is not waited for)
+    return true;
+  }
+  run_queued();
   waited(mark_work_[mark]);
   return true;
 }
@@ -401,6 +416,12 @@ void SimulatedDevice::pinned_free(void* memory) {
     const auto* p = static_cast<const char*>(q.pinned);
     if (p >= start && p < start + found->second) {
       ++counts_.bad_accesses;  // given back with a copy still queued on it
+    }
+  }
+  for (const auto& [serial, q] : aside_) {
+    const auto* p = static_cast<const char*>(q.pinned);
+    if (p >= start && p < start + found->second) {
+      ++counts_.bad_accesses;
     }
   }
   run_queued();
@@ -448,6 +469,7 @@ bool SimulatedDevice::queue_to_host(void* pinned, std::uint64_t src, std::size_t
 }
 
 void SimulatedDevice::run_queued() {
+  run_aside(kernels_wait_aside_);
   for (const Queued& q : queued_) {
     if (!q.to_device) {
       std::memcpy(q.pinned, host_pointer(q.address), q.bytes);
@@ -507,9 +529,129 @@ SimulatedCounts SimulatedDevice::counts() const {
 }
 
 void SimulatedDevice::waited(std::uint64_t work) {
+  done_work_ = std::max(done_work_, work);
   if (work == work_ && work_ > idle_at_) {
     ++counts_.stalls;
     idle_at_ = work_;
+  }
+}
+
+bool SimulatedDevice::copies_aside() const {
+  return cuda_copy_stream().load() &&
+         const_cast<PinnedCopies&>(copies_).staging();  // NOLINT(*-const-cast)
+}
+
+std::uint64_t SimulatedDevice::alloc_aside(std::size_t bytes, std::string* why) {
+  return alloc(bytes, why);  // (memory is ordered for every stream here)
+}
+
+bool SimulatedDevice::copy_to_device_aside(std::uint64_t dst, const void* src, std::size_t bytes,
+                                           std::string* why) {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!inside(dst, bytes)) {
+      ++counts_.bad_accesses;
+      *why = "simulated device: a copy to memory outside any allocation";
+      return false;
+    }
+    ++counts_.to_device;
+    counts_.to_device_bytes += bytes;
+  }
+  return copies_.to_device_aside(dst, src, bytes, why);
+}
+
+bool SimulatedDevice::queue_to_device_aside(std::uint64_t dst, const void* pinned,
+                                            std::size_t bytes, std::string* why) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto a = allocation_of(dst);
+  if (a == live_.end() || dst - a->first + bytes > a->second || !inside_pinned(pinned, bytes)) {
+    ++counts_.bad_accesses;
+    *why = "simulated device: a copy aside outside any allocation";
+    return false;
+  }
+  if (const auto used = last_use_.find(a->first);
+      used != last_use_.end() && used->second > done_work_) {
+    ++counts_.bad_accesses;  // a kernel not known done may still use the memory
+  }
+  aside_.emplace_back(++aside_queued_,
+                      Queued{true, dst, const_cast<void*>(pinned),  // NOLINT(*-const-cast)
+                             bytes, digest(pinned, bytes)});
+  ++counts_.staged_to_device;
+  ++counts_.staged_aside;
+  if (work_ > done_work_) {
+    ++counts_.overlapped;
+  }
+  return true;
+}
+
+std::uint64_t SimulatedDevice::mark_aside(std::string* why) {
+  const std::uint64_t id = mark(why);
+  const std::lock_guard<std::mutex> lock(mutex_);
+  mark_work_.erase(id);
+  aside_marks_[id] = aside_queued_;
+  return id;
+}
+
+bool SimulatedDevice::wait_aside(std::uint64_t mark, std::string* why) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto found = aside_marks_.find(mark);
+  if (found == aside_marks_.end()) {
+    ++counts_.bad_accesses;
+    *why = "simulated device: a wait for a copy-stream mark that is not there";
+    return false;
+  }
+  kernels_wait_aside_ = std::max(kernels_wait_aside_, found->second);
+  return true;
+}
+
+std::uint64_t SimulatedDevice::work_queued() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return work_;
+}
+
+std::uint64_t SimulatedDevice::work_done() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return done_work_;
+}
+
+void SimulatedDevice::run_aside(std::uint64_t serial) {
+  std::size_t ran = 0;
+  for (; ran < aside_.size() && aside_[ran].first <= serial; ++ran) {
+    const Queued& q = aside_[ran].second;
+    if (digest(q.pinned, q.bytes) != q.digest) {
+      ++counts_.bad_accesses;  // the host wrote the buffer before the copy from it ran
+    }
+    std::memcpy(host_pointer(q.address), q.pinned, q.bytes);
+  }
+  aside_.erase(aside_.begin(), aside_.begin() + static_cast<std::ptrdiff_t>(ran));
+}
+
+std::map<std::uint64_t, std::size_t>::const_iterator SimulatedDevice::allocation_of(
+    std::uint64_t address) const {
+  auto it = live_.upper_bound(address);
+  if (it == live_.begin()) {
+    return live_.end();
+  }
+  --it;
+  return address - it->first < std::max<std::size_t>(it->second, 1) ? it : live_.end();
+}
+
+void SimulatedDevice::note_uses(const std::vector<std::uint64_t>& words) {
+  std::set<std::uint64_t> used;
+  for (const std::uint64_t w : words) {
+    if (const auto a = allocation_of(w); a != live_.end()) {
+      used.insert(a->first);
+    }
+  }
+  for (const std::uint64_t a : used) {
+    last_use_[a] = work_;
+    const std::size_t bytes = live_.at(a);
+    for (const auto& [serial, q] : aside_) {
+      if (q.address >= a && q.address < a + bytes) {
+        ++counts_.bad_accesses;  // a kernel on memory whose copy aside it did not wait for
+        break;
+      }
+    }
   }
 }
 

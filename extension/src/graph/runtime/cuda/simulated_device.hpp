@@ -41,7 +41,9 @@ struct SimulatedCounts {
   std::uint64_t synchronizations = 0;
   std::uint64_t staged_to_device = 0;  // chunks queued from and to page-locked memory
   std::uint64_t staged_to_host = 0;
-  std::uint64_t mark_waits = 0;  // the host waiting for a mark
+  std::uint64_t mark_waits = 0;    // the host waiting for a mark
+  std::uint64_t staged_aside = 0;  // of those to the device, on the copy stream; and of these,
+  std::uint64_t overlapped = 0;    // those queued while kernels before them were not known done
   // The host waiting for all the work queued (a synchronisation, a plain copy out, a mark with no
   // kernel queued after it), where kernels were queued since the last such wait: on a device the
   // device then idles until the host queues more (a while loop reading its test each step).
@@ -89,6 +91,20 @@ class SimulatedDevice final : public DeviceApi {
   bool gemm(char kind, std::int64_t m, std::int64_t n, std::int64_t k, const GemmMatrix& a,
             const GemmMatrix& b, const GemmMatrix& c, std::string* why) override;
 
+  // The copy stream: copies queued there run when the host or the kernels' stream waits for them
+  // (as late as a GPU may run them), and one into memory a kernel not known done may still use,
+  // or a kernel reading memory whose copy it did not wait for, is a bad access.
+  bool copies_aside() const override;
+  std::uint64_t alloc_aside(std::size_t bytes, std::string* why) override;
+  bool copy_to_device_aside(std::uint64_t dst, const void* src, std::size_t bytes,
+                            std::string* why) override;
+  bool queue_to_device_aside(std::uint64_t dst, const void* pinned, std::size_t bytes,
+                             std::string* why) override;
+  std::uint64_t mark_aside(std::string* why) override;
+  bool wait_aside(std::uint64_t mark, std::string* why) override;
+  std::uint64_t work_queued() const override;
+  std::uint64_t work_done() const override;
+
   // A graph is its launch list, run in order.
   std::uint64_t make_graph(const std::vector<GraphLaunch>& launches, std::string* why) override;
   bool run_graph(std::uint64_t graph, std::string* why) override;
@@ -113,8 +129,16 @@ class SimulatedDevice final : public DeviceApi {
     std::size_t bytes = 0;
     std::uint64_t digest = 0;
   };
-  // Runs the queued copies, in order (mutex_ held).
+  // Runs the queued copies, in order, after the copies aside the kernels' stream waits for
+  // (mutex_ held).
   void run_queued();
+  // Runs the copies aside up to `serial` (mutex_ held).
+  void run_aside(std::uint64_t serial);
+  // A launch's argument words that point into live allocations: their last use is now, and one
+  // with a copy aside the kernels' stream did not wait for is a bad access (mutex_ held).
+  void note_uses(const std::vector<std::uint64_t>& words);
+  // The live allocation holding `address`, or live_.end() (mutex_ held).
+  std::map<std::uint64_t, std::size_t>::const_iterator allocation_of(std::uint64_t address) const;
   // The host waits for the work queued up to `work` (a value of work_; mutex_ held).
   void waited(std::uint64_t work);
 
@@ -131,7 +155,13 @@ class SimulatedDevice final : public DeviceApi {
   std::uint64_t work_ = 0;                            // kernels, products, graph runs queued
   std::uint64_t idle_at_ = 0;                         // work_ at the last stall
   std::vector<Queued> queued_;
-  std::map<const void*, std::size_t> pinned_;  // page-locked memory -> bytes
+  std::uint64_t done_work_ = 0;                          // work_ the host saw done
+  std::map<std::uint64_t, std::uint64_t> last_use_;      // allocation -> work_ of its last launch
+  std::vector<std::pair<std::uint64_t, Queued>> aside_;  // copies aside not yet run, and serials
+  std::uint64_t aside_queued_ = 0;                       // serial of the last copy queued aside
+  std::uint64_t kernels_wait_aside_ = 0;  // copies aside the kernels' stream waits for (serial)
+  std::map<std::uint64_t, std::uint64_t> aside_marks_;  // mark -> serial of the copies before it
+  std::map<const void*, std::size_t> pinned_;           // page-locked memory -> bytes
   PinnedCopies copies_{*this};  // (last: given back first, while the device is whole)
 };
 
