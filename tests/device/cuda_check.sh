@@ -86,6 +86,13 @@ SOT_CUDA_REAL=1 timeout 150 "$PY" -m pytest -c tests/pytest.ini -q -p no:cachepr
   $G/test_cuda_creation.py $G/test_cuda_scalar_steps.py $G/test_cuda_pinned_copies.py $G/test_cuda_inplace.py \
   $G/test_cuda_vectors_and_sums.py $G/test_cuda_views.py $G/test_cuda_reductions_any_axis.py $G/test_cuda_joins.py \
   > "$L/device_arrays.log" 2>&1 &
+# host arrays copied in on the copy stream beside the kernels (off on a GPU unless asked: stop 61's, not yet run
+# on one): the copy-stream tests and the loop and program suites with it on
+SOT_CUDA_REAL=1 SOT_CUDA_COPY_STREAM=1 timeout 150 "$PY" -m pytest -c tests/pytest.ini -q -p no:cacheprovider \
+  -W ignore::DeprecationWarning $G/test_cuda_copy_stream.py > "$L/suite_copy_stream.log" 2>&1 &
+[ -n "${SOT_DEVICE_ONLY:-}" ] || SOT_BACKEND=cuda SOT_CUDA_COPY_STREAM=1 timeout 200 "$PY" -m pytest -c tests/pytest.ini -q \
+  -p no:cacheprovider -W ignore::DeprecationWarning $G/test_numpy_loops.py $G/test_numpy_programs.py \
+  $G/test_numpy_while_loops.py > "$L/suite_copy_stream_numpy.log" 2>&1 &
 [ -n "${SOT_DEVICE_ONLY:-}" ] || SOT_BACKEND=cuda SOT_CORPUS_PRINT=1 timeout 280 "$PY" -m pytest -n 4 -c tests/pytest.ini -q -p no:cacheprovider \
   -W ignore::DeprecationWarning -s $G/test_corpus.py > "$L/corpus.log" 2>&1 &
 wait

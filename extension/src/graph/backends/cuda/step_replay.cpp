@@ -138,6 +138,7 @@ class DeviceSteps final : public StepRecord {
           return failed(why);
         }
         r_.replayed(kGraphSteps);
+        r_.pool()->restamp();  // (its launches use blocks the pool keeps: DevicePool::restamp)
         replayed_ += kGraphSteps;
         return kGraphSteps;
       }
@@ -151,6 +152,7 @@ class DeviceSteps final : public StepRecord {
       }
     }
     r_.replayed(1);
+    r_.pool()->restamp();
     ++replayed_;
     return 1;
   }

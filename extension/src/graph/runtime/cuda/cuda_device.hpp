@@ -126,7 +126,8 @@ class DeviceApi {
   }
   // The work the kernels' stream was given (kernels, products, copies: a count), and how much of it
   // the host has seen done (by a synchronisation, a copy out that waited for it, a mark reached).
-  virtual std::uint64_t work_queued() const { return 0; }
+  // (by default no work is ever seen done: a copy aside then takes only new memory)
+  virtual std::uint64_t work_queued() const { return ~std::uint64_t{0}; }
   virtual std::uint64_t work_done() const { return 0; }
   // A launch sequence made once into a device graph (CUDA graphs), run whole by run_graph: the
   // same kernels on the same argument blocks, each after the one before, queued after the work
@@ -179,6 +180,9 @@ class DevicePool {
   // one given back before all the work that used it was seen done, else a new one allocated for
   // that stream.
   std::uint64_t take_for_copy(std::size_t bytes, std::string* why);
+  // Every kept block may be used by the work queued until now: replayed steps launch again on
+  // blocks given back when their step was recorded.
+  void restamp();
   // Gives back a block take() returned for `bytes`.
   void give(std::uint64_t address, std::size_t bytes);
   std::size_t kept_bytes() const { return kept_bytes_; }

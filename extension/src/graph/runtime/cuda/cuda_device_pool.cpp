@@ -71,6 +71,15 @@ std::uint64_t DevicePool::take_for_copy(std::size_t bytes, std::string* why) {
   return address;
 }
 
+void DevicePool::restamp() {
+  const std::uint64_t now = device_.work_queued();
+  for (auto& [size, blocks] : kept_) {
+    for (auto& block : blocks) {
+      block.second = now;
+    }
+  }
+}
+
 void DevicePool::give(std::uint64_t address, std::size_t bytes) {
   if (address == 0) {
     return;

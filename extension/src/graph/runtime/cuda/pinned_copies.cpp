@@ -107,14 +107,18 @@ bool PinnedCopies::to_device_aside(std::uint64_t dst, const void* src, std::size
     *why = "no page-locked buffers for a copy aside";
     return false;
   }
-  if (!stage_to_device(dst, src, bytes, true, why)) {
-    return false;
-  }
-  // The kernels after it wait for the whole copy (its last chunk's mark, behind the others).
-  const std::uint64_t done = device_.mark_aside(why);
-  const bool waits = done != 0 && device_.wait_aside(done, why);
+  // The kernels after it wait for the whole copy (a mark behind its last chunk).
+  bool waits = stage_to_device(dst, src, bytes, true, why);
+  const std::uint64_t done = waits ? device_.mark_aside(why) : 0;
+  waits = done != 0 && device_.wait_aside(done, why);
   if (done != 0) {
     device_.drop_mark(done);  // (a dropped mark stays queued where waited for)
+  }
+  if (!waits) {
+    // (chunks may be queued that nothing waits for: every stream is waited for, so that the
+    // block may be written or given back)
+    std::string ignored;
+    device_.synchronize(&ignored);
   }
   return waits;
 }

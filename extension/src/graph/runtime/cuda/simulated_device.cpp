@@ -120,11 +120,14 @@ void SimulatedDevice::free(std::uint64_t address) {
     ++counts_.bad_accesses;
     return;
   }
-  for (const auto& [serial, q] : aside_) {
-    if (q.address >= address && q.address < address + found->second) {
-      ++counts_.bad_accesses;  // freed with a copy aside into it that nothing waited for
-    }
-  }
+  const std::size_t before = aside_.size();
+  aside_.erase(std::remove_if(aside_.begin(), aside_.end(),
+                              [&](const auto& a) {
+                                return a.second.address >= address &&
+                                       a.second.address < address + found->second;
+                              }),
+               aside_.end());
+  counts_.bad_accesses += before - aside_.size();  // freed with copies aside nothing waited for
   last_use_.erase(address);
   live_.erase(found);
   ++counts_.frees;
@@ -286,6 +289,8 @@ bool SimulatedDevice::gemm(char kind, std::int64_t m, std::int64_t n, std::int64
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     run_queued();
+    ++counts_.gemms;  // (queued: counted whether or not it then fails)
+    ++work_;
     note_uses({a.address, b.address, c.address});
   }
   std::size_t spans[3] = {0, 0, 0};
@@ -339,11 +344,6 @@ bool SimulatedDevice::gemm(char kind, std::int64_t m, std::int64_t n, std::int64
   }
   for (PyObject* v : views) {
     Py_XDECREF(v);
-  }
-  if (ok) {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    ++counts_.gemms;
-    ++work_;
   }
   return ok;
 }
@@ -418,12 +418,14 @@ void SimulatedDevice::pinned_free(void* memory) {
       ++counts_.bad_accesses;  // given back with a copy still queued on it
     }
   }
-  for (const auto& [serial, q] : aside_) {
-    const auto* p = static_cast<const char*>(q.pinned);
-    if (p >= start && p < start + found->second) {
-      ++counts_.bad_accesses;
-    }
-  }
+  const std::size_t before = aside_.size();
+  aside_.erase(std::remove_if(aside_.begin(), aside_.end(),
+                              [&](const auto& a) {
+                                const auto* p = static_cast<const char*>(a.second.pinned);
+                                return p >= start && p < start + found->second;
+                              }),
+               aside_.end());
+  counts_.bad_accesses += before - aside_.size();
   run_queued();
   pinned_.erase(found);
   std::free(memory);  // NOLINT(*-no-malloc)
