@@ -26,8 +26,9 @@ def simulated():
 
 def two_groups(a, b):
     # (two groups of other shapes: b's copy in comes after a's group is queued)
-    x = np.sin(a) * 2.0 + 1.0
-    y = np.cos(b) * 3.0 - b
+    # (exact ops: transcendental functions come from the host's libm here, NumPy's own SIMD loops there)
+    x = a * 2.0 + 1.0
+    y = b * 3.0 - b
     return x, y
 
 
