@@ -1,8 +1,9 @@
 """Reductions over any axes on the device (graph/backends/cuda/device_reductions.hpp), on the simulated device: a
 tuple of axes that NumPy's iterator merges into one loop (neighbours, both reduced) runs as one reduction, in NumPy's
 order (pairwise along the innermost loop, index order along another), so the results are NumPy's bit for bit; sums,
-maxima and minima of ints and sums of bools run there too (exact in any order). Axes reduced apart, means of ints and
-other layouts run on the host, with NumPy's results."""
+maxima and minima of ints and sums of bools run there too (exact in any order); loops reduced apart with the innermost
+one reduced run as the rows kernel then the ordered one. Other loops apart, means of ints and other layouts run on the
+host, with NumPy's results."""
 
 import shutil
 
@@ -66,23 +67,98 @@ def test_merged_axes_reduce_on_the_device_as_numpy_bit_for_bit(dtype, shape):
 
 def apart(x):
     y = x * 2.0
-    return y.sum(axis=(0, 2)), y.T.sum(axis=(0, 1)), np.max(y, axis=(0, 2)), y[:, ::2].sum(axis=(1, 2))
+    return (y.sum(axis=(0, 2)), np.mean(y, axis=(0, 2)), np.mean(y[:, 1:], axis=(0, 2), keepdims=True),
+            y[1:, :, 1:].sum(axis=(0, 2)))
 
 
-@pytest.mark.parametrize("shape", [(4, 50, 33), (2, 5000, 3)])
-def test_axes_numpy_reduces_in_another_order_run_on_the_host(shape):
+def batch_norm(x):  # (N, C, H, W): statistics per channel
+    mu = x.mean(axis=(0, 2, 3), keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=(0, 2, 3), keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(4, 50, 33), (2, 500, 3), (3, 3, 700)])
+def test_loops_reduced_apart_run_on_the_device_as_numpy_bit_for_bit(dtype, shape):
+    # NumPy adds each innermost row pairwise and the rows' sums into each output in index order: the rows kernel,
+    # then the ordered one, and a mean's division after them
     f = sot.jit(apart, backend="cuda")
-    f(floats(3, shape))
+    f(floats(3, shape, dtype))
     for k in range(2):
-        x = floats(4 + k, shape)
-        assert bits(f(x)) == bits(apart(x)), k
+        x = floats(4 + k, shape, dtype)
+        moved()
+        plain = apart(x)
+        assert bits(f(x)) == bits(plain), k
+        assert moved() == (1, arrays(plain)), k
+
+
+def test_batch_norm_statistics_stay_on_the_device():
+    f = sot.jit(batch_norm, backend="cuda")
+    f(floats(6, (8, 3, 10, 12)))
+    for k, shape in enumerate([(8, 3, 10, 12), (8, 3, 10, 12), (5, 4, 7, 9)]):
+        x = floats(7 + k, shape)
+        moved()
+        plain = batch_norm(x)
+        assert bits([f(x)]) == bits([plain]), k
+        assert moved() == (1, 1), k
+    assert CUDA_REAL or G.cuda_simulated_counts()["bad_accesses"] == 0
+
+
+ON_THE_HOST = {
+    # a float max apart (the rows kernel compares in another order)
+    "max": lambda y: np.max(y, axis=(0, 2)),
+    # the innermost loop kept with reduced ones apart (NumPy adds in index order over both)
+    "innermost kept": lambda y: y.reshape(2, 4, 5, 6).sum(axis=(0, 2)),
+    # reduced loops in three places
+    "three places": lambda y: y.reshape(2, 2, 2, 5, 6).sum(axis=(0, 2, 4)),
+    # reduced loops side by side that do not merge (NumPy copies them into its buffer and adds them pairwise as one)
+    "side by side": lambda y: y[:, ::2].sum(axis=(1, 2)),
+    "side by side, all": lambda y: y[:, ::2].sum(),
+    "side by side, mean": lambda y: y[:, ::2].mean(axis=(1, 2)),
+    # another layout
+    "transposed": lambda y: y.T.sum(axis=(0, 1)),
+}
+
+
+@pytest.mark.parametrize("name", list(ON_THE_HOST))
+def test_other_loops_reduced_apart_run_on_the_host(name):
+    reduce = ON_THE_HOST[name]
+
+    def g(x):
+        return reduce(x * 2.0)
+
+    f = sot.jit(g, backend="cuda")
+    f(floats(3, (8, 5, 6)))
+    for k in range(2):
+        x = floats(4 + k, (8, 5, 6))
+        before = G.cuda_simulated_counts()["launches"]
+        assert bits([f(x)]) == bits([g(x)]), k
+        assert CUDA_REAL or G.cuda_simulated_counts()["launches"] == before + 1, k  # (the product's alone)
+
+
+def long_rows_apart(x):
+    y = x + 1.0
+    return y.sum(axis=(0, 2)), y.mean(axis=(0, 2))
+
+
+def test_rows_longer_than_numpy_1x_buffer_apart():
+    # NumPy 1.x adds a row past its buffer size in parts, each into the output element: there the host runs it;
+    # NumPy >= 2.3 adds the row in one part: there the device
+    f = sot.jit(long_rows_apart, backend="cuda")
+    f(floats(8, (3, 2, 9000)))
+    x = floats(9, (3, 2, 9000))
+    moved()
+    plain = long_rows_apart(x)
+    assert bits(f(x)) == bits(plain)
+    assert (moved()[1] == arrays(plain)) == (np.lib.NumpyVersion(np.__version__) >= "2.3.0")
 
 
 def integer_reductions(x):
     y = x * 3
     return (y.sum(), np.sum(y, axis=0), y.sum(axis=-1), y.max(), np.min(y, axis=0), y.max(axis=(0, 1)),
             (y > 0).sum(), np.sum(y < 0, axis=(1, 2)), np.amax(y, axis=1, keepdims=True), y.min(axis=2),
-            y.sum(axis=(0, 1)), y[1:].max(), y[:, :1].sum(axis=1))
+            y.sum(axis=(0, 1)), y[1:].max(), y[:, :1].sum(axis=1), y.sum(axis=(0, 2)), y.max(axis=(0, 2)),
+            np.min(y[:, ::2], axis=(1, 2)), (y > 0).sum(axis=(0, 2)))
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int16, np.uint8, np.uint32])

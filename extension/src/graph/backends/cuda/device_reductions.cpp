@@ -17,6 +17,7 @@
 #include "graph/backends/cuda/cuda_kernel.hpp"
 #include "graph/backends/cuda/device_array.hpp"
 #include "graph/backends/cuda/device_copy.hpp"
+#include "graph/backends/cuda/device_inplace.hpp"
 #include "graph/backends/cuda/late_scalars.hpp"
 #include "graph/backends/cuda/residency.hpp"
 #include "graph/rules/fp_state.hpp"
@@ -320,6 +321,94 @@ std::optional<Plan> plan_of(const DeviceValue& x, const std::vector<LoopDim>& di
   return p;
 }
 
+// A reduction over loops reduced apart (axis=(0, 2) of a 3-d array), its innermost loop reduced:
+// NumPy adds each innermost row pairwise (a max or min compares it) and combines the rows' results
+// into each output element in index order over the outer reduced loops, from 0 (a sum) or the
+// first. So the rows kernel first, each other loop kept, into a contiguous block `between` of the
+// other loops' sizes; then the reduction in index order over that block's reduced loops, which
+// must be one loop there. Floats: a sum or mean only (the rows kernel compares a max or min in
+// another order); only where the loop before the innermost is kept (reduced loops side by side
+// that do not merge, as in x[:, ::2].sum(axis=(1, 2)), NumPy copies into its buffer and adds
+// pairwise across them); and only where NumPy adds a row in one part (NumPy >= 2.3, or a row no
+// longer than 1.x's buffer size: past it NumPy adds each part to the element, not the row's sum).
+// Ints add and compare exactly in any order.
+struct Split {
+  Plan rows;
+  std::vector<std::int64_t> between;
+  Plan ordered;
+};
+
+std::optional<Split> split_plan(const DeviceValue& x, const std::vector<LoopDim>& dims,
+                                Reduction::Fn kind) {
+  const std::int64_t item = itemsize(x.dtype());
+  if (dims.size() < 2 || !dims.back().reduced || dims.back().stride != item) {
+    return std::nullopt;
+  }
+  if (graph::kind(x.dtype()) == 'f') {
+    if (kind == Reduction::Fn::kMax || kind == Reduction::Fn::kMin ||
+        dims[dims.size() - 2].reduced) {
+      return std::nullopt;
+    }
+    const py::module_ numpy = loaded_module("numpy");
+    const auto bufsize = numpy.attr("getbufsize")().cast<std::int64_t>();
+    const SumOrder order = numpy_sum_order(bufsize, numpy);
+    if (order == SumOrder::kUnknown ||
+        (order == SumOrder::kChunked && dims.back().size > bufsize)) {
+      return std::nullopt;
+    }
+  }
+  Split s;
+  std::vector<LoopDim> rows = dims;
+  for (std::size_t d = 0; d + 1 < rows.size(); ++d) {
+    rows[d].reduced = false;
+    s.between.push_back(rows[d].size);
+  }
+  std::optional<Plan> first = plan_of(x, rows);
+  if (!first) {
+    return std::nullopt;
+  }
+  s.rows = std::move(*first);
+  // The block's loops, neighbours of one kind merged (it is contiguous), then one reduced loop.
+  const std::vector<std::int64_t> strides =
+      c_strides(s.between, itemsize(result_dtype(kind, x.dtype())));
+  std::vector<LoopDim> merged;
+  for (std::size_t d = 0; d < s.between.size(); ++d) {
+    if (!merged.empty() && merged.back().reduced == dims[d].reduced) {
+      merged.back().size *= s.between[d];
+      merged.back().stride = strides[d];
+    } else {
+      merged.push_back(LoopDim{s.between[d], strides[d], dims[d].reduced});
+    }
+  }
+  const auto reduced = [](const LoopDim& l) { return l.reduced; };
+  if (std::count_if(merged.begin(), merged.end(), reduced) != 1) {
+    return std::nullopt;
+  }
+  const LoopDim r = *std::find_if(merged.begin(), merged.end(), reduced);
+  Plan& p = s.ordered;
+  p.way = Plan::Way::kOrdered;
+  std::int64_t outputs = 1;
+  for (const LoopDim& d : merged) {
+    if (!d.reduced) {
+      p.kept.push_back(d.size);
+      p.domain.push_back(d.size);
+      p.strides.push_back(d.stride);
+      outputs *= d.size;
+    }
+  }
+  if (p.kept.empty()) {  // (every outer loop reduced: one output)
+    p.kept = {1};
+    p.domain = {1};
+    p.strides = {r.size * r.stride};
+  }
+  p.domain.push_back(r.size);
+  p.strides.push_back(r.stride);
+  if (outputs < kFewOutputs && r.size > kLongestFew) {
+    return std::nullopt;
+  }
+  return s;
+}
+
 // Runs `fn` as planned into a new block of `shape` (its elements the kept loops' in order): the
 // block, or nullptr where the host must run the step (with an error set where the run's flags
 // said one).
@@ -356,14 +445,31 @@ std::shared_ptr<DeviceBlock> run_plan(Residency& r, const Plan& p, Reduction::Fn
   return ok && *ok ? block : nullptr;
 }
 
+// How a reduction runs: one plan, or a split one (both stages adding for a mean, whose division
+// comes after).
+struct Planned {
+  std::optional<Plan> one;
+  std::optional<Split> split;
+
+  std::shared_ptr<DeviceBlock> run(Residency& r, Reduction::Fn fn, const DeviceValue& x,
+                                   const std::vector<std::int64_t>& shape) const {
+    if (one) {
+      return run_plan(r, *one, fn, x, shape);
+    }
+    const Reduction::Fn add = fn == Reduction::Fn::kMean ? Reduction::Fn::kSum : fn;
+    const std::shared_ptr<DeviceBlock> rows = run_plan(r, split->rows, add, x, split->between);
+    return rows ? run_plan(r, split->ordered, add, *whole_value(rows), shape) : nullptr;
+  }
+};
+
 // `kind` over all of x as NumPy's scalar: the sum, max or min copied out (after the run's flags);
 // a mean is NumPy's own `_mean` of the sum, `type(s)(s / intp(n))`, in Python. nullptr (no error
 // set) where the host gives it: a float max or min that is a zero or a NaN (the order of
 // comparisons decides between +0.0 and -0.0, and among NaNs; any other has one bit pattern); with
 // an error set where the run's flags said one.
-PyObject* full_scalar(Residency& r, const Plan& p, Reduction::Fn kind, const DeviceValue& x) {
+PyObject* full_scalar(Residency& r, const Planned& p, Reduction::Fn kind, const DeviceValue& x) {
   const Reduction::Fn fn = kind == Reduction::Fn::kMean ? Reduction::Fn::kSum : kind;
-  const std::shared_ptr<DeviceBlock> block = run_plan(r, p, fn, x, {1});
+  const std::shared_ptr<DeviceBlock> block = p.run(r, fn, x, {1});
   if (!block) {
     return nullptr;
   }
@@ -391,6 +497,18 @@ PyObject* full_scalar(Residency& r, const Plan& p, Reduction::Fn kind, const Dev
   return value->release().ptr();
 }
 
+// The mean of a split reduction: its sums divided on the device by the count each adds, as NumPy's
+// `_mean` divides them (true_divide by an intp, into the sums' dtype: for float32 sums the float32
+// quotient, whether NumPy divides in float32 or in float64 and rounds, for a count that float32
+// holds exactly). nullptr where the device did not take it.
+PyObject* split_mean(Residency& r, std::shared_ptr<DeviceBlock> sums, std::int64_t count) {
+  const py::object value = wrap(whole_value(std::move(sums)));
+  const py::object divide = loaded_module("operator").attr("itruediv");
+  const py::int_ n(count);
+  PyObject* const args[] = {value.ptr(), n.ptr()};
+  return run_device_inplace(r, divide.ptr(), args, 2, nullptr);
+}
+
 }  // namespace
 
 bool is_reduction(PyObject* fn) {
@@ -407,34 +525,50 @@ PyObject* run_device_reduction(Residency& r, PyObject* fn, PyObject* const* args
   }
   const std::optional<std::vector<bool>> reduced = reduced_axes(*x, *call);
   const std::optional<std::vector<LoopDim>> dims = reduced ? loop_dims(*x, *reduced) : std::nullopt;
-  const std::optional<Plan> plan = dims ? plan_of(*x, *dims) : std::nullopt;
-  if (!plan) {
+  Planned planned;
+  planned.one = dims ? plan_of(*x, *dims) : std::nullopt;
+  if (dims && !planned.one) {
+    planned.split = split_plan(*x, *dims, *kind);
+  }
+  if (!planned.one && !planned.split) {
     return nullptr;
   }
   const bool extreme = kind == Reduction::Fn::kMax || kind == Reduction::Fn::kMin;
   const bool floats = graph::kind(x->dtype()) == 'f';
   // (an array only the host holds, as a caller's array no kernel read: the host's, copying
   // nothing)
-  if (plan->way == Plan::Way::kAll && x->block->host_valid && !x->block->device_valid) {
+  if (planned.one && planned.one->way == Plan::Way::kAll && x->block->host_valid &&
+      !x->block->device_valid) {
     return nullptr;
   }
   std::vector<std::int64_t> shape;  // the result's
+  std::int64_t count = 1;           // the elements each result element reduces
   for (std::size_t d = 0; d < x->shape.size(); ++d) {
     if (!(*reduced)[d] || call->keepdims) {
       shape.push_back((*reduced)[d] ? 1 : x->shape[d]);
     }
+    count *= (*reduced)[d] ? x->shape[d] : 1;
   }
   try {
     if (shape.empty()) {
-      return full_scalar(r, *plan, *kind, *x);
+      return full_scalar(r, planned, *kind, *x);
     }
     // (a float max or min over a row: which of +0.0 and -0.0, and which NaN, depends on the order
     // of comparisons)
-    if (extreme && floats && plan->way != Plan::Way::kOrdered) {
+    if (extreme && floats && planned.one && planned.one->way != Plan::Way::kOrdered) {
       return nullptr;
     }
-    std::shared_ptr<DeviceBlock> block = run_plan(r, *plan, *kind, *x, shape);
-    return block ? wrap(whole_value(std::move(block))).release().ptr() : nullptr;
+    constexpr std::int64_t kFloat32Exact = std::int64_t{1} << 24;
+    const bool mean_after = planned.split && *kind == Reduction::Fn::kMean;
+    if (mean_after && x->dtype() == DType::kFloat32 && count > kFloat32Exact) {
+      return nullptr;
+    }
+    std::shared_ptr<DeviceBlock> block = planned.run(r, *kind, *x, shape);
+    if (!block) {
+      return nullptr;
+    }
+    return mean_after ? split_mean(r, std::move(block), count)
+                      : wrap(whole_value(std::move(block))).release().ptr();
   } catch (py::error_already_set& e) {
     e.restore();
     return nullptr;

@@ -11,9 +11,15 @@
 //     computed by the host; over rows with kept axes it runs on the host.
 //   - ints: a sum (into NumPy's int64 or uint64: wrapped sums agree in any order), a max or a min;
 //     bools: a sum.
+// - loops reduced apart with the innermost loop reduced (axis=(0, 2) of a 3-d array, a batch
+//   norm's (0, 2, 3) of NCHW): NumPy adds each innermost row pairwise and the rows' sums into each
+//   output in index order, so the rows kernel runs, then the ordered one over its results, then a
+//   mean's division (floats: sums and means only, a kept loop just outside the innermost, and
+//   under NumPy 1.x rows no longer than its buffer size; ints: sums, maxima, minima).
 // A result over all axes without keepdims is NumPy's scalar, copied out; a mean over all axes is
-// NumPy's own `type(s)(s / intp(n))` of the sum. Anything else runs on the host: several loops
-// reduced apart (axis=(0, 2) of a 3-d array), a mean of ints, another layout, dtype= or out=.
+// NumPy's own `type(s)(s / intp(n))` of the sum. Anything else runs on the host: other loops
+// reduced apart (the innermost kept, reduced loops in three places), a mean of ints, another
+// layout, dtype= or out=.
 #pragma once
 
 #include <Python.h>
