@@ -2,8 +2,8 @@
 tuple of axes that NumPy's iterator merges into one loop (neighbours, both reduced) runs as one reduction, in NumPy's
 order (pairwise along the innermost loop, index order along another), so the results are NumPy's bit for bit; sums,
 maxima and minima of ints and sums of bools run there too (exact in any order); loops reduced apart with the innermost
-one reduced run as the rows kernel then the ordered one. Other loops apart, means of ints and other layouts run on the
-host, with NumPy's results."""
+one reduced run as the rows kernel then the ordered one; means of ints of at most 32 bits, exact in any order. Other
+loops apart, means of 64-bit ints and other layouts run on the host, with NumPy's results."""
 
 import shutil
 
@@ -176,15 +176,55 @@ def test_integer_sums_maxima_and_minima_run_on_the_device(dtype):
 
 def integer_means(x):
     y = x + 1
+    return (y.mean(), np.mean(y, axis=0), y.mean(axis=(1, 2)), y.mean(axis=-1, keepdims=True), (y > 0).mean(),
+            np.mean(y < 0, axis=0))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int16, np.uint8, np.int8])
+def test_means_of_small_ints_run_on_the_device(dtype):
+    # NumPy adds ints in float64 for a mean: with at most 2^53 / 2^32 items an output (int32, uint32), every partial
+    # sum is an integer a float64 holds, so any order gives NumPy's sum, then divided as NumPy divides
+    f = sot.jit(integer_means, backend="cuda")
+    for shape in [(5, 30, 40), (3, 7, 11)]:
+        f(ints(7, shape, dtype))
+        for k in range(2):
+            x = ints(8 + k, shape, dtype)
+            moved()
+            plain = integer_means(x)
+            assert bits(f(x)) == bits(plain), (shape, k)
+            assert moved() == (1, arrays(plain)), (shape, k)
+
+
+def test_a_mean_of_more_ints_than_float64_adds_exactly_runs_on_the_host():
+    # 2^21 + 4096 uint32 items of 2^31 or more: partial sums pass 2^53, where float64 additions may round in NumPy's
+    # order (an exact sum need not be NumPy's), so the host takes it
+    def mean_of(x):
+        return (x + np.uint32(0)).mean()
+
+    f = sot.jit(mean_of, backend="cuda")
+    rng = np.random.default_rng(60)
+    n = 2**21 + 4096
+    f(rng.integers(2**31, 2**32, n, dtype=np.uint32))
+    for k in range(2):
+        x = rng.integers(2**31, 2**32, n, dtype=np.uint32)
+        before = G.cuda_simulated_counts()["launches"]
+        assert bits([f(x)]) == bits([mean_of(x)]), k
+        assert CUDA_REAL or G.cuda_simulated_counts()["launches"] == before + 1, k
+
+
+def wide_means(x):
+    y = x + 1
     return y.mean(), np.mean(y, axis=0), y.mean(axis=(1, 2))
 
 
-def test_means_of_ints_add_floats_on_the_host():
-    f = sot.jit(integer_means, backend="cuda")
-    f(ints(7, (5, 30, 40), np.int32))
+def test_means_of_64_bit_ints_add_floats_on_the_host():
+    f = sot.jit(wide_means, backend="cuda")
+    f(ints(7, (5, 30, 40), np.int64))
     for k in range(2):
-        x = ints(8 + k, (5, 30, 40), np.int32)
-        assert bits(f(x)) == bits(integer_means(x)), k
+        x = ints(8 + k, (5, 30, 40), np.int64)  # (past 2^53: the order of float additions rounds)
+        before = G.cuda_simulated_counts()["launches"]
+        assert bits(f(x)) == bits(wide_means(x)), k
+        assert CUDA_REAL or G.cuda_simulated_counts()["launches"] == before + 1, k  # (the sum's group alone)
 
 
 def centered_steps(x, steps):

@@ -34,6 +34,9 @@ struct Reduction {
   // Added in index order, as NumPy adds along an axis that is not its innermost loop (the cuda
   // backend's reductions along an axis, device_reductions.hpp; fused groups' are pairwise).
   bool ordered = false;
+  // A mean of ints or bools whose float64 sum the caller found exact in any order (its count times
+  // the dtype's largest magnitude at most 2^53: device_reductions.cpp); NumPy adds them in float64.
+  bool exact_int_mean = false;
   static constexpr Fn kFns[] = {Fn::kSum, Fn::kMean, Fn::kMax, Fn::kMin};
   // The function's NumPy name ("sum", "mean", "max", "min").
   static const char* name(Fn fn);

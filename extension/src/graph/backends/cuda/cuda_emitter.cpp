@@ -255,11 +255,15 @@ class CudaWriter {
 
   // Reductions run here: of floats, as NumPy's dtype (a sum or mean adding in NumPy's order); of
   // ints and bools a sum (into NumPy's int64 or uint64: any order gives the same wrapped sum), and
-  // of ints a max or min, each exact in any order. (A mean of ints adds floats: the host's.)
+  // of ints a max or min, each exact in any order; a mean of ints or bools in float64 where the
+  // caller found it exact (Reduction::exact_int_mean; any other adds floats: the host's).
   static bool reducible(const kir::Expr& e, DType t) {
     const char k = kind(t);
     if (k == 'f') {
       return e.dtype == t;
+    }
+    if (e.reduce.fn == Reduction::Fn::kMean) {
+      return e.reduce.exact_int_mean && e.dtype == DType::kFloat64;
     }
     if (e.reduce.fn == Reduction::Fn::kSum) {
       return (k == 'i' || k == 'b' || k == 'u') && e.dtype == sum_dtype(t);

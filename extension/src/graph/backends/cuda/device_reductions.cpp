@@ -203,25 +203,60 @@ std::optional<std::vector<LoopDim>> loop_dims(const DeviceValue& x,
 
 // Whether the device runs `kind` over a `t` array: of floats all four, as NumPy computes them; of
 // ints a sum (NumPy's int64 or uint64 wraps the same in any order), a max or a min, each exact in
-// any order; of bools a sum. (A mean of ints adds floats, a max of bools: the host's.)
+// any order; of bools a sum; a mean of ints of at most 32 bits or of bools where exact_int_mean
+// says so. (A mean of 64-bit ints, a max of bools: the host's.)
 bool runs_here(Reduction::Fn kind, DType t) {
   switch (graph::kind(t)) {
     case 'f':
       return is_float64_or_32(t);
     case 'i':
     case 'u':
-      return kind != Reduction::Fn::kMean;
+      return kind != Reduction::Fn::kMean || itemsize(t) <= 4;
     case 'b':
-      return kind == Reduction::Fn::kSum;
+      return kind == Reduction::Fn::kSum || kind == Reduction::Fn::kMean;
     default:
       return false;
   }
 }
 
-DType result_dtype(Reduction::Fn kind, DType t) {
-  return kind == Reduction::Fn::kSum ? sum_dtype(t) : t;
+// Whether NumPy's mean of `count` items of `t` (ints or bools: NumPy adds them in float64, in its
+// order) is exact in any order: where count times the largest magnitude of `t` is at most 2^53,
+// every partial sum is an integer float64 holds, so each addition is exact and the sum is the
+// integers' sum, divided then as NumPy divides it.
+bool exact_int_mean(DType t, std::int64_t count) {
+  std::int64_t most = 0;
+  switch (t) {
+    case DType::kBool:
+      most = 1;
+      break;
+    case DType::kInt8:
+    case DType::kUInt8:
+      most = 255;
+      break;
+    case DType::kInt16:
+    case DType::kUInt16:
+      most = 65535;
+      break;
+    case DType::kInt32:
+    case DType::kUInt32:
+      most = std::numeric_limits<std::uint32_t>::max();
+      break;
+    default:
+      return false;
+  }
+  return count <= (std::int64_t{1} << 53) / most;
 }
 
+// The result's dtype: NumPy's sum's; a mean of ints or bools float64 (NumPy's `_mean` adds them
+// with dtype f8); else t.
+DType result_dtype(Reduction::Fn kind, DType t) {
+  if (kind == Reduction::Fn::kSum) {
+    return sum_dtype(t);
+  }
+  return kind == Reduction::Fn::kMean && graph::kind(t) != 'f' ? DType::kFloat64 : t;
+}
+
+// (A mean of ints here is one run_device_reduction found exact: exact_int_mean.)
 kir::Kernel reduction_ir(const std::string& name, DType dtype, DType out, std::size_t rank,
                          Reduction::Fn fn, bool ordered) {
   kir::Kernel k = load_store_kernel(name, dtype, rank);  // e0 = load b0
@@ -234,6 +269,7 @@ kir::Kernel reduction_ir(const std::string& name, DType dtype, DType out, std::s
   e.reduce.fn = fn;
   e.reduce.keepdims = true;  // (the output is given the domain's rank, its last size 1)
   e.reduce.ordered = ordered;
+  e.reduce.exact_int_mean = fn == Reduction::Fn::kMean && graph::kind(dtype) != 'f';
   e.fn = e.reduce.ufunc_name();
   e.ufunc = loaded_module("numpy").attr(e.fn.c_str());
   k.exprs.push_back(e);
@@ -491,7 +527,11 @@ PyObject* full_scalar(Residency& r, const Planned& p, Reduction::Fn kind, const 
     }
   }
   if (kind == Reduction::Fn::kMean) {
-    const py::object count = loaded_module("numpy").attr("intp")(x.size());
+    const py::module_ numpy = loaded_module("numpy");
+    if (graph::kind(x.dtype()) != 'f') {  // (the ints' exact sum, as NumPy's float64 one)
+      *value = numpy.attr("float64")(*value);
+    }
+    const py::object count = numpy.attr("intp")(x.size());
     *value = value->attr("dtype").attr("type")(*value / count);
   }
   return value->release().ptr();
@@ -549,6 +589,9 @@ PyObject* run_device_reduction(Residency& r, PyObject* fn, PyObject* const* args
     }
     count *= (*reduced)[d] ? x->shape[d] : 1;
   }
+  if (*kind == Reduction::Fn::kMean && !floats && !exact_int_mean(x->dtype(), count)) {
+    return nullptr;
+  }
   try {
     if (shape.empty()) {
       return full_scalar(r, planned, *kind, *x);
@@ -560,8 +603,8 @@ PyObject* run_device_reduction(Residency& r, PyObject* fn, PyObject* const* args
     }
     constexpr std::int64_t kFloat32Exact = std::int64_t{1} << 24;
     const bool mean_after = planned.split && *kind == Reduction::Fn::kMean;
-    if (mean_after && x->dtype() == DType::kFloat32 && count > kFloat32Exact) {
-      return nullptr;
+    if (mean_after && (!floats || (x->dtype() == DType::kFloat32 && count > kFloat32Exact))) {
+      return nullptr;  // (a split mean of ints: the in-place division keeps the int64 sums' dtype)
     }
     std::shared_ptr<DeviceBlock> block = planned.run(r, *kind, *x, shape);
     if (!block) {

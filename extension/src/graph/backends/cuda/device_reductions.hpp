@@ -10,7 +10,9 @@
 //     +0.0 and -0.0 and among NaNs: over all elements a zero or NaN result is thrown away and
 //     computed by the host; over rows with kept axes it runs on the host.
 //   - ints: a sum (into NumPy's int64 or uint64: wrapped sums agree in any order), a max or a min;
-//     bools: a sum.
+//     bools: a sum; a mean of ints of at most 32 bits or of bools, where the count times the
+//     dtype's largest magnitude is at most 2^53 (NumPy adds them in float64; every partial sum is
+//     then an integer float64 holds, so any order adds exactly).
 // - loops reduced apart with the innermost loop reduced (axis=(0, 2) of a 3-d array, a batch
 //   norm's (0, 2, 3) of NCHW): NumPy adds each innermost row pairwise and the rows' sums into each
 //   output in index order, so the rows kernel runs, then the ordered one over its results, then a
@@ -18,8 +20,8 @@
 //   under NumPy 1.x rows no longer than its buffer size; ints: sums, maxima, minima).
 // A result over all axes without keepdims is NumPy's scalar, copied out; a mean over all axes is
 // NumPy's own `type(s)(s / intp(n))` of the sum. Anything else runs on the host: other loops
-// reduced apart (the innermost kept, reduced loops in three places), a mean of ints, another
-// layout, dtype= or out=.
+// reduced apart (the innermost kept, reduced loops in three places), other means of ints (64-bit,
+// more items; a split one), another layout, dtype= or out=.
 #pragma once
 
 #include <Python.h>
