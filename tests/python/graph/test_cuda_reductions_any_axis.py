@@ -115,9 +115,31 @@ ON_THE_HOST = {
     "side by side": lambda y: y[:, ::2].sum(axis=(1, 2)),
     "side by side, all": lambda y: y[:, ::2].sum(),
     "side by side, mean": lambda y: y[:, ::2].mean(axis=(1, 2)),
-    # another layout
-    "transposed": lambda y: y.T.sum(axis=(0, 1)),
+    # axes out of memory order with two kept (NumPy's result comes in its operand's order)
+    "transposed, two kept": lambda y: y.transpose(1, 0, 2).sum(axis=2),
+    # a strided innermost loop
+    "strided": lambda y: y[:, :, ::2].sum(axis=2),
 }
+
+
+def transposed(x):
+    y = x * 2.0
+    z = y.reshape(8, -1)
+    return (y.T.sum(axis=(0, 1)), z.T.sum(axis=0), z.T.mean(axis=1), np.max(z.T, axis=1), y.transpose(2, 1, 0).sum(),
+            y.transpose(0, 2, 1).mean(axis=(1, 2)), z.T.sum(axis=0, keepdims=True))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_transposed_operands_reduce_in_memory_order_on_the_device(dtype):
+    # NumPy's iterator loops in memory order: x.T's loops are x's, so x.T.sum(axis=0) adds as x.sum(axis=1)
+    f = sot.jit(transposed, backend="cuda")
+    f(floats(13, (8, 50, 33), dtype))
+    for k in range(2):
+        x = floats(14 + k, (8, 50, 33), dtype)
+        moved()
+        plain = transposed(x)
+        assert bits(f(x)) == bits(plain), k
+        assert moved() == (1, arrays(plain)), k
 
 
 @pytest.mark.parametrize("name", list(ON_THE_HOST))

@@ -21,6 +21,7 @@
 #include "graph/backends/cuda/device_inplace.hpp"
 #include "graph/backends/cuda/device_joins.hpp"
 #include "graph/backends/cuda/device_reductions.hpp"
+#include "graph/backends/cuda/device_views.hpp"
 #include "graph/backends/cuda/residency.hpp"
 
 namespace py = pybind11;
@@ -356,6 +357,9 @@ PyObject* run_library_op(Residency& r, PyObject* fn, PyObject* const* args, std:
   }
   if (PyObject* changed = run_device_inplace(r, fn, args, nargs, kwnames)) {
     return changed;
+  }
+  if (PyObject* view = run_device_view(r, fn, args, nargs, kwnames)) {
+    return view;
   }
   if (PyErr_Occurred() != nullptr) {
     return nullptr;

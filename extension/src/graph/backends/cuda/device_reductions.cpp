@@ -166,15 +166,16 @@ struct LoopDim {
 };
 
 // x's axes as the loops NumPy's iterator runs for the reduction, in order: axes of one element
-// left out, and an axis merged into the one before it where both are reduced (or both kept) and
-// the earlier steps over exactly the later (the order of additions is then the same: each output
-// element takes its items in index order over the merged axes, as NumPy's iterator coalesces
-// them). nullopt where x is empty or its axes do not step in C order (positive strides, each
-// axis's below the one before: NumPy's iterator keeps that order; it may reorder another).
+// left out, the others in memory order (NumPy's iterator sorts them by stride, outermost first:
+// x.T's loops are x's), and an axis merged into the one before it where both are reduced (or both
+// kept) and the earlier steps over exactly the later (the order of additions is then the same:
+// each output element takes its items in index order over the merged axes, as NumPy's iterator
+// coalesces them). nullopt where x is empty, a stride is not positive or two are equal, or the
+// axes are out of memory order with more than one kept (NumPy's result then comes in its
+// operand's order, not C order, and a later reduction of it would add in that order).
 std::optional<std::vector<LoopDim>> loop_dims(const DeviceValue& x,
                                               const std::vector<bool>& reduced) {
-  std::vector<LoopDim> dims;
-  std::int64_t previous = std::numeric_limits<std::int64_t>::max();
+  std::vector<LoopDim> axes;  // in x's order
   for (std::size_t d = 0; d < x.shape.size(); ++d) {
     if (x.shape[d] == 0) {
       return std::nullopt;  // (an empty reduction: NumPy's identity, error or warning)
@@ -182,16 +183,31 @@ std::optional<std::vector<LoopDim>> loop_dims(const DeviceValue& x,
     if (x.shape[d] == 1) {
       continue;
     }
-    if (x.strides[d] <= 0 || x.strides[d] >= previous) {
+    if (x.strides[d] <= 0) {
       return std::nullopt;
     }
-    previous = x.strides[d];
-    if (!dims.empty() && dims.back().reduced == reduced[d] &&
-        dims.back().stride == x.strides[d] * x.shape[d]) {
-      dims.back().size *= x.shape[d];
-      dims.back().stride = x.strides[d];
+    axes.push_back(LoopDim{x.shape[d], x.strides[d], reduced[d]});
+  }
+  const auto outer_first = [](const LoopDim& a, const LoopDim& b) { return a.stride > b.stride; };
+  if (!std::is_sorted(axes.begin(), axes.end(), outer_first)) {
+    const auto kept =
+        std::count_if(axes.begin(), axes.end(), [](const LoopDim& a) { return !a.reduced; });
+    if (kept > 1) {
+      return std::nullopt;
+    }
+    std::sort(axes.begin(), axes.end(), outer_first);
+  }
+  std::vector<LoopDim> dims;
+  for (const LoopDim& a : axes) {
+    if (!dims.empty() && dims.back().stride == a.stride) {
+      return std::nullopt;
+    }
+    if (!dims.empty() && dims.back().reduced == a.reduced &&
+        dims.back().stride == a.stride * a.size) {
+      dims.back().size *= a.size;
+      dims.back().stride = a.stride;
     } else {
-      dims.push_back(LoopDim{x.shape[d], x.strides[d], reduced[d]});
+      dims.push_back(a);
     }
   }
   if (dims.empty()) {  // (one element: a row of one, where an axis is reduced)
