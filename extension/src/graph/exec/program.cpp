@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/loaded_module.hpp"
+#include "graph/ir/subgraph.hpp"
 #include "graph/rules/ufuncs.hpp"
 
 namespace py = pybind11;
@@ -207,6 +208,7 @@ Program::Step make_step(const Graph& graph, const Op& op) {
   }
   s.result = op.result;
   s.mutates = op.mutates;
+  s.writes_first = op.mutates && op.kwargs.empty() && subgraph_of(op.fn) == nullptr;
   s.info = graph.value(op.result).info;
   s.text = "%" + std::to_string(op.result) + " = " + op.name + "(";
   for (std::size_t k = 0; k < s.args.size(); ++k) {
@@ -650,7 +652,8 @@ bool Frame::run_step(std::size_t k, bool release) {
     if (home != nullptr) {
       const ValueHomeScope host(nullptr);  // (what the step calls sees host values only)
       r = call_step(p_, s, args_);
-      home->after_host_step(s.mutates || !s.kwnames.is_none());
+      home->after_host_step(s.mutates || !s.kwnames.is_none(),
+                            s.writes_first && !args_.empty() ? args_[0] : nullptr);
     } else {
       r = call_step(p_, s, args_);
     }

@@ -35,6 +35,9 @@ struct Program {
     pybind11::object kwnames;  // tuple or None
     int result = -1;
     bool mutates = false;
+    // It changes args[0]'s array alone (a setitem, an in-place operator, x.sort(); not a loop or
+    // cond op, nor a ufunc's out=): run on the host, it writes no memory outside that array.
+    bool writes_first = false;
     std::string text;  // "%3 = add(%1, %2)" for messages
     ValueInfo info;
     // Results no later step (nor the outputs) needs: freed after this one.

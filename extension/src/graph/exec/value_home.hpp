@@ -104,8 +104,9 @@ class ValueHome {
   // Before a step runs on the host (its arguments' host forms taken): every host array shows
   // what the device wrote. False with an error set.
   virtual bool before_host_step() = 0;
-  // After a step ran on the host: `mutates` when it may have changed an array in place.
-  virtual void after_host_step(bool mutates) = 0;
+  // After a step ran on the host: `mutates` when it may have changed an array in place;
+  // `written`, where known, the one array it changed (no memory outside it was written).
+  virtual void after_host_step(bool mutates, PyObject* written = nullptr) = 0;
 };
 
 // The home of the frames the calling thread makes now (nullptr: all values are host objects).

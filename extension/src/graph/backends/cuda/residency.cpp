@@ -1,6 +1,9 @@
 #include "graph/backends/cuda/residency.hpp"
 
+#include <cstdint>
+#include <limits>
 #include <map>
+#include <optional>
 #include <unordered_set>
 #include <utility>
 
@@ -42,6 +45,36 @@ const Known& known() {
     return out;
   }();
   return k;
+}
+
+// The bytes an ndarray's elements lie in, [low, high) (empty for no elements; all memory where
+// its item size cannot be read).
+struct ByteSpan {
+  std::uintptr_t low = 0;
+  std::uintptr_t high = 0;
+  bool meets(const ByteSpan& o) const { return low < o.high && o.low < high; }
+  static ByteSpan all() { return {0, std::numeric_limits<std::uintptr_t>::max()}; }
+};
+
+ByteSpan byte_span(PyObject* a) {
+  const ArrayFields* f = array_fields(a);
+  auto low = reinterpret_cast<std::intptr_t>(f->data);
+  std::intptr_t high = low;
+  for (int d = 0; d < f->nd; ++d) {
+    if (f->dimensions[d] == 0) {
+      return {};
+    }
+    const std::intptr_t reach = (f->dimensions[d] - 1) * f->strides[d];
+    (reach < 0 ? low : high) += reach;
+  }
+  PyObject* item = PyObject_GetAttrString(a, "itemsize");
+  const Py_ssize_t size = item != nullptr ? PyLong_AsSsize_t(item) : -1;
+  Py_XDECREF(item);
+  if (size < 0) {
+    PyErr_Clear();
+    return ByteSpan::all();
+  }
+  return {static_cast<std::uintptr_t>(low), static_cast<std::uintptr_t>(high + size)};
 }
 
 // What a run abandoned because its flag word said so raises, for its outermost run to catch.
@@ -314,13 +347,20 @@ std::unique_ptr<StepRecord> Residency::record_steps() {
   return record_device_steps(*this);
 }
 
-void Residency::after_host_step(bool mutates) {
+void Residency::after_host_step(bool mutates, PyObject* written) {
   ++host_work_;
   if (!mutates) {
     return;
   }
+  // (an exact ndarray written: only blocks whose host memory meets its bytes changed; a subclass
+  // may write other arrays, as a masked array its mask)
+  const ByteSpan span =
+      written != nullptr && Py_TYPE(written) == reinterpret_cast<PyTypeObject*>(known().ndarray)
+          ? byte_span(written)
+          : ByteSpan::all();
   for (const std::weak_ptr<DeviceBlock>& w : tracked_) {
-    if (const auto b = w.lock(); b && b->origin != nullptr && b->host_valid) {
+    if (const auto b = w.lock();
+        b && b->origin != nullptr && b->host_valid && span.meets(byte_span(b->origin))) {
       b->device_valid = false;  // (the device copy is read again when a kernel needs it)
     }
   }

@@ -68,7 +68,7 @@ class Residency final : public ValueHome {
     ++host_work_;
     return settle_late(nullptr) && leave_optimism() && flush();
   }
-  void after_host_step(bool mutates) override;
+  void after_host_step(bool mutates, PyObject* written = nullptr) override;
   std::unique_ptr<StepRecord> record_steps() override;
 
   // Late scalars (late_scalars.hpp; defined there).
