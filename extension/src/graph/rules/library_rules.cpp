@@ -35,6 +35,61 @@ std::optional<Shape> diag_shape(const Shape& v, std::int64_t k, std::string* why
   return Shape{std::max<std::int64_t>(0, std::min(rows, cols))};
 }
 
+std::optional<Shape> repeat_shape(const Shape& a, std::int64_t repeats, int axis, bool flat,
+                                  std::string* why) {
+  if (repeats < 0) {
+    *why = "negative dimensions are not allowed";
+    return std::nullopt;
+  }
+  if (flat) {
+    std::int64_t n = 1;
+    for (const std::int64_t d : a) {
+      n *= d;
+    }
+    return Shape{n * repeats};
+  }
+  const auto ax = axis_in(axis, a.size(), why);
+  if (!ax) {
+    return std::nullopt;
+  }
+  Shape out = a;
+  out[*ax] *= repeats;
+  return out;
+}
+
+Shape tile_shape(const Shape& a, const std::vector<std::int64_t>& reps) {
+  const std::size_t n = std::max(a.size(), reps.size());
+  Shape out(n, 1);
+  for (std::size_t d = 0; d < n; ++d) {
+    const std::int64_t size = d + a.size() >= n ? a[d + a.size() - n] : 1;
+    const std::int64_t rep = d + reps.size() >= n ? reps[d + reps.size() - n] : 1;
+    out[d] = size * rep;
+  }
+  return out;
+}
+
+std::optional<Shape> diff_shape(const Shape& a, std::int64_t n, int axis, std::string* why) {
+  if (a.empty()) {
+    *why = "diff requires input that is at least one dimensional";
+    return std::nullopt;
+  }
+  if (n < 0) {
+    *why = "order must be non-negative but got " + std::to_string(n);
+    return std::nullopt;
+  }
+  const auto ax = axis_in(axis, a.size(), why);
+  if (!ax) {
+    return std::nullopt;
+  }
+  if (n > a[*ax]) {
+    *why = "an order longer than the axis (not modelled)";
+    return std::nullopt;
+  }
+  Shape out = a;
+  out[*ax] -= n;
+  return out;
+}
+
 std::optional<Shape> trace_shape(const Shape& a, int axis1, int axis2, std::string* why) {
   if (a.size() < 2) {
     *why = "diag requires an array of at least two dimensions";

@@ -32,6 +32,17 @@ std::optional<Shape> insert_shape(const Shape& arr, std::int64_t obj, std::int64
 std::optional<Shape> rfft_shape(const Shape& a, std::optional<std::int64_t> n, int axis,
                                 std::string* why);
 
+// repeat(a, repeats, axis) with one int `repeats` >= 0: each item `repeats` times along `axis`
+// (`flat`: axis=None, a flattened first).
+std::optional<Shape> repeat_shape(const Shape& a, std::int64_t repeats, int axis, bool flat,
+                                  std::string* why);
+
+// tile(A, reps): A's shape and reps, each padded with ones in front to the longer, multiplied.
+Shape tile_shape(const Shape& a, const std::vector<std::int64_t>& reps);
+
+// diff(a, n, axis): a's shape with the axis n shorter (n no longer than the axis).
+std::optional<Shape> diff_shape(const Shape& a, std::int64_t n, int axis, std::string* why);
+
 // lstsq(a, b) of an (M, N) a and b of (M,) or (M, K): the solution, the residuals (their size as
 // when they are there: 1 or K; 0 when a's rank is below N or M <= N, known only when it runs),
 // the rank and the singular values. Empty arrays are not modelled.

@@ -55,6 +55,7 @@ const std::vector<OpDef>& op_list() {
       {"square", 1, UfuncKind::kSame, kE, true},
       {"negative", 1, UfuncKind::kSame, kE, true},
       {"positive", 1, UfuncKind::kSame, kE, true},
+      {"conjugate", 1, UfuncKind::kSame, kE, true},  // (of real numbers: themselves)
       {"absolute", 1, UfuncKind::kAbs, kE, true},
       {"fabs", 1, UfuncKind::kRound, kE, true},
       {"sign", 1, UfuncKind::kSame, kE, true},

@@ -91,19 +91,20 @@ struct OpcodeExecutor::NumpyCall {
 
   using Rule = VarPtr (NumpyCall::*)();
   static const std::map<std::string, Rule>& rules();
-  VarPtr reduction();     // sum, prod, mean, max, min, argmax, argmin, any, all, var, std
-  VarPtr cumulative();    // cumsum, cumprod
-  VarPtr dot();           // dot
-  VarPtr reshape();       // reshape
-  VarPtr transpose();     // transpose
-  VarPtr swapaxes();      // swapaxes
-  VarPtr moveaxis();      // moveaxis
-  VarPtr expand_dims();   // expand_dims
-  VarPtr squeeze();       // squeeze
-  VarPtr join();          // concatenate, stack
-  VarPtr split();         // split
-  VarPtr where();         // where
-  VarPtr clip();          // clip
+  VarPtr reduction();    // sum, prod, mean, max, min, argmax, argmin, any, all, var, std
+  VarPtr cumulative();   // cumsum, cumprod
+  VarPtr dot();          // dot
+  VarPtr reshape();      // reshape
+  VarPtr transpose();    // transpose
+  VarPtr swapaxes();     // swapaxes
+  VarPtr moveaxis();     // moveaxis
+  VarPtr expand_dims();  // expand_dims
+  VarPtr squeeze();      // squeeze
+  VarPtr join();         // concatenate, stack, hstack, vstack, column_stack
+  std::optional<graph::ValueInfo> stacked(const std::vector<graph::ValueInfo>& in);  // h/vstack
+  VarPtr split();                                                                    // split
+  VarPtr where();                                                                    // where
+  VarPtr clip();                                                                     // clip
   VarPtr copy_like();     // copy, ravel, flatten
   VarPtr astype();        // astype
   VarPtr round_();        // round
@@ -137,15 +138,34 @@ struct OpcodeExecutor::NumpyCall {
   VarPtr vander();        // vander
   VarPtr polyval();       // polyval
   VarPtr linalg_lstsq();  // linalg.lstsq
+  // numpy_rules_tiling.cpp
+  VarPtr repeat();   // repeat, ndarray.repeat
+  VarPtr tile();     // tile
+  VarPtr diff();     // diff
+  VarPtr average();  // average
+  VarPtr append();   // append
+  VarPtr pad();      // pad
+  VarPtr kron();     // kron
+  // numpy_rules_stats.cpp
+  VarPtr statistic();  // median, percentile, quantile, nansum, nanmean, nanmax, nanmin, nanstd,
+                       // nanvar, nanmedian
   // numpy_rules_signal.cpp
   VarPtr hanning();   // hanning
   VarPtr rfft();      // fft.rfft
   VarPtr rfftfreq();  // fft.rfftfreq
   VarPtr insert();    // insert
+  VarPtr convolve();  // convolve, correlate
+  VarPtr interp();    // interp
   // numpy_rules_build.cpp
-  VarPtr array();    // array
-  VarPtr indices();  // indices
-  VarPtr nonzero();  // nonzero, ndarray.nonzero
+  VarPtr array();                                       // array
+  VarPtr literal_array(const pybind11::object& items);  // array of numbers the frame built
+  VarPtr asarray();                                     // asarray
+  // numpy_rules_search.cpp
+  VarPtr searchsorted();  // searchsorted, ndarray.searchsorted
+  VarPtr digitize();      // digitize
+  VarPtr isclose();       // isclose
+  VarPtr indices();       // indices
+  VarPtr nonzero();       // nonzero, ndarray.nonzero
 };
 
 }  // namespace sot::translator

@@ -48,23 +48,30 @@ const std::vector<UfuncEntry>& captured_ufuncs() {
 
 // The other NumPy functions captured (the names the numpy module has them under).
 const char* const kFunctions[] = {
-    "abs",         "amax",         "amin",        "sum",
-    "prod",        "mean",         "max",         "min",
-    "argmax",      "argmin",       "var",         "std",
-    "any",         "all",          "cumsum",      "cumprod",
-    "matmul",      "dot",          "reshape",     "transpose",
-    "swapaxes",    "moveaxis",     "expand_dims", "squeeze",
-    "concatenate", "stack",        "split",       "where",
-    "clip",        "copy",         "zeros",       "ones",
-    "empty",       "full",         "zeros_like",  "ones_like",
-    "empty_like",  "full_like",    "arange",      "linspace",
-    "eye",         "broadcast_to", "round",       "around",
-    "ravel",       "einsum",       "outer",       "flip",
-    "fliplr",      "flipud",       "roll",        "tril",
-    "triu",        "sort",         "argsort",     "take_along_axis",
-    "cov",         "histogram",    "diag",        "trace",
-    "vander",      "polyval",      "insert",      "hanning",
-    "array",       "indices",      "nonzero",
+    "abs",          "amax",         "amin",        "sum",
+    "prod",         "mean",         "max",         "min",
+    "argmax",       "argmin",       "var",         "std",
+    "any",          "all",          "cumsum",      "cumprod",
+    "matmul",       "dot",          "reshape",     "transpose",
+    "swapaxes",     "moveaxis",     "expand_dims", "squeeze",
+    "concatenate",  "stack",        "split",       "where",
+    "clip",         "copy",         "zeros",       "ones",
+    "empty",        "full",         "zeros_like",  "ones_like",
+    "empty_like",   "full_like",    "arange",      "linspace",
+    "eye",          "broadcast_to", "round",       "around",
+    "ravel",        "einsum",       "outer",       "flip",
+    "fliplr",       "flipud",       "roll",        "tril",
+    "triu",         "sort",         "argsort",     "take_along_axis",
+    "cov",          "histogram",    "diag",        "trace",
+    "vander",       "polyval",      "insert",      "hanning",
+    "array",        "indices",      "nonzero",     "repeat",
+    "tile",         "diff",         "average",     "hstack",
+    "vstack",       "ndarray",      "median",      "nanmedian",
+    "percentile",   "quantile",     "nansum",      "nanmean",
+    "nanmax",       "nanmin",       "nanstd",      "nanvar",
+    "convolve",     "correlate",    "interp",      "append",
+    "pad",          "kron",         "asarray",     "column_stack",
+    "searchsorted", "digitize",     "isclose",
 };
 
 // The np.linalg functions captured (as "linalg.<name>").
@@ -80,9 +87,10 @@ const char* const kUfuncMethods[] = {"outer", "reduce", "accumulate"};
 
 // Methods of ndarray that are captured.
 const char* const kMethods[] = {
-    "sum",    "prod", "mean",   "max",     "min",   "argmax",  "argmin",    "var",      "std",
-    "any",    "all",  "cumsum", "cumprod", "dot",   "reshape", "transpose", "swapaxes", "squeeze",
-    "astype", "copy", "clip",   "round",   "ravel", "flatten", "sort",      "argsort",  "nonzero",
+    "sum",      "prod",    "mean",    "max",    "min",          "argmax", "argmin",  "var",
+    "std",      "any",     "all",     "cumsum", "cumprod",      "dot",    "reshape", "transpose",
+    "swapaxes", "squeeze", "astype",  "copy",   "clip",         "round",  "ravel",   "flatten",
+    "sort",     "argsort", "nonzero", "repeat", "searchsorted",
 };
 
 }  // namespace

@@ -104,6 +104,34 @@ const std::map<std::string, OpcodeExecutor::NumpyCall::Rule>& OpcodeExecutor::Nu
       {"array", &C::array},
       {"indices", &C::indices},
       {"nonzero", &C::nonzero},
+      {"repeat", &C::repeat},
+      {"tile", &C::tile},
+      {"diff", &C::diff},
+      {"average", &C::average},
+      {"hstack", &C::join},
+      {"vstack", &C::join},
+      {"ndarray", &C::filled},
+      {"median", &C::statistic},
+      {"percentile", &C::statistic},
+      {"quantile", &C::statistic},
+      {"nansum", &C::statistic},
+      {"nanmean", &C::statistic},
+      {"nanmax", &C::statistic},
+      {"nanmin", &C::statistic},
+      {"nanstd", &C::statistic},
+      {"nanvar", &C::statistic},
+      {"nanmedian", &C::statistic},
+      {"convolve", &C::convolve},
+      {"correlate", &C::convolve},
+      {"interp", &C::interp},
+      {"append", &C::append},
+      {"pad", &C::pad},
+      {"kron", &C::kron},
+      {"asarray", &C::asarray},
+      {"column_stack", &C::join},
+      {"searchsorted", &C::searchsorted},
+      {"digitize", &C::digitize},
+      {"isclose", &C::isclose},
   };
   return kRules;
 }
@@ -243,7 +271,7 @@ VarPtr OpcodeExecutor::NumpyCall::squeeze() {
 }
 
 VarPtr OpcodeExecutor::NumpyCall::join() {
-  const VarPtr seq = get("arrays");
+  const VarPtr seq = get(params[0]);
   if (!seq || (seq->kind() != Variable::Kind::kList && seq->kind() != Variable::Kind::kTuple)) {
     refuse("arrays that are not a list or tuple built in the frame");
   }
@@ -254,6 +282,9 @@ VarPtr OpcodeExecutor::NumpyCall::join() {
     }
     in.push_back(ex.static_info(ex.array_operand(item).id));
   }
+  if (name == "hstack" || name == "vstack" || name == "column_stack") {
+    return result(stacked(in));
+  }
   const py::object axis = value_of("axis");
   if (axis.is_none() && get("axis")) {
     refuse("axis=None");
@@ -261,6 +292,43 @@ VarPtr OpcodeExecutor::NumpyCall::join() {
   const int a = axis.is_none() ? 0 : axis.cast<int>();
   return result(name == "stack" ? graph::stack_result(in, a, st.promotion, &why)
                                 : graph::concatenate_result(in, a, st.promotion, &why));
+}
+
+// hstack and vstack as NumPy joins them: hstack of 1-d arrays along their axis, of arrays of two
+// or more dimensions along the second; vstack of 1-d arrays stacked as rows, of others along the
+// first. (0-d items and items of 1 and more dimensions mixed: not modelled.)
+std::optional<ValueInfo> OpcodeExecutor::NumpyCall::stacked(const std::vector<ValueInfo>& in) {
+  if (!value_of("dtype").is_none() || !value_of("casting").is_none()) {
+    refuse("dtype= or casting=");
+  }
+  const auto ndim_is = [&](const auto& test) {
+    return std::all_of(in.begin(), in.end(), [&](const ValueInfo& v) { return test(v.ndim()); });
+  };
+  if (name == "column_stack") {
+    // (1-d items as columns, 2-d ones as they are, joined side by side)
+    if (in.empty() || !ndim_is([](int n) { return n == 1 || n == 2; })) {
+      refuse("items that are not 1-d or 2-d");
+    }
+    std::vector<ValueInfo> columns = in;
+    for (ValueInfo& c : columns) {
+      if (c.ndim() == 1) {
+        c.shape.push_back(1);
+        if (!c.symbols.empty()) {
+          c.symbols.push_back(-1);
+        }
+      }
+    }
+    return graph::concatenate_result(columns, 1, st.promotion, &why);
+  }
+  const bool vectors = !in.empty() && ndim_is([](int n) { return n == 1; });
+  if (!vectors && (in.empty() || !ndim_is([](int n) { return n >= 2; }))) {
+    refuse("items that are 0-d, or of one and more dimensions mixed");
+  }
+  if (name == "hstack") {
+    return graph::concatenate_result(in, vectors ? 0 : 1, st.promotion, &why);
+  }
+  return vectors ? graph::stack_result(in, 0, st.promotion, &why)
+                 : graph::concatenate_result(in, 0, st.promotion, &why);
 }
 
 VarPtr OpcodeExecutor::NumpyCall::split() {

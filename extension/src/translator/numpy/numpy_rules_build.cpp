@@ -2,6 +2,7 @@
 // array of them stacked), np.indices of a static shape and np.nonzero (its items' length a count
 // known only when the graph runs: the same shape symbol as a boolean mask's count of true items,
 // array_indexing.cpp). Dtypes from the running NumPy (numpy_probe.cpp) where they are not plain.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,11 @@ VarPtr OpcodeExecutor::NumpyCall::array() {
   const VarPtr object = get("object");
   const bool sequence = object && (object->kind() == Variable::Kind::kList ||
                                    object->kind() == Variable::Kind::kTuple);
+  const bool literal = sequence || (object && object->kind() == Variable::Kind::kConst &&
+                                    PyTuple_CheckExact(object->value().ptr()));
+  if (literal && !g.args.empty() && g.args[0].kind == graph::Arg::Kind::kConst) {
+    return literal_array(g.args[0].constant);
+  }
   if (!sequence || g.args.empty() ||
       (g.args[0].kind != graph::Arg::Kind::kList && g.args[0].kind != graph::Arg::Kind::kTuple)) {
     refuse("an object that is not a list or tuple of arrays and NumPy scalars");
@@ -42,6 +48,58 @@ VarPtr OpcodeExecutor::NumpyCall::array() {
   shape.insert(shape.end(), item.begin(), item.end());
   // (The items' dtypes promoted, or the dtype given.)
   return result(probed(probe(), shape));
+}
+
+// np.array of a list or tuple of Python numbers (nested) the frame built from constants: the op
+// makes a new array of them each call (the result may be changed), its dtype and shape NumPy's
+// for them now (the same each call: the items are the code's constants).
+VarPtr OpcodeExecutor::NumpyCall::literal_array(const py::object& items) {
+  py::dict kw;
+  if (const VarPtr d = get("dtype")) {
+    dtype_param("dtype");
+    kw["dtype"] = value_of("dtype");
+  }
+  std::string error;
+  const py::object made = quiet_call(np, np.attr("array"), py::make_tuple(items), kw, &error);
+  if (!made) {
+    refuse(error);
+  }
+  const auto t = graph::dtype_from_name(str_of(made.attr("dtype").attr("name")));
+  if (!t || str_of(made.attr("dtype").attr("kind")) == "O") {
+    refuse("items NumPy makes an array of " + str_of(py::repr(made.attr("dtype"))) + " of");
+  }
+  Shape shape;
+  for (const py::handle d : made.attr("shape")) {
+    shape.push_back(d.cast<std::int64_t>());
+  }
+  return result(array_of(*t, shape));
+}
+
+// np.asarray of an array the frame has (no dtype, no order): that very array, as NumPy returns it
+// (not a NumPy scalar: that gives a 0-d array; not where the graph has device arrays: NumPy would
+// copy them to the host, or refuse); of a list or tuple of numbers the frame built: as np.array.
+VarPtr OpcodeExecutor::NumpyCall::asarray() {
+  const VarPtr a = get("a");
+  if (!value_of("dtype").is_none() || !value_of("order").is_none()) {
+    refuse("dtype= or order=");
+  }
+  if (a && ex.is_array_like(a)) {
+    const ValueInfo info = array_param("a");
+    const bool device = std::any_of(st.meta.begin(), st.meta.end(),
+                                    [](const ArrayState::InputMeta& m) { return m.device; });
+    if (info.scalar || device || info.is_tuple()) {
+      refuse("a NumPy scalar, or device arrays in the graph");
+    }
+    return a;
+  }
+  const bool literal =
+      a && (a->kind() == Variable::Kind::kList || a->kind() == Variable::Kind::kTuple ||
+            (a->kind() == Variable::Kind::kConst && PyTuple_CheckExact(a->value().ptr())));
+  if (!literal || g.args.empty() || g.args[0].kind != graph::Arg::Kind::kConst) {
+    refuse("an object that is not an array or a list of numbers (" +
+           (a ? a->describe() : std::string("none")) + ")");
+  }
+  return literal_array(g.args[0].constant);
 }
 
 VarPtr OpcodeExecutor::NumpyCall::indices() {

@@ -2,6 +2,7 @@
 // np.insert with one int position (library ops: NumPy's function runs where the graph runs).
 // Shapes from graph/rules/library_rules.hpp; the dtypes of rfft (NumPy 2 keeps float32 as
 // complex64) and rfftfreq from the running NumPy (numpy_probe.cpp).
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -118,6 +119,57 @@ VarPtr OpcodeExecutor::NumpyCall::insert() {
     refuse(why);
   }
   return result(array_of(arr.dtype, *shape));
+}
+
+VarPtr OpcodeExecutor::NumpyCall::convolve() {
+  const ValueInfo a = array_param("a");
+  const ValueInfo v = array_param("v");
+  if (a.scalar || v.scalar || a.ndim() != 1 || v.ndim() != 1) {
+    refuse("operands that are not 1-d arrays");
+  }
+  const std::int64_t n = a.shape[0];
+  const std::int64_t m = v.shape[0];
+  if (n == 0 || m == 0) {
+    refuse("an empty operand (raises ValueError)");
+  }
+  const py::object mode = value_of("mode");
+  const std::string md = mode.is_none() ? (name == "convolve" ? "full" : "valid")
+                                        : (PyUnicode_Check(mode.ptr()) ? str_of(mode) : "");
+  std::int64_t length = 0;
+  if (md == "full") {
+    length = n + m - 1;
+  } else if (md == "same") {
+    length = std::max(n, m);
+  } else if (md == "valid") {
+    length = std::max(n, m) - std::min(n, m) + 1;
+  } else {
+    refuse("the mode " + str_of(py::repr(mode)));
+  }
+  return result(probed(probe(), {length}));
+}
+
+VarPtr OpcodeExecutor::NumpyCall::interp() {
+  const VarPtr xv = get("x");
+  const bool number =
+      xv && !ex.is_array_like(xv) &&
+      (PyFloat_CheckExact(value_of("x").ptr()) || PyLong_CheckExact(value_of("x").ptr()));
+  const ValueInfo x = number ? array_of(DType::kFloat64, {}) : array_param("x");
+  const ValueInfo xp = array_param("xp");
+  const ValueInfo fp = array_param("fp");
+  if (xp.scalar || fp.scalar || xp.ndim() != 1 || fp.ndim() != 1 || xp.shape != fp.shape ||
+      xp.shape[0] == 0) {
+    refuse("xp and fp that are not 1-d arrays of one nonzero length");
+  }
+  if (!value_of("period").is_none()) {
+    refuse("period=");
+  }
+  for (const char* p : {"left", "right"}) {
+    const py::object v = value_of(p);
+    if (!v.is_none() && !PyFloat_CheckExact(v.ptr()) && !PyLong_CheckExact(v.ptr())) {
+      refuse(std::string("a ") + p + " that is not a Python number");
+    }
+  }
+  return result(probed(probe(), x.scalar || number ? Shape{} : x.shape));
 }
 
 }  // namespace sot::translator

@@ -35,6 +35,7 @@ const std::map<std::string, OpForm>& op_forms() {
       {"true_divide", {"$0 / $1", 'T', 'T'}},
       {"negative", {"-$0", 'T', 'T'}},
       {"positive", {"$0", 'T', 'T'}},
+      {"conjugate", {"$0", 'T', 'T'}},
       {"absolute", {"std::fabs($0)", 'T', 'T'}},
       {"fabs", {"std::fabs($0)", 'T', 'T'}},
       {"sqrt", {"std::sqrt($0)", 'T', 'T'}},

@@ -28,6 +28,7 @@ const std::map<std::string, CudaOp>& cuda_ops() {
       {"true_divide", float_fn("$0 / $1", "$1 == 0")},
       {"negative", {"-$0", "($T)(($U)0 - ($U)$0)"}},
       {"positive", {"$0", "$0"}},
+      {"conjugate", {"$0", "$0"}},
       {"absolute", {"fabs($0)", "($0 < 0 ? ($T)(($U)0 - ($U)$0) : $0)", "$0"}},
       {"fabs", float_fn("fabs($0)")},
       {"square", {"$0 * $0", "($T)(($U)$0 * ($U)$0)"}},
