@@ -163,6 +163,11 @@ class OpcodeExecutor {
   void op_load_global(const bytecode::Instruction& ins);
   void op_store_global(const bytecode::Instruction& ins);
   void op_delete_global(const bytecode::Instruction& ins);
+  // handlers_import.cpp
+  void op_import_name(const bytecode::Instruction& ins);
+  void op_import_from(const bytecode::Instruction& ins);
+  // sys.modules[name] as a value tracked there (a break where it is not imported yet).
+  VarPtr imported_module(const std::string& name);
   // handlers_stack.cpp
   void op_pop_top(const bytecode::Instruction& ins);
   void op_push_null(const bytecode::Instruction& ins);
@@ -617,6 +622,9 @@ class OpcodeExecutor {
   bool is_input_dict(const VarPtr& v) const;
   VarPtr input_dict_view(const VarPtr& d, const std::string& name);
   VarPtr input_dict_iterator(const VarPtr& d, const std::string& name);
+  // d.get(args[0][, args[1]]) of such a dict not changed by the frame, read; nullptr where the key
+  // is not a hashable constant.
+  VarPtr input_dict_get(const VarPtr& d, const std::vector<VarPtr>& args);
   void check_input_dict_step(const VarPtr& it);
   // next(it): the item, or nullptr when it is exhausted (fails when it cannot tell).
   VarPtr iter_next(const VarPtr& it);

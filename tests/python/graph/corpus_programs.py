@@ -11,6 +11,9 @@ deterministic, and each call is cheap in plain NumPy (arrays of at most a few th
     for p in PROGRAMS:
         p.fn(*p.build(0))
 
+The thirty programs of corpus_programs_wild.py (issue 36: written as people write them) are added to
+``PROGRAMS`` at the end of this module.
+
 Used by test_corpus.py (the differential check, counts pinned) and corpus_report.py (a table of what the
 translator does with each)."""
 
@@ -1355,6 +1358,14 @@ PROGRAMS = [
     _program(running_stats_welford, PYTHON),
     _program(print_summary_table, PYTHON, prints=True),
 ]
+
+# The programs written as people write them (issue 36), defined in corpus_programs_wild.py (which imports nothing
+# from here): added after this module's own.
+import corpus_programs_wild  # noqa: E402
+
+PROGRAMS += [Program(fn.__name__, fn, category, corpus_programs_wild.builder(fn))
+             for fn, category in corpus_programs_wild.WILD]
+assert all(p.category in CATEGORIES for p in PROGRAMS)
 
 BY_NAME = {p.name: p for p in PROGRAMS}
 assert len(BY_NAME) == len(PROGRAMS)

@@ -113,6 +113,37 @@ PINS = {
     "summary_string": (1, 0, 0),
     "running_stats_welford": (1, 0, 0),
     "print_summary_table": (1, 2, 0),
+    # corpus_programs_wild.py: programs written as people write them (issue 36)
+    "heat_insulated_until_steady": (1, 1, 0),
+    "periodic_lj_md": (3, 3, 0),
+    "monte_carlo_pi_batches": (1, 1, 0),
+    "rk4_pendulum": (1, 0, 1),
+    "seir_epidemic": (1, 0, 0),
+    "traffic_nasch": (1, 2, 0),
+    "forest_fire": (1, 0, 0),
+    "newton_system": (3, 3, 0),
+    "simpson_convergence": (5, 2, 0),
+    "qr_eigenvalues": (1, 1, 0),
+    "pca_explained": (3, 2, 0),
+    "ridge_cv": (1, 1, 0),
+    "inverse_iteration": (1, 1, 0),
+    "logistic_minibatch": (3, 1, 0),
+    "knn_regress": (1, 0, 0),
+    "kmeans_model_fit": (3, 2, 0),
+    "perceptron_train": (1, 1, 0),
+    "gaussian_nb": (1, 2, 0),
+    "linreg_momentum": (1, 1, 0),
+    "softmax_regression": (1, 0, 0),
+    "smooth_find_peaks": (3, 3, 0),
+    "median_despike": (1, 1, 0),
+    "otsu_threshold": (1, 3, 0),
+    "gaussian_blur_edges": (2, 1, 0),
+    "resample_zero_crossings": (3, 2, 0),
+    "rms_segments": (1, 1, 0),
+    "bisection_roots": (0, 9, 0),
+    "bootstrap_ci": (1, 1, 0),
+    "groupby_normalize": (1, 1, 0),
+    "ewma_series": (1, 1, 0),
 }
 
 # Entries that differ from PINS: on Python 3.12 and later ("py3.12+"), on one Python ("py3.13"), on NumPy 1.x
@@ -120,11 +151,15 @@ PINS = {
 # where several apply, the later key in this order wins.
 PINS_BY_VERSION = {
     "py3.12+": {
+        "rk4_pendulum": (1, 0, 0),  # (3.11: a fallback, more than 20000 instructions simulated)
+        "simpson_convergence": (5, 2, 0),
     },
     "numpy1": {},
     "native loops": {
         "goertzel": (1, 0, 0),
         "row_iteration": (1, 0, 0),  # (rows summed and squared in place: tier C's arrays)
+        "qr_eigenvalues": (1, 0, 0),
+        "ewma_series": (1, 0, 0),
     },
 }
 

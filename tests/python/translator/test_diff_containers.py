@@ -2,7 +2,8 @@
 test_08_rot, test_dict, test_set, test_enumerate, test_zip, test_range, test_iter): dict and set displays and
 comprehensions, subscripts, stores and deletes, dict methods and views, equal keys of different types, `in`,
 len(), iteration over lists (live, as CPython's list iterator), input lists and tuples, dicts (a change while
-iterating raises), dicts received from outside (keys, values, items, a store under the same keys while iterating), enumerate, zip and reversed, breaks inside such loops (the iterator is rebuilt at its
+iterating raises), dicts received from outside (keys, values, items, a store under the same keys while iterating; d.get
+(k) read, not modelled), enumerate, zip and reversed, breaks inside such loops (the iterator is rebuilt at its
 position), **kwargs, keyword-only defaults, f(*args, **kwargs).
 
 Each case pins its break count: zero where everything is simulated.
@@ -397,7 +398,23 @@ def deeply_nested_list_text(n):
     return repr(a)
 
 
+def input_dict_gets(series, spans):
+    # d.get of a dict from outside while another is iterated: read, not modelled (it changes nothing)
+    out = {}
+    for name in series:
+        out[name] = (spans.get(name), spans.get(name + "_lag", 1), series[name] * 2)
+    return out, spans.get("missing"), len(spans)
+
+
+def input_dict_get_then_store(spans):
+    before = spans.get("a", 0)
+    spans["a"] = before + 1  # (a change after the read: modelled from here)
+    return before, spans.get("a"), spans
+
+
 CASES = [
+    case(input_dict_gets, {"a": 1, "b": 2}, {"a": 3, "b_lag": 4}, breaks=0),
+    case(input_dict_get_then_store, {"a": 5, "b": 1}, breaks=0),
     case(self_containing_list_text, 1, breaks=1, fallbacks=1),  # (codegen cannot rebuild a cycle)
     case(deeply_nested_list_text, 1, breaks=1),  # (too deep to fold: repr runs for real)
     case(dict_literal, 1, breaks=0),

@@ -103,6 +103,9 @@ bool CodeGen::Emitter::load_tracked(const VarPtr& v) {
       load_const(t.key);
       emit("BINARY_SUBSCR");
       return true;
+    case Tracker::Kind::kModule:
+      load_const(v->value());  // (the module the guards found at sys.modules[key])
+      return true;
     case Tracker::Kind::kCreated:
       return false;
   }

@@ -1,7 +1,10 @@
 #include "translator/guards/guards.hpp"
 
 #include <cstdint>
+#include <map>
+#include <string>
 
+#include "core/loaded_module.hpp"
 #include "core/type_version.hpp"
 
 namespace py = pybind11;
@@ -9,6 +12,25 @@ namespace py = pybind11;
 namespace sot::translator {
 
 GuardSet::GuardSet() : tree_(std::make_shared<capture::GuardTree>()) {}
+
+namespace {
+
+// functools.partial(operator.getitem, sys.modules, name): one object per name, so that the guard
+// tree keeps one root per module (its roots are found by key).
+py::object module_lookup(const py::object& name) {
+  static auto* const made = new std::map<std::string, py::object>();
+  const std::string key = py::str(name).cast<std::string>();
+  auto found = made->find(key);
+  if (found == made->end()) {
+    found = made->emplace(key, loaded_module("functools")
+                                   .attr("partial")(loaded_module("operator").attr("getitem"),
+                                                    loaded_module("sys").attr("modules"), name))
+                .first;
+  }
+  return found->second;
+}
+
+}  // namespace
 
 capture::GuardNode* GuardSet::node(const Tracker& t) {
   using Access = capture::GuardNode::Access;
@@ -34,6 +56,9 @@ capture::GuardNode* GuardSet::node(const Tracker& t) {
                  : base->child(Access::kItem, -1, t.key,
                                base->path + "[" + py::repr(t.key).cast<std::string>() + "]");
     }
+    case Tracker::Kind::kModule:
+      return tree_->call(module_lookup(t.key),
+                         "sys.modules[" + py::repr(t.key).cast<std::string>() + "]");
     case Tracker::Kind::kCreated:
       return nullptr;
   }

@@ -36,6 +36,8 @@ const std::array<OpcodeExecutor::Handler, 256>& OpcodeExecutor::handlers() {
       {"LOAD_GLOBAL", &E::op_load_global},
       {"STORE_GLOBAL", &E::op_store_global},
       {"DELETE_GLOBAL", &E::op_delete_global},
+      {"IMPORT_NAME", &E::op_import_name},
+      {"IMPORT_FROM", &E::op_import_from},
       // the value stack
       {"POP_TOP", &E::op_pop_top},
       {"PUSH_NULL", &E::op_push_null},

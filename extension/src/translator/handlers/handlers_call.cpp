@@ -178,6 +178,15 @@ void OpcodeExecutor::call_method(const CallSite& site) {
       replace_call(site, input_dict_view(callable->items()[0], name));
       return;
     }
+    if (name == "get" && (site.args.size() == 1 || site.args.size() == 2) &&
+        is_input_dict(callable->items()[0]) && !model_of(callable->items()[0])) {
+      // d.get(k) of a dict received from outside, not changed by the frame: read, not modelled
+      // (a model would be a change, and a change to a second object gives up on iterations).
+      if (VarPtr got = input_dict_get(callable->items()[0], site.args)) {
+        replace_call(site, std::move(got));
+        return;
+      }
+    }
     // A method of a list or dict received from outside: run on its model, replayed later.
     const VarPtr model = model_for_write(callable->items()[0]);
     if (!model) {

@@ -1,5 +1,6 @@
 // Dicts received from outside, iterated: `for k in d`, `for k, v in d.items()`, `d.keys()`,
-// `d.values()`. The dict is read, not modelled: its keys are guarded in order (list(d.keys())),
+// `d.values()`; and read by `d.get(k)`, `d.get(k, default)` (the item tracked as d[k], or the
+// default under a guard that d has no k). The dict is read, not modelled: its keys are guarded in order (list(d.keys())),
 // its values are tracked items d[k], and the iterator holds what a real one would give. Where the
 // dict is changed while it is iterated (a store through the frame makes it modelled), a keys view
 // goes on only while its keys stay the same; any other change gives up on the frame, whose plain
@@ -63,6 +64,28 @@ VarPtr OpcodeExecutor::input_dict_iterator(const VarPtr& d, const std::string& n
   it->snapshot() = std::move(snapshot);
   it->set_seen_version(d->version());
   return it;
+}
+
+VarPtr OpcodeExecutor::input_dict_get(const VarPtr& d, const std::vector<VarPtr>& args) {
+  const py::object key = hashable_key(args[0]);
+  if (!key) {
+    return nullptr;
+  }
+  read_input(d);
+  guards_->type(d);
+  PyObject* item = PyDict_GetItemWithError(d->value().ptr(), key.ptr());  // borrowed
+  if (item != nullptr) {
+    // (guarded there: present, of its type; generated code that only passes it on loads d[k])
+    VarPtr v = Variable::from_input(item, Tracker::item(d, key));
+    guards_->type(v);
+    return v;
+  }
+  if (PyErr_Occurred() != nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  guards_->absent(Tracker::item(d, key));
+  return args.size() == 2 ? args[1] : Variable::constant(py::none());
 }
 
 void OpcodeExecutor::check_input_dict_step(const VarPtr& it) {

@@ -214,6 +214,8 @@ std::string tracker_path(const Tracker& tracker, const py::tuple& localsplus_nam
              short_repr(tracker.key) + "]";
     case Tracker::Kind::kCreated:
       return "<made in the frame>";
+    case Tracker::Kind::kModule:
+      return "sys.modules[" + short_repr(tracker.key) + "]";
   }
   return "?";
 }

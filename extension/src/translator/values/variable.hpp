@@ -24,6 +24,8 @@ struct Tracker {
     kAttr,     // getattr(base, key)
     kItem,     // base[key]
     kCreated,  // made or folded inside the frame: rebuilt from its value or its parts
+    kModule,   // sys.modules[key], as an import inside the frame found it (guards read it there;
+               // generated code loads the module object, which they check it still is)
   };
   Kind kind = Kind::kCreated;
   int index = -1;        // kLocal
