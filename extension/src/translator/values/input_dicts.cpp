@@ -1,10 +1,10 @@
 // Dicts received from outside, iterated: `for k in d`, `for k, v in d.items()`, `d.keys()`,
 // `d.values()`; and read by `d.get(k)`, `d.get(k, default)` (the item tracked as d[k], or the
-// default under a guard that d has no k). The dict is read, not modelled: its keys are guarded in order (list(d.keys())),
-// its values are tracked items d[k], and the iterator holds what a real one would give. Where the
-// dict is changed while it is iterated (a store through the frame makes it modelled), a keys view
-// goes on only while its keys stay the same; any other change gives up on the frame, whose plain
-// run raises or sees the new values as CPython does.
+// default under a guard that d has no k). The dict is read, not modelled: its keys are guarded in
+// order (list(d.keys())), its values are tracked items d[k], and the iterator holds what a real one
+// would give. Where the dict is changed while it is iterated (a store through the frame makes it
+// modelled), a keys view goes on only while its keys stay the same; any other change gives up on
+// the frame, whose plain run raises or sees the new values as CPython does.
 #include <string>
 #include <vector>
 
