@@ -122,7 +122,7 @@ PINS = {
     "traffic_nasch": (1, 2, 0),
     "forest_fire": (1, 0, 0),
     "newton_system": (3, 3, 0),
-    "simpson_convergence": (5, 2, 0),
+    "simpson_convergence": (2, 2, 0),
     "qr_eigenvalues": (1, 1, 0),
     "pca_explained": (3, 2, 0),
     "ridge_cv": (1, 1, 0),
@@ -134,7 +134,7 @@ PINS = {
     "gaussian_nb": (1, 2, 0),
     "linreg_momentum": (1, 1, 0),
     "softmax_regression": (1, 0, 0),
-    "smooth_find_peaks": (3, 3, 0),
+    "smooth_find_peaks": (2, 2, 0),
     "median_despike": (1, 1, 0),
     "otsu_threshold": (1, 3, 0),
     "gaussian_blur_edges": (2, 1, 0),
@@ -152,7 +152,6 @@ PINS = {
 PINS_BY_VERSION = {
     "py3.12+": {
         "rk4_pendulum": (1, 0, 0),  # (3.11: a fallback, more than 20000 instructions simulated)
-        "simpson_convergence": (5, 2, 0),
     },
     "numpy1": {},
     "native loops": {

@@ -2,7 +2,8 @@
 np.hstack and np.vstack, np.diff, np.average (weighted or not), np.conjugate of real arrays, the np.ndarray(shape,
 dtype) constructor, np.array of a list of numbers written in the function, np.median, np.percentile, np.quantile, the
 NaN-skipping reductions, np.convolve, np.correlate, np.interp, np.append, np.pad, np.kron, np.asarray (of an array:
-that array), np.column_stack, np.searchsorted, np.digitize and np.isclose. Each compared with plain NumPy on
+that array), np.column_stack, np.searchsorted, np.digitize and np.isclose; abs() of arrays and NumPy scalars (their
+__abs__: np.absolute), and np.where of one argument (np.nonzero: its lengths known only when the graph runs). Each compared with plain NumPy on
 the first call, from the cache and with varied arguments (other values, dimensions one longer, another dtype of the
 same kind); graph and break counts pinned. What NumPy refuses (a bad axis, shapes that do not join) breaks the graph
 and raises as in plain NumPy.
@@ -148,6 +149,21 @@ def closeness(a, b):
     return np.isclose(a, b), np.isclose(a, a + 1e-9), np.isclose(a, 0.0, atol=0.5), np.isclose(1.0, 1.0 + 1e-10)
 
 
+def absolutes(a):
+    d = a - a.mean()
+    return abs(d), abs(d[0, 0] - d[1, 1]), abs(a > 0), abs(d).max()
+
+
+def absolutes_of_inputs(a, v):
+    return abs(a), abs(v) + 1
+
+
+def where_indices(v):
+    idx = np.where(v > 0)[0]
+    rows, cols = np.where(np.outer(v, v) < 0)
+    return idx, v[idx].sum(), rows, cols
+
+
 XS = np.linspace(-0.5, 1.5, 9)
 XP = np.linspace(0.0, 1.0, 6)
 K3 = np.array([0.25, 0.5, 0.25])
@@ -167,6 +183,10 @@ CASES = [
     case(columns, V5[:3], A[:, :2]),
     case(searches, XP, XS),
     case(closeness, A, A * (1.0 + 1e-7)),
+    case(absolutes, A),
+    case(absolutes, I32),
+    case(absolutes_of_inputs, I32, V5),
+    case(where_indices, V5),
     case(repeats, A),
     case(repeats, V5),
     case(repeats_of_ints, I32),

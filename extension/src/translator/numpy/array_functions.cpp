@@ -251,6 +251,12 @@ OpcodeExecutor::NumpyCall::NumpyCall(OpcodeExecutor& executor, const std::string
       }
       return Arg::sequence(std::move(ids), v->kind() == Variable::Kind::kTuple);
     }
+    // (a list, dict or set received from outside: its contents may change between calls, and an
+    // identity guard on it would retranslate for every new one; refused before anything is guarded)
+    PyObject* o = v->kind() == Variable::Kind::kObject ? v->value().ptr() : nullptr;
+    if (o != nullptr && (PyList_Check(o) || PyDict_Check(o) || PyAnySet_Check(o))) {
+      refuse("an argument it does not model (" + v->describe() + ")");
+    }
     py::object c = ex.static_arg(v);
     if (!c) {
       refuse("an argument it does not model (" + v->describe() + ")");

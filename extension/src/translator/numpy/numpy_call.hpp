@@ -161,11 +161,12 @@ struct OpcodeExecutor::NumpyCall {
   VarPtr literal_array(const pybind11::object& items);  // array of numbers the frame built
   VarPtr asarray();                                     // asarray
   // numpy_rules_search.cpp
-  VarPtr searchsorted();  // searchsorted, ndarray.searchsorted
-  VarPtr digitize();      // digitize
-  VarPtr isclose();       // isclose
-  VarPtr indices();       // indices
-  VarPtr nonzero();       // nonzero, ndarray.nonzero
+  VarPtr searchsorted();             // searchsorted, ndarray.searchsorted
+  VarPtr digitize();                 // digitize
+  VarPtr isclose();                  // isclose
+  VarPtr indices();                  // indices
+  VarPtr nonzero();                  // nonzero, ndarray.nonzero
+  VarPtr nonzero_of(const char* p);  // (also np.where of one argument)
 };
 
 }  // namespace sot::translator

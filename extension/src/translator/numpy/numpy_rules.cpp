@@ -390,8 +390,11 @@ VarPtr OpcodeExecutor::NumpyCall::split() {
 }
 
 VarPtr OpcodeExecutor::NumpyCall::where() {
+  if (!get("x") && !get("y")) {
+    return nonzero_of("condition");  // (np.where(c) is np.nonzero(c))
+  }
   if (!get("x") || !get("y")) {
-    refuse("one-argument where (the result's shape depends on the data)");
+    refuse("where with x or y alone (raises ValueError)");
   }
   std::vector<int> ids;
   for (const char* p : {"condition", "x", "y"}) {

@@ -79,7 +79,7 @@ VarPtr OpcodeExecutor::NumpyCall::literal_array(const py::object& items) {
 // (not a NumPy scalar: that gives a 0-d array; not where the graph has device arrays: NumPy would
 // copy them to the host, or refuse); of a list or tuple of numbers the frame built: as np.array.
 VarPtr OpcodeExecutor::NumpyCall::asarray() {
-  const VarPtr a = get("a");
+  VarPtr a = get("a");
   if (!value_of("dtype").is_none() || !value_of("order").is_none()) {
     refuse("dtype= or order=");
   }
@@ -127,8 +127,12 @@ VarPtr OpcodeExecutor::NumpyCall::indices() {
 }
 
 VarPtr OpcodeExecutor::NumpyCall::nonzero() {
-  const VarPtr a = get("a");
-  const ValueInfo in = array_param("a");
+  return nonzero_of("a");
+}
+
+VarPtr OpcodeExecutor::NumpyCall::nonzero_of(const char* p) {
+  const VarPtr a = get(p);
+  const ValueInfo in = array_param(p);
   if (in.scalar || in.ndim() == 0) {
     refuse("a 0-d array or NumPy scalar (NumPy 2 raises, 1.x warns)");
   }

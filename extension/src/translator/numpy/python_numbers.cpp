@@ -436,6 +436,11 @@ VarPtr OpcodeExecutor::builtin_min(const std::vector<VarPtr>& args) {
 }
 
 VarPtr OpcodeExecutor::builtin_abs(const std::vector<VarPtr>& args) {
+  if (args.size() == 1 && is_array_like(args[0])) {
+    // abs() of an array or NumPy scalar is its __abs__: NumPy's absolute ufunc, the same dtype.
+    const VarPtr absolute = Variable::object(arrays().numpy.attr("absolute"), Tracker{});
+    return numpy_function("absolute", absolute, args, {}, nullptr);
+  }
   return python_number_builtin("abs", args);
 }
 
