@@ -150,3 +150,17 @@ def noted(x):
 def test_math_after_a_side_effect_breaks_before_it_could_raise():
     """A print waits to be replayed after the graph: math.sqrt, which may raise, is left to the code after it."""
     check(noted, np.arange(4.0), graphs=1, breaks=1, variants=[((-np.arange(4.0) - 1.0,), {})])
+
+
+def finiteness(x, log):
+    log.append(len(log))  # (a side effect waiting to be replayed: the predicates never raise, they stay in the graph)
+    s = x.sum()
+    return math.isfinite(s), math.isnan(x.max()), math.isinf(float(x.min())), math.isfinite(x.argmax())
+
+
+def test_math_predicates_of_numbers_made_from_arrays():
+    """math.isfinite, isnan and isinf of a NumPy scalar or a Python float of the graph: Python bools made where the
+    graph runs, none of them raising (issue 36)."""
+    bad = np.array([1.0, np.inf, np.nan])
+    check(finiteness, np.arange(4.0), [], graphs=1, breaks=0,
+          variants=[((bad, [1]), {}), ((np.array([-np.inf, 2.0]), []), {}), ((np.ones(3, np.float32), []), {})])

@@ -3,7 +3,8 @@ np.hstack and np.vstack, np.diff, np.average (weighted or not), np.conjugate of 
 dtype) constructor, np.array of a list of numbers written in the function, np.median, np.percentile, np.quantile, the
 NaN-skipping reductions, np.convolve, np.correlate, np.interp, np.append, np.pad, np.kron, np.asarray (of an array:
 that array), np.column_stack, np.searchsorted, np.digitize and np.isclose; abs() of arrays and NumPy scalars (their
-__abs__: np.absolute), and np.where of one argument (np.nonzero: its lengths known only when the graph runs). Each compared with plain NumPy on
+__abs__: np.absolute), np.where of one argument (np.nonzero: its lengths known only when the graph runs) and
+np.count_nonzero (over all axes NumPy 1.x's Python int, made where the graph runs, or NumPy 2's intp scalar). Each compared with plain NumPy on
 the first call, from the cache and with varied arguments (other values, dimensions one longer, another dtype of the
 same kind); graph and break counts pinned. What NumPy refuses (a bad axis, shapes that do not join) breaks the graph
 and raises as in plain NumPy.
@@ -151,7 +152,8 @@ def closeness(a, b):
 
 def absolutes(a):
     d = a - a.mean()
-    return abs(d), abs(d[0, 0] - d[1, 1]), abs(a > 0), abs(d).max()
+    # (a Python float and a Python int made in the graph stay Python numbers)
+    return abs(d), abs(d[0, 0] - d[1, 1]), abs(a > 0), abs(d).max(), abs(float(d.sum()) - 1.0), abs(int(a.max()) - 9)
 
 
 def absolutes_of_inputs(a, v):
@@ -162,6 +164,12 @@ def where_indices(v):
     idx = np.where(v > 0)[0]
     rows, cols = np.where(np.outer(v, v) < 0)
     return idx, v[idx].sum(), rows, cols
+
+
+def counts(a):
+    inside = int(np.count_nonzero(a > 0))
+    per_row = np.count_nonzero(a > 0, axis=1)
+    return inside, 4.0 * inside / a.size, per_row, np.count_nonzero(a, axis=0, keepdims=True), np.count_nonzero(a)
 
 
 XS = np.linspace(-0.5, 1.5, 9)
@@ -187,6 +195,8 @@ CASES = [
     case(absolutes, I32),
     case(absolutes_of_inputs, I32, V5),
     case(where_indices, V5),
+    case(counts, A),
+    case(counts, BOOL),
     case(repeats, A),
     case(repeats, V5),
     case(repeats_of_ints, I32),

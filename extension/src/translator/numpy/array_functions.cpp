@@ -141,6 +141,7 @@ const std::vector<Signature>& signatures() {
       {"searchsorted", {"a", "v", "side", "sorter"}},
       {"digitize", {"x", "bins", "right"}},
       {"isclose", {"a", "b", "rtol", "atol", "equal_nan"}},
+      {"count_nonzero", {"a", "axis", "keepdims"}},
   };
   return s;
 }

@@ -147,8 +147,9 @@ struct OpcodeExecutor::NumpyCall {
   VarPtr pad();      // pad
   VarPtr kron();     // kron
   // numpy_rules_stats.cpp
-  VarPtr statistic();  // median, percentile, quantile, nansum, nanmean, nanmax, nanmin, nanstd,
-                       // nanvar, nanmedian
+  VarPtr count_nonzero();  // count_nonzero
+  VarPtr statistic();      // median, percentile, quantile, nansum, nanmean, nanmax, nanmin, nanstd,
+                           // nanvar, nanmedian
   // numpy_rules_signal.cpp
   VarPtr hanning();   // hanning
   VarPtr rfft();      // fft.rfft

@@ -71,7 +71,7 @@ const char* const kFunctions[] = {
     "nanmax",       "nanmin",       "nanstd",      "nanvar",
     "convolve",     "correlate",    "interp",      "append",
     "pad",          "kron",         "asarray",     "column_stack",
-    "searchsorted", "digitize",     "isclose",
+    "searchsorted", "digitize",     "isclose",     "count_nonzero",
 };
 
 // The np.linalg functions captured (as "linalg.<name>").

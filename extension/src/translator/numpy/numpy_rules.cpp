@@ -132,6 +132,7 @@ const std::map<std::string, OpcodeExecutor::NumpyCall::Rule>& OpcodeExecutor::Nu
       {"searchsorted", &C::searchsorted},
       {"digitize", &C::digitize},
       {"isclose", &C::isclose},
+      {"count_nonzero", &C::count_nonzero},
   };
   return kRules;
 }

@@ -1,9 +1,11 @@
-// The rules of np.median, np.percentile, np.quantile and the NaN-skipping reductions (np.nansum,
-// np.nanmean, np.nanmax, np.nanmin, np.nanstd, np.nanvar, np.nanmedian): graph ops that run
-// NumPy's function. Shapes as a reduction's over the axes (graph/rules/rules.hpp), with q's
-// dimensions first for percentile and quantile; dtypes from the running NumPy (numpy_probe.cpp).
-// As they may warn on their data (NaNs, an all-NaN slice), they are refused while side effects wait
-// to be replayed after the graph, so that the warning keeps its place among them.
+// The rules of np.count_nonzero (over all axes NumPy 1.x's Python int, NumPy 2's intp scalar;
+// intp counts over some axes), np.median, np.percentile, np.quantile and the NaN-skipping
+// reductions (np.nansum, np.nanmean, np.nanmax, np.nanmin, np.nanstd, np.nanvar, np.nanmedian):
+// graph ops that run NumPy's function. Shapes as a reduction's over the axes
+// (graph/rules/rules.hpp), with q's dimensions first for percentile and quantile; dtypes from the
+// running NumPy (numpy_probe.cpp). As they may warn on their data (NaNs, an all-NaN slice), they
+// are refused while side effects wait to be replayed after the graph, so that the warning keeps its
+// place among them.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -91,6 +93,32 @@ VarPtr OpcodeExecutor::NumpyCall::statistic() {
   Shape shape = count >= 0 ? Shape{count} : Shape{};
   shape.insert(shape.end(), reduced->shape.begin(), reduced->shape.end());
   return result(probed(probe(), shape));
+}
+
+VarPtr OpcodeExecutor::NumpyCall::count_nonzero() {
+  const ValueInfo in = array_param("a");
+  std::vector<int> axes;
+  const bool all = !axes_param("axis", &axes);
+  const bool keepdims = bool_param("keepdims");
+  if (all && !keepdims) {
+    // (NumPy 1.x gives a Python int, a number made where the graph runs; NumPy 2 an intp scalar)
+    const py::object sample = probe();
+    if (PyLong_CheckExact(sample.ptr())) {
+      ValueInfo count;
+      count.dtype = graph::DType::kInt64;
+      count.scalar = true;
+      count.python = 'i';
+      return result(count);
+    }
+    return result(probed(sample, {}));
+  }
+  auto reduced =
+      graph::reduce_result(ReduceKind::kSame, in, axes, all, keepdims, std::nullopt, &why);
+  if (!reduced) {
+    refuse(why);
+  }
+  // (intp counts, an array even of one element)
+  return result(probed(probe(), reduced->shape));
 }
 
 }  // namespace sot::translator

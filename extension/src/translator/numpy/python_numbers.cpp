@@ -64,12 +64,31 @@ bool divides(int base) {
 VarPtr OpcodeExecutor::python_number_of(const VarPtr& callable, const std::vector<VarPtr>& args,
                                         std::size_t nkw) {
   if (callable->kind() != Variable::Kind::kObject || args.size() != 1 || nkw != 0 ||
-      args[0]->kind() != Variable::Kind::kArray || !is_array_like(args[0])) {
+      args[0]->kind() != Variable::Kind::kArray || !shared_->arrays) {
     return nullptr;
   }
   PyObject* fn = callable->value().ptr();
   const bool to_int = fn == reinterpret_cast<PyObject*>(&PyLong_Type);
   if (!to_int && fn != reinterpret_cast<PyObject*>(&PyFloat_Type)) {
+    return nullptr;
+  }
+  // int() of a Python int, float() of a Python float, made in the graph: the number itself (exact
+  // types: CPython returns them as they are); float() of such an int: the op.
+  const char python = arrays().graph.value(args[0]->graph_id()).info.python;
+  if ((python == 'i' && to_int) || (python == 'f' && !to_int)) {
+    guards_->identity(callable);
+    return args[0];
+  }
+  if (python == 'i') {
+    if (effects().pending()) {
+      graph_break(
+          "float() of a Python int of the graph: it may raise OverflowError, after side effects "
+          "that are replayed once the graph has run");
+    }
+    guards_->identity(callable);
+    return number_op("float", callable->value(), {args[0]->graph_id()}, 'f');
+  }
+  if (!is_array_like(args[0])) {
     return nullptr;
   }
   const int id = args[0]->graph_id();
@@ -142,12 +161,21 @@ VarPtr OpcodeExecutor::math_of(const VarPtr& callable, const std::vector<VarPtr>
       args[0]->kind() != Variable::Kind::kArray || !shared_->arrays) {
     return nullptr;
   }
+  // and those whose result is a bool, which never raise for a float or a NumPy number.
+  static const char* const kBoolOfOne[] = {"isfinite", "isnan", "isinf"};
   const py::module_ math = loaded_module("math");
   const char* found = nullptr;
+  bool predicate = false;
   for (const char* name : kFloatOfOne) {
     if (py::hasattr(math, name) && callable->value().ptr() == math.attr(name).ptr()) {
       found = name;
       break;
+    }
+  }
+  for (const char* name : kBoolOfOne) {
+    if (found == nullptr && callable->value().ptr() == math.attr(name).ptr()) {
+      found = name;
+      predicate = true;
     }
   }
   if (found == nullptr) {
@@ -160,6 +188,12 @@ VarPtr OpcodeExecutor::math_of(const VarPtr& callable, const std::vector<VarPtr>
   if (info.is_tuple() || !number || (k != 'i' && k != 'u' && k != 'f')) {
     return nullptr;  // (an array, a bool, a complex scalar: the break that follows)
   }
+  if (predicate && info.python != 'i') {
+    // (a float or a NumPy number: never raises; a Python int made in the graph may be too large
+    // for a double, OverflowError, and takes the path below)
+    guards_->identity(callable);
+    return number_op((std::string("math.") + found).c_str(), callable->value(), {id}, 'b');
+  }
   if (effects().pending()) {
     graph_break(std::string("math.") + found +
                 "() of a number of the graph: it may raise, after side effects that are "
@@ -168,7 +202,7 @@ VarPtr OpcodeExecutor::math_of(const VarPtr& callable, const std::vector<VarPtr>
   guards_->identity(callable);
   // (the op's name is the function's: tier C knows some of them)
   const std::string op_name = std::string("math.") + found;
-  return number_op(op_name.c_str(), callable->value(), {id}, 'f');
+  return number_op(op_name.c_str(), callable->value(), {id}, predicate ? 'b' : 'f');
 }
 
 OpcodeExecutor::NumberOperand OpcodeExecutor::number_operand(const VarPtr& v) {
@@ -436,7 +470,10 @@ VarPtr OpcodeExecutor::builtin_min(const std::vector<VarPtr>& args) {
 }
 
 VarPtr OpcodeExecutor::builtin_abs(const std::vector<VarPtr>& args) {
-  if (args.size() == 1 && is_array_like(args[0])) {
+  const bool python_number = args.size() == 1 && args[0]->kind() == Variable::Kind::kArray &&
+                             shared_->arrays &&
+                             arrays().graph.value(args[0]->graph_id()).info.python != 0;
+  if (args.size() == 1 && !python_number && is_array_like(args[0])) {
     // abs() of an array or NumPy scalar is its __abs__: NumPy's absolute ufunc, the same dtype.
     const VarPtr absolute = Variable::object(arrays().numpy.attr("absolute"), Tracker{});
     return numpy_function("absolute", absolute, args, {}, nullptr);
