@@ -69,11 +69,10 @@ TEST(Handlers, BuiltContainersKeepTheirItemsVariables) {
 TEST(Handlers, AnOpcodeWithoutAHandlerBreaksWithItsName) {
   const py::dict ns = sot::test::run_python(
       "def f():\n"
-      "    import os\n"
-      "    return os\n");
+      "    raise\n");
   Simulation s(ns, "f", {});
   ASSERT_EQ(s.result.kind, Kind::kBreak);
-  EXPECT_NE(s.result.reason.find("IMPORT_NAME"), std::string::npos) << s.result.reason;
+  EXPECT_NE(s.result.reason.find("RAISE_VARARGS"), std::string::npos) << s.result.reason;
   EXPECT_EQ(s.result.lineno, ns["f"].attr("__code__").attr("co_firstlineno").cast<int>() + 1);
 }
 
@@ -125,7 +124,7 @@ TEST(Handlers, AnInlinedCallThatBreaksIsUndone) {
   const py::dict ns = sot::test::run_python(
       "def g(xs):\n"
       "    xs.append(1)\n"
-      "    import os\n"
+      "    import sot_test_no_such_module\n"
       "    return xs\n"
       "def f():\n"
       "    xs = []\n"
@@ -169,7 +168,7 @@ TEST(Handlers, TheTableCoversEveryOpcodeItNames) {
   EXPECT_TRUE(has("CALL"));
   EXPECT_TRUE(has("BINARY_OP"));
   EXPECT_TRUE(has("FOR_ITER"));
-  EXPECT_FALSE(has("IMPORT_NAME"));
+  EXPECT_TRUE(has("IMPORT_NAME"));
   EXPECT_FALSE(has("RAISE_VARARGS"));
   for (const std::string& n : names) {
     EXPECT_GE(sot::bytecode::opcode_by_name(n), 0) << n;
