@@ -327,6 +327,34 @@ struct Plan {
   std::vector<std::int64_t> strides;  // the operand's, bytes
 };
 
+// The plan of `way` over loops `dims`: the kept ones first, in order, then the reduced loop `r`
+// (no kept loop: one output); nullopt for an ordered plan of a long reduced loop to few outputs (a
+// thread adding it alone is slower than copying the operand out).
+std::optional<Plan> kept_then(const std::vector<LoopDim>& dims, const LoopDim& r, Plan::Way way) {
+  Plan p;
+  p.way = way;
+  std::int64_t outputs = 1;
+  for (const LoopDim& d : dims) {
+    if (!d.reduced) {
+      p.kept.push_back(d.size);
+      p.domain.push_back(d.size);
+      p.strides.push_back(d.stride);
+      outputs *= d.size;
+    }
+  }
+  if (p.kept.empty()) {
+    p.kept = {1};
+    p.domain = {1};
+    p.strides = {r.size * r.stride};
+  }
+  p.domain.push_back(r.size);
+  p.strides.push_back(r.stride);
+  if (way == Plan::Way::kOrdered && outputs < kFewOutputs && r.size > kLongestFew) {
+    return std::nullopt;
+  }
+  return p;
+}
+
 // The plan for x's loops `dims` (loop_dims); nullopt where NumPy's order is not one of these:
 // loops reduced in several places (the iterator's order), a strided innermost reduced loop, a long
 // reduced loop to few outputs (a thread adding it alone is slower than copying the operand out).
@@ -340,7 +368,6 @@ std::optional<Plan> plan_of(const DeviceValue& x, const std::vector<LoopDim>& di
       reduced = d;
     }
   }
-  Plan p;
   // (no loop reduced: the axes reduced are of one element, each output element 0 plus one item,
   // or the identity's max or min with it: a reduced loop of one)
   const bool none = reduced == dims.size();
@@ -350,27 +377,9 @@ std::optional<Plan> plan_of(const DeviceValue& x, const std::vector<LoopDim>& di
     return std::nullopt;
   }
   if (innermost && dims.size() == 1) {  // (one row of all elements)
-    p.kept = {1};
-    p.domain = {1, r.size};
-    p.strides = {r.size * r.stride, r.stride};
-    return p;
+    return kept_then(dims, r, Plan::Way::kAll);
   }
-  std::int64_t outputs = 1;
-  for (const LoopDim& d : dims) {
-    if (!d.reduced) {
-      p.kept.push_back(d.size);
-      p.domain.push_back(d.size);
-      p.strides.push_back(d.stride);
-      outputs *= d.size;
-    }
-  }
-  p.domain.push_back(r.size);
-  p.strides.push_back(r.stride);
-  p.way = innermost ? Plan::Way::kRows : Plan::Way::kOrdered;
-  if (p.way == Plan::Way::kOrdered && outputs < kFewOutputs && r.size > kLongestFew) {
-    return std::nullopt;
-  }
-  return p;
+  return kept_then(dims, r, innermost ? Plan::Way::kRows : Plan::Way::kOrdered);
 }
 
 // A reduction over loops reduced apart (axis=(0, 2) of a 3-d array), its innermost loop reduced:
@@ -437,27 +446,11 @@ std::optional<Split> split_plan(const DeviceValue& x, const std::vector<LoopDim>
     return std::nullopt;
   }
   const LoopDim r = *std::find_if(merged.begin(), merged.end(), reduced);
-  Plan& p = s.ordered;
-  p.way = Plan::Way::kOrdered;
-  std::int64_t outputs = 1;
-  for (const LoopDim& d : merged) {
-    if (!d.reduced) {
-      p.kept.push_back(d.size);
-      p.domain.push_back(d.size);
-      p.strides.push_back(d.stride);
-      outputs *= d.size;
-    }
-  }
-  if (p.kept.empty()) {  // (every outer loop reduced: one output)
-    p.kept = {1};
-    p.domain = {1};
-    p.strides = {r.size * r.stride};
-  }
-  p.domain.push_back(r.size);
-  p.strides.push_back(r.stride);
-  if (outputs < kFewOutputs && r.size > kLongestFew) {
+  std::optional<Plan> ordered = kept_then(merged, r, Plan::Way::kOrdered);
+  if (!ordered) {
     return std::nullopt;
   }
+  s.ordered = std::move(*ordered);
   return s;
 }
 
