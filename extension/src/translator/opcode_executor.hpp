@@ -531,6 +531,9 @@ class OpcodeExecutor {
   void changed_floats_as_inputs();
   // math.sqrt(x), math.exp(x), ... of a number of the graph: a Python float made where it runs.
   VarPtr math_of(const VarPtr& callable, const std::vector<VarPtr>& args, std::size_t nkw);
+  // math.isclose(a, b, rel_tol=..., abs_tol=...) of numbers of the graph (one may be a constant),
+  // its tolerances constants: a Python bool made where the graph runs.
+  VarPtr math_isclose(const CallSite& site);
   // A Python number made in the graph ('i' or 'f', its graph value), or a Python int or float
   // constant; kind 0: neither.
   struct NumberOperand {
@@ -560,6 +563,8 @@ class OpcodeExecutor {
   VarPtr builtin_max(const std::vector<VarPtr>& args);
   VarPtr scalar_extreme(const char* name, const std::vector<VarPtr>& args);
   VarPtr builtin_min(const std::vector<VarPtr>& args);
+  // min(d, key=d.get) / max(d, key=d.get) of a dict made in the frame (python_numbers.cpp).
+  VarPtr extreme_by_key(const char* name, const std::vector<VarPtr>& args);
   VarPtr builtin_abs(const std::vector<VarPtr>& args);
   // Formatting in the graph (python_numbers.cpp): FORMAT_VALUE and 3.13's forms of a NumPy scalar
   // or a number made in the graph, and BUILD_STRING of strs made in the graph (false: not such).

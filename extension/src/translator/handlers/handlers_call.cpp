@@ -121,6 +121,10 @@ void OpcodeExecutor::call(int argc, const py::object& kwnames, std::size_t extra
     replace_call(site, std::move(r));
     return;
   }
+  if (VarPtr r = math_isclose(site)) {
+    replace_call(site, std::move(r));
+    return;
+  }
   // `for i in range(j + 1, n)` in a loop body: a loop op of bounds known where it runs.
   if (runtime_range_loop(site)) {
     return;

@@ -4,6 +4,7 @@
 // backend computes exactly what eager NumPy does.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
@@ -113,6 +114,8 @@ const std::vector<Signature>& signatures() {
       {"array", {"object", "dtype"}},
       {"indices", {"dimensions", "dtype", "sparse"}},
       {"nonzero", {"a"}},
+      {"flatnonzero", {"a"}},
+      {"gradient", {"f", "spacing", "axis", "edge_order"}},
       {"repeat", {"a", "repeats", "axis"}},
       {"tile", {"A", "reps"}},
       {"diff", {"a", "n", "axis", "prepend", "append"}},
@@ -253,8 +256,15 @@ OpcodeExecutor::NumpyCall::NumpyCall(OpcodeExecutor& executor, const std::string
       return Arg::sequence(std::move(ids), v->kind() == Variable::Kind::kTuple);
     }
     // (a list, dict or set received from outside: its contents may change between calls, and an
-    // identity guard on it would retranslate for every new one; refused before anything is guarded)
+    // identity guard on it would retranslate for every new one; refused before anything is
+    // guarded - but for a short list of Python numbers, guarded by its length and its items'
+    // values, and given as a copy)
     PyObject* o = v->kind() == Variable::Kind::kObject ? v->value().ptr() : nullptr;
+    if (o != nullptr && v->tracker().is_input()) {
+      if (py::object numbers = guarded_numbers(v)) {
+        return Arg::constant_of(numbers);
+      }
+    }
     if (o != nullptr && (PyList_Check(o) || PyDict_Check(o) || PyAnySet_Check(o))) {
       refuse("an argument it does not model (" + v->describe() + ")");
     }
@@ -270,6 +280,29 @@ OpcodeExecutor::NumpyCall::NumpyCall(OpcodeExecutor& executor, const std::string
   for (const auto& [k, v] : kwargs) {
     g.kwargs.emplace_back(k, to_arg(v));
   }
+}
+
+py::object OpcodeExecutor::NumpyCall::guarded_numbers(const VarPtr& v) const {
+  constexpr Py_ssize_t kMaxItems = 32;  // (each item's value checked on every call)
+  PyObject* o = v->value().ptr();
+  if (!PyList_CheckExact(o) || PyList_GET_SIZE(o) == 0 || PyList_GET_SIZE(o) > kMaxItems) {
+    return py::object();
+  }
+  const py::list items = py::reinterpret_borrow<py::list>(o);
+  for (const py::handle item : items) {
+    if (!PyLong_CheckExact(item.ptr()) && !PyFloat_CheckExact(item.ptr())) {
+      return py::object();
+    }
+  }
+  ex.guards_->type(v);
+  ex.guards_->length(v, PyList_GET_SIZE(o));
+  py::list copy;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(o); ++i) {
+    const py::object item = items[static_cast<std::size_t>(i)];
+    ex.guards_->value(Variable::constant(item, Tracker::item(v, py::int_(i))));
+    copy.append(item);
+  }
+  return copy;
 }
 
 void OpcodeExecutor::NumpyCall::refuse(const std::string& reason) const {
@@ -524,6 +557,67 @@ graph::Shape OpcodeExecutor::NumpyCall::shape_param(const char* p) const {
   return graph::Shape(l->begin(), l->end());
 }
 
+void OpcodeExecutor::NumpyCall::stack_sequences() {
+  // (Parameters NumPy reads with asarray/asanyarray; not those that take a sequence of arrays as
+  // one - concatenate's arrays, hstack's tup, np.array's object - nor shapes, axes and the like.)
+  static const char* const kArrayLike[] = {"a",  "b",  "x",       "x1",   "x2",  "v",
+                                           "m",  "y",  "p",       "arr",  "ary", "values",
+                                           "xp", "fp", "weights", "array"};
+  if (name == "array" || name == "asarray") {
+    return;
+  }
+  for (auto& [param, v] : bound) {
+    const char* p = param.c_str();
+    const bool listed = std::any_of(std::begin(kArrayLike), std::end(kArrayLike),
+                                    [p](const char* n) { return std::strcmp(n, p) == 0; });
+    // The op's argument for this parameter (positional, after the method's array, or keyword).
+    Arg* given = nullptr;
+    const std::size_t first = self ? 1 : 0;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      given = args[i] == v ? &g.args[first + i] : given;
+    }
+    for (std::size_t i = 0; i < kwargs.size(); ++i) {
+      given = kwargs[i].second == v ? &g.kwargs[i].second : given;
+    }
+    if (!listed || given == nullptr || !stackable(v, *given)) {
+      continue;
+    }
+    const VarPtr made = ex.numpy_function("array", Variable::constant(np.attr("array")), {v}, {},
+                                          nullptr);
+    *given = Arg::of(ex.array_operand(made).id);
+    v = made;
+  }
+}
+
+bool OpcodeExecutor::NumpyCall::stackable(const VarPtr& v, const Arg& given) const {
+  // A list of numbers from outside, guarded (guarded_numbers): np.array's literal array.
+  if (v->kind() == Variable::Kind::kObject) {
+    return given.kind == Arg::Kind::kConst && PyList_CheckExact(given.constant.ptr());
+  }
+  if ((v->kind() != Variable::Kind::kList && v->kind() != Variable::Kind::kTuple) ||
+      v->items().empty()) {
+    return false;
+  }
+  // Arrays and NumPy scalars only (a Python number of the graph or a constant: its dtype would be
+  // NumPy's for the whole list, not its own), of one dtype (no promotion rule asked).
+  std::optional<graph::DType> dtype;
+  for (const VarPtr& item : v->items()) {
+    if (item->kind() == Variable::Kind::kConst || !ex.is_array_like(item)) {
+      return false;
+    }
+    const ArrayOperand o = ex.array_operand(item);
+    if (o.kind != ArrayOperand::Kind::kValue) {
+      return false;
+    }
+    const graph::DType t = ex.static_info(o.id).dtype;
+    if (dtype && *dtype != t) {
+      return false;
+    }
+    dtype = t;
+  }
+  return true;
+}
+
 void OpcodeExecutor::NumpyCall::no_out() const {
   if (get("out") && !value_of("out").is_none()) {
     refuse("out= (not modelled for this function)");
@@ -554,6 +648,7 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
     return c.einsum();
   }
   c.bind();
+  c.stack_sequences();
   const auto& rules = NumpyCall::rules();
   const auto it = rules.find(name);
   if (it == rules.end()) {

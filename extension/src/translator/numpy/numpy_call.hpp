@@ -52,11 +52,19 @@ struct OpcodeExecutor::NumpyCall {
   std::string why;
 
   [[noreturn]] void refuse(const std::string& reason) const;
+  // A list of at most 32 Python ints and floats received from outside: guarded by its type,
+  // length and items' values, a copy of it (null otherwise).
+  pybind11::object guarded_numbers(const VarPtr& v) const;
   // np.add(x, y), np.exp(x) with out= at most: the result, or nullptr when `name` is no ufunc.
   VarPtr ufunc();
   VarPtr einsum();
   // Binds the arguments to the parameters the rules read.
   void bind();
+  // A list or tuple of arrays and NumPy scalars the frame made, given for a parameter NumPy turns
+  // into an array (np.mean(flow), flow a list of NumPy scalars): that array, made by an np.array
+  // op, takes its place in the op and for the rule (the call's result is the same).
+  void stack_sequences();
+  bool stackable(const VarPtr& v, const graph::Arg& given) const;
 
   graph::Operand operand_of(const VarPtr& v) const;  // an operand of a ufunc-like function
   VarPtr get(const char* p) const;                   // a bound parameter, or nullptr
@@ -146,6 +154,7 @@ struct OpcodeExecutor::NumpyCall {
   VarPtr append();   // append
   VarPtr pad();      // pad
   VarPtr kron();     // kron
+  VarPtr gradient(); // gradient
   // numpy_rules_stats.cpp
   VarPtr count_nonzero();  // count_nonzero
   VarPtr statistic();      // median, percentile, quantile, nansum, nanmean, nanmax, nanmin, nanstd,
@@ -168,6 +177,7 @@ struct OpcodeExecutor::NumpyCall {
   VarPtr indices();                  // indices
   VarPtr nonzero();                  // nonzero, ndarray.nonzero
   VarPtr nonzero_of(const char* p);  // (also np.where of one argument)
+  VarPtr flatnonzero();              // flatnonzero
 };
 
 }  // namespace sot::translator

@@ -72,6 +72,7 @@ const char* const kFunctions[] = {
     "convolve",     "correlate",    "interp",      "append",
     "pad",          "kron",         "asarray",     "column_stack",
     "searchsorted", "digitize",     "isclose",     "count_nonzero",
+    "flatnonzero",  "gradient",
 };
 
 // The np.linalg functions captured (as "linalg.<name>").

@@ -104,6 +104,8 @@ const std::map<std::string, OpcodeExecutor::NumpyCall::Rule>& OpcodeExecutor::Nu
       {"array", &C::array},
       {"indices", &C::indices},
       {"nonzero", &C::nonzero},
+      {"flatnonzero", &C::flatnonzero},
+      {"gradient", &C::gradient},
       {"repeat", &C::repeat},
       {"tile", &C::tile},
       {"diff", &C::diff},

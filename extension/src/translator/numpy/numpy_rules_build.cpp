@@ -3,6 +3,7 @@
 // known only when the graph runs: the same shape symbol as a boolean mask's count of true items,
 // array_indexing.cpp). Dtypes from the running NumPy (numpy_probe.cpp) where they are not plain.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,11 @@ VarPtr OpcodeExecutor::NumpyCall::array() {
   const VarPtr object = get("object");
   const bool sequence = object && (object->kind() == Variable::Kind::kList ||
                                    object->kind() == Variable::Kind::kTuple);
+  // (a list from outside arrives here as the guarded copy guarded_numbers made)
   const bool literal = sequence || (object && object->kind() == Variable::Kind::kConst &&
-                                    PyTuple_CheckExact(object->value().ptr()));
+                                    PyTuple_CheckExact(object->value().ptr())) ||
+                       (object && object->kind() == Variable::Kind::kObject &&
+                        PyList_CheckExact(object->value().ptr()));
   if (literal && !g.args.empty() && g.args[0].kind == graph::Arg::Kind::kConst) {
     return literal_array(g.args[0].constant);
   }
@@ -80,8 +84,8 @@ VarPtr OpcodeExecutor::NumpyCall::literal_array(const py::object& items) {
 // copy them to the host, or refuse); of a list or tuple of numbers the frame built: as np.array.
 VarPtr OpcodeExecutor::NumpyCall::asarray() {
   VarPtr a = get("a");
-  if (!value_of("dtype").is_none() || !value_of("order").is_none()) {
-    refuse("dtype= or order=");
+  if (!value_of("order").is_none()) {
+    refuse("order=");
   }
   if (a && ex.is_array_like(a)) {
     const ValueInfo info = array_param("a");
@@ -90,11 +94,22 @@ VarPtr OpcodeExecutor::NumpyCall::asarray() {
     if (info.scalar || device || info.is_tuple()) {
       refuse("a NumPy scalar, or device arrays in the graph");
     }
-    return a;
+    // With a dtype: the array itself where it has that dtype, else a new array of it.
+    const std::optional<DType> t = dtype_param("dtype");
+    if (!t || *t == info.dtype) {
+      return a;
+    }
+    ValueInfo made = info;
+    made.dtype = *t;
+    return result(made);
+  }
+  if (!value_of("dtype").is_none()) {
+    refuse("dtype= of a list or tuple");
   }
   const bool literal =
       a && (a->kind() == Variable::Kind::kList || a->kind() == Variable::Kind::kTuple ||
-            (a->kind() == Variable::Kind::kConst && PyTuple_CheckExact(a->value().ptr())));
+            (a->kind() == Variable::Kind::kConst && PyTuple_CheckExact(a->value().ptr())) ||
+            (a->kind() == Variable::Kind::kObject && PyList_CheckExact(a->value().ptr())));
   if (!literal || g.args.empty() || g.args[0].kind != graph::Arg::Kind::kConst) {
     refuse("an object that is not an array or a list of numbers (" +
            (a ? a->describe() : std::string("none")) + ")");
@@ -128,6 +143,16 @@ VarPtr OpcodeExecutor::NumpyCall::indices() {
 
 VarPtr OpcodeExecutor::NumpyCall::nonzero() {
   return nonzero_of("a");
+}
+
+// np.flatnonzero(a): NumPy's np.nonzero(np.ravel(a))[0], made of those two ops.
+VarPtr OpcodeExecutor::NumpyCall::flatnonzero() {
+  array_param("a");
+  const VarPtr flat =
+      ex.numpy_function("ravel", Variable::constant(np.attr("ravel")), {get("a")}, {}, nullptr);
+  const VarPtr parts =
+      ex.numpy_function("nonzero", Variable::constant(np.attr("nonzero")), {flat}, {}, nullptr);
+  return parts->items()[0];
 }
 
 VarPtr OpcodeExecutor::NumpyCall::nonzero_of(const char* p) {

@@ -65,12 +65,20 @@ VarPtr OpcodeExecutor::NumpyCall::vander() {
 
 VarPtr OpcodeExecutor::NumpyCall::polyval() {
   const ValueInfo p = array_param("p");
-  const ValueInfo x = array_param("x");
   if (p.scalar || p.ndim() != 1) {
     refuse("coefficients that are not a 1-d array");
   }
+  // x a Python number, a NumPy scalar or a 0-d array: NumPy makes it a 0-d array and adds each
+  // coefficient (a NumPy scalar) to y * x, scalars all along (no value-based casting among
+  // them); the result a NumPy scalar of the dtype the running NumPy gives.
+  const VarPtr xv = get("x");
+  if (xv && xv->kind() == Variable::Kind::kConst &&
+      (PyFloat_CheckExact(xv->value().ptr()) || PyLong_CheckExact(xv->value().ptr()))) {
+    return result(probed(probe(), Shape{}));
+  }
+  const ValueInfo x = array_param("x");
   if (x.scalar || x.ndim() == 0) {
-    refuse("an x that is a NumPy scalar or a 0-d array");
+    return result(probed(probe(), Shape{}));
   }
   // y = y * x + p[i] for each coefficient, y from zeros_like(x): NumPy 1.x's value-based casting
   // of the coefficients (NumPy scalars) would make the dtype depend on their values unless they

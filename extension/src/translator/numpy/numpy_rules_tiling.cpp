@@ -1,12 +1,14 @@
 // The rules of np.repeat, np.tile and np.diff (graph ops that run NumPy's function; shapes from
 // graph/rules/library_rules.hpp, dtypes the input's or the running NumPy's), np.average (a mean
-// of its axes, weighted or not; dtype from the running NumPy), np.append, np.pad and np.kron.
+// of its axes, weighted or not; dtype from the running NumPy), np.append, np.pad, np.kron and
+// np.gradient.
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/loaded_module.hpp"
 #include "graph/rules/library_rules.hpp"
 #include "translator/numpy/numpy_call.hpp"
 
@@ -243,6 +245,48 @@ VarPtr OpcodeExecutor::NumpyCall::kron() {
   }
   // (a product's dtype; NumPy scalars in, a NumPy scalar or an array out: NumPy's)
   return result(probed(probe(), shape));
+}
+
+// np.gradient(f), np.gradient(f, h) of one spacing for every axis, with axis= and edge_order=: one
+// op running NumPy's function; each result of f's shape, its dtype the running NumPy's (ints give
+// float64). One axis gives an array; several a tuple under NumPy 2 and a list under 1.x, taken
+// there only where the next instruction unpacks it (a tuple would not be that list).
+VarPtr OpcodeExecutor::NumpyCall::gradient() {
+  const ValueInfo f = array_param("f");
+  if (f.scalar || f.ndim() == 0) {
+    refuse("a 0-d array or NumPy scalar (NumPy raises)");
+  }
+  if (args.size() > 2) {
+    refuse("a spacing per axis");
+  }
+  if (const VarPtr h = get("spacing")) {
+    const py::object v = value_of("spacing");
+    if (!(PyFloat_CheckExact(v.ptr()) || PyLong_CheckExact(v.ptr()))) {
+      refuse("a spacing that is not a Python int or float (" + h->describe() + ")");
+    }
+  }
+  const py::object order = value_of("edge_order");
+  if (!order.is_none() && !PyLong_CheckExact(order.ptr())) {
+    refuse("an edge_order that is not an int");
+  }
+  std::vector<int> axes;
+  const std::size_t n = axes_param("axis", &axes) ? axes.size() : f.shape.size();
+  // (Sizes cut to 3 at most: NumPy raises on an axis shorter than edge_order + 1 for the sample
+  // where it would for the array.)
+  const py::object sample = probe(3);
+  if (n == 1) {
+    return result(probed(sample, f.shape));
+  }
+  if (PyList_CheckExact(sample.ptr()) && unpacked_next(n)) {
+    // (the op makes NumPy 1.x's list a tuple, the graph's kind of value of several results)
+    static const py::object& tupled = *new py::object(py::cpp_function(
+        [](const py::args& a, const py::kwargs& k) -> py::object {
+          return py::tuple(a[0](*a[py::slice(1, static_cast<Py_ssize_t>(a.size()), 1)], **k));
+        }));
+    g.fn = loaded_module("functools").attr("partial")(tupled, g.fn);
+    return results(py::tuple(sample), std::vector<Shape>(n, f.shape));
+  }
+  return results(sample, std::vector<Shape>(n, f.shape));
 }
 
 }  // namespace sot::translator

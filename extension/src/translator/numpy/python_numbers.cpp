@@ -205,6 +205,69 @@ VarPtr OpcodeExecutor::math_of(const VarPtr& callable, const std::vector<VarPtr>
   return number_op(op_name.c_str(), callable->value(), {id}, predicate ? 'b' : 'f');
 }
 
+VarPtr OpcodeExecutor::math_isclose(const CallSite& site) {
+  const VarPtr& callable = site.callable;
+  if (callable->kind() != Variable::Kind::kObject || !shared_->arrays ||
+      callable->value().ptr() != loaded_module("math").attr("isclose").ptr() ||
+      site.args.size() != 2 + site.nkw) {
+    return nullptr;
+  }
+  // The numbers: floats, ints and NumPy ints or floats of the graph (never too large for a double:
+  // a Python int made in the graph may be, OverflowError), or Python float constants; one of the
+  // graph at least.
+  bool of_graph = false;
+  for (std::size_t i = 0; i < 2; ++i) {
+    const VarPtr& v = site.args[i];
+    if (v->kind() == Variable::Kind::kArray) {
+      const graph::ValueInfo& info = arrays().graph.value(v->graph_id()).info;
+      const char k = graph::kind(info.dtype);
+      if (info.is_tuple() || !(info.python == 'f' || (info.python == 0 && info.scalar)) ||
+          (k != 'i' && k != 'u' && k != 'f')) {
+        return nullptr;
+      }
+      of_graph = true;
+    } else if (v->kind() != Variable::Kind::kConst || !PyFloat_CheckExact(v->value().ptr())) {
+      return nullptr;
+    }
+  }
+  // The tolerances: Python numbers of this code, not negative (else ValueError here as there).
+  py::dict tolerances;
+  for (std::size_t i = 0; i < site.nkw; ++i) {
+    const VarPtr& v = site.args[2 + i];
+    const std::string key = str_of(py::tuple(site.kwnames)[i]);
+    if ((key != "rel_tol" && key != "abs_tol") || v->kind() != Variable::Kind::kConst ||
+        !(PyFloat_CheckExact(v->value().ptr()) || PyLong_CheckExact(v->value().ptr()))) {
+      return nullptr;
+    }
+    const double d = PyFloat_AsDouble(v->value().ptr());  // (-1.0 and an error when too large)
+    if (PyErr_Occurred() != nullptr) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    if (!(d >= 0.0)) {
+      return nullptr;
+    }
+    tolerances[py::str(key)] = v->value();
+  }
+  if (!of_graph) {
+    return nullptr;
+  }
+  for (std::size_t i = 0; i < site.nkw; ++i) {
+    guards_->value(site.args[2 + i]);
+  }
+  std::vector<int> ids;
+  for (std::size_t i = 0; i < 2; ++i) {
+    const VarPtr& v = site.args[i];
+    ids.push_back(v->kind() == Variable::Kind::kArray ? v->graph_id()
+                                                      : number_value(number_operand(v)));
+  }
+  guards_->identity(callable);
+  const py::object fn =
+      site.nkw == 0 ? callable->value()
+                    : loaded_module("functools").attr("partial")(callable->value(), **tolerances);
+  return number_op("math.isclose", fn, ids, 'b');
+}
+
 OpcodeExecutor::NumberOperand OpcodeExecutor::number_operand(const VarPtr& v) {
   NumberOperand n;
   if (v->kind() == Variable::Kind::kArray && shared_->arrays) {
@@ -457,6 +520,68 @@ VarPtr OpcodeExecutor::scalar_extreme(const char* name, const std::vector<VarPtr
   const py::object fn =
       py::reinterpret_borrow<py::object>(PyDict_GetItemString(inputs_.builtins, name));
   return add_array_op(python_op(name, fn, {graph::Arg::sequence(ids, true)}), first);
+}
+
+VarPtr OpcodeExecutor::extreme_by_key(const char* name, const std::vector<VarPtr>& args) {
+  // min(d, key=d.get) / max(...) of a dict made in the frame, its keys Python ints, floats or strs
+  // of one type and its values NumPy scalars of one int or float dtype or Python numbers made in
+  // the graph of one kind: the builtin called where the graph runs on the dict rebuilt there (the
+  // same comparisons, the same first key of the least or greatest value), its result that key, a
+  // Python value made in the graph.
+  if (args.size() != 2 || !shared_->arrays) {
+    return nullptr;
+  }
+  const VarPtr& d = args[0];
+  const VarPtr& key = args[1];
+  if (d->kind() != Variable::Kind::kDict || d->items().empty() ||
+      key->kind() != Variable::Kind::kMethod || key->items().empty() || key->items()[0] != d ||
+      str_of(key->value()) != "get") {
+    return nullptr;
+  }
+  PyTypeObject* key_type = Py_TYPE(d->keys().front().ptr());
+  char kind = key_type == &PyLong_Type ? 'i' : key_type == &PyFloat_Type ? 'f' : 0;
+  kind = key_type == &PyUnicode_Type ? 's' : kind;
+  py::tuple keys(d->keys().size());
+  for (std::size_t i = 0; i < d->keys().size(); ++i) {
+    if (kind == 0 || Py_TYPE(d->keys()[i].ptr()) != key_type) {
+      return nullptr;
+    }
+    keys[i] = d->keys()[i];
+  }
+  std::vector<int> ids;
+  graph::ValueInfo first;
+  for (const VarPtr& v : d->items()) {
+    if (v->kind() != Variable::Kind::kArray) {
+      return nullptr;
+    }
+    const graph::ValueInfo info = arrays().graph.value(v->graph_id()).info;
+    const char k = graph::kind(info.dtype);
+    const bool number = info.python == 'i' || info.python == 'f';
+    const bool scalar = info.scalar && info.python == 0 && (k == 'f' || k == 'i');
+    if (!(number || scalar) || arrays().is_loop_index(v->graph_id()) ||
+        (!ids.empty() && (info.dtype != first.dtype || info.python != first.python))) {
+      return nullptr;
+    }
+    first = ids.empty() ? info : first;
+    ids.push_back(v->graph_id());
+  }
+  // pick(builtin, keys, *values): builtin(table, key=table.get) of the dict of keys and values.
+  static const py::object& pick = *new py::object(py::cpp_function([](const py::args& a) {
+    py::dict table;
+    const py::tuple names = a[1];
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      table[names[i]] = a[i + 2];
+    }
+    return a[0](table, py::arg("key") = table.attr("get"));
+  }));
+  const py::object builtin =
+      py::reinterpret_borrow<py::object>(PyDict_GetItemString(inputs_.builtins, name));
+  std::vector<graph::Arg> values;
+  for (const int id : ids) {
+    values.push_back(graph::Arg::of(id));
+  }
+  const py::object fn = loaded_module("functools").attr("partial")(pick, builtin, keys);
+  return add_array_op(python_op(name, fn, std::move(values)), python_info(kind));
 }
 
 VarPtr OpcodeExecutor::builtin_max(const std::vector<VarPtr>& args) {

@@ -41,12 +41,17 @@ VarPtr OpcodeExecutor::structural_call(const py::object& fn, const std::vector<V
     return nullptr;
   }
   if (nkw > 0) {
-    // enumerate(it, start=n): the one keyword modelled (it binds as the second argument).
-    const bool enumerate_start =
-        nkw == 1 && args.size() == 2 && kwnames &&
-        PyDict_GetItemString(builtins, "enumerate") == fn.ptr() &&
-        py::str(PyTuple_GET_ITEM(kwnames.ptr(), 0)).equal(py::str("start"));
-    return enumerate_start ? builtin_enumerate(args) : nullptr;
+    // enumerate(it, start=n) and min/max(d, key=d.get): the keywords modelled (each binds as the
+    // second argument).
+    const bool one = nkw == 1 && args.size() == 2 && kwnames;
+    auto named = [&](const char* builtin, const char* keyword) {
+      return one && PyDict_GetItemString(builtins, builtin) == fn.ptr() &&
+             py::str(PyTuple_GET_ITEM(kwnames.ptr(), 0)).equal(py::str(keyword));
+    };
+    if (named("min", "key") || named("max", "key")) {
+      return extreme_by_key(named("min", "key") ? "min" : "max", args);
+    }
+    return named("enumerate", "start") ? builtin_enumerate(args) : nullptr;
   }
   for (const auto& [name, handler] : kBuiltins) {
     if (PyDict_GetItemString(builtins, name) == fn.ptr()) {  // borrowed
