@@ -101,7 +101,8 @@ int array_fast_path(const GuardCheck& c, PyObject* value, std::vector<Py_ssize_t
     return -1;
   }
   const ArrayFields* a = array_fields(value);
-  bool ok = shape_matches(c, a->nd, a->dimensions, symbols);
+  bool ok = shape_matches(c, a->nd, a->dimensions, symbols) &&
+            (!c.writeable || (a->flags & kArrayWriteable) != 0);
   if (ok && c.contiguous) {
     ok = c_contiguous(a->nd, a->dimensions, a->strides, c.seen_itemsize);
   }
@@ -137,7 +138,8 @@ bool array_matches(const GuardCheck& c, PyObject* value, std::vector<Py_ssize_t>
     return false;
   }
   const bool format_ok = view.format != nullptr && c.format == view.format;
-  bool ok = format_ok && shape_matches(c, view.ndim, view.shape, symbols);
+  bool ok = format_ok && shape_matches(c, view.ndim, view.shape, symbols) &&
+            (!c.writeable || view.readonly == 0);
   if (ok && c.contiguous) {
     ok = PyBuffer_IsContiguous(&view, 'C') != 0;
   }
@@ -406,7 +408,7 @@ std::string GuardCheck::describe() const {
                                                     : "s" + std::to_string(symbol_of(dim)) + ">=2");
       }
       return (device ? "device " : "") + s + (shape.size() == 1 ? ",)" : ")") +
-             (contiguous ? " C-contiguous" : "");
+             (contiguous ? " C-contiguous" : "") + (writeable ? " writeable" : "");
     }
     case Kind::kAbsent:
       return "no such value";

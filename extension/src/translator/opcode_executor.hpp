@@ -760,6 +760,9 @@ class OpcodeExecutor {
   // The value of a static argument (an axis, a shape, a dtype): a constant (guarded), or a null
   // object.
   pybind11::object static_arg(const VarPtr& v);
+  // An op that writes into an array: the input it writes into guarded writeable (a read-only one
+  // breaks the graph there), array_ops.cpp.
+  void written_input(const graph::Op& op);
   bool truth(const VarPtr& v, bool* value);
   void branch(const bytecode::Instruction& ins, bool jump_if);
 

@@ -112,10 +112,11 @@ void GuardSet::type(const VarPtr& v) {
 }
 
 void GuardSet::array(const VarPtr& v, const std::string& format,
-                     const std::vector<Py_ssize_t>& shape, bool device) {
+                     const std::vector<Py_ssize_t>& shape, bool device, bool writeable) {
   capture::GuardCheck c;
   c.kind = capture::GuardCheck::Kind::kArray;
   c.device = device;
+  c.writeable = writeable;
   c.format = format;
   c.length = static_cast<Py_ssize_t>(shape.size());
   c.shape = shape;

@@ -28,7 +28,7 @@ class GuardSet {
   // An array received from outside: its buffer's element `format` (a `device` array's typestr),
   // and `shape` (entries as in capture::GuardCheck: sizes or shape symbols).
   void array(const VarPtr& v, const std::string& format, const std::vector<Py_ssize_t>& shape,
-             bool device = false);
+             bool device = false, bool writeable = false);
   // type(v) is its type now, and that type has not changed since (false: it has no version tag,
   // nothing was added).
   bool type_version(const VarPtr& v);

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/array_fields.hpp"
 #include "core/device_arrays.hpp"
 #include "core/loaded_module.hpp"
 #include "translator/guards/guards.hpp"
@@ -219,7 +220,7 @@ void add_array_guards(const ArrayState& arrays, GuardSet* guards) {
         dims.push_back(static_cast<Py_ssize_t>(m.shape[d]));
       }
     }
-    guards->array(arrays.inputs[k], m.format, dims, m.device);
+    guards->array(arrays.inputs[k], m.format, dims, m.device, m.written && !m.device);
   }
 }
 
@@ -434,7 +435,8 @@ OpcodeExecutor::ArrayOperand OpcodeExecutor::array_operand(const VarPtr& v) {
 VarPtr OpcodeExecutor::add_array_op(graph::Op op, ValueInfo info) {
   if (arrays().errors_raise) {
     // An op that raises where the graph runs would lose or reorder what the frame did around it.
-    graph_break("NumPy's error state raises (np.seterr): array operations run as is");
+    graph_break("NumPy's error state or a warnings filter raises (np.seterr, -W error): array "
+        "operations run as is");
   }
   if (under_handler(code_.instructions()[pc_]) || shared_->calls_under_handler > 0) {
     // The graph runs later, outside the block: an error of this operation (a read-only array
@@ -443,10 +445,48 @@ VarPtr OpcodeExecutor::add_array_op(graph::Op op, ValueInfo info) {
         "a NumPy operation inside a try or with block (its errors must reach the block's "
         "handler)");
   }
+  if (op.mutates) {
+    written_input(op);
+  }
   op.line = code_.instructions()[pc_].position.line;
   std::string text = info.text();
   const int id = arrays().graph.add_op(std::move(op), std::move(info));
   return Variable::array(id, std::move(text));
+}
+
+void OpcodeExecutor::written_input(const graph::Op& op) {
+  // The array an op changes in place, back through the views and in-place changes that made it:
+  // an input from outside is guarded writeable from now on; one that is read-only now raises
+  // here in plain Python (ValueError), before whatever follows, and so breaks the graph here.
+  ArrayState& a = arrays();
+  if (op.args.empty() || op.args[0].kind != graph::Arg::Kind::kValue) {
+    return;
+  }
+  int v = op.args[0].value;
+  for (;;) {
+    const graph::Value& value = a.graph.value(v);
+    if (value.source != graph::Value::Source::kOp) {
+      break;
+    }
+    const graph::Op& maker = a.graph.ops()[static_cast<std::size_t>(value.op)];
+    if (!(maker.view || maker.mutates) || maker.args.empty() ||
+        maker.args[0].kind != graph::Arg::Kind::kValue) {
+      return;  // (an array made in the graph)
+    }
+    v = maker.args[0].value;
+  }
+  const graph::Value& root = a.graph.value(v);
+  if (root.source != graph::Value::Source::kInput || root.input < 0 ||
+      static_cast<std::size_t>(root.input) >= a.meta.size() || !a.meta[root.input].array ||
+      a.meta[root.input].device) {
+    return;
+  }
+  PyObject* o = a.inputs[static_cast<std::size_t>(root.input)]->value().ptr();
+  if (Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(a.numpy.attr("ndarray").ptr()) &&
+      (array_fields(o)->flags & kArrayWriteable) == 0) {
+    graph_break("a write into a read-only array (NumPy raises here)");
+  }
+  a.meta[static_cast<std::size_t>(root.input)].written = true;
 }
 
 py::object OpcodeExecutor::static_arg(const VarPtr& v) {

@@ -42,6 +42,7 @@ struct ArrayState {
     std::vector<int> symbols;  // per dimension: a symbol, or -1
     bool array = false;        // an ndarray (not a NumPy scalar)
     bool device = false;       // a device array (__cuda_array_interface__)
+    bool written = false;      // the graph writes into it (or a view of it): guarded writeable
   };
   std::vector<InputMeta> meta;  // by graph input
   // Input Variable `v` (received from outside) as a new graph input of `info`, named by its

@@ -38,9 +38,55 @@ bool raises_now() {
   return false;
 }
 
+// Python's warnings filters turn a RuntimeWarning (NumPy's floating-point warnings, ComplexWarning
+// among them) into an exception (`-W error`, `simplefilter("error")`): the first filter for
+// RuntimeWarning or a subclass of it whose action is "error", before one that takes every
+// RuntimeWarning with another action (a filter with a message or module pattern is taken as
+// possibly matching).
+bool warnings_raise() {
+  PyObject* warnings = PyImport_GetModule(py::str("warnings").ptr());  // new reference or null
+  if (warnings == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  const py::object module = py::reinterpret_steal<py::object>(warnings);
+  const py::object filters = module.attr("filters");
+  if (!PyList_Check(filters.ptr())) {
+    return false;
+  }
+  PyObject* runtime = PyExc_RuntimeWarning;
+  for (const py::handle f : filters) {
+    if (!PyTuple_Check(f.ptr()) || PyTuple_GET_SIZE(f.ptr()) < 5) {
+      return true;  // (not a filter this reads: taken as raising)
+    }
+    PyObject* category = PyTuple_GET_ITEM(f.ptr(), 2);
+    const int takes_all = PyObject_IsSubclass(runtime, category);
+    const int takes_some = takes_all == 1 ? 1 : PyObject_IsSubclass(category, runtime);
+    if (takes_all < 0 || takes_some < 0) {
+      PyErr_Clear();
+      return true;
+    }
+    if (takes_some == 0) {
+      continue;
+    }
+    if (PyUnicode_Check(PyTuple_GET_ITEM(f.ptr(), 0)) &&
+        PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(f.ptr(), 0), "error") == 0) {
+      return true;
+    }
+    const bool unconditional = PyTuple_GET_ITEM(f.ptr(), 1) == Py_None &&
+                               PyTuple_GET_ITEM(f.ptr(), 3) == Py_None &&
+                               PyLong_Check(PyTuple_GET_ITEM(f.ptr(), 4)) &&
+                               PyLong_AsLong(PyTuple_GET_ITEM(f.ptr(), 4)) == 0;
+    if (takes_all == 1 && unconditional) {
+      return false;
+    }
+  }
+  return false;
+}
+
 PyObject* errors_raise(PyObject* /*self*/, PyObject* /*unused*/) {
   try {
-    return PyBool_FromLong(raises_now() ? 1 : 0);
+    return PyBool_FromLong(raises_now() || warnings_raise() ? 1 : 0);
   } catch (py::error_already_set& e) {
     e.restore();
     return nullptr;
@@ -48,7 +94,8 @@ PyObject* errors_raise(PyObject* /*self*/, PyObject* /*unused*/) {
 }
 
 PyMethodDef g_errors_raise_def = {"numpy_errors_raise", errors_raise, METH_NOARGS,
-                                  "True when NumPy's error state raises or calls on some error."};
+                                  "True when NumPy's error state raises or calls on some error, or when a "
+                                  "warnings filter makes a RuntimeWarning an error."};
 
 }  // namespace
 
