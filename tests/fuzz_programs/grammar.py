@@ -116,7 +116,9 @@ PRODUCTIONS = {
     "num": ["{anyarr}.sum()", "{anyarr}.max()", "{anyarr}.min()", "{anyarr}.mean()", "{arr}[{idx}]",
             "np.float32({float})", "np.int64({int})", "np.int32({small})", "{anyarr}.prod()", "np.dot({arr}, {arr})",
             "({num} + {scalar})", "({num} * {num})", "np.float64({int})", "{anyarr}.std()", "np.sum({anyarr})",
-            "np.bool_({bool})", "({num} / {scalar})"],
+            "np.bool_({bool})", "({num} / {scalar})", "np.median({anyarr})", "np.average({arr})",
+            "np.polyval({arr}.reshape(-1), {float})", "np.mean([{num}, {num}])", "abs({num})",
+            "np.percentile({arr}, 50)", "max({num}, {num})"],
     "str": ["({str} + {str})", "({str} * ({int} % 4))", "{str}[{small}:{small}]", "{str}[::-1]", "{str}[{idx}]",
             "{str}.upper()", "{str}.lower()", "{str}.strip()", "{str}.replace({nstr}, {str})", "str({any})",
             "repr({any})", "('%s/%r' % ({any}, {any}))", "{str}.join([{str}, {str}])", "','.join(map(str, {list}))",
@@ -155,13 +157,17 @@ PRODUCTIONS = {
             "np.clip({arr}, {scalar}, {scalar})", "({arr} > {scalar})", "({arr} == {arr})", "({arr} & {arr})",
             "np.sort({arr})", "{arr}[::-1]", "np.square({arr})", "np.sign({arr})", "np.floor({arr})",
             "np.logical_not({arr})", "np.isnan({arr})", "({arr} * {arr})", "np.true_divide({arr}, {arr})",
-            "(np.float32({float}) * {arr})", "({arr} @ {arr}.T)"],
+            "(np.float32({float}) * {arr})", "({arr} @ {arr}.T)", "np.isclose({arr}, {scalar})",
+            "np.conjugate({arr})", "abs({arr})"],
     "arrx": ["{arr}[1:]", "{arr}[::2]", "{anyarr}.reshape(-1)",
              "np.concatenate([{anyarr}.reshape(-1), {anyarr}.reshape(-1)])", "np.arange({int} % 6)",
              "np.ones({int} % 5, dtype={dt})", "np.zeros(({small} % 3, 2))", "{arr}[{arr} > {scalar}]", "{arr}.T",
              "np.array({list}, dtype={dt})", "np.linspace(0, 1, ({small} % 4) + 1)", "({arrx} * {scalar})",
              "np.sort({arrx})", "{arrx}[::-1]", "np.unique({anyarr})", "np.cumsum({anyarr})",
-             "{anyarr}.sum(axis=0)", "np.nonzero({anyarr})[0]", "({arrx} + {arrx})"],
+             "{anyarr}.sum(axis=0)", "np.nonzero({anyarr})[0]", "({arrx} + {arrx})", "np.repeat({anyarr}, 2)",
+             "np.tile({arr}, 2)", "np.diff({anyarr}.reshape(-1))", "np.hstack([{anyarr}.reshape(-1), {arr}])",
+             "np.append({arr}, {scalar})", "np.pad({arr}, 1)", "np.flatnonzero({anyarr})",
+             "np.gradient({arr}.reshape(-1) * 1.0)", "np.array([{num}, {num}])", "np.asarray({arr}, dtype=float)"],
     "obj": ["Box({int}, {list})"],
     "any": ["pack({int}, *{list}, key={str}, **{dict})", "pack(*{tuple}, {any})", "mix({int})",
             "mix({int}, {float}, *{list}, c={str})", "mix(*{tuple}, **{dict})", "divmod({float}, {float})",
@@ -185,6 +191,13 @@ STATEMENTS = [
     "print({any})", "print({any}, {any}, sep={str})", "print({any}, end={str})", "print(*{list}, sep={str})",
     "np.seterr(all={mode})", "np.seterr(divide={mode}, invalid={mode})", "{@arr}.sort()",
     "np.add({arr}, {scalar}, out={@arr})", "np.multiply({arr}, {arr}, out={@arr})", "{@list}[::2] = {@list}[1::2]",
+]
+
+# Statements for the bodies of long loops (issue 36's): each grows nothing by more than an item a step.
+LONG_LOOP_STATEMENTS = [
+    "{@obj}.x += {small}", "{@arr} += {scalar}", "{@arr}[{idx}] = {scalar}", "{@int} += {small}",
+    "{@float} += 0.5", "print({num})", "bump({small})", "push({@list}, {small})", "{@dict}[{key}] = {int}",
+    "{@arr}[{@arr} > {scalar}] = {scalar}", "np.add({arr}, {scalar}, out={@arr})",
 ]
 
 # What a for loop iterates over (a few items: two nested loops that double a list stay small; a dict has a few
@@ -212,6 +225,7 @@ class Generator:
 
     def __init__(self, seed):
         self.rng = random.Random(seed)
+        self.rng36 = random.Random(f"{seed}/36")  # (issue 36's statements: a stream of their own)
         self.numpy = self.chance(0.5)
         self.types = [t for t in PRINTABLE if self.numpy or t not in NUMPY_TYPES]
         self.productions = PRODUCTIONS if self.numpy else PURE_PRODUCTIONS
@@ -550,14 +564,138 @@ class Generator:
                 name = self.fresh("shared")
                 args[i], args[j] = f"({name} := {args[i]})", name
 
+    # -- issue 36: loops the translator makes loop ops of, while loops and ifs on values of the graph -----------
+    def loop_statements(self):
+        """Before or after ``f``'s statements, drawn from a stream of their own (``rng36``): one to three loops long
+        enough to be loop ops or to test their limits - a range (a Python-number counter near 2**63 now and then),
+        rows (enumerate, zip), per-step slices, a list appended to and then given to NumPy, a while loop on a value
+        of the graph - with ifs on values of the graph and random statements inside. Returns the names of the
+        values they leave, to be returned."""
+        saved, self.rng = self.rng, self.rng36
+        left = []
+        try:
+            for _ in range(self.rng.randint(1, 3)):
+                kind = self.rng.choice([self.range_loop, self.rows_loop, self.while_graph, self.append_loop])
+                state = len(self.lines), len(self.scopes), self.indent
+                try:
+                    left.append(kind())
+                except _Skip:  # undo what the loop began
+                    del self.lines[state[0]:], self.scopes[state[1]:]
+                    self.indent = state[2]
+        finally:
+            self.rng = saved
+        return left
+
+    def loop_statement(self):
+        """One of LONG_LOOP_STATEMENTS in the body of a long loop (the random statements of short loops may
+        double a list or an array on every step, which twenty steps make too large)."""
+        self.emit(self.fill(self.rng.choice(LONG_LOOP_STATEMENTS), 1))
+
+    def steps(self):
+        return str(self.rng.randint(17, 24))  # (more than 16: a loop op, not unrolled)
+
+    def graph_if(self, acc):
+        """An if on a value of the graph inside a loop body, changing the carried array either way."""
+        self.emit(f"if {acc}.sum() > {self.rng.choice(['0.0', '1.5', '-3.0', '100.0'])}:")
+        self.emit(f"    {acc} = {acc} * 0.5")
+        if self.chance(0.5):
+            self.emit("else:")
+            self.emit(f"    {acc} = {acc} + 1.0")
+
+    def body_extras(self, acc):
+        if self.chance(0.5):
+            self.graph_if(acc)
+        if self.chance(0.3):
+            self.emit(f"if {acc}.sum() > {self.rng.choice(['2.0', '50.0', '1e6'])}:")
+            self.emit("    " + self.rng.choice(["break", "continue"]))
+        if self.chance(0.3):
+            self.loop_statement()
+
+    def range_loop(self):
+        acc, t, counter = self.fresh("acc"), self.fresh("t"), self.fresh("c")
+        self.emit(f"{acc} = {self.expr('arr')} * 1.0")
+        big = self.chance(0.3)
+        if big:
+            self.emit(f"{counter} = 2**63 - {self.rng.randint(1, 20)}")
+        self.emit(f"for {t} in range({self.steps()}):")
+        self.indent += 1
+        self.scopes.append({t: "int", acc: "arr"})
+        self.emit(f"{acc} = {acc} * {self.rng.choice(['0.5', '0.99', '1.01'])} + {t} * 0.25")
+        if big:
+            self.emit(f"{counter} += {self.rng.choice(['1', t])}")
+        if self.chance(0.4):
+            self.emit(f"{acc} = {acc} + {acc}.reshape(-1)[:{t} % 4].sum()")  # (a per-step slice)
+        self.body_extras(acc)
+        self.scopes.pop()
+        self.indent -= 1
+        self.scopes[-1][acc] = "arr"
+        return f"{acc}, {counter}" if big else acc
+
+    def rows_loop(self):
+        rows, acc, k, row = self.fresh("rows"), self.fresh("acc"), self.fresh("k"), self.fresh("row")
+        self.emit(f"{rows} = np.outer(np.arange({self.steps()}) * 0.5, {self.expr('arr')} * 1.0)")
+        self.emit(f"{acc} = {rows}[0] * 0.0")
+        head = self.rng.choice([f"for {row} in {rows}:", f"for {k}, {row} in enumerate({rows}):",
+                                f"for {k}, {row} in zip(range(len({rows})), {rows}):"])
+        self.emit(head)
+        self.indent += 1
+        self.scopes.append({acc: "arrx", row: "arrx"})
+        scale = k if " in enumerate(" in head or " in zip(" in head else "0.75"
+        self.emit(f"{acc} = {acc} + {row} * {scale}")
+        self.body_extras(acc)
+        self.scopes.pop()
+        self.indent -= 1
+        self.scopes[-1][acc] = "arrx"
+        return acc
+
+    def while_graph(self):
+        n, s = self.fresh("n"), self.fresh("s")
+        src = self.expr("arr")
+        self.emit(f"{n} = 0")
+        self.emit(f"{s} = np.abs({src} * 1.0).sum() * 0.0")
+        self.emit(f"while {s} < {self.rng.choice(['5.0', '40.0', '1e3'])} and {n} < {self.steps()}:")
+        self.indent += 1
+        self.scopes.append({})
+        self.emit(f"{n} += 1")  # (first: a continue cannot skip it)
+        self.emit(f"{s} = {s} + np.abs({src} * 1.0).sum() + 0.5")
+        if self.chance(0.4):
+            self.emit(f"if {s} > {self.rng.choice(['3.0', '20.0'])}:")
+            self.emit("    break")
+        if self.chance(0.3):
+            self.loop_statement()
+        self.scopes.pop()
+        self.indent -= 1
+        return f"{n}, {s}"
+
+    def append_loop(self):
+        hist, acc, t = self.fresh("hist"), self.fresh("acc"), self.fresh("t")
+        self.emit(f"{hist} = []")
+        self.emit(f"{acc} = {self.expr('arr')} * 1.0")
+        self.emit(f"for {t} in range({self.steps()}):")
+        self.indent += 1
+        self.scopes.append({acc: "arr"})
+        self.emit(f"{acc} = {acc} * 0.9 + 0.1")
+        self.emit(f"{hist}.append({self.rng.choice([f'{acc}.sum()', f'float({acc}.sum())', f'{t}'])})")
+        if self.chance(0.3):
+            self.graph_if(acc)
+        self.scopes.pop()
+        self.indent -= 1
+        return f"{hist}, np.mean({hist}), len({hist})"
+
     def program(self):
         """The program's source: the prelude, ``f`` and ``CALLS``."""
         params = self.parameters()
         self.scopes.append(dict(params))
+        # (the loops first in half the programs: after a statement that breaks the graph they would run in a
+        # resume function)
+        first = self.numpy and self.rng36.random() < 0.5
+        left = self.loop_statements() if first else []
         for _ in range(self.rng.randint(3, 9)):
             self.statement()
+        left += self.loop_statements() if self.numpy and not first else []
         returned = self.variables(self.types)
         picks = self.rng.sample(returned, min(len(returned), self.rng.randint(1, 3))) if returned else ["None"]
+        picks = picks + left
         self.emit(f"return {', '.join(picks)}")
         # The last parameter may have a default (immutable: the calls must not change it), then is passed by
         # position, by keyword or not at all.
