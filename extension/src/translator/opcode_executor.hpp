@@ -685,6 +685,10 @@ class OpcodeExecutor {
   // last reference to an object received from outside whose freeing runs code (a __del__, a
   // generator's finally), so that it runs where plain Python runs it.
   void drop_local(int local);
+  // The same for the `n` values on top of the stack an instruction consumes (POP_TOP, an attribute
+  // load, a subscript, an operator): those a resume function received on its stack (a call's
+  // result the frame drops, or uses as a temporary: `len(Dtor(log).name)`).
+  void drop_values(std::size_t n);
   // The object received from outside that dropping `v` (or a container made in the frame holding
   // it) may free and whose freeing runs code, else nullptr (borrowed).
   PyObject* finalized_by_dropping(const VarPtr& v, int depth);

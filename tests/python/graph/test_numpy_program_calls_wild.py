@@ -194,3 +194,29 @@ def test_a_list_from_outside_changed_in_place_translates_again():
     assert second.tolist() == [1.0, 20.0, 3.0]
     assert third.tolist() == [1.0, 20.0, 3.0, 4.0]
     assert cap.stats(scaled)["translations"] == 3
+
+
+def sized_calls(v, edges):
+    return (np.isclose(v, 0.5), np.isclose(v * 2.0, v), np.searchsorted(edges, v), np.digitize(v, edges),
+            np.flatnonzero(v > 0.5), np.gradient(v), np.polyval(v, 0.5), np.mean([v.sum(), v.max()]))
+
+
+def test_sizes_that_change_from_call_to_call():
+    # A size that changes between calls becomes a shape symbol at the second translation; a rule whose result's
+    # shape carries no symbols must specialize it (else the third size reuses the second's graph: np.isclose and
+    # np.searchsorted did, found by the fuzzer).
+    import sot
+    from sot import capture as cap
+    from numpy_differential import same
+
+    sot.reset()
+    cap.clear(sized_calls)
+    translator = sot.translate.new_translator()
+    translator.check_graphs = True
+    edges = np.linspace(0.0, 1.0, 5)
+    for n in (3, 4, 6, 9, 4):
+        v = np.linspace(0.0, 1.0, n) ** 2
+        expected = sized_calls(v, edges)
+        with cap.capture(translator):
+            got = sized_calls(v, edges)
+        assert same(got, expected), (n, got, expected)

@@ -1,7 +1,9 @@
 """Object lifetimes as in plain Python: an object received from outside (an argument, a value returned by a call
 that broke the graph) whose freeing runs code - a ``__del__``, a generator's ``finally`` - is freed where the
-frame drops its last reference (``del x``, ``x = other``), before the statements after it, also when a list,
-tuple or dict holding it is dropped. Several argument sets through one translated function.
+frame drops its last reference (``del x``, ``x = other``, a call's result the statement drops: ``Noisy(log, n)``
+alone, or a temporary an expression uses: ``len(Noisy(log, n).name)``, ``Noisy(log, n) == 3``,
+``(Noisy(log, n),)[0]``), before the statements after it, also when a list, tuple or dict holding it is dropped.
+Several argument sets through one translated function.
 PYTEST_DONT_REWRITE"""
 
 import pytest
@@ -83,7 +85,53 @@ def quiet_object_dropped(log, n):
     return n
 
 
+class Box(Noisy):
+    def __eq__(self, other):
+        return len(self.name) == other
+
+    def __getitem__(self, k):
+        return self.name[k]
+
+    __hash__ = None
+
+
+def result_dropped(log, name):
+    Noisy(log, name)  # (POP_TOP of the call's result: its __del__ runs here)
+    log.append("after")
+    return len(log)
+
+
+def attribute_of_a_temporary(log, name):
+    n = len(Noisy(log, name).name)
+    log.append("after")
+    return n
+
+
+def temporary_compared(log, name):
+    same = Box(log, name) == 1
+    log.append("after")
+    return same
+
+
+def temporary_subscripted(log, name):
+    first = Box(log, name)[0]
+    log.append(first)
+    return first
+
+
+def results_dropped_in_a_loop(log, n):
+    for i in range(n):
+        Noisy(log, str(i))
+        log.append(i)
+    return n
+
+
 @pytest.mark.parametrize("fn,calls", [
+    (result_dropped, [(([], "a"), {}), ((["x"], "bb"), {})]),
+    (attribute_of_a_temporary, [(([], "a"), {}), ((["x"], "bb"), {})]),
+    (temporary_compared, [(([], "a"), {}), ((["x"], "bb"), {})]),
+    (temporary_subscripted, [(([], "a"), {}), ((["x"], "bb"), {})]),
+    (results_dropped_in_a_loop, [(([], 3), {}), ((["x"], 2), {})]),
     (del_then_more, [(([], "a"), {}), ((["x"], "b"), {})]),
     (overwritten, [(([], "a"), {}), ((["y", "z"], "bb"), {})]),
     (generator_dropped, [(([], 3), {}), ((["x"], 1), {})]),

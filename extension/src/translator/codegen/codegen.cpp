@@ -288,7 +288,20 @@ py::object CodeGen::for_break(const SimulationResult& r) {
     if (!bytecode::stack_effect(last.opcode, last.arg, false, &eff)) {
       throw CodegenError("no stack effect for the breaking instruction");
     }
-    emit_resume_call(e, site, r.last + 1, depth + eff);
+    std::size_t next = r.last + 1;
+    int after = depth + eff;
+    // A result dropped at once (a call's unused value: POP_TOP) is dropped here, before the resume
+    // function is called: plain Python frees it there (its __del__ runs before what follows),
+    // where passing it on would keep it alive until the resume function returns.
+    if (site.pushed_null < 0 && eff >= 1 && next < original_.size() &&
+        is_op(original_.at(next), "POP_TOP") && after - 1 >= static_cast<int>(site.keep)) {
+      e.pos = original_.at(next).position;
+      e.emit("POP_TOP");
+      ++next;
+      --after;
+      e.pos = last.position;
+    }
+    emit_resume_call(e, site, next, after);
   }
   if (info.is_jump()) {
     e.place(jump_label);

@@ -69,6 +69,7 @@ void OpcodeExecutor::attribute_load(const bytecode::Instruction& ins, bool load_
 }
 
 void OpcodeExecutor::op_load_attr(const bytecode::Instruction& ins) {
+  drop_values(1);  // (a temporary's attribute: `Dtor(log).name` frees the Dtor)
   attribute_load(ins, false);
 }
 

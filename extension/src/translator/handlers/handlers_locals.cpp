@@ -105,6 +105,35 @@ void OpcodeExecutor::drop_local(int local) {
   }
 }
 
+void OpcodeExecutor::drop_values(std::size_t n) {
+  if (depth_ > 0 || pc_ < inputs_.resume_prologue_end || n > stack_.size()) {
+    return;
+  }
+  for (std::size_t k = 1; k <= n; ++k) {
+    const VarPtr& v = peek(k);
+    if (!v) {
+      continue;
+    }
+    // (a value the frame received on its stack: a resume function's, an item of its argument
+    // list; values read from attributes and items of others stay held by those)
+    const Tracker& t = v->tracker();
+    if (t.kind != Tracker::Kind::kItem || !t.base ||
+        t.base->tracker().kind != Tracker::Kind::kLocal) {
+      continue;
+    }
+    const auto taken = std::count(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end(), v);
+    if (std::find(locals_.begin(), locals_.end(), v) != locals_.end() ||
+        std::count(stack_.begin(), stack_.end(), v) > taken) {
+      continue;  // another local or stack slot still holds it
+    }
+    if (const PyObject* o = finalized_by_dropping(v, 0); o != nullptr) {
+      graph_break("the last reference to an object with a finalizer (" +
+                  std::string(Py_TYPE(o)->tp_name) +
+                  ") is dropped here: its __del__ or finally runs now");
+    }
+  }
+}
+
 PyObject* OpcodeExecutor::finalized_by_dropping(const VarPtr& v, int depth) {
   constexpr int kMaxDepth = 3;
   if (depth > kMaxDepth || v->kind() == Variable::Kind::kConst) {

@@ -217,10 +217,12 @@ bool OpcodeExecutor::truth(const VarPtr& v, bool* value) {
 }
 
 void OpcodeExecutor::op_binary_op(const bytecode::Instruction& ins) {
+  drop_values(2);  // (temporaries the operator frees)
   binary_op(ins.arg);
 }
 
 void OpcodeExecutor::op_compare_op(const bytecode::Instruction& ins) {
+  drop_values(2);
   compare_op(bytecode::operand::comparison(ins.arg));
 }
 

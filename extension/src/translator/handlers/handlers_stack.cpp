@@ -45,6 +45,10 @@ void OpcodeExecutor::push_callable(VarPtr v, bool with_null) {
 }
 
 void OpcodeExecutor::op_pop_top(const bytecode::Instruction& /*ins*/) {
+  // A value from outside dropped here may be the last reference to an object with a finalizer
+  // (a call's result a resume function received): plain Python runs its __del__ now, before what
+  // follows (handlers_locals.cpp, drop_local).
+  drop_values(1);
   pop();
 }
 

@@ -154,6 +154,7 @@ VarPtr OpcodeExecutor::item_of_constant(const VarPtr& container, const py::objec
 }
 
 void OpcodeExecutor::op_binary_subscr(const bytecode::Instruction& /*ins*/) {
+  drop_values(2);
   subscript(false);
 }
 

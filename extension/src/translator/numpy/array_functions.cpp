@@ -288,6 +288,12 @@ py::object OpcodeExecutor::NumpyCall::guarded_numbers(const VarPtr& v) const {
   if (!PyList_CheckExact(o) || PyList_GET_SIZE(o) == 0 || PyList_GET_SIZE(o) > kMaxItems) {
     return py::object();
   }
+  // (not the list the frame changes: its contents here are those at entry, the frame's are in the
+  // side effects' model)
+  const VarPtr& modeled = ex.effects().modeled;
+  if (modeled && modeled->value() && modeled->value().ptr() == o) {
+    return py::object();
+  }
   const py::list items = py::reinterpret_borrow<py::list>(o);
   for (const py::handle item : items) {
     if (!PyLong_CheckExact(item.ptr()) && !PyFloat_CheckExact(item.ptr())) {
@@ -317,6 +323,14 @@ Operand OpcodeExecutor::NumpyCall::operand_of(const VarPtr& v) const {
   }
   return o.kind == ArrayOperand::Kind::kPython ? Operand::python(o.scalar)
                                                : Operand::array(ex.array_info(o.id));
+}
+
+Operand OpcodeExecutor::NumpyCall::static_operand(const VarPtr& v) const {
+  const ArrayOperand o = ex.array_operand(v);
+  if (o.kind == ArrayOperand::Kind::kValue) {
+    ex.static_info(o.id);  // (its symbols specialized: array_info gives sizes from now on)
+  }
+  return operand_of(v);
 }
 
 VarPtr OpcodeExecutor::NumpyCall::ufunc() {

@@ -67,6 +67,8 @@ struct OpcodeExecutor::NumpyCall {
   bool stackable(const VarPtr& v, const graph::Arg& given) const;
 
   graph::Operand operand_of(const VarPtr& v) const;  // an operand of a ufunc-like function
+  // The same with its sizes specialized (for a rule whose result's shape carries no symbols).
+  graph::Operand static_operand(const VarPtr& v) const;
   VarPtr get(const char* p) const;                   // a bound parameter, or nullptr
   pybind11::object value_of(const char* p) const;    // a static argument (None when absent)
   graph::ValueInfo array_param(const char* p) const;

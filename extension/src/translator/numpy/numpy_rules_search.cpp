@@ -39,7 +39,7 @@ VarPtr OpcodeExecutor::NumpyCall::searchsorted() {
     refuse("sorter=");
   }
   const VarPtr v = get("v");
-  return result(probed(probe(), v ? operand_shape(operand_of(v)) : Shape{}));
+  return result(probed(probe(), v ? operand_shape(static_operand(v)) : Shape{}));
 }
 
 VarPtr OpcodeExecutor::NumpyCall::digitize() {
@@ -54,8 +54,8 @@ VarPtr OpcodeExecutor::NumpyCall::digitize() {
 }
 
 VarPtr OpcodeExecutor::NumpyCall::isclose() {
-  const graph::Operand a = operand_of(get("a"));
-  const graph::Operand b = operand_of(get("b"));
+  const graph::Operand a = static_operand(get("a"));
+  const graph::Operand b = static_operand(get("b"));
   for (const char* p : {"rtol", "atol"}) {
     const py::object v = value_of(p);
     if (!v.is_none() && !PyFloat_CheckExact(v.ptr()) && !PyLong_CheckExact(v.ptr())) {
