@@ -56,7 +56,8 @@ struct GuardCheck {
   std::vector<Py_ssize_t> shape;  // kArray
   std::string format;             // kArray: the buffer's element format, e.g. "d"
   bool contiguous = false;        // kArray
-  bool writeable = false;  // kArray: writeable (the graph writes into it: a read-only one would raise there)
+  bool writeable =
+      false;  // kArray: writeable (the graph writes into it: a read-only one would raise there)
   bool device = false;  // kArray: a device array by __cuda_array_interface__ (format: its typestr)
   // kArray: the dtype object of an ndarray that passed the format test, and its item size (later
   // ndarrays with the same dtype object are checked from their fields, without the buffer).

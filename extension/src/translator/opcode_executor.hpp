@@ -662,6 +662,8 @@ class OpcodeExecutor {
   VarPtr lazy_iterator(const std::vector<VarPtr>& args, bool map);     // map(), filter()
   enum class Items : std::uint8_t { kList, kTuple, kSorted };
   VarPtr items_of(const std::vector<VarPtr>& args, Items kind);  // list(), tuple(), sorted()
+  // Sorts tuples by their first items where those decide (distinct strs or ints); false: not so.
+  bool sorted_by_first(std::vector<VarPtr>* items);
   // The items iterating `v` would give, when they are known without consuming anything.
   bool known_items(const VarPtr& v, std::vector<VarPtr>* items);
   // The items of constant `v` (a tuple or frozenset) as constants. They no longer carry where `v`
@@ -748,6 +750,8 @@ class OpcodeExecutor {
   VarPtr array_row(const VarPtr& v, Py_ssize_t i);
   // Row i of `v` about to be taken by an unrolled loop: a break past the rows that may unroll.
   void check_unrolled_row(const VarPtr& v, Py_ssize_t i);
+  // The instructions simulated when a loop over an array's rows took its second row, by array.
+  std::map<const Variable*, std::size_t> row_step_marks_;
   // Row x[t] of `v` where t is the loop index `index` (a graph value, first `first`).
   VarPtr array_row_at(const VarPtr& v, int index, std::int64_t first);
   bool array_rows(const VarPtr& v, std::vector<VarPtr>* rows);

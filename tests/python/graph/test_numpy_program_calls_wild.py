@@ -111,6 +111,54 @@ def best_of_nans(x):
     return min(d, key=d.get), max(d, key=d.get)
 
 
+def resample_statistics(data, idx_rows):
+    # (a loop over 60 rows that is no loop op - it appends to lists - unrolled: it fits the translation's budget)
+    stats = {"mean": [], "median": []}
+    for idx in idx_rows:
+        sample = data[idx]
+        stats["mean"].append(sample.mean())
+        stats["median"].append(np.median(sample))
+    lo, hi = np.percentile(stats["mean"], [5, 95])
+    return float(lo), float(hi), np.mean(stats["median"]), len(stats["mean"])
+
+
+def long_rows_heavy_body(a):
+    # (300 rows: more than 256, a break at the third step; the rest runs as is)
+    out = []
+    for row in a:
+        out.append(row.sum())
+    return np.array(out)
+
+
+def long_rows_over_budget(a):
+    # (200 rows whose body passes the budget at its pace: a break at the fifth step)
+    out = []
+    for row in a:
+        b = row * 2.0 + 1.0
+        c = np.sqrt(np.abs(b)) - row
+        d = np.maximum(c, 0.5) * np.minimum(b, 2.0)
+        e = (d - d.mean()) / (d.std() + 1.0)
+        f = np.exp(-e * e) + np.log1p(np.abs(c))
+        g = np.clip(f, 0.1, 0.9) * np.tanh(b) - np.sin(c) * np.cos(d)
+        out.append(float(g.sum() + e.max() - f.min()))
+    return out
+
+
+def grouped_rows(z, labels):
+    # (rows grouped by their labels in a dict made in the frame, its items sorted: by the labels alone)
+    groups = {}
+    for row, lab in zip(z, labels):
+        groups.setdefault(lab, []).append(row)
+    summary = {}
+    for lab, rows in sorted(groups.items()):
+        arr = np.vstack(rows)
+        summary[lab] = (len(rows), arr.mean(axis=0), float(np.abs(arr).max()))
+    return summary
+
+
+IDX_ROWS = rng.integers(0, 7, (60, 7))
+
+
 CASES = [
     case(flat_nonzeros, A),
     case(flat_nonzeros, I32),
@@ -134,6 +182,10 @@ CASES = [
     case(best_by_key, I32[0], [1, 2]),
     case(best_of_nans, np.array([1.0, np.nan, 0.5])),
     case(best_of_nans, np.array([np.nan, 2.0, 0.5])),
+    case(resample_statistics, V7, IDX_ROWS),
+    case(long_rows_heavy_body, rng.standard_normal((300, 3)), graphs=1, breaks=1),
+    case(long_rows_over_budget, rng.standard_normal((200, 3)), graphs=1, breaks=1),
+    case(grouped_rows, rng.standard_normal((12, 3)), ["b", "a", "c", "a", "b", "b", "c", "a", "a", "c", "b", "a"]),
 ]
 
 

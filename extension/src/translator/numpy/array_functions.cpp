@@ -596,8 +596,8 @@ void OpcodeExecutor::NumpyCall::stack_sequences() {
     if (!listed || given == nullptr || !stackable(v, *given)) {
       continue;
     }
-    const VarPtr made = ex.numpy_function("array", Variable::constant(np.attr("array")), {v}, {},
-                                          nullptr);
+    const VarPtr made =
+        ex.numpy_function("array", Variable::constant(np.attr("array")), {v}, {}, nullptr);
     *given = Arg::of(ex.array_operand(made).id);
     v = made;
   }

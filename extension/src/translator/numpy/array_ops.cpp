@@ -247,9 +247,12 @@ ArrayState& OpcodeExecutor::arrays() {
         a->promotion = graph::ScalarPromotion::kWeak;
       }
       a->numpy1 = numpy1;
-      const py::object errors_raise = numpy_errors_raise_probe();
-      a->errors_raise = errors_raise().cast<bool>();
-      guards_->call_equals(errors_raise, "numpy error state raises", py::bool_(a->errors_raise));
+      const py::object probe = numpy_errors_raise_probe();
+      const int raising = probe().cast<int>();
+      a->errors_raise = (raising & kErrstateRaises) != 0;
+      a->warnings_raise = (raising & kWarningsRaise) != 0;
+      guards_->call_equals(probe, "floating-point problems raise (np.seterr 2, warnings filters 1)",
+                           py::int_(raising));
     }
     a->history = shared_->shape_history;
     a->dynamic = shared_->dynamic_shapes;
@@ -435,8 +438,13 @@ OpcodeExecutor::ArrayOperand OpcodeExecutor::array_operand(const VarPtr& v) {
 VarPtr OpcodeExecutor::add_array_op(graph::Op op, ValueInfo info) {
   if (arrays().errors_raise) {
     // An op that raises where the graph runs would lose or reorder what the frame did around it.
-    graph_break("NumPy's error state or a warnings filter raises (np.seterr, -W error): array "
-        "operations run as is");
+    graph_break("NumPy's error state raises (np.seterr): array operations run as is");
+  }
+  if (arrays().warnings_raise && effects().pending()) {
+    // (a warning made an error raises where the graph runs: not after what waits to be replayed)
+    graph_break(
+        "a warnings filter makes NumPy's warnings errors (-W error) and side effects wait to be "
+        "replayed after the graph");
   }
   if (under_handler(code_.instructions()[pc_]) || shared_->calls_under_handler > 0) {
     // The graph runs later, outside the block: an error of this operation (a read-only array

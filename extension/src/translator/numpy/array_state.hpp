@@ -27,6 +27,7 @@ struct ArrayState {
   // NumPy's error state at translation raises (or calls) on some floating-point error: no op is
   // captured (it would raise where the graph runs, not where the frame did it).
   bool errors_raise = false;
+  bool warnings_raise = false;  // warnings filters make a RuntimeWarning an error
   // NumPy 1.x: in its experimental "weak" state only ufuncs treat Python scalars as weak
   // (np.where takes them at their default dtypes).
   bool numpy1 = false;

@@ -69,8 +69,8 @@ struct OpcodeExecutor::NumpyCall {
   graph::Operand operand_of(const VarPtr& v) const;  // an operand of a ufunc-like function
   // The same with its sizes specialized (for a rule whose result's shape carries no symbols).
   graph::Operand static_operand(const VarPtr& v) const;
-  VarPtr get(const char* p) const;                   // a bound parameter, or nullptr
-  pybind11::object value_of(const char* p) const;    // a static argument (None when absent)
+  VarPtr get(const char* p) const;                 // a bound parameter, or nullptr
+  pybind11::object value_of(const char* p) const;  // a static argument (None when absent)
   graph::ValueInfo array_param(const char* p) const;
   std::optional<graph::DType> dtype_param(const char* p) const;
   bool axes_param(const char* p, std::vector<int>* axes) const;  // false: None
@@ -149,14 +149,14 @@ struct OpcodeExecutor::NumpyCall {
   VarPtr polyval();       // polyval
   VarPtr linalg_lstsq();  // linalg.lstsq
   // numpy_rules_tiling.cpp
-  VarPtr repeat();   // repeat, ndarray.repeat
-  VarPtr tile();     // tile
-  VarPtr diff();     // diff
-  VarPtr average();  // average
-  VarPtr append();   // append
-  VarPtr pad();      // pad
-  VarPtr kron();     // kron
-  VarPtr gradient(); // gradient
+  VarPtr repeat();    // repeat, ndarray.repeat
+  VarPtr tile();      // tile
+  VarPtr diff();      // diff
+  VarPtr average();   // average
+  VarPtr append();    // append
+  VarPtr pad();       // pad
+  VarPtr kron();      // kron
+  VarPtr gradient();  // gradient
   // numpy_rules_stats.cpp
   VarPtr count_nonzero();  // count_nonzero
   VarPtr statistic();      // median, percentile, quantile, nansum, nanmean, nanmax, nanmin, nanstd,

@@ -86,16 +86,18 @@ bool warnings_raise() {
 
 PyObject* errors_raise(PyObject* /*self*/, PyObject* /*unused*/) {
   try {
-    return PyBool_FromLong(raises_now() || warnings_raise() ? 1 : 0);
+    return PyLong_FromLong((raises_now() ? kErrstateRaises : 0) |
+                           (warnings_raise() ? kWarningsRaise : 0));
   } catch (py::error_already_set& e) {
     e.restore();
     return nullptr;
   }
 }
 
-PyMethodDef g_errors_raise_def = {"numpy_errors_raise", errors_raise, METH_NOARGS,
-                                  "True when NumPy's error state raises or calls on some error, or when a "
-                                  "warnings filter makes a RuntimeWarning an error."};
+PyMethodDef g_errors_raise_def = {
+    "numpy_errors_raise", errors_raise, METH_NOARGS,
+    "2 when NumPy's error state raises or calls on some error, plus 1 when a "
+    "warnings filter makes a RuntimeWarning an error."};
 
 }  // namespace
 

@@ -23,8 +23,9 @@ VarPtr OpcodeExecutor::NumpyCall::array() {
   const bool sequence = object && (object->kind() == Variable::Kind::kList ||
                                    object->kind() == Variable::Kind::kTuple);
   // (a list from outside arrives here as the guarded copy guarded_numbers made)
-  const bool literal = sequence || (object && object->kind() == Variable::Kind::kConst &&
-                                    PyTuple_CheckExact(object->value().ptr())) ||
+  const bool literal = sequence ||
+                       (object && object->kind() == Variable::Kind::kConst &&
+                        PyTuple_CheckExact(object->value().ptr())) ||
                        (object && object->kind() == Variable::Kind::kObject &&
                         PyList_CheckExact(object->value().ptr()));
   if (literal && !g.args.empty() && g.args[0].kind == graph::Arg::Kind::kConst) {
@@ -79,9 +80,10 @@ VarPtr OpcodeExecutor::NumpyCall::literal_array(const py::object& items) {
   return result(array_of(*t, shape));
 }
 
-// np.asarray of an array the frame has (no dtype, no order): that very array, as NumPy returns it
-// (not a NumPy scalar: that gives a 0-d array; not where the graph has device arrays: NumPy would
-// copy them to the host, or refuse); of a list or tuple of numbers the frame built: as np.array.
+// np.asarray of an array the frame has (no order): that very array, as NumPy returns it, where a
+// dtype given is its own (not a NumPy scalar: that gives a 0-d array; not where the graph has
+// device arrays: NumPy would copy them to the host, or refuse); of a list or tuple of numbers the
+// frame built, or of its arrays and NumPy scalars: as np.array.
 VarPtr OpcodeExecutor::NumpyCall::asarray() {
   VarPtr a = get("a");
   if (!value_of("order").is_none()) {
@@ -105,6 +107,12 @@ VarPtr OpcodeExecutor::NumpyCall::asarray() {
   }
   if (!value_of("dtype").is_none()) {
     refuse("dtype= of a list or tuple");
+  }
+  // A list or tuple of the frame's arrays and NumPy scalars: a new array of them, as np.array.
+  if (a && (a->kind() == Variable::Kind::kList || a->kind() == Variable::Kind::kTuple) &&
+      !g.args.empty() &&
+      (g.args[0].kind == graph::Arg::Kind::kList || g.args[0].kind == graph::Arg::Kind::kTuple)) {
+    return ex.numpy_function("array", Variable::constant(np.attr("array")), {a}, {}, nullptr);
   }
   const bool literal =
       a && (a->kind() == Variable::Kind::kList || a->kind() == Variable::Kind::kTuple ||

@@ -279,8 +279,8 @@ VarPtr OpcodeExecutor::NumpyCall::gradient() {
   }
   if (PyList_CheckExact(sample.ptr()) && unpacked_next(n)) {
     // (the op makes NumPy 1.x's list a tuple, the graph's kind of value of several results)
-    static const py::object& tupled = *new py::object(py::cpp_function(
-        [](const py::args& a, const py::kwargs& k) -> py::object {
+    static const py::object& tupled =
+        *new py::object(py::cpp_function([](const py::args& a, const py::kwargs& k) -> py::object {
           return py::tuple(a[0](*a[py::slice(1, static_cast<Py_ssize_t>(a.size()), 1)], **k));
         }));
     g.fn = loaded_module("functools").attr("partial")(tupled, g.fn);

@@ -304,6 +304,42 @@ VarPtr OpcodeExecutor::builtin_sorted(const std::vector<VarPtr>& args) {
   return args.size() == 1 ? items_of(args, Items::kSorted) : nullptr;
 }
 
+bool OpcodeExecutor::sorted_by_first(std::vector<VarPtr>* items) {
+  // Tuples made in the frame whose first items are distinct constants, all strs or all ints
+  // (`sorted(groups.items())` of a dict made in the frame): tuples compare by their first items
+  // alone then, so they sort by them, whatever the rest holds (arrays, lists).
+  std::vector<std::pair<py::object, VarPtr>> keyed;
+  PyTypeObject* type = nullptr;
+  for (const VarPtr& item : *items) {
+    if (item->kind() != Variable::Kind::kTuple || item->items().empty() ||
+        !item->items()[0]->is_const()) {
+      return false;
+    }
+    const py::object key = item->items()[0]->value();
+    PyTypeObject* t = Py_TYPE(key.ptr());
+    if ((t != &PyUnicode_Type && t != &PyLong_Type) || (type != nullptr && t != type)) {
+      return false;
+    }
+    type = t;
+    keyed.emplace_back(key, item);
+  }
+  py::list keys;
+  for (const auto& k : keyed) {
+    keys.append(k.first);
+  }
+  if (py::len(py::set(keys)) != keyed.size()) {
+    return false;  // (equal first items: the rest would be compared)
+  }
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
+    return PyObject_RichCompareBool(a.first.ptr(), b.first.ptr(), Py_LT) == 1;
+  });
+  items->clear();
+  for (const auto& k : keyed) {
+    items->push_back(k.second);
+  }
+  return true;
+}
+
 VarPtr OpcodeExecutor::items_of(const std::vector<VarPtr>& args, Items kind) {
   using IK = Variable::IterKind;
   // The items of a value whose items are known (not of an iterator: that would consume it).
@@ -314,7 +350,7 @@ VarPtr OpcodeExecutor::items_of(const std::vector<VarPtr>& args, Items kind) {
   } else if (!known_items(args[0], &items)) {
     return nullptr;
   }
-  if (kind == Items::kSorted) {
+  if (kind == Items::kSorted && !sorted_by_first(&items)) {
     // Sorted at translation time when every item is a constant.
     py::list values;
     for (const VarPtr& item : items) {
