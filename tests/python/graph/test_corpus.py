@@ -141,8 +141,8 @@ PINS = {
     "resample_zero_crossings": (3, 2, 0),
     "rms_segments": (1, 1, 0),
     "bisection_roots": (9, 1, 0),
-    "bootstrap_ci": (1, 1, 0),
-    "groupby_normalize": (1, 1, 0),
+    "bootstrap_ci": (1, 0, 0),
+    "groupby_normalize": (1, 0, 0),
     "ewma_series": (1, 1, 0),
 }
 
