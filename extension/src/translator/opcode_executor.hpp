@@ -531,9 +531,8 @@ class OpcodeExecutor {
   void changed_floats_as_inputs();
   // math.sqrt(x), math.exp(x), ... of a number of the graph: a Python float made where it runs.
   VarPtr math_of(const VarPtr& callable, const std::vector<VarPtr>& args, std::size_t nkw);
-  // math.isclose(a, b, rel_tol=..., abs_tol=...) of numbers of the graph (one may be a constant),
-  // its tolerances constants: a Python bool made where the graph runs.
-  VarPtr math_isclose(const CallSite& site);
+  VarPtr math_isclose(
+      const CallSite& site);  // math.isclose of numbers of the graph: a bool made there
   // A Python number made in the graph ('i' or 'f', its graph value), or a Python int or float
   // constant; kind 0: neither.
   struct NumberOperand {
@@ -688,8 +687,7 @@ class OpcodeExecutor {
   // generator's finally), so that it runs where plain Python runs it.
   void drop_local(int local);
   // The same for the `n` values on top of the stack an instruction consumes (POP_TOP, an attribute
-  // load, a subscript, an operator): those a resume function received on its stack (a call's
-  // result the frame drops, or uses as a temporary: `len(Dtor(log).name)`).
+  // load, a subscript, an operator) that a resume function received on its stack.
   void drop_values(std::size_t n);
   // The object received from outside that dropping `v` (or a container made in the frame holding
   // it) may free and whose freeing runs code, else nullptr (borrowed).
@@ -768,9 +766,7 @@ class OpcodeExecutor {
   // The value of a static argument (an axis, a shape, a dtype): a constant (guarded), or a null
   // object.
   pybind11::object static_arg(const VarPtr& v);
-  // An op that writes into an array: the input it writes into guarded writeable (a read-only one
-  // breaks the graph there), array_ops.cpp.
-  void written_input(const graph::Op& op);
+  void written_input(const graph::Op& op);  // the input an op writes into: guarded writeable
   bool truth(const VarPtr& v, bool* value);
   void branch(const bytecode::Instruction& ins, bool jump_if);
 

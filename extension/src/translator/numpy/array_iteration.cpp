@@ -63,7 +63,8 @@ void OpcodeExecutor::check_unrolled_row(const VarPtr& v, Py_ssize_t i) {
     }
   }
   graph_break("iteration over a NumPy array of " + std::to_string(rows) + " rows (more than " +
-              std::to_string(kMaxRows) + " are unrolled only while the loop fits the translation's "
+              std::to_string(kMaxRows) +
+              " are unrolled only while the loop fits the translation's "
               "budget)");
 }
 

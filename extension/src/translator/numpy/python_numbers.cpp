@@ -539,8 +539,14 @@ VarPtr OpcodeExecutor::extreme_by_key(const char* name, const std::vector<VarPtr
     return nullptr;
   }
   PyTypeObject* key_type = Py_TYPE(d->keys().front().ptr());
-  char kind = key_type == &PyLong_Type ? 'i' : key_type == &PyFloat_Type ? 'f' : 0;
-  kind = key_type == &PyUnicode_Type ? 's' : kind;
+  char kind = 0;
+  if (key_type == &PyLong_Type) {
+    kind = 'i';
+  } else if (key_type == &PyFloat_Type) {
+    kind = 'f';
+  } else if (key_type == &PyUnicode_Type) {
+    kind = 's';
+  }
   py::tuple keys(d->keys().size());
   for (std::size_t i = 0; i < d->keys().size(); ++i) {
     if (kind == 0 || Py_TYPE(d->keys()[i].ptr()) != key_type) {
@@ -577,6 +583,7 @@ VarPtr OpcodeExecutor::extreme_by_key(const char* name, const std::vector<VarPtr
   const py::object builtin =
       py::reinterpret_borrow<py::object>(PyDict_GetItemString(inputs_.builtins, name));
   std::vector<graph::Arg> values;
+  values.reserve(ids.size());
   for (const int id : ids) {
     values.push_back(graph::Arg::of(id));
   }
