@@ -73,8 +73,19 @@ def made_then_written(x, log):
     return y
 
 
+def carried_then_written(x, log):
+    # (a loop op's carried local that is the argument on the first step, a fresh view after it)
+    log.append("carried")
+    y = x
+    for _ in range(20):
+        y[0, 0] += 1.0
+        y = y[::1]
+    log.append("done")
+    return y
+
+
 CASES = [add_in_place, store_item, store_through_view, ufunc_out, sort_in_place, loop_in_place, mask_update,
-         made_then_written]
+         made_then_written, carried_then_written]
 
 
 def arg(writeable):
@@ -191,3 +202,39 @@ def test_warnings_made_errors_break_before_the_op_that_would_warn():
                 with pytest.raises(RuntimeWarning):
                     divide_after_append(np.arange(3.0), log)
             assert log == expected
+
+
+def test_warnings_filters_changed_in_place_are_seen():
+    # The guard's reading of warnings.filters is remembered per list and per filter object (a walk of the
+    # filters on every call cost 0.7 us): a filter inserted into the same list, or one replaced in place, is a
+    # change it sees. Each call first runs with the filters as they were, then with "error" added in place.
+    import warnings
+
+    sot.reset()
+    cap.clear(divide_after_append)
+    translator = sot.translate.new_translator()
+    saved = warnings.filters[:]
+    try:
+        with cap.capture(translator):
+            for _ in range(2):
+                warnings.filters[:] = saved
+                warnings._filters_mutated()
+                warnings.simplefilter("ignore")  # (inserted at the front of the same list)
+                quiet = divide_after_append(np.arange(3.0), [])
+                assert np.isnan(quiet[0])
+                warnings.filters[0] = ("error", None, RuntimeWarning, None, 0)  # (replaced in place)
+                warnings._filters_mutated()
+                log = []
+                with pytest.raises(RuntimeWarning):
+                    divide_after_append(np.arange(3.0), log)
+                assert log == ["before"]
+                del warnings.filters[0]
+                warnings.filters.insert(0, ("error", None, Warning, None, 0))
+                warnings._filters_mutated()
+                log = []
+                with pytest.raises(RuntimeWarning):
+                    divide_after_append(np.arange(3.0), log)
+                assert log == ["before"]
+    finally:
+        warnings.filters[:] = saved
+        warnings._filters_mutated()

@@ -325,6 +325,7 @@ void OpcodeExecutor::loop_placeholders(LoopSite* site) {
     c.slot = slot;
     c.outer = id;
     c.placeholder = a.graph.add_placeholder(info, str_of(names[static_cast<std::size_t>(slot)]));
+    a.carried_from[c.placeholder] = id;
     locals_[static_cast<std::size_t>(slot)] = Variable::array(c.placeholder, info.text());
     site->carried.push_back(c);
   }

@@ -44,6 +44,7 @@ std::optional<ArrayState::LoopIndex> ArrayState::int_range(int id) const {
 
 void ArrayState::forget_from(std::size_t first) {
   loop_indices.erase(loop_indices.lower_bound(static_cast<int>(first)), loop_indices.end());
+  carried_from.erase(carried_from.lower_bound(static_cast<int>(first)), carried_from.end());
   int_ranges.erase(int_ranges.lower_bound(static_cast<int>(first)), int_ranges.end());
   for (auto it = slice_symbols.begin(); it != slice_symbols.end();) {
     if (it->second.max_id >= static_cast<int>(first)) {
@@ -473,6 +474,11 @@ void OpcodeExecutor::written_input(const graph::Op& op) {
   int v = op.args[0].value;
   for (;;) {
     const graph::Value& value = a.graph.value(v);
+    const auto carried = a.carried_from.find(v);
+    if (carried != a.carried_from.end()) {
+      v = carried->second;  // (a loop body's carried local: on its first step, the value before)
+      continue;
+    }
     if (value.source != graph::Value::Source::kOp) {
       break;
     }

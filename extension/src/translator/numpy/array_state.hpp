@@ -86,6 +86,9 @@ struct ArrayState {
   };
   std::map<int, LoopIndex> loop_indices;
   bool is_loop_index(int id) const { return loop_indices.count(id) != 0; }
+  // The carried placeholders of loop bodies being captured: placeholder -> the frame's value it
+  // stands for on the first step (a write into the placeholder may be a write into that value).
+  std::map<int, int> carried_from;
   // Python ints made in the graph whose values lie in a known range (a loop variable plus or times
   // a constant): their array operations' dtypes can be told for every value (python_numbers.cpp).
   std::map<int, LoopIndex> int_ranges;

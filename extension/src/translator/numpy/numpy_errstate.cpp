@@ -2,7 +2,9 @@
 #include "core/loaded_module.hpp"
 #include "graph/rules/fp_state.hpp"
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 namespace py = pybind11;
 
@@ -38,28 +40,16 @@ bool raises_now() {
   return false;
 }
 
-// Python's warnings filters turn a RuntimeWarning (NumPy's floating-point warnings, ComplexWarning
-// among them) into an exception (`-W error`, `simplefilter("error")`): the first filter for
-// RuntimeWarning or a subclass of it whose action is "error", before one that takes every
-// RuntimeWarning with another action (a filter with a message or module pattern is taken as
-// possibly matching).
-bool warnings_raise() {
-  PyObject* warnings = PyImport_GetModule(py::str("warnings").ptr());  // new reference or null
-  if (warnings == nullptr) {
-    PyErr_Clear();
-    return false;
-  }
-  const py::object module = py::reinterpret_steal<py::object>(warnings);
-  const py::object filters = module.attr("filters");
-  if (!PyList_Check(filters.ptr())) {
-    return false;
-  }
+// The answer of warnings_raise (below) for the list `filters`.
+bool filters_raise(PyObject* filters) {
   PyObject* runtime = PyExc_RuntimeWarning;
-  for (const py::handle f : filters) {
-    if (!PyTuple_Check(f.ptr()) || PyTuple_GET_SIZE(f.ptr()) < 5) {
+  const Py_ssize_t n = PyList_GET_SIZE(filters);
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    PyObject* f = PyList_GET_ITEM(filters, k);
+    if (!PyTuple_Check(f) || PyTuple_GET_SIZE(f) < 5) {
       return true;  // (not a filter this reads: taken as raising)
     }
-    PyObject* category = PyTuple_GET_ITEM(f.ptr(), 2);
+    PyObject* category = PyTuple_GET_ITEM(f, 2);
     const int takes_all = PyObject_IsSubclass(runtime, category);
     const int takes_some = takes_all == 1 ? 1 : PyObject_IsSubclass(category, runtime);
     if (takes_all < 0 || takes_some < 0) {
@@ -69,19 +59,79 @@ bool warnings_raise() {
     if (takes_some == 0) {
       continue;
     }
-    if (PyUnicode_Check(PyTuple_GET_ITEM(f.ptr(), 0)) &&
-        PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(f.ptr(), 0), "error") == 0) {
+    if (PyUnicode_Check(PyTuple_GET_ITEM(f, 0)) &&
+        PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(f, 0), "error") == 0) {
       return true;
     }
-    const bool unconditional = PyTuple_GET_ITEM(f.ptr(), 1) == Py_None &&
-                               PyTuple_GET_ITEM(f.ptr(), 3) == Py_None &&
-                               PyLong_Check(PyTuple_GET_ITEM(f.ptr(), 4)) &&
-                               PyLong_AsLong(PyTuple_GET_ITEM(f.ptr(), 4)) == 0;
+    const bool unconditional = PyTuple_GET_ITEM(f, 1) == Py_None &&
+                               PyTuple_GET_ITEM(f, 3) == Py_None &&
+                               PyLong_Check(PyTuple_GET_ITEM(f, 4)) &&
+                               PyLong_AsLong(PyTuple_GET_ITEM(f, 4)) == 0;
     if (takes_all == 1 && unconditional) {
       return false;
     }
   }
   return false;
+}
+
+// The last filters read and what they gave: the same list object holding the same filter objects
+// (tuples, immutable; held here, so no other object takes their addresses) gives the same answer.
+// Every translated call reads this (its guard): a walk of the filters cost about 0.7 us a call.
+struct FiltersSeen {
+  py::object list;
+  std::vector<py::object> items;
+  bool raises = false;
+
+  bool same(PyObject* filters) const {
+    if (list.ptr() != filters ||
+        static_cast<std::size_t>(PyList_GET_SIZE(filters)) != items.size()) {
+      return false;
+    }
+    for (std::size_t k = 0; k < items.size(); ++k) {
+      if (PyList_GET_ITEM(filters, static_cast<Py_ssize_t>(k)) != items[k].ptr()) {
+        return false;
+      }
+    }
+    return true;
+  }
+};
+
+// Python's warnings filters turn a RuntimeWarning (NumPy's floating-point warnings, ComplexWarning
+// among them) into an exception (`-W error`, `simplefilter("error")`): the first filter for
+// RuntimeWarning or a subclass of it whose action is "error", before one that takes every
+// RuntimeWarning with another action (a filter with a message or module pattern is taken as
+// possibly matching).
+bool warnings_raise() {
+  // (these live for the process: never released after the interpreter ends)
+  static PyObject* const modules_key = PyUnicode_InternFromString("warnings");
+  static PyObject* const filters_key = PyUnicode_InternFromString("filters");
+  static auto* const seen = new FiltersSeen();
+  PyObject* warnings = PyImport_GetModule(modules_key);  // new reference or null
+  if (warnings == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  const py::object module = py::reinterpret_steal<py::object>(warnings);
+  PyObject* filters = PyObject_GetAttr(module.ptr(), filters_key);
+  if (filters == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  const py::object held = py::reinterpret_steal<py::object>(filters);
+  if (!PyList_Check(filters)) {
+    return false;
+  }
+  if (seen->same(filters)) {
+    return seen->raises;
+  }
+  const bool raises = filters_raise(filters);
+  seen->list = held;
+  seen->items.clear();
+  for (Py_ssize_t k = 0; k < PyList_GET_SIZE(filters); ++k) {
+    seen->items.push_back(py::reinterpret_borrow<py::object>(PyList_GET_ITEM(filters, k)));
+  }
+  seen->raises = raises;
+  return raises;
 }
 
 PyObject* errors_raise(PyObject* /*self*/, PyObject* /*unused*/) {
