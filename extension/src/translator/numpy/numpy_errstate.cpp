@@ -63,10 +63,9 @@ bool filters_raise(PyObject* filters) {
         PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(f, 0), "error") == 0) {
       return true;
     }
-    const bool unconditional = PyTuple_GET_ITEM(f, 1) == Py_None &&
-                               PyTuple_GET_ITEM(f, 3) == Py_None &&
-                               PyLong_Check(PyTuple_GET_ITEM(f, 4)) &&
-                               PyLong_AsLong(PyTuple_GET_ITEM(f, 4)) == 0;
+    const bool unconditional =
+        PyTuple_GET_ITEM(f, 1) == Py_None && PyTuple_GET_ITEM(f, 3) == Py_None &&
+        PyLong_Check(PyTuple_GET_ITEM(f, 4)) && PyLong_AsLong(PyTuple_GET_ITEM(f, 4)) == 0;
     if (takes_all == 1 && unconditional) {
       return false;
     }
