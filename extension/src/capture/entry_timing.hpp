@@ -22,7 +22,7 @@ class EntryTiming {
   static constexpr std::uint64_t kFirstRound = 64;
   static constexpr std::uint64_t kMaxInterval = std::uint64_t{1} << 16;
   static constexpr std::size_t kSamples = 8;
-  static constexpr double kMargin = 0.9;
+  static constexpr double kMargin = 0.97;  // (3%: a graph a little slower than plain is one)
 
   enum class Run : std::uint8_t { kTransformed, kOriginal, kTimedTransformed, kTimedOriginal };
 
