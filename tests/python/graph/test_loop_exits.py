@@ -6,6 +6,8 @@ backend, tier C on) the function is one graph without breaks; elsewhere the `if`
 that cannot be captured (the iterator a local, a print before the break, more work after a return's loop) still
 agree with plain Python."""
 
+import math
+
 import pytest
 from numpy_differential import check, native_loops, native_runs
 
@@ -373,3 +375,77 @@ def test_second_exits_and_exits_inside_ifs(fn, args, variants):
         check(fn, *args, variants=variants, breaks=1)
     else:
         check(fn, *args, variants=variants, graphs=0, breaks=1, fallbacks=1)
+
+
+# Exits on a test of floats (np.isnan, np.isfinite, math.isfinite: tier C's own forms, stop 64) and temporaries the
+# rest of the step binds after the test (`grad` below: bound before the loop nowhere, read nowhere after it).
+def descend_until_not_finite(X, y, lr):
+    w = np.zeros(X.shape[1])
+    for epoch in range(40):
+        resid = X @ w - y
+        loss = 0.5 * np.mean(resid ** 2)
+        if not math.isfinite(loss):
+            break
+        grad = X.T @ resid / len(y)
+        w = w - lr * grad
+    return w, epoch
+
+
+def grow_until_nan(x, r):
+    for step in range(30):
+        x = x * r - 1.0
+        if np.isnan(x.sum()):
+            break
+        t = np.sqrt(np.abs(x))
+        x = x + t * 0.0
+    return x, step
+
+
+def grow_while_finite(x, r):
+    total = 0.0
+    for step in range(30):
+        x = x * r
+        s = x.max()
+        if not np.isfinite(s):
+            break
+        total += float(s)
+    return x, total, step
+
+
+def temporary_read_in_step(x, n):
+    # (bound in one way of an `if` and read later in the same step: not a loop op; plain Python raises
+    # UnboundLocalError where the first test is false)
+    out = x.copy()
+    for i in range(n):
+        if out[0] > 0:
+            tmp = out * 0.5
+        out = tmp + 1.0
+    return out
+
+
+_X = rng(51).standard_normal((20, 3))
+_Y = rng(52).standard_normal(20)
+FLOAT_TESTS = [
+    # (lr 1.5 diverges to inf and then nan on a later step; 0.01 never leaves; nan data leaves at once)
+    (descend_until_not_finite, (_X, _Y, 0.01), [((_X, _Y, 1.5), {}), ((_X, np.full(20, np.nan), 0.01), {}),
+                                               ((_X[:, :2], _Y * 1e200, 3.0), {})]),
+    (grow_until_nan, (np.ones(4), 1.0), [((np.full(3, 1e300), 1e10), {}), ((np.array([np.nan, 1.0]), 1.0), {}),
+                                         ((np.full(2, np.inf), 1.0), {})]),
+    (grow_while_finite, (np.ones(4), 2.0), [((np.full(3, 1e300), 1e10), {}), ((np.ones(2), 1e30), {}),
+                                            ((np.array([np.inf, 1.0]), 1.0), {})]),
+]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("fn, args, variants", FLOAT_TESTS, ids=[c[0].__name__ for c in FLOAT_TESTS])
+def test_exits_on_float_tests_and_temporaries(fn, args, variants):
+    if native_loops():
+        records = check(fn, *args, variants=variants)
+        assert native_runs(records) > 0, "tier C's code never ran"
+    else:
+        check(fn, *args, variants=variants, breaks=1)
+
+
+def test_temporary_read_later_in_the_step_is_no_loop_op():
+    check(temporary_read_in_step, np.ones(3), 20, variants=[((-np.ones(3), 20), {}), ((np.ones(2), 5), {})],
+          breaks=1)

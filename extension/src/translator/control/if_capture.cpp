@@ -209,6 +209,18 @@ bool OpcodeExecutor::cond_output(IfSite* site, const std::array<VarPtr, 2>& way,
 }
 
 bool OpcodeExecutor::cond_outputs(IfSite* site) {
+  // A local the loop being captured binds in its body alone, read nowhere outside the loop (`grad
+  // = X.T @ r` after an exit's test): where a way leaves it unbound, it stays unbound (a read
+  // later in the step, or on the next before a store, is of an unbound local: the capture ends).
+  const auto loop_temporary = [this](std::size_t slot) {
+    const LoopSite* loop = body_loop_;
+    if (loop == nullptr || slot >= loop->locals.size() || loop->locals[slot]) {
+      return false;
+    }
+    const std::size_t from = loop->is_while ? std::min(loop->top, loop->test_pc) : loop->for_pc;
+    const std::size_t to = loop->is_while ? loop->back + 1 : loop->exit;
+    return never_read(static_cast<int>(slot), from, to);
+  };
   // The locals either way changed, each a value both ways can hand on as one.
   for (std::size_t slot = 0; slot < site->locals.size(); ++slot) {
     const VarPtr& entry = site->locals[slot];
@@ -221,7 +233,8 @@ bool OpcodeExecutor::cond_outputs(IfSite* site) {
       site->same.emplace_back(static_cast<int>(slot), way[0]);
       continue;
     }
-    if ((!way[0] || !way[1]) && never_read(static_cast<int>(slot))) {
+    if ((!way[0] || !way[1]) && (never_read(static_cast<int>(slot)) ||
+                                 (!entry && loop_temporary(slot)))) {
       site->same.emplace_back(static_cast<int>(slot), nullptr);  // (`for _ in ...` in one way)
       continue;
     }

@@ -216,7 +216,10 @@ bool OpcodeExecutor::body_needs_native(const LoopSite& site) {
   if (backend != nullptr && backend->native_loop(spec, &why)) {
     return false;
   }
-  abandon_loop(site);
+  LoopSite declined = site;  // (the break's reason says why the loop is not one)
+  declined.why = "its body needs native code, and it is not native: " +
+                 (backend == nullptr ? std::string("no backend") : why);
+  abandon_loop(declined);
   return true;
 }
 

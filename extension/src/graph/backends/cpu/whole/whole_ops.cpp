@@ -304,6 +304,8 @@ bool py_min(OpCtx& c) {
   return py_extreme(c, false);
 }
 
+bool py_math_test(OpCtx& c);
+
 // math.sqrt(x), math.exp(x), ... of a number (a Python float result): the C library's function, as
 // CPython's math module calls it on the number as a double; where CPython raises instead (a NaN
 // made of a number: ValueError; an infinity of a finite one: OverflowError or ValueError), give
@@ -319,6 +321,9 @@ bool py_math(OpCtx& c) {
       {"math.atan", "__builtin_atan"},   {"math.sinh", "__builtin_sinh"},
       {"math.cosh", "__builtin_cosh"},   {"math.tanh", "__builtin_tanh"},
       {"math.fabs", "__builtin_fabs"}};
+  if (c.result.kind == Kind::kPyBool) {
+    return py_math_test(c);
+  }
   const auto f = c.op == nullptr ? kFunctions.end() : kFunctions.find(c.op->name);
   if (f == kFunctions.end() || c.args.size() != 1 || c.result.kind != Kind::kPyFloat) {
     return refuse(c, "a math function it has no form of, or not of one number");
@@ -334,6 +339,28 @@ bool py_math(OpCtx& c) {
   c.lines.push_back(
       cat({"if ((", c.name, " != ", c.name, " && ", x, " == ", x, ") || (__builtin_isinf(", c.name,
            ") && __builtin_isfinite(", x, "))) ", give_up(c)}));
+  return true;
+}
+
+// math.isnan(x), math.isinf(x), math.isfinite(x) of a number: a Python bool (a Python int or an
+// int64 is a double in range: CPython's conversion raises only past a double's range).
+bool py_math_test(OpCtx& c) {
+  static const std::map<std::string, std::string> kTests = {
+      {"math.isnan", "__builtin_isnan"},
+      {"math.isinf", "__builtin_isinf"},
+      {"math.isfinite", "__builtin_isfinite"}};
+  const auto f = c.op == nullptr ? kTests.end() : kTests.find(c.op->name);
+  if (f == kTests.end() || c.args.size() != 1) {
+    return refuse(c, "a math function it has no form of, or not of one number");
+  }
+  const Val& a = c.args[0];
+  const char k = a.type.c_kind();
+  if ((k != 'f' && k != 'i') ||
+      (a.type.kind == Kind::kScalar && a.type.dtype != DType::kFloat64 &&
+       a.type.dtype != DType::kFloat32 && a.type.dtype != DType::kInt64)) {
+    return refuse(c, "a math test of something other than a float or an int64");
+  }
+  declare(c, "static_cast<bool>(" + f->second + "(" + as_double(a) + "))");
   return true;
 }
 

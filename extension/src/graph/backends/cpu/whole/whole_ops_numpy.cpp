@@ -295,6 +295,57 @@ bool square(OpCtx& c) {
   return true;
 }
 
+// One element of x ** 2 of floats: x * x.
+bool square_of_first(OpCtx& c) {
+  std::vector<std::string> e;
+  if (!scalar_result(c) || c.result.c_kind() != 'f' || !operands_as(c, c.result.dtype, &e)) {
+    return refuse(c, "an operand that is not a float");
+  }
+  declare(c, e[0] + " * " + e[0]);
+  return true;
+}
+
+// x ** 2 of a float array: x * x, as NumPy computes it (its power's fast path for the exponent 2
+// is np.square's loop), where NumPy 1.x offers no loop of power tier C may call. Other exponents,
+// and NumPy scalars (their power is C's pow): NumPy's loop, as for any ufunc.
+bool power_op(OpCtx& c) {
+  const bool two =
+      c.op != nullptr && c.op->args.size() == 2 && c.args.size() == 2 &&
+      c.op->args[1].kind == Arg::Kind::kConst &&
+      (PyLong_CheckExact(c.op->args[1].constant.ptr()) ||
+       PyFloat_CheckExact(c.op->args[1].constant.ptr())) &&
+      PyObject_RichCompareBool(c.op->args[1].constant.ptr(), pybind11::int_(2).ptr(), Py_EQ) == 1;
+  PyErr_Clear();
+  if (!two || c.result.kind != Kind::kArray || c.result.c_kind() != 'f' ||
+      c.args[0].type.dtype != c.result.dtype) {
+    return ufunc_loop(c);
+  }
+  return elementwise(c, square_of_first);
+}
+
+// np.isnan(x), np.isinf(x), np.isfinite(x) of float32 or float64: a bool (NumPy's loops for them
+// never set a floating-point flag).
+bool float_class(OpCtx& c, const char* fn) {
+  std::vector<std::string> e;
+  const DType t = c.args.size() == 1 ? c.args[0].type.dtype : DType::kBool;
+  if (!scalar_result(c) || c.args.size() != 1 || c.result.dtype != DType::kBool ||
+      (t != DType::kFloat64 && t != DType::kFloat32) || c.args[0].type.kind == Kind::kPyBool ||
+      !operands_as(c, t, &e)) {
+    return refuse(c, "a test of something other than a float32 or float64");
+  }
+  declare(c, std::string(fn) + "(" + e[0] + ")");
+  return true;
+}
+bool isnan_op(OpCtx& c) {
+  return float_class(c, "__builtin_isnan");
+}
+bool isinf_op(OpCtx& c) {
+  return float_class(c, "__builtin_isinf");
+}
+bool isfinite_op(OpCtx& c) {
+  return float_class(c, "__builtin_isfinite");
+}
+
 // np.float32(0.5), np.int64(3): a NumPy scalar type called on a Python number (a constant the
 // translation tried: it does not raise), cast as NumPy converts it; a float into an int type is
 // not emitted (NumPy truncates and raises on NaN there).
@@ -515,6 +566,10 @@ const std::map<std::string, NumpyOp>& numpy_ops() {
       {"absolute", {absolute, true}},
       {"sqrt", {sqrt_op, true}},
       {"square", {square, true}},
+      {"power", {power_op, false}},
+      {"isnan", {isnan_op, true}},
+      {"isinf", {isinf_op, true}},
+      {"isfinite", {isfinite_op, true}},
       {"less", {less, true}},
       {"less_equal", {less_equal, true}},
       {"greater", {greater, true}},
