@@ -34,6 +34,7 @@ struct CondSpec;  // (graph/exec/cond_op.hpp)
 namespace sot::translator {
 
 struct BinaryOperator;  // (binary_operators.hpp)
+struct ListBuffer;      // (numpy/array_state.hpp)
 
 // The state of the virtual frame at the instruction where simulation stopped.
 struct FrameState {
@@ -284,24 +285,8 @@ class OpcodeExecutor {
     std::vector<graph::ValueInfo> out_infos;
   };
   BuiltLoop build_loop(const LoopSite& site) const;
-  // x[i] or x[..., i, ..., j, ...] with `i`, `j` loop variables of a loop body being captured, or
-  // ints computed from them (i - 1: any int of the graph whose range is known): the index as basic
-  // index items (checked in range over the whole range, else a break), the ints, and for a tuple
-  // key the tuple (None in their places) that getter()/setter() fill in when the graph runs;
-  // nullopt when `key` is no such key.
-  struct LoopKey {
-    std::vector<graph::IndexItem> items;
-    std::vector<int> indices;    // the ints of the graph at the key's places, in order
-    std::vector<int> positions;  // their places in the key (-1: a part of a slice)
-    pybind11::tuple tuple;       // empty: the key is one int itself
-    // Slices with parts of the graph (L[i, :i]): each one's dimension of the result and the runtime
-    // symbol of its length (-1 - n: n items each step, x[i:i + 4]); parts Ellipsis in the template.
-    std::vector<std::pair<int, int>> sliced;
-    // The op's arguments: x, the template (a tuple key: None at the indices' places), the indices.
-    std::vector<graph::Arg> args(int x) const;
-    static pybind11::object getter();  // getitem_at(x, template, *indices): x[key]
-    static pybind11::object setter();  // setitem_at(x, template, *indices, v): x[key] = v
-  };
+  // x[i], x[..., i, ..., j, ...] with ints of a loop body (control/loop_key.hpp).
+  struct LoopKey;
   std::optional<LoopKey> loop_key(const VarPtr& container, const VarPtr& key);
   // A Python int of the graph whose range is known (a loop variable, i + 1).
   bool ranged_int(const VarPtr& v);
@@ -312,6 +297,20 @@ class OpcodeExecutor {
   std::string int_form(int id, int* max_id);
   bool slice_places(const graph::ValueInfo& in, const std::vector<VarPtr>& slices,
                     pybind11::list* parts, std::vector<pybind11::object>* templates, LoopKey* k);
+  // loop_lists.cpp: lists made before a loop that its body appends to, as buffers of the graph.
+  void note_append(const VarPtr& list, const VarPtr& value);
+  bool buffer_lists(LoopSite* site);
+  void unbuffer_lists(const LoopSite& site);
+  bool next_list_plans(LoopSite* site) const;
+  ListBuffer* list_buffer(const VarPtr& list);
+  int buffer_count(const ListBuffer& b);  // int(count[0])
+  void buffered_append(const VarPtr& list, const VarPtr& value);
+  bool lists_ok(LoopSite* site);
+  void lists_after_loop(const LoopSite& site);
+  VarPtr list_length(const VarPtr& v);  // len() of such a list (nullptr: another value)
+  bool list_subscript();                // [list, key] on the stack: list[k] of such a list
+  // np.array(L), np.stack(L), sum(L), ... of such a list after its loop (`name`: the function's).
+  VarPtr array_of_list(const VarPtr& v, const std::string& name);
   void emit_loop_op(LoopSite* site);
   void loop_locals_after(const LoopSite& site, const std::vector<int>& outs,
                          const std::vector<graph::ValueInfo>& out_infos);

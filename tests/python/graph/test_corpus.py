@@ -117,7 +117,7 @@ PINS = {
     "heat_insulated_until_steady": (1, 1, 0),
     "periodic_lj_md": (3, 3, 0),
     "monte_carlo_pi_batches": (1, 1, 0),
-    "rk4_pendulum": (1, 0, 1),
+    "rk4_pendulum": (1, 0, 0),
     "seir_epidemic": (1, 0, 0),
     "traffic_nasch": (1, 0, 0),
     "forest_fire": (1, 0, 0),
@@ -150,15 +150,15 @@ PINS = {
 # ("numpy1"), where loops of single elements are native loop ops (the cpu backend's tier C on: "native loops");
 # where several apply, the later key in this order wins.
 PINS_BY_VERSION = {
-    "py3.12+": {
-        "rk4_pendulum": (1, 0, 0),  # (3.11: a fallback, more than 20000 instructions simulated)
-    },
+    "py3.12+": {},
     "numpy1": {},
     "native loops": {
         "goertzel": (1, 0, 0),
         "row_iteration": (1, 0, 0),  # (rows summed and squared in place: tier C's arrays)
         "qr_eigenvalues": (1, 0, 0),
         "ewma_series": (1, 0, 0),
+        "heat_insulated_until_steady": (1, 0, 0),  # (a list appended to under an `if`, an exit)
+        "linreg_momentum": (1, 0, 0),  # (an exit on math.isfinite, a list appended to after it)
     },
 }
 

@@ -94,11 +94,12 @@ def python_counter_carried(x):
 
 
 def list_append_unrolls(x):
+    # (a list of the loop's ints: no buffer of the graph holds Python ints; loop_lists.cpp)
     out = []
-    for _ in range(20):
+    for t in range(20):
         x = x * 1.5
-        out.append(x.sum())
-    return out
+        out.append(t)
+    return x, out
 
 
 def index_in_arithmetic(x):

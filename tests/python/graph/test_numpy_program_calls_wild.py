@@ -124,9 +124,10 @@ def resample_statistics(data, idx_rows):
 
 def long_rows_heavy_body(a):
     # (300 rows: more than 256, a break at the third step; the rest runs as is)
+    # (pairs appended: no buffer of the graph holds them, loop_lists.cpp)
     out = []
     for row in a:
-        out.append(row.sum())
+        out.append((row.sum(), row.max()))
     return np.array(out)
 
 
@@ -140,7 +141,7 @@ def long_rows_over_budget(a):
         e = (d - d.mean()) / (d.std() + 1.0)
         f = np.exp(-e * e) + np.log1p(np.abs(c))
         g = np.clip(f, 0.1, 0.9) * np.tanh(b) - np.sin(c) * np.cos(d)
-        out.append(float(g.sum() + e.max() - f.min()))
+        out.append((float(g.sum() + e.max()), f.min()))
     return out
 
 

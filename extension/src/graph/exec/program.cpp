@@ -59,6 +59,7 @@ bool check_result(const Program::Step& s, PyObject* r, ValueHome* home) {
     if (s.info.python == 'i'   ? PyLong_CheckExact(r)
         : s.info.python == 'f' ? PyFloat_CheckExact(r)
         : s.info.python == 'b' ? PyBool_Check(r)
+        : s.info.python == 'l' ? PyList_CheckExact(r)
                                : PyUnicode_CheckExact(r)) {
       return true;
     }

@@ -22,6 +22,7 @@ std::string ValueInfo::text() const {
     return python == 'i'   ? "Python int"
            : python == 'f' ? "Python float"
            : python == 'b' ? "Python bool"
+           : python == 'l' ? "Python list"
                            : "Python str";
   }
   std::string s(name(dtype));

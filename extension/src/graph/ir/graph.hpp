@@ -32,8 +32,9 @@ struct ValueInfo {
   int parts = -1;
   bool is_tuple() const { return parts >= 0; }
   // Not NumPy's: a Python number made from one where the graph runs, int() ('i') or float() ('f')
-  // of a NumPy scalar, a str ('s') formatted from one, or a bool ('b') comparing them; no array
-  // operation reads it.
+  // of a NumPy scalar, a str ('s') formatted from one, a bool ('b') comparing them, or a list
+  // ('l') of a loop's appended items (translator/control/loop_lists.cpp); no array operation
+  // reads it.
   char python = 0;
 
   int ndim() const { return static_cast<int>(shape.size()); }

@@ -602,6 +602,8 @@ void CodeGen::Emitter::load_value(const VarPtr& v) {
     }
     case Variable::Kind::kSlice:  // (made and used inside a loop body captured as a loop op only)
       throw CodegenError("a slice of values of the graph");
+    case Variable::Kind::kListBuffer:  // (the same)
+      throw CodegenError("a list appended to in a loop body");
     case Variable::Kind::kArray:
       if (graph_lazy && !graph_done && graph_outputs.size() == 1 && graph_outputs[0] == v.get()) {
         emit_graph_call();

@@ -470,7 +470,10 @@ bool OpcodeExecutor::capture_if(const bytecode::Instruction& ins, bool jump_if) 
   }
   if (!ok) {
     if (loop_was) {
+      // (what the ways saw appended is kept: the loop's next attempt buffers it, loop_lists.cpp)
+      std::vector<LoopSite::Appended> appended = std::move(body_loop_->appended);
       *body_loop_ = std::move(*loop_was);
+      body_loop_->appended = std::move(appended);
     }
     rollback(site.mark);
     locals_ = site.locals;

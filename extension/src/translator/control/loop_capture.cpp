@@ -245,21 +245,34 @@ bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr
   }
   site.locals = locals_;
   site.stack = stack_;
-  site.mark = mark();
-  bool ok = false;
-  {
-    const LoopDepth depth(&shared_->loop_depth);
-    try {
-      loop_numbers(&site);
-      loop_placeholders(&site);
-      ok = simulate_loop_body(&site) && loop_state_ok(&site) && loop_exit_ok(&site, it);
-    } catch (const Stop&) {
-      ok = false;
+  const LoopSite initial = site;
+  // (an attempt that found lists appended to is made again with them as buffers: loop_lists.cpp)
+  for (int attempt = 0;; ++attempt) {
+    site.mark = mark();
+    bool ok = false;
+    {
+      const LoopDepth depth(&shared_->loop_depth);
+      try {
+        loop_numbers(&site);
+        if (buffer_lists(&site)) {
+          loop_placeholders(&site);
+          ok = simulate_loop_body(&site) && loop_state_ok(&site) && loop_exit_ok(&site, it) &&
+               lists_ok(&site);
+        }
+      } catch (const Stop&) {
+        ok = false;
+      }
     }
-  }
-  if (!ok) {
+    if (ok) {
+      break;
+    }
     abandon_loop(site);
-    return false;
+    if (attempt >= 2 || !next_list_plans(&site)) {
+      return false;
+    }
+    std::vector<LoopSite::Appended> plans = std::move(site.buffered);
+    site = initial;
+    site.buffered = std::move(plans);
   }
   if (scalar_loop(site) || body_needs_native(site)) {
     return false;  // (unrolled)
@@ -269,6 +282,7 @@ bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr
     return false;
   }
   emit_loop_op(&site);
+  lists_after_loop(site);
   for (const VarPtr& part : {source, second}) {
     if (part && part != it) {
       remember(part);
@@ -462,6 +476,7 @@ bool OpcodeExecutor::loop_state_ok(LoopSite* site) {
 // one element of an array (one element of a 1-d array, out[i] = v, is element work), or makes or
 // reads an array of more than one element, keeps the loop op.
 void OpcodeExecutor::abandon_loop(const LoopSite& site) {
+  unbuffer_lists(site);
   if (!site.why.empty()) {
     const std::size_t first = site.is_while ? std::min(site.top, site.test_pc) : site.for_pc;
     declined_loop_ = {first, site.exit, site.why};

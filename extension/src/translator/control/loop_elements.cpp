@@ -267,8 +267,8 @@ bool OpcodeExecutor::scalar_loop(const LoopSite& site) {
     return false;
   }
   abandon_loop(site);
-  if (site.short_loop) {
-    return true;
+  if (site.short_loop || !site.buffered.empty()) {
+    return true;  // (unrolled: a list appended to unrolled before it was a buffer)
   }
   graph_break(std::string(w.numbers ? "a loop over Python numbers only"
                                     : "a loop over single elements only, NumPy scalars and Python "

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "translator/control/loop_key.hpp"
 #include "translator/control/loop_site.hpp"
 #include "translator/executor_support.hpp"
 #include "translator/opcode_executor.hpp"

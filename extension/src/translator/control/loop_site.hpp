@@ -87,6 +87,16 @@ struct OpcodeExecutor::LoopSite {
   std::vector<int> exit_values;  // the op's outputs after the last values
   int after_slot = -1;
   int exit_slot = -1;  // the local whose value after the loop `exit_value` is (-1: an output)
+  // Lists made before the loop that the body appends to (loop_lists.cpp): what an attempt saw
+  // (each list, its items' kind, the appends of a step; `ok`: items of one kind a buffer holds),
+  // and the lists the next attempt keeps as buffers of the graph.
+  struct Appended {
+    VarPtr list;
+    graph::ValueInfo item;
+    int appends = 0;
+    bool ok = true;
+  };
+  std::vector<Appended> appended, buffered;
   // The ifs being captured as the body starts: an exit under more of them is inside an `if` of the
   // body (a `break` only; its test then an output of the cond ops around it).
   int body_conds = 0;

@@ -148,6 +148,7 @@ VarPtr OpcodeExecutor::load_attr(const VarPtr& base, const py::object& name) {
                          [&n](const char* m) { return n == m; });
     };
     if ((base->kind() == Variable::Kind::kList && known(kListMethods)) ||
+        (base->kind() == Variable::Kind::kListBuffer && str_of(name) == "append") ||
         (base->kind() == Variable::Kind::kDict && known(kDictMethods)) ||
         (base->kind() == Variable::Kind::kSet && known(kSetMethods))) {
       return Variable::method(base, name);

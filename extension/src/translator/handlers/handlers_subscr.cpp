@@ -15,7 +15,7 @@ namespace sot::translator {
 
 void OpcodeExecutor::subscript(bool slice) {
   const std::size_t n = slice ? 3 : 2;
-  if (array_subscript(n)) {
+  if (array_subscript(n) || (!slice && list_subscript())) {
     return;
   }
   const VarPtr container = peek(n);

@@ -243,6 +243,9 @@ OpcodeExecutor::NumpyCall::NumpyCall(OpcodeExecutor& executor, const std::string
     if (ex.is_array_like(v)) {
       return Arg::of(ex.array_operand(v).id);
     }
+    if (v->kind() == Variable::Kind::kArray && ex.arrays().graph_lists.count(v->graph_id()) != 0) {
+      return Arg::of(v->graph_id());  // (a list a loop appended to: stack_sequences takes it)
+    }
     if ((v->kind() == Variable::Kind::kList || v->kind() == Variable::Kind::kTuple) &&
         std::any_of(v->items().begin(), v->items().end(),
                     [&](const VarPtr& i) { return ex.is_array_like(i); })) {
@@ -577,13 +580,33 @@ void OpcodeExecutor::NumpyCall::stack_sequences() {
   static const char* const kArrayLike[] = {"a",  "b",  "x",       "x1",   "x2",  "v",
                                            "m",  "y",  "p",       "arr",  "ary", "values",
                                            "xp", "fp", "weights", "array"};
-  if (name == "array" || name == "asarray") {
-    return;
-  }
+  const bool literal = name == "array" || name == "asarray";
   for (auto& [param, v] : bound) {
     const char* p = param.c_str();
     const bool listed = std::any_of(std::begin(kArrayLike), std::end(kArrayLike),
                                     [p](const char* n) { return std::strcmp(n, p) == 0; });
+    if (v->kind() == Variable::Kind::kArray && ex.arrays().graph_lists.count(v->graph_id()) != 0) {
+      // (a list a loop appended to, given for an array parameter: np.array of it first)
+      VarPtr made = listed ? ex.array_of_list(v, "array") : nullptr;
+      if (made) {
+        for (std::size_t i = 0; i < args.size(); ++i) {
+          if (args[i] == v) {
+            g.args[(self ? 1 : 0) + i] = Arg::of(made->graph_id());
+          }
+        }
+        for (std::size_t i = 0; i < kwargs.size(); ++i) {
+          if (kwargs[i].second == v) {
+            g.kwargs[i].second = Arg::of(made->graph_id());
+          }
+        }
+        v = made;
+        continue;
+      }
+      refuse("a list appended to in a loop, as " + param);
+    }
+    if (literal) {
+      continue;
+    }
     // The op's argument for this parameter (positional, after the method's array, or keyword).
     Arg* given = nullptr;
     const std::size_t first = self ? 1 : 0;
@@ -649,6 +672,12 @@ VarPtr OpcodeExecutor::numpy_function(const std::string& name, const VarPtr& cal
                                       const std::vector<VarPtr>& args,
                                       const std::vector<std::pair<std::string, VarPtr>>& kwargs,
                                       const VarPtr& self) {
+  if (!self && args.size() == 1 && kwargs.empty()) {
+    if (VarPtr r =
+            array_of_list(args[0], name)) {  // (a list appended to in a loop: loop_lists.cpp)
+      return r;
+    }
+  }
   NumpyCall c(*this, name, callable, args, kwargs, self);
   if (name.rfind("ufunc.", 0) == 0) {
     c.shown = "np." + str_of(c.ufunc_of().attr("__name__")) + name.substr(5);  // np.add.outer

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/loaded_module.hpp"
+#include "translator/control/loop_key.hpp"
 #include "translator/guards/guards.hpp"
 #include "translator/handlers/binary_operators.hpp"
 #include "translator/numpy/array_indexing.hpp"

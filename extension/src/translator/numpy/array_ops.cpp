@@ -45,6 +45,7 @@ std::optional<ArrayState::LoopIndex> ArrayState::int_range(int id) const {
 void ArrayState::forget_from(std::size_t first) {
   loop_indices.erase(loop_indices.lower_bound(static_cast<int>(first)), loop_indices.end());
   carried_from.erase(carried_from.lower_bound(static_cast<int>(first)), carried_from.end());
+  graph_lists.erase(graph_lists.lower_bound(static_cast<int>(first)), graph_lists.end());
   int_ranges.erase(int_ranges.lower_bound(static_cast<int>(first)), int_ranges.end());
   for (auto it = slice_symbols.begin(); it != slice_symbols.end();) {
     if (it->second.max_id >= static_cast<int>(first)) {

@@ -19,6 +19,22 @@
 
 namespace sot::translator {
 
+// A list made in the frame that the body of a `for` loop being captured appends to
+// (control/loop_lists.cpp): the buffer of its appended items (`buf`: as many rows as the loop may
+// append, `count`: one int64, the rows taken), both made before the loop.
+struct ListBuffer {
+  int buf = -1, count = -1;
+  graph::ValueInfo item;       // every appended item's
+  std::size_t before = 0;      // the list's items before the loop
+  std::vector<VarPtr> pre;     // (after the loop) those items
+  int per_step = 0;            // the appends a step may make (the rows: trips x per_step)
+  int appends = 0;             // appends simulated in the body
+  bool conditional = false;    // one of them in a way of an `if`
+  std::vector<int> arrays;     // the arrays appended (made by the step: nothing writes them)
+  const void* site = nullptr;  // the loop whose body appends
+  std::int64_t length = -1;    // (after the loop) the list's length, where it is known
+};
+
 struct ArrayState {
   graph::Graph graph;
   std::vector<VarPtr> inputs;          // graph input k's Variable (received from outside)
@@ -86,6 +102,10 @@ struct ArrayState {
   };
   std::map<int, LoopIndex> loop_indices;
   bool is_loop_index(int id) const { return loop_indices.count(id) != 0; }
+  // Such lists by Variable while the loop is captured, and after it by the graph value of the
+  // Python list made from the buffer (len(), items and np.array() of it read the buffer).
+  std::map<const Variable*, ListBuffer> list_buffers;
+  std::map<int, ListBuffer> graph_lists;
   // The carried placeholders of loop bodies being captured: placeholder -> the frame's value it
   // stands for on the first step (a write into the placeholder may be a write into that value).
   std::map<int, int> carried_from;

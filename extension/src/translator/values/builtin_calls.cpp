@@ -66,6 +66,9 @@ VarPtr OpcodeExecutor::builtin_len(const std::vector<VarPtr>& args) {
     return nullptr;
   }
   const VarPtr& v = args[0];
+  if (VarPtr n = list_length(v)) {
+    return n;  // (a list appended to in a loop: loop_lists.cpp)
+  }
   if (is_array_like(v)) {
     // The first dimension, relied on (static from now on); a 0-d value raises TypeError.
     const ArrayOperand a = array_operand(v);

@@ -27,6 +27,21 @@ bool OpcodeExecutor::is_constant_method(const py::object& callable) {
 void OpcodeExecutor::call_list_method(const VarPtr& method, const std::vector<VarPtr>& args,
                                       std::size_t nargs) {
   VarPtr list = method->items()[0];
+  const std::string called = str_of(method->value());
+  if (list->kind() == Variable::Kind::kListBuffer) {  // (loop_lists.cpp: append alone)
+    if (called != "append" || args.size() != 1) {
+      graph_break("list." + called + " of a list appended to in a loop body");
+    }
+    buffered_append(list, args[0]);
+    for (std::size_t i = 0; i < nargs + 2; ++i) {
+      pop();
+    }
+    push(Variable::constant(py::none()));
+    return;
+  }
+  if (called == "append" && args.size() == 1) {
+    note_append(list, args[0]);  // (in a loop body being captured: a buffer next time)
+  }
   mutate(list);
   const std::string name = str_of(method->value());
   std::vector<VarPtr>& items = list->items();

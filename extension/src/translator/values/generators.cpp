@@ -130,6 +130,11 @@ VarPtr OpcodeExecutor::generator_consumed_at_once(const CallSite& site) {
 }
 
 VarPtr OpcodeExecutor::builtin_sum(const std::vector<VarPtr>& args) {
+  if (args.size() == 1) {
+    if (VarPtr r = array_of_list(args[0], "sum")) {  // (a list a loop appended to: loop_lists.cpp)
+      return r;
+    }
+  }
   // sum(items[, start]) over a list or tuple whose items are known, with arrays (or Python numbers
   // made in the graph) among them: start + each item in turn, as the builtin adds them (constants
   // alone are folded by the call itself).

@@ -181,6 +181,8 @@ std::string Variable::describe() const {
       return "super()";
     case Kind::kSlice:
       return "slice of values of the graph";
+    case Kind::kListBuffer:
+      return "list appended to in a loop body";
     case Kind::kInstance:
       return std::string(reinterpret_cast<PyTypeObject*>(initial_->value().ptr())->tp_name) +
              " instance made in the frame";

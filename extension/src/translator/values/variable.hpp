@@ -75,11 +75,14 @@ class Variable {
     kSuper,  // super(items[0], items[1]): a zero-argument super() of an inlined method
     kArray,  // a NumPy array or scalar the frame computed: value `graph_id()` of the frame's graph
              // (see ArrayState); its dtype and shape are known, its contents are not
-    kInstance,  // an instance of a plain class made in the frame (instances.cpp): `cls()` the
-                // class, `keys()` the names of its attributes (in the order they were first set)
-                // and `items` their values; `value` is None (no object exists yet)
-    kSlice,     // slice(start, stop, step) made in a loop body, a part a Python int of the graph
-                // whose range is known (L[i, :i]): `items` the three parts (constants or values)
+    kInstance,    // an instance of a plain class made in the frame (instances.cpp): `cls()` the
+                  // class, `keys()` the names of its attributes (in the order they were first set)
+                  // and `items` their values; `value` is None (no object exists yet)
+    kSlice,       // slice(start, stop, step) made in a loop body, a part a Python int of the graph
+                  // whose range is known (L[i, :i]): `items` the three parts (constants or values)
+    kListBuffer,  // a list made in the frame while the body of a loop that appends to it is
+                  // captured (loop_lists.cpp): its items before the loop in `items`, the appended
+                  // ones rows of a buffer of the graph; only append, len() and items read it
   };
 
   // What a kIter iterates over.
@@ -142,9 +145,10 @@ class Variable {
   bool is_const() const { return kind_ == Kind::kConst; }
   // Mutable (or compared by identity) and made inside: generated code must build it exactly once.
   bool is_mutable_created() const {
-    return (kind_ == Kind::kList || kind_ == Kind::kFunction || kind_ == Kind::kDict ||
-            kind_ == Kind::kSet || kind_ == Kind::kIter || kind_ == Kind::kArray ||
-            kind_ == Kind::kInstance || (kind_ == Kind::kCell && slot_ < 0)) &&
+    return (kind_ == Kind::kList || kind_ == Kind::kListBuffer || kind_ == Kind::kFunction ||
+            kind_ == Kind::kDict || kind_ == Kind::kSet || kind_ == Kind::kIter ||
+            kind_ == Kind::kArray || kind_ == Kind::kInstance ||
+            (kind_ == Kind::kCell && slot_ < 0)) &&
            !tracker_.is_input();
   }
 
@@ -156,14 +160,33 @@ class Variable {
     std::vector<VarPtr> snapshot;
     Py_ssize_t position = 0;
     std::uint64_t version = 0;
+    Kind kind = Kind::kConst;  // (a list becomes another kind in a loop body: loop_lists.cpp)
+    int slot = -1;
+    std::string text;
   };
-  State save() const { return State{items_, keys_, snapshot_, position_, version_}; }
+  State save() const {
+    return State{items_, keys_, snapshot_, position_, version_, kind_, slot_, text_};
+  }
   void restore(State s) {
     items_ = std::move(s.items);
     keys_ = std::move(s.keys);
     snapshot_ = std::move(s.snapshot);
     position_ = s.position;
     version_ = s.version;
+    kind_ = s.kind;
+    slot_ = s.slot;
+    text_ = std::move(s.text);
+  }
+  // A list made in the frame as the loop that appends to it is captured: kListBuffer while its
+  // body is, then the graph value `id` (a Python list made where the graph runs, `text`) after it.
+  // The caller logs the state first (OpcodeExecutor::mutate).
+  void buffer_list() { kind_ = Kind::kListBuffer; }
+  void unbuffer_list() { kind_ = Kind::kList; }
+  void list_in_graph(int id, std::string text) {
+    kind_ = Kind::kArray;
+    slot_ = id;
+    text_ = std::move(text);
+    items_.clear();
   }
   // kList, kDict, kSet: changed once more (dict iterators made before fail).
   void bump() { ++version_; }

@@ -306,6 +306,20 @@ bool py_min(OpCtx& c) {
 
 bool py_math_test(OpCtx& c);
 
+// list_position(count, k) of a list a loop appends to (translator/control/loop_lists.cpp): k, or
+// count + k for a negative k; out of range, give up (the op's own path raises IndexError).
+bool py_list_position(OpCtx& c) {
+  if (c.args.size() != 2 || c.result.kind != Kind::kPyInt || c.args[0].type.kind != Kind::kPyInt ||
+      c.args[1].type.kind != Kind::kPyInt) {
+    return refuse(c, "a list position of other than two Python ints");
+  }
+  const std::string& n = c.args[0].expr;
+  const std::string& k = c.args[1].expr;
+  declare(c, cat({"(", k, " < 0 ? ", n, " + ", k, " : ", k, ")"}));
+  c.lines.push_back(cat({"if (", c.name, " < 0 || ", c.name, " >= ", n, ") ", give_up(c)}));
+  return true;
+}
+
 // math.sqrt(x), math.exp(x), ... of a number (a Python float result): the C library's function, as
 // CPython's math module calls it on the number as a double; where CPython raises instead (a NaN
 // made of a number: ValueError; an infinity of a finite one: OverflowError or ValueError), give
@@ -391,6 +405,7 @@ Handler handler_for(const std::string& name, bool python) {
       {"pos", py_pos},
       {"invert", py_invert},
       {"max", py_max},
+      {"list_position", py_list_position},
       {"min", py_min},
   };
   if (python) {

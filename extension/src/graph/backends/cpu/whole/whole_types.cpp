@@ -94,7 +94,7 @@ std::optional<WType> type_of(const ValueInfo& info, std::string* why) {
         t.dtype = DType::kBool;
         return t;
       default:
-        *why = "a Python str";
+        *why = info.python == 'l' ? "a Python list" : "a Python str";
         return std::nullopt;
     }
   }
