@@ -233,8 +233,8 @@ bool OpcodeExecutor::cond_outputs(IfSite* site) {
       site->same.emplace_back(static_cast<int>(slot), way[0]);
       continue;
     }
-    if ((!way[0] || !way[1]) && (never_read(static_cast<int>(slot)) ||
-                                 (!entry && loop_temporary(slot)))) {
+    if ((!way[0] || !way[1]) &&
+        (never_read(static_cast<int>(slot)) || (!entry && loop_temporary(slot)))) {
       site->same.emplace_back(static_cast<int>(slot), nullptr);  // (`for _ in ...` in one way)
       continue;
     }
