@@ -309,8 +309,9 @@ class OpcodeExecutor {
   void lists_after_loop(const LoopSite& site);
   VarPtr list_length(const VarPtr& v);  // len() of such a list (nullptr: another value)
   bool list_subscript();                // [list, key] on the stack: list[k] of such a list
-  // np.array(L), np.stack(L), sum(L), ... of such a list after its loop (`name`: the function's).
-  VarPtr array_of_list(const VarPtr& v, const std::string& name);
+  bool promotes(const LoopSite& site, int slot, int placeholder, int end);  // (a Python float)
+  VarPtr promoted_float(const VarPtr& v);  // np.float64(v) of a Python float constant
+  VarPtr array_of_list(const VarPtr& v, const std::string& name);  // np.array(L), sum(L), ...
   void emit_loop_op(LoopSite* site);
   void loop_locals_after(const LoopSite& site, const std::vector<int>& outs,
                          const std::vector<graph::ValueInfo>& out_infos);

@@ -449,3 +449,59 @@ def test_exits_on_float_tests_and_temporaries(fn, args, variants):
 def test_temporary_read_later_in_the_step_is_no_loop_op():
     check(temporary_read_in_step, np.ones(3), 20, variants=[((-np.ones(3), 20), {}), ((np.ones(2), 5), {})],
           breaks=1)
+
+
+# A Python float that a step makes a float64 NumPy scalar (`total += x.sum()`, `b -= lr * err.mean()`) in a loop
+# with an exit: the first step cannot be unrolled (its `if` would break the graph), so the float is np.float64 from
+# the loop's entry, where every op reading it is NumPy's add, subtract or multiply with a float64 value (stop 64).
+# An exit before the float's new value would hand the Python float on: no loop op there.
+def total_until(x, n, limit):
+    total = 0.0
+    for i in range(n):
+        x = x * 1.1
+        total += x.sum()
+        if total > limit:
+            break
+    return x, total, i
+
+
+def bias_until_fit(X, y, n, tol):
+    w = np.zeros(X.shape[1])
+    b = 0.0
+    for i in range(n):
+        err = X @ w + b - y
+        w = w - 0.1 * X.T @ err / len(y)
+        b -= 0.1 * err.mean()
+        if np.abs(err).max() < tol:
+            break
+    return w, b, i
+
+
+def total_after_the_exit(x, n, limit):
+    total = 0.0
+    for i in range(n):
+        x = x * 1.1
+        if x.sum() > limit:
+            break
+        total += x.sum()
+    return x, total, i
+
+
+PROMOTED = [
+    (total_until, (np.ones(3), 40, 50.0), [((np.ones(3), 40, 1.0), {}), ((np.ones(2), 30, 1e300), {})]),
+    (bias_until_fit, (_X, _Y, 40, 0.5), [((_X, _Y, 40, 1e9), {}), ((_X[:, :2], _Y, 25, -1.0), {})]),
+]
+
+
+@pytest.mark.parametrize("fn, args, variants", PROMOTED, ids=[c[0].__name__ for c in PROMOTED])
+def test_python_floats_made_numpy_scalars_in_loops_with_exits(fn, args, variants):
+    if native_loops():
+        records = check(fn, *args, variants=variants)
+        # (X.T @ err, a matrix by a vector: the loop op's own path, where tier C gives up on it)
+        assert fn is bias_until_fit or native_runs(records) > 0, "tier C's code never ran"
+    else:
+        check(fn, *args, variants=variants, breaks=1)
+
+
+def test_a_python_float_handed_on_by_an_exit_is_not_made_numpy():
+    check(total_after_the_exit, np.ones(3), 40, 50.0, variants=[((np.ones(3), 40, 1.0), {})], breaks=1)

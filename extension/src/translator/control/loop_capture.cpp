@@ -267,12 +267,18 @@ bool OpcodeExecutor::capture_loop(const bytecode::Instruction& ins, const VarPtr
       break;
     }
     abandon_loop(site);
-    if (attempt >= 2 || !next_list_plans(&site)) {
+    // (lists appended to as buffers, loop_lists.cpp; Python floats that become NumPy scalars as
+    // ones from the loop's entry, promotes)
+    const bool lists = next_list_plans(&site);
+    if (attempt >= 2 || (!lists && site.promotable.empty())) {
       return false;
     }
     std::vector<LoopSite::Appended> plans = std::move(site.buffered);
+    std::vector<int> promote = std::move(site.promote);
+    promote.insert(promote.end(), site.promotable.begin(), site.promotable.end());
     site = initial;
     site.buffered = std::move(plans);
+    site.promote = std::move(promote);
   }
   if (scalar_loop(site) || body_needs_native(site)) {
     return false;  // (unrolled)
@@ -301,7 +307,10 @@ void OpcodeExecutor::loop_numbers(LoopSite* site) {
       continue;
     }
     const NumberOperand n = number_operand(v);
-    if (n.kind != 0) {
+    if (n.kind == 'f' &&
+        std::find(site->promote.begin(), site->promote.end(), slot) != site->promote.end()) {
+      v = promoted_float(v);  // (a float64 scalar from the loop's entry: promotes)
+    } else if (n.kind != 0) {
       v = Variable::array(number_value(n), n.kind == 'i' ? "Python int" : "Python float");
     }
   }
@@ -440,6 +449,12 @@ bool OpcodeExecutor::loop_state_ok(LoopSite* site) {
       c->out = after->graph_id();
       continue;
     }
+    if (array && c != site->carried.end() &&
+        promotes(*site, static_cast<int>(slot), c->placeholder, after->graph_id())) {
+      site->promotable.push_back(static_cast<int>(slot));
+      site->why = "a Python float becomes a NumPy scalar (the loop is tried again with one)";
+      return false;
+    }
     // (a while loop may run no step: every value it leaves must have one before it)
     const bool fresh =
         !site->is_while && (!site->locals[slot] || static_cast<int>(slot) == site->var ||
@@ -465,6 +480,59 @@ bool OpcodeExecutor::loop_state_ok(LoopSite* site) {
     return false;
   }
   return true;
+}
+
+bool OpcodeExecutor::promotes(const LoopSite& site, int slot, int placeholder, int end) {
+  // `b = 0.0` before a loop with an exit whose step computes `b -= lr * err.mean()` (a float64
+  // NumPy scalar): the first step cannot be unrolled (its exit's `if` would break the graph), so
+  // b may be np.float64(0.0) from the loop's entry where nothing could tell the two apart - a
+  // `for` loop over a range of known length (a step runs), whose every op reading b is NumPy's
+  // add, subtract or multiply of it and a float64 value (the same float64 value for a Python
+  // float as for np.float64, and the same kind). An exit before b's new value hands b on, a
+  // cond op reading it: not one of those.
+  const VarPtr& before = site.locals[static_cast<std::size_t>(slot)];
+  const graph::Graph& g = arrays().graph;
+  const ValueInfo ph = array_info(placeholder);
+  const ValueInfo made = array_info(end);
+  if (site.is_while || site.start_value >= 0 || site.step_tests.empty() || !before ||
+      !before->is_const() || !PyFloat_CheckExact(before->value().ptr()) || ph.python != 'f' ||
+      made.python != 0 || !made.scalar || made.dtype != graph::DType::kFloat64) {
+    return false;
+  }
+  const auto float64 = [&](const Arg& a) {
+    if (a.kind != Arg::Kind::kValue) {
+      return false;
+    }
+    const ValueInfo i = array_info(a.value);
+    return a.value != placeholder && !i.is_tuple() && i.python == 0 &&
+           i.dtype == graph::DType::kFloat64;
+  };
+  for (std::size_t k = site.ops; k < g.ops().size(); ++k) {
+    const graph::Op& op = g.ops()[k];
+    bool reads = false;
+    graph::for_each_value(op, [&](int v) { reads = reads || v == placeholder; });
+    if (!reads) {
+      continue;
+    }
+    const bool arith = op.name == "add" || op.name == "subtract" || op.name == "multiply";
+    if (!arith || op.args.size() != 2 || !op.kwargs.empty() || op.mutates ||
+        array_info(op.result).python != 0 || !(float64(op.args[0]) || float64(op.args[1]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+VarPtr OpcodeExecutor::promoted_float(const VarPtr& v) {
+  graph::Op g;
+  g.name = "scalar";
+  g.fn = numpy_module().attr("float64");
+  g.args = {Arg::constant_of(v->value())};
+  guards_->value(v);
+  ValueInfo info;
+  info.dtype = graph::DType::kFloat64;
+  info.scalar = true;
+  return add_array_op(std::move(g), info);
 }
 
 // A loop op whose steps compute single elements alone (Python numbers, NumPy scalars, one-element

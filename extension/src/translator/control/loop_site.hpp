@@ -97,6 +97,10 @@ struct OpcodeExecutor::LoopSite {
     bool ok = true;
   };
   std::vector<Appended> appended, buffered;
+  // Locals holding a Python float before the loop that a step makes a float64 NumPy scalar, where
+  // nothing tells the two apart (loop_capture.cpp, promotes): found by an attempt, and those the
+  // next attempt makes np.float64 at the loop's entry.
+  std::vector<int> promotable, promote;
   // The ifs being captured as the body starts: an exit under more of them is inside an `if` of the
   // body (a `break` only; its test then an output of the cond ops around it).
   int body_conds = 0;

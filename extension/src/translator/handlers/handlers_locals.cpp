@@ -77,6 +77,12 @@ bool may_finalize(PyObject* o, int depth) {
   return false;
 }
 
+// Why dropping the last reference to `o` (whose freeing runs code) breaks the graph.
+std::string finalizer_reason(const PyObject* o) {
+  return "the last reference to an object with a finalizer (" + std::string(Py_TYPE(o)->tp_name) +
+         ") is dropped here: its __del__ or finally runs now";
+}
+
 }  // namespace
 
 void OpcodeExecutor::drop_local(int local) {
@@ -99,9 +105,7 @@ void OpcodeExecutor::drop_local(int local) {
     return;
   }
   if (const PyObject* o = finalized_by_dropping(old, 0); o != nullptr) {
-    graph_break("the last reference to an object with a finalizer (" +
-                std::string(Py_TYPE(o)->tp_name) +
-                ") is dropped here: its __del__ or finally runs now");
+    graph_break(finalizer_reason(o));
   }
 }
 
@@ -127,9 +131,7 @@ void OpcodeExecutor::drop_values(std::size_t n) {
       continue;  // another local or stack slot still holds it
     }
     if (const PyObject* o = finalized_by_dropping(v, 0); o != nullptr) {
-      graph_break("the last reference to an object with a finalizer (" +
-                  std::string(Py_TYPE(o)->tp_name) +
-                  ") is dropped here: its __del__ or finally runs now");
+      graph_break(finalizer_reason(o));
     }
   }
 }
