@@ -54,15 +54,16 @@ ValueInfo python_kind(char kind) {
 // list_position(count, k): the position of the list's item k among `count` (k + count for a
 // negative k), or IndexError as the list raises it.
 const py::object& list_position_fn() {
-  static const py::object& fn = *new py::object(py::cpp_function([](py::int_ count, py::int_ k) {
-    const auto n = count.cast<long long>();
-    const auto i = k.cast<long long>();
-    const long long at = i < 0 ? n + i : i;
-    if (at < 0 || at >= n) {
-      throw py::index_error("list index out of range");
-    }
-    return at;
-  }));
+  static const py::object& fn =
+      *new py::object(py::cpp_function([](const py::int_& count, const py::int_& k) {
+        const auto n = count.cast<long long>();
+        const auto i = k.cast<long long>();
+        const long long at = i < 0 ? n + i : i;
+        if (at < 0 || at >= n) {
+          throw py::index_error("list index out of range");
+        }
+        return at;
+      }));
   return fn;
 }
 

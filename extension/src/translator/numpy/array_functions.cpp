@@ -585,24 +585,8 @@ void OpcodeExecutor::NumpyCall::stack_sequences() {
     const char* p = param.c_str();
     const bool listed = std::any_of(std::begin(kArrayLike), std::end(kArrayLike),
                                     [p](const char* n) { return std::strcmp(n, p) == 0; });
-    if (v->kind() == Variable::Kind::kArray && ex.arrays().graph_lists.count(v->graph_id()) != 0) {
-      // (a list a loop appended to, given for an array parameter: np.array of it first)
-      VarPtr made = listed ? ex.array_of_list(v, "array") : nullptr;
-      if (made) {
-        for (std::size_t i = 0; i < args.size(); ++i) {
-          if (args[i] == v) {
-            g.args[(self ? 1 : 0) + i] = Arg::of(made->graph_id());
-          }
-        }
-        for (std::size_t i = 0; i < kwargs.size(); ++i) {
-          if (kwargs[i].second == v) {
-            g.kwargs[i].second = Arg::of(made->graph_id());
-          }
-        }
-        v = made;
-        continue;
-      }
-      refuse("a list appended to in a loop, as " + param);
+    if (list_param(param, listed, &v)) {
+      continue;
     }
     if (literal) {
       continue;
@@ -624,6 +608,30 @@ void OpcodeExecutor::NumpyCall::stack_sequences() {
     *given = Arg::of(ex.array_operand(made).id);
     v = made;
   }
+}
+
+bool OpcodeExecutor::NumpyCall::list_param(const std::string& param, bool listed, VarPtr* v) {
+  // A list a loop appended to (loop_lists.cpp), given for an array parameter: np.array of it first.
+  if ((*v)->kind() != Variable::Kind::kArray ||
+      ex.arrays().graph_lists.count((*v)->graph_id()) == 0) {
+    return false;
+  }
+  VarPtr made = listed ? ex.array_of_list(*v, "array") : nullptr;
+  if (!made) {
+    refuse("a list appended to in a loop, as " + param);
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == *v) {
+      g.args[(self ? 1 : 0) + i] = Arg::of(made->graph_id());
+    }
+  }
+  for (std::size_t i = 0; i < kwargs.size(); ++i) {
+    if (kwargs[i].second == *v) {
+      g.kwargs[i].second = Arg::of(made->graph_id());
+    }
+  }
+  *v = std::move(made);
+  return true;
 }
 
 bool OpcodeExecutor::NumpyCall::stackable(const VarPtr& v, const Arg& given) const {

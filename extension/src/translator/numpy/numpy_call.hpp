@@ -64,6 +64,8 @@ struct OpcodeExecutor::NumpyCall {
   // into an array (np.mean(flow), flow a list of NumPy scalars): that array, made by an np.array
   // op, takes its place in the op and for the rule (the call's result is the same).
   void stack_sequences();
+  // A list a loop appended to given for `param`: true, *v its np.array (or a refusal).
+  bool list_param(const std::string& param, bool listed, VarPtr* v);
   bool stackable(const VarPtr& v, const graph::Arg& given) const;
 
   graph::Operand operand_of(const VarPtr& v) const;  // an operand of a ufunc-like function
