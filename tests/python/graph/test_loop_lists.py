@@ -92,18 +92,18 @@ def test_lists_appended_to_in_loop_ops(fn, args, variants):
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def every_tenth_until_steady(u0, alpha, tol, max_steps):
-    u = u0.astype(float).copy()
-    history = []
-    for step in range(max_steps):
-        old = u.copy()
-        u[1:-1] = old[1:-1] + alpha * (old[2:] - 2 * old[1:-1] + old[:-2])
-        change = np.max(np.abs(u - old))
-        if step % 10 == 0:
-            history.append(change)
-        if change < tol:
+def every_fifth_change(u, tol, n):
+    # (the argument relaxed in place; its largest change kept every fifth sweep, until it is small)
+    changes = []
+    for k in range(n):
+        new = 0.5 * (u[:-2] + u[2:])
+        d = np.abs(new - u[1:-1]).max()
+        u[1:-1] = new
+        if k % 5 == 0:
+            changes.append(d)
+        if d < tol:
             break
-    return u, step + 1, history
+    return k, changes
 
 
 def losses_until_flat(x, n, tol):
@@ -139,8 +139,8 @@ def last_two_apart(x, n):
 
 
 READ_BACK = [
-    (every_tenth_until_steady, (np.sin(np.linspace(0, 3, 30)), 0.2, 1e-3, 200),
-     [((np.ones(12), 0.2, 1e-3, 200), {}), ((np.sin(np.linspace(0, 3, 25)), 0.1, 1e-9, 60), {})]),
+    (every_fifth_change, (np.sin(np.linspace(0, 3, 30)), 1e-3, 200),
+     [((np.ones(12), 1e-3, 200), {}), ((np.sin(np.linspace(0, 3, 25)), 1e-12, 60), {})]),
     (losses_until_flat, (np.ones(3), 40, 1e-3), [((np.ones(2) * 50, 40, 1e-9), {}), ((np.ones(3), 40, 10.0), {})]),
     (appended_after_the_exit, (np.ones(3), 30, 1e6), [((np.ones(3), 30, 0.5), {}), ((np.ones(4), 30, 1e300), {})]),
 ]
