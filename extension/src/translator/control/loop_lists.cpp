@@ -93,6 +93,22 @@ const py::object& rows_list_fn() {
   return fn;
 }
 
+// count[0] of a list's buffer (an int64 scalar), and that scalar's kind.
+graph::Op count_item(const ListBuffer& b) {
+  graph::Op item;
+  item.name = "getitem";
+  item.fn = operator_fn("getitem");
+  item.args = {Arg::of(b.count), Arg::constant_of(py::int_(0))};
+  return item;
+}
+
+ValueInfo int64_scalar() {
+  ValueInfo scalar;
+  scalar.dtype = graph::DType::kInt64;
+  scalar.scalar = true;
+  return scalar;
+}
+
 }  // namespace
 
 void OpcodeExecutor::note_append(const VarPtr& list, const VarPtr& value) {
@@ -224,14 +240,7 @@ ListBuffer* OpcodeExecutor::list_buffer(const VarPtr& list) {
 
 int OpcodeExecutor::buffer_count(const ListBuffer& b) {
   // int(count[0]): a Python int of the graph
-  graph::Op item;
-  item.name = "getitem";
-  item.fn = operator_fn("getitem");
-  item.args = {Arg::of(b.count), Arg::constant_of(py::int_(0))};
-  ValueInfo scalar;
-  scalar.dtype = graph::DType::kInt64;
-  scalar.scalar = true;
-  const int c = add_array_op(std::move(item), scalar)->graph_id();
+  const int c = add_array_op(count_item(b), int64_scalar())->graph_id();
   return number_op("int", loaded_module("builtins").attr("int"), {c}, 'i')->graph_id();
 }
 
@@ -270,27 +279,20 @@ void OpcodeExecutor::buffered_append(const VarPtr& list, const VarPtr& value) {
     graph_break("more appends in a step than the loop's first attempt saw");
   }
   b->conditional = b->conditional || shared_->cond_depth > site->body_conds;
-  // buf[int(count[0])] = v; count[0] = count[0] + 1
-  const int at = buffer_count(*b);
+  // c = count[0]; buf[int(c)] = v; count[0] = c + 1 (count read once: the store writes buf)
+  const int c = add_array_op(count_item(*b), int64_scalar())->graph_id();
+  const int at = number_op("int", loaded_module("builtins").attr("int"), {c}, 'i')->graph_id();
   graph::Op store;
   store.name = "setitem";
   store.fn = operator_fn("setitem");
   store.args = {Arg::of(b->buf), Arg::of(at), Arg::of(v)};
   store.mutates = true;
   add_array_op(std::move(store), array_info(b->buf));
-  graph::Op item;
-  item.name = "getitem";
-  item.fn = operator_fn("getitem");
-  item.args = {Arg::of(b->count), Arg::constant_of(py::int_(0))};
-  ValueInfo scalar;
-  scalar.dtype = graph::DType::kInt64;
-  scalar.scalar = true;
-  const int c = add_array_op(std::move(item), scalar)->graph_id();
   graph::Op next;
   next.name = "add";
   next.fn = numpy_module().attr("add");
   next.args = {Arg::of(c), Arg::constant_of(py::int_(1))};
-  const int n = add_array_op(std::move(next), scalar)->graph_id();
+  const int n = add_array_op(std::move(next), int64_scalar())->graph_id();
   graph::Op bump;
   bump.name = "setitem";
   bump.fn = operator_fn("setitem");
