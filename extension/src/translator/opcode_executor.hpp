@@ -264,8 +264,7 @@ class OpcodeExecutor {
   void abandon_loop(const LoopSite& site);
   // A loop whose body computes single elements only (Python numbers, NumPy scalars, one-element
   // arrays) is not a loop op (loop_capture.cpp) unless the backend runs it as native code: true
-  // when it is to unroll (abandoned), a graph break at the loop when CPython is to run it; false
-  // otherwise (a loop op).
+  // when it is to unroll (abandoned), a graph break at the loop when CPython is to run it.
   bool scalar_loop(const LoopSite& site);
   // What a loop's body computes (scalar_loop decides by it).
   struct ElementWork {
@@ -275,8 +274,9 @@ class OpcodeExecutor {
   };
   ElementWork element_work(const LoopSite& site) const;
   // A body holding a cond op, or a slice of its ints (L[i, :i]), that the backend's native code
-  // would not run: abandoned (true).
+  // would not run: abandoned (true). native_spec: the spec the backend is asked about.
   bool body_needs_native(const LoopSite& site);
+  graph::LoopSpec native_spec(const LoopSite& site);
   // The loop op of `site` as it would be made: its spec, the frame's values it takes (ids of the
   // frame's graph as it is, the body's ops in it) and the kinds of its outputs.
   struct BuiltLoop {

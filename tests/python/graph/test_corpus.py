@@ -147,8 +147,8 @@ PINS = {
 }
 
 # Entries that differ from PINS: on Python 3.12 and later ("py3.12+"), on one Python ("py3.13"), on NumPy 1.x
-# ("numpy1"), where loops of single elements are native loop ops (the cpu backend's tier C on: "native loops");
-# where several apply, the later key in this order wins.
+# ("numpy1"), where loops of single elements are native loop ops (the cpu backend's tier C on: "native loops"),
+# both of the last two ("native loops, numpy1"); where several apply, the later key in this order wins.
 PINS_BY_VERSION = {
     "py3.12+": {},
     "numpy1": {},
@@ -159,6 +159,12 @@ PINS_BY_VERSION = {
         "ewma_series": (1, 0, 0),
         "heat_insulated_until_steady": (1, 0, 0),  # (a list appended to under an `if`, an exit)
         "linreg_momentum": (1, 0, 0),  # (an exit on math.isfinite, a list appended to after it)
+        "monte_carlo_pi_batches": (1, 0, 0),  # (np.count_nonzero of a mask, list items read by an exit)
+        "logistic_minibatch": (1, 0, 0),  # (rows picked by index arrays, `lr * X[idx].T` F-ordered, 10 epochs)
+    },
+    "native loops, numpy1": {
+        # (tier C calls no NumPy 1.x loop of np.exp, np.log or np.clip: the loop with the exit is not native)
+        "logistic_minibatch": (3, 1, 0),
     },
 }
 
@@ -172,6 +178,8 @@ def version_keys():
         keys.append("numpy1")
     if native_loops():
         keys.append("native loops")
+        if np.__version__.startswith("1."):
+            keys.append("native loops, numpy1")
     return keys
 
 

@@ -97,6 +97,13 @@ def int_store(x):
     return out
 
 
+def float_of_ints(x, base):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = float(base + 3 * i) - float(True) + x[i]  # (past 2**53: rounded to nearest even)
+    return out
+
+
 # ---- cases ------------------------------------------------------------------------------------------------------
 
 
@@ -109,6 +116,7 @@ CASES = [
     (each_function, (np.abs(floats(3, 20)) + 0.1,), [((np.abs(floats(4, 5)) + 2.0,), {})]),
     (float_sum, (np.abs(floats(5, 50)),), [((np.abs(floats(6, 3)),), {})]),
     (int_store, (floats(7, 30),), [((floats(8, 4) * 100,), {})]),
+    (float_of_ints, (floats(9, 30), 2**53 - 40), [((floats(10, 20), -(2**62) - 7), {}), ((floats(11, 9), 5), {})]),
 ]
 
 

@@ -178,7 +178,11 @@ bool OpcodeExecutor::rows_loop_bounds(const VarPtr& it, LoopSite* site) {
   }
   const std::int64_t n = static_info(x.id).shape[0];
   const Py_ssize_t pos = it->position();
-  if (n - pos <= kLoopUnrollMax) {
+  // (a short loop unrolls unless the backend's native code runs it: range_loop_bounds' rule)
+  graph::Backend* backend = graph::find_backend(shared_->backend);
+  site->short_loop = n - pos <= kLoopUnrollMax;
+  if (site->short_loop &&
+      (pos > 0 || n - pos < 2 || backend == nullptr || !backend->compiles_loops())) {
     return false;
   }
   site->rows = it->items()[0];

@@ -197,6 +197,16 @@ bool needs_native(const graph::Graph& g, std::size_t first) {
 
 }  // namespace
 
+graph::LoopSpec OpcodeExecutor::native_spec(const LoopSite& site) {
+  // (the last values no code after the loop reads, as compile_loops will find them: unread)
+  graph::LoopSpec spec = build_loop(site).spec;
+  spec.unread.assign(spec.ncarried, false);
+  for (const auto& [slot, v] : site.last) {
+    spec.unread.push_back(never_read(slot, site.for_pc, site.exit));
+  }
+  return spec;
+}
+
 bool OpcodeExecutor::body_needs_native(const LoopSite& site) {
   // A body with a cond op (captured only for a backend with native loops) stays a loop op only
   // where that backend's native code runs it: from Python, each step's cond op is slower than the
@@ -207,13 +217,7 @@ bool OpcodeExecutor::body_needs_native(const LoopSite& site) {
   }
   graph::Backend* backend = graph::find_backend(shared_->backend);
   std::string why;
-  // (the last values no code after the loop reads, as compile_loops will find them: unread)
-  graph::LoopSpec spec = build_loop(site).spec;
-  spec.unread.assign(spec.ncarried, false);
-  for (const auto& [slot, v] : site.last) {
-    spec.unread.push_back(never_read(slot, site.for_pc, site.exit));
-  }
-  if (backend != nullptr && backend->native_loop(spec, &why)) {
+  if (backend != nullptr && backend->native_loop(native_spec(site), &why)) {
     return false;
   }
   LoopSite declined = site;  // (the break's reason says why the loop is not one)
@@ -251,8 +255,7 @@ bool OpcodeExecutor::scalar_loop(const LoopSite& site) {
   if (!w.elements) {
     // (short loops of array work unroll, unless the backend runs them natively: views and dot
     // products of rows and slices, A[i] @ x, L[i, :i] @ x[:i])
-    if (site.short_loop &&
-        (backend == nullptr || !backend->native_loop(build_loop(site).spec, &why))) {
+    if (site.short_loop && (backend == nullptr || !backend->native_loop(native_spec(site), &why))) {
       abandon_loop(site);
       return true;
     }

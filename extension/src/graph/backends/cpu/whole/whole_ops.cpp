@@ -33,10 +33,11 @@ bool all_laid_c(const std::vector<Val>& args) {
   return true;
 }
 
-void laid_c_result(OpCtx& c, const std::vector<Val>& operands, int rank, const std::string& shape) {
-  if (rank < 2 || all_laid_c(operands)) {
-    return;  // (a vector is contiguous in both)
-  }
+namespace {
+
+// Declares `name`_ops, the array operands among `operands` (for sot_c_result), and gives their
+// count.
+int array_operands(OpCtx& c, const std::vector<Val>& operands) {
   std::string list;
   int count = 0;
   for (const Val& v : operands) {
@@ -44,10 +45,25 @@ void laid_c_result(OpCtx& c, const std::vector<Val>& operands, int rank, const s
       list += (count++ == 0 ? "" : ", ") + v.expr;
     }
   }
-  const std::string ops = c.name + "_ops";
-  c.lines.push_back("const SotArr* const " + ops + "[] = {" + list + "};");
-  c.lines.push_back(cat({"if (!sot_c_result(", ops, ", ", std::to_string(count), ", ",
+  c.lines.push_back("const SotArr* const " + c.name + "_ops[] = {" + list + "};");
+  return count;
+}
+
+}  // namespace
+
+void laid_c_result(OpCtx& c, const std::vector<Val>& operands, int rank, const std::string& shape) {
+  if (rank < 2 || all_laid_c(operands)) {
+    return;  // (a vector is contiguous in both)
+  }
+  const int count = array_operands(c, operands);
+  c.lines.push_back(cat({"if (!sot_c_result(", c.name, "_ops, ", std::to_string(count), ", ",
                          std::to_string(rank), ", ", shape, ")) ", give_up(c)}));
+}
+
+void laid_c_or_f_result(OpCtx& c, const std::vector<Val>& operands, const std::string& shape) {
+  const int count = array_operands(c, operands);
+  c.lines.push_back(cat({"const bool ", c.name, "_f = !sot_c_result(", c.name, "_ops, ",
+                         std::to_string(count), ", 2, ", shape, ");"}));
 }
 
 bool refuse(OpCtx& c, const std::string& why) {
@@ -223,8 +239,12 @@ bool py_int(OpCtx& c) {
 }
 
 bool py_float(OpCtx& c) {
-  if (c.args.size() != 1 || c.args[0].type.kind != Kind::kScalar) {
-    return refuse(c, "float() of something other than a NumPy scalar");
+  // (a NumPy scalar, or a Python number: a 64-bit int rounded to nearest as CPython's
+  // PyLong_AsDouble rounds it, the C conversion under the default rounding mode)
+  const Kind k = c.args.empty() ? Kind::kArray : c.args[0].type.kind;
+  if (c.args.size() != 1 ||
+      (k != Kind::kScalar && k != Kind::kPyInt && k != Kind::kPyBool && k != Kind::kPyFloat)) {
+    return refuse(c, "float() of something other than a number");
   }
   declare(c, "static_cast<double>(" + c.args[0].expr + ")");
   return true;
@@ -406,6 +426,7 @@ Handler handler_for(const std::string& name, bool python) {
       {"invert", py_invert},
       {"max", py_max},
       {"list_position", py_list_position},
+      {"count_nonzero", count_nonzero_op},
       {"min", py_min},
   };
   if (python) {

@@ -92,6 +92,10 @@ struct Val {
   // NumPy makes an elementwise op of such operands C-ordered too (its K order).
   bool c_like = false;
   bool laid_c() const { return c_order || c_like; }
+  // A matrix that may be laid out F-ordered, as NumPy lays it: a transpose (x.T of two
+  // dimensions), or an elementwise result of one, which NumPy makes F-ordered where its operands'
+  // strides say so (elementwise() lays it out so too; neither fresh nor C-ordered then).
+  bool may_be_f = false;
 };
 
 // Whether every array among `args` is laid out as C order (Val::c_like): an elementwise result of
@@ -140,6 +144,10 @@ std::string give_up(const OpCtx& c);
 // over an axis or a matrix product of it, working in the order of its strides, would round
 // otherwise. The result is then C-ordered in both (Val::c_order).
 void laid_c_result(OpCtx& c, const std::vector<Val>& operands, int rank, const std::string& shape);
+// For an elementwise result of two dimensions among whose operands is a matrix that may be
+// F-ordered (Val::may_be_f): declares `name`_f, whether NumPy lays the result out F-ordered (it
+// is not C-ordered: with two dimensions, the other order), where laid_c_result would give up.
+void laid_c_or_f_result(OpCtx& c, const std::vector<Val>& operands, const std::string& shape);
 // The parts joined (a line built in a loop, without temporaries).
 std::string cat(std::initializer_list<std::string_view> parts);
 bool refuse(OpCtx& c, const std::string& why);
@@ -151,6 +159,12 @@ bool array_view(OpCtx& c);
 bool transpose_view(OpCtx& c);
 bool matmul_vectors(OpCtx& c);
 bool dot_vectors(OpCtx& c);
+
+// whole_ops_gather.cpp: x[idx] of a vector of ints, a new array of the items it picks.
+bool gather_rows(OpCtx& c);
+
+// whole_ops_counts.cpp: np.count_nonzero(x) over all of x (a Python int or an int64 scalar).
+bool count_nonzero_op(OpCtx& c);
 
 // whole_ops_arrays.cpp: an elementwise op whose result is an array (each element by `scalar`, the
 // op's handler of NumPy scalars), an assignment into a view of an array (x[i] = row, x[a:b] = v),

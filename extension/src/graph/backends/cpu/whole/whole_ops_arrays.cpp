@@ -316,7 +316,12 @@ bool elementwise(OpCtx& c, Handler scalar) {
   const std::string& n = c.name;
   const std::string shape = n + "_shape";
   broadcast(c, c.args, rank, shape);
-  if (in_place) {  // (NumPy's output does not broadcast)
+  const bool may_be_f =
+      !in_place && rank == 2 && !all_laid_c(c.args) &&
+      std::any_of(c.args.begin(), c.args.end(), [](const Val& a) { return a.may_be_f; });
+  if (may_be_f) {
+    laid_c_or_f_result(c, c.args, shape);
+  } else if (in_place) {  // (NumPy's output does not broadcast)
     for (int d = 0; d < rank; ++d) {
       const std::string at = "[" + std::to_string(d) + "]";
       c.lines.push_back(
@@ -326,6 +331,11 @@ bool elementwise(OpCtx& c, Handler scalar) {
     laid_c_result(c, c.args, rank, shape);
   }
   new_array(c, c.result.dtype, shape, rank, n);
+  if (may_be_f) {  // (F-ordered where NumPy's is: the strides the nest below writes through)
+    const std::string item = size_of(c.result.dtype);
+    c.lines.push_back(cat({"if (", n, "_f) { ", n, "_strides[0] = ", item, "; ", n,
+                           "_strides[1] = ", item, " * ", shape, "[0]; }"}));
+  }
   for (const Val& a : c.args) {  // (NumPy casts a Python float before its loop, even an empty one)
     float_cast_fits(c, a, c.result.dtype);
   }
@@ -368,8 +378,9 @@ bool elementwise(OpCtx& c, Handler scalar) {
   }
   c.lines.push_back("if (" + deferred + " != 0) " + give_up(c));
   c.out = Val{n, c.result, -1};
-  c.out.fresh = !in_place;
-  c.out.c_order = !in_place;  // (laid_c_result)
+  c.out.fresh = !in_place && !may_be_f;
+  c.out.c_order = c.out.fresh;  // (laid_c_result)
+  c.out.may_be_f = may_be_f;
   if (!in_place) {
     return true;
   }

@@ -479,7 +479,8 @@ bool element_offset(OpCtx& c, const Val& a, const std::vector<Val>& indices,
 
 bool getitem(OpCtx& c) {
   if (c.result.kind == Kind::kArray) {
-    return array_view(c);
+    const bool by_array = c.args.size() == 2 && c.args[1].type.kind == Kind::kArray;
+    return by_array ? gather_rows(c) : array_view(c);
   }
   if (c.args.size() < 2 || c.result.kind != Kind::kScalar ||
       c.args[0].type.dtype != c.result.dtype) {
@@ -584,6 +585,7 @@ const std::map<std::string, NumpyOp>& numpy_ops() {
       {"dot", {dot_vectors, false}},
       {"sum", {sum_vector, false}},
       {"mean", {mean_vector, false}},
+      {"count_nonzero", {count_nonzero_op, false}},
       {"copy", {copy_array, false}},
       {"zeros", {filled_array, false}},
       {"ones", {filled_array, false}},

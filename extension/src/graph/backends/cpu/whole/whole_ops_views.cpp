@@ -126,6 +126,7 @@ bool transpose_view(OpCtx& c) {
                     "_strides, " + std::to_string(a.type.ndim) + "};");
   c.lines.push_back("const SotArr* const " + n + " = &" + n + "_view;");
   c.out = Val{n, c.result, a.arg};  // (a write into it writes into the argument)
+  c.out.may_be_f = a.type.ndim == 2;
   return true;
 }
 
