@@ -161,10 +161,12 @@ PINS_BY_VERSION = {
         "linreg_momentum": (1, 0, 0),  # (an exit on math.isfinite, a list appended to after it)
         "monte_carlo_pi_batches": (1, 0, 0),  # (np.count_nonzero of a mask, list items read by an exit)
         "logistic_minibatch": (1, 0, 0),  # (rows picked by index arrays, `lr * X[idx].T` F-ordered, 10 epochs)
+        "inverse_iteration": (1, 0, 0),  # (np.linalg.solve through NumPy's own loop, x @ A, an exit)
     },
     "native loops, numpy1": {
-        # (tier C calls no NumPy 1.x loop of np.exp, np.log or np.clip: the loop with the exit is not native)
+        # (tier C calls no NumPy 1.x loop of np.exp, np.log, np.clip or solve: the loops with exits are not native)
         "logistic_minibatch": (3, 1, 0),
+        "inverse_iteration": (1, 1, 0),
     },
 }
 

@@ -45,6 +45,23 @@ int flags_kept(void* context, char* const* data, const long* n, const long* stri
   return status;
 }
 
+// A gufunc's loop of np.linalg (NativeLoop's fn, its context the loop itself): called with the
+// thread's flags cleared; after it, the flags raised before are raised again, the loop's own
+// dropped, and an invalid flag among them (a singular matrix) fails the call.
+int linalg_checked(void* context, char* const* data, const long* n, const long* strides,
+                   void* /*auxdata*/) {
+  const auto* loop = static_cast<const NativeLoop*>(context);
+  const int before = std::fetestexcept(FE_ALL_EXCEPT);
+  std::feclearexcept(FE_ALL_EXCEPT);
+  const int status = loop->fn(loop->context, data, n, strides, loop->auxdata);
+  const bool invalid = std::fetestexcept(FE_INVALID) != 0;
+  std::feclearexcept(FE_ALL_EXCEPT);
+  if (before != 0) {
+    std::feraiseexcept(before);
+  }
+  return invalid ? -1 : status;
+}
+
 // Probe values for operand `k`: specials, then signed magnitudes from 1e-8 to 1e3 and values in
 // [-1, 1] (the domain of arcsin and its kin), from a fixed pseudo-random sequence.
 py::object probe_values(std::size_t k, DType t) {
@@ -200,6 +217,49 @@ bool numpy_loop(const py::object& ufunc, DType t, const std::vector<long>& strid
     *owner = py::make_tuple(capsule, kept_owner);
     return true;
   } catch (std::exception& e) {  // a Python error or a failed conversion: tier A runs it
+    PyErr_Clear();
+    *why = fn + " (NumPy's loop: " + std::string(e.what()) + ")";
+    return false;
+  }
+}
+
+bool numpy_gufunc_loop(const py::object& gufunc, DType t, NativeLoop* loop, py::object* owner,
+                       std::string* why) {
+  const std::string fn = py::str(gufunc.attr("__name__")).cast<std::string>();
+  if (!numpy_reports_fp_flags() || !py::hasattr(gufunc, "_get_strided_loop")) {
+    *why = fn + " (NumPy 1.x)";
+    return false;
+  }
+  const py::object dtype = loaded_module("numpy").attr("dtype")(std::string(name(t)));
+  const auto nargs = gufunc.attr("nargs").cast<std::size_t>();
+  py::tuple dtypes(nargs);
+  for (std::size_t i = 0; i < nargs; ++i) {
+    dtypes[i] = dtype;
+  }
+  try {
+    const py::tuple resolved = gufunc.attr("_resolve_dtypes_and_context")(dtypes);
+    const py::object capsule = resolved[1];
+    gufunc.attr("_get_strided_loop")(capsule);
+    const auto* info =
+        static_cast<const UfuncCallInfo*>(PyCapsule_GetPointer(capsule.ptr(), kCallInfo));
+    if (info == nullptr) {
+      throw py::error_already_set();
+    }
+    if (info->requires_pyapi != 0 || info->strided_loop == nullptr) {
+      *why = fn + " (NumPy's loop needs the GIL)";
+      return false;
+    }
+    // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): the capsule's, behind linalg_checked
+    auto* kept = new NativeLoop{
+        // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): as numpy_loop's
+        reinterpret_cast<decltype(loop->fn)>(info->strided_loop), info->context, info->auxdata};
+    const py::capsule kept_owner(kept, [](void* p) { delete static_cast<NativeLoop*>(p); });
+    loop->fn = &linalg_checked;
+    loop->context = kept;
+    loop->auxdata = nullptr;
+    *owner = py::make_tuple(capsule, kept_owner);
+    return true;
+  } catch (std::exception& e) {
     PyErr_Clear();
     *why = fn + " (NumPy's loop: " + std::string(e.what()) + ")";
     return false;

@@ -26,4 +26,14 @@ bool numpy_loop(const pybind11::object& ufunc, DType t, const std::vector<long>&
                 const std::vector<pybind11::object>& constants, NativeLoop* loop,
                 pybind11::object* owner, std::string* why);
 
+// The loop NumPy runs for generalized ufunc `gufunc` (np.linalg's: _umath_linalg.solve1, ...) on
+// operands and results of dtype `t`, called as NumPy calls a gufunc's loop: dimensions {count,
+// core sizes...}, strides {each operand's per item, then each core dimension's, operand by
+// operand}. The loop is wrapped so that the flags raised before the call are kept, the loop's own
+// ignored (np.linalg runs its gufuncs with over, under and divide ignored), and its invalid flag -
+// how np.linalg's loops say "singular" - makes the call fail (-1, no Python error: the generated
+// code gives up there). NumPy 2 only, as numpy_loop.
+bool numpy_gufunc_loop(const pybind11::object& gufunc, DType t, NativeLoop* loop,
+                       pybind11::object* owner, std::string* why);
+
 }  // namespace sot::graph

@@ -166,6 +166,9 @@ bool gather_rows(OpCtx& c);
 // whole_ops_counts.cpp: np.count_nonzero(x) over all of x (a Python int or an int64 scalar).
 bool count_nonzero_op(OpCtx& c);
 
+// whole_ops_linalg.cpp: np.linalg.solve(A, b) of a float64 matrix and vector (NumPy's own loop).
+bool solve_op(OpCtx& c);
+
 // whole_ops_arrays.cpp: an elementwise op whose result is an array (each element by `scalar`, the
 // op's handler of NumPy scalars), an assignment into a view of an array (x[i] = row, x[a:b] = v),
 // the sum, mean, max, min and norm of a vector, the copy of an array, a float64 matrix times a

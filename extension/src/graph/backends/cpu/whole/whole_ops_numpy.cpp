@@ -597,6 +597,7 @@ const std::map<std::string, NumpyOp>& numpy_ops() {
       {"full_like", {filled_array, false}},
       {"arange", {arange_op, false}},
       {"linalg.norm", {norm_vector, false}},
+      {"linalg.solve", {solve_op, false}},
       {"transpose", {transpose_view, false}},
       {"getitem", {getitem, false}},
       {"getitem_at", {getitem, false}},

@@ -172,7 +172,29 @@ bool dot_of_vectors(OpCtx& c, bool copies_bad_strides) {
 }  // namespace
 
 bool matmul_vectors(OpCtx& c) {
-  return c.result.kind == Kind::kArray ? matrix_vector(c) : dot_of_vectors(c, false);
+  if (c.result.kind != Kind::kArray) {
+    return dot_of_vectors(c, false);
+  }
+  const bool vector_matrix = c.args.size() == 2 && c.args[0].type.kind == Kind::kArray &&
+                             c.args[0].type.ndim == 1 && c.args[1].type.kind == Kind::kArray &&
+                             c.args[1].type.ndim == 2;
+  if (!vector_matrix) {
+    return matrix_vector(c);
+  }
+  // x @ A: NumPy's matmul swaps the operands and the matrix's strides into the gemv it calls for
+  // A.T @ x (its vector-matrix case), under the same conditions: A.T @ x as tier C computes it.
+  OpCtx t;
+  t.op = c.op;
+  t.args = {c.args[1]};
+  t.result = c.args[1].type;
+  t.name = c.name + "_t";
+  t.give_up = c.give_up;
+  if (!transpose_view(t)) {
+    return refuse(c, t.why);
+  }
+  c.lines.insert(c.lines.end(), t.lines.begin(), t.lines.end());
+  c.args = {t.out, c.args[0]};
+  return matrix_vector(c);
 }
 
 bool dot_vectors(OpCtx& c) {
