@@ -8,6 +8,7 @@ raise NumPy's own LinAlgError after the steps before it (their effects kept).
 PYTEST_DONT_REWRITE"""
 
 import pytest
+from corpus_programs_wild import inverse_iteration  # (the corpus program itself)
 from numpy_differential import check, native_loops, native_runs, tier_c_loops
 
 np = pytest.importorskip("numpy")
@@ -24,23 +25,6 @@ def rng(seed):
 
 
 # ---- programs ---------------------------------------------------------------------------------------------------
-
-
-def inverse_iteration(A, shift, x0, tol, max_iter):
-    M = A - shift * np.eye(A.shape[0])
-    x = x0 / np.linalg.norm(x0)
-    lam = shift
-    for it in range(1, max_iter + 1):
-        y = np.linalg.solve(M, x)
-        x_new = y / np.linalg.norm(y)
-        if x_new @ x < 0:
-            x_new = -x_new
-        lam = x_new @ A @ x_new
-        if np.linalg.norm(x_new - x) < tol:
-            x = x_new
-            break
-        x = x_new
-    return lam, x, it
 
 
 def newton_steps(J, x, steps):
