@@ -62,6 +62,17 @@ int linalg_checked(void* context, char* const* data, const long* n, const long* 
   return invalid ? -1 : status;
 }
 
+// The loop `_get_strided_loop` put in `capsule`, or nullptr where it needs the GIL (or there is
+// none); throws where the capsule is not NumPy's call info.
+const UfuncCallInfo* usable_loop(const py::object& capsule) {
+  const auto* info =
+      static_cast<const UfuncCallInfo*>(PyCapsule_GetPointer(capsule.ptr(), kCallInfo));
+  if (info == nullptr) {
+    throw py::error_already_set();
+  }
+  return info->requires_pyapi != 0 || info->strided_loop == nullptr ? nullptr : info;
+}
+
 // Probe values for operand `k`: specials, then signed magnitudes from 1e-8 to 1e3 and values in
 // [-1, 1] (the domain of arcsin and its kin), from a fixed pseudo-random sequence.
 py::object probe_values(std::size_t k, DType t) {
@@ -190,12 +201,8 @@ bool numpy_loop(const py::object& ufunc, DType t, const std::vector<long>& strid
       fixed[i] = py::int_(strides[i]);
     }
     ufunc.attr("_get_strided_loop")(capsule, py::arg("fixed_strides") = fixed);
-    const auto* info =
-        static_cast<const UfuncCallInfo*>(PyCapsule_GetPointer(capsule.ptr(), kCallInfo));
+    const UfuncCallInfo* info = usable_loop(capsule);
     if (info == nullptr) {
-      throw py::error_already_set();
-    }
-    if (info->requires_pyapi != 0 || info->strided_loop == nullptr) {
       *why = fn + " (NumPy's loop needs the GIL)";
       return false;
     }
@@ -240,12 +247,8 @@ bool numpy_gufunc_loop(const py::object& gufunc, DType t, NativeLoop* loop, py::
     const py::tuple resolved = gufunc.attr("_resolve_dtypes_and_context")(dtypes);
     const py::object capsule = resolved[1];
     gufunc.attr("_get_strided_loop")(capsule);
-    const auto* info =
-        static_cast<const UfuncCallInfo*>(PyCapsule_GetPointer(capsule.ptr(), kCallInfo));
+    const UfuncCallInfo* info = usable_loop(capsule);
     if (info == nullptr) {
-      throw py::error_already_set();
-    }
-    if (info->requires_pyapi != 0 || info->strided_loop == nullptr) {
       *why = fn + " (NumPy's loop needs the GIL)";
       return false;
     }
